@@ -1,0 +1,21 @@
+//! Parse and lower the pinned 2.15.0 header (goal: the whole file in under 5 ms).
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+fn bench_parse(c: &mut Criterion) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let bytes = std::fs::read(path).expect("fixture header");
+    let mut group = c.benchmark_group("header-2.15.0");
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.bench_function("parse", |b| {
+        b.iter(|| {
+            let text = regen_core::parse::decode_header(&bytes).unwrap();
+            regen_core::parse::parse_header(text).unwrap()
+        })
+    });
+    group.bench_function("parse+lower", |b| b.iter(|| regen_core::load_header(&bytes).unwrap()));
+    group.finish();
+}
+
+criterion_group!(benches, bench_parse);
+criterion_main!(benches);

@@ -1,0 +1,114 @@
+//! Assembles parsed declarations into the op model, checking what spans lines or halves of a line:
+//! C++ parameters against schema arguments, unique `name.overload` keys, unique Rust names.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{self, Diagnostic};
+use crate::ir::{Argument, Model, Op, OpClass, OpKind, Schema};
+use crate::parse::Decl;
+use crate::policy::family_of;
+use crate::rust_name::rust_name;
+
+/// torchgen's `AUGMENTED_ASSIGNMENT_NAMES`: `__iand__` and friends are in-place.
+const AUGMENTED_ASSIGNMENT: &[&str] =
+    &["add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or"];
+
+/// Builds the model, or returns every error of this phase sorted by position.
+/// `text` is the header, used only to quote lines in diagnostics.
+pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic>> {
+    let line_text = |n: u32| text.lines().nth(n as usize - 1).unwrap_or("").trim_end();
+    let mut errors = Vec::new();
+    let mut by_key: HashMap<String, u32> = HashMap::with_capacity(decls.len());
+    let mut by_rust_name: HashMap<String, (String, u32)> = HashMap::with_capacity(decls.len());
+    let mut ops = Vec::with_capacity(decls.len());
+    for decl in decls {
+        if let Some(message) = check_alignment(&decl) {
+            errors.push(Diagnostic::error(decl.line, decl.params_col, message, line_text(decl.line)));
+        }
+        let key = decl.schema.key();
+        if let Some(first) = by_key.insert(key.clone(), decl.line) {
+            errors.push(Diagnostic::error(
+                decl.line,
+                decl.schema_col,
+                format!("duplicate op `{key}` (first declared on line {first})"),
+                line_text(decl.line),
+            ));
+            continue;
+        }
+        let rust_name = rust_name(&decl.schema.name, &decl.schema.overload);
+        if let Some((other, line)) = by_rust_name.insert(rust_name.clone(), (key.clone(), decl.line)) {
+            errors.push(Diagnostic::error(
+                decl.line,
+                decl.schema_col,
+                format!("op `{key}` gets Rust name `{rust_name}`, already taken by `{other}` (line {line})"),
+                line_text(decl.line),
+            ));
+        }
+        ops.push(Op {
+            class: OpClass::from_flags(decl.dispatch, decl.default),
+            kind: kind_of(&decl.schema),
+            family: family_of(&decl.schema.name).map(|r| r.family),
+            rust_name,
+            line: decl.line,
+            dispatch: decl.dispatch,
+            default: decl.default,
+            schema_text: decl.schema_text,
+            schema: decl.schema,
+            cpp: decl.cpp,
+        });
+    }
+    if errors.is_empty() {
+        Ok(Model { ops })
+    } else {
+        diagnostic::sort(&mut errors);
+        Err(errors)
+    }
+}
+
+/// The C++ parameters must line up one-to-one, by name, with the schema arguments.
+fn check_alignment(decl: &Decl) -> Option<String> {
+    let (params, args) = (&decl.cpp.params, &decl.schema.arguments);
+    if params.len() != args.len() {
+        return Some(format!(
+            "the C++ declaration has {} parameter(s) but the schema of `{}` has {} argument(s)",
+            params.len(),
+            decl.schema.key(),
+            args.len()
+        ));
+    }
+    params.iter().zip(args).position(|(p, a)| p.name != a.name).map(|k| {
+        format!(
+            "C++ parameter {} is named `{}` but schema argument {} is `{}`",
+            k + 1,
+            params[k].name,
+            k + 1,
+            args[k].name
+        )
+    })
+}
+
+fn writes(a: &Argument) -> bool {
+    a.annotation.as_ref().is_some_and(|x| x.is_write)
+}
+
+/// torchgen's `SchemaKind` (out, inplace, mutable, functional), with views split off functional.
+pub fn kind_of(schema: &Schema) -> OpKind {
+    if schema.arguments.iter().any(|a| a.kwarg_only && writes(a)) {
+        OpKind::Out
+    } else if is_inplace_name(&schema.name) {
+        OpKind::InPlace
+    } else if schema.arguments.iter().any(writes) {
+        OpKind::Mutable
+    } else if schema.returns.items.iter().any(|r| r.annotation.is_some()) {
+        OpKind::View
+    } else {
+        OpKind::Functional
+    }
+}
+
+fn is_inplace_name(name: &str) -> bool {
+    match name.strip_prefix("__").and_then(|n| n.strip_suffix("__")) {
+        Some(dunder) => dunder.strip_prefix('i').is_some_and(|op| AUGMENTED_ASSIGNMENT.contains(&op)),
+        None => name.ends_with('_'),
+    }
+}

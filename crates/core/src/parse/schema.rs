@@ -1,0 +1,301 @@
+//! Parser for the function schema in a line's metadata: `aten::name.overload(args) -> returns`.
+//!
+//! The grammar is torchgen's `FunctionSchema.__str__` output, which is canonical, so separators
+//! are matched exactly (", ", " -> "): anything the parser accepts prints back byte for byte.
+
+use super::error::{MAX_NESTING, PResult, expect, expect_ident, fail, ident};
+use crate::ir::{Annotation, Argument, BaseType, Return, Returns, Schema, SchemaType};
+
+/// Parses a whole schema string; trailing text is an error.
+pub fn parse_schema(input: &str) -> PResult<'_, Schema> {
+    let (i, namespace) = expect_ident(input, "expected the schema's namespace (e.g. `aten::`)")?;
+    let (i, _) = expect(i, "::", "expected '::' after the schema's namespace")?;
+    let (i, name) = expect_ident(i, "expected the op name")?;
+    let (i, overload) = match i.strip_prefix('.') {
+        Some(rest) => expect_ident(rest, "expected an overload name after '.'")?,
+        None => (i, ""),
+    };
+    let (i, _) = expect(i, "(", "expected '(' after the op name")?;
+    let (i, arguments) = arguments(i)?;
+    let (i, _) = expect(i, " -> ", "expected ' -> ' and the returns after the arguments")?;
+    let (i, returns) = returns(i)?;
+    if !i.is_empty() {
+        return fail(i, "unexpected text after the returns");
+    }
+    let schema = Schema {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        overload: overload.to_owned(),
+        arguments,
+        returns,
+    };
+    Ok((i, schema))
+}
+
+/// The argument list after `(`, through the closing `)`.
+fn arguments(input: &str) -> PResult<'_, Vec<Argument>> {
+    let mut args = Vec::new();
+    if let Some(rest) = input.strip_prefix(')') {
+        return Ok((rest, args));
+    }
+    let mut kwarg_only = false;
+    let mut i = input;
+    loop {
+        if let Some(rest) = i.strip_prefix('*') {
+            if kwarg_only {
+                return fail(i, "a second '*' in the argument list");
+            }
+            kwarg_only = true;
+            let (rest, _) = expect(rest, ", ", "expected ', ' and keyword-only arguments after '*'")?;
+            i = rest;
+        }
+        let (rest, arg) = argument(i, kwarg_only)?;
+        args.push(arg);
+        if let Some(rest) = rest.strip_prefix(", ") {
+            i = rest;
+        } else if let Some(rest) = rest.strip_prefix(')') {
+            return Ok((rest, args));
+        } else {
+            return fail(rest, "expected ', ' or ')' after an argument");
+        }
+    }
+}
+
+fn argument(input: &str, kwarg_only: bool) -> PResult<'_, Argument> {
+    let (i, (ty, annotation)) = annotated_type(input)?;
+    let (i, _) = expect(i, " ", "expected a space and the argument name after its type")?;
+    let (i, name) = expect_ident(i, "expected the argument name")?;
+    let (i, default) = match i.strip_prefix('=') {
+        Some(rest) => {
+            let (rest, d) = default_value(rest)?;
+            (rest, Some(d.to_owned()))
+        }
+        None => (i, None),
+    };
+    Ok((i, Argument { name: name.to_owned(), ty, annotation, default, kwarg_only }))
+}
+
+/// `Base[(annotation)][?|[]|[N]]*`
+fn annotated_type(input: &str) -> PResult<'_, (SchemaType, Option<Annotation>)> {
+    let (i, base) = expect_ident(input, "expected a type")?;
+    let (mut i, annotation) = match i.strip_prefix('(') {
+        Some(rest) => {
+            let (rest, a) = annotation(rest)?;
+            (rest, Some(a))
+        }
+        None => (i, None),
+    };
+    let mut ty = SchemaType::Base(BaseType::from_name(base));
+    let mut depth = 0;
+    loop {
+        let next = if let Some(rest) = i.strip_prefix('?') {
+            ty = SchemaType::Optional(Box::new(ty));
+            rest
+        } else if let Some(rest) = i.strip_prefix("[]") {
+            ty = SchemaType::List(Box::new(ty), None);
+            rest
+        } else if let Some(rest) = i.strip_prefix('[') {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let Ok(n) = rest[..digits].parse::<u32>() else {
+                return fail(rest, "expected a list size or ']' after '['");
+            };
+            let (rest, _) = expect(&rest[digits..], "]", "expected ']' after the list size")?;
+            ty = SchemaType::List(Box::new(ty), Some(n));
+            rest
+        } else {
+            return Ok((i, (ty, annotation)));
+        };
+        depth += 1;
+        if depth > MAX_NESTING {
+            return fail(i, "type nested too deeply");
+        }
+        i = next;
+    }
+}
+
+/// The inside of `(...)` after a base type, through the `)`.
+fn annotation(input: &str) -> PResult<'_, Annotation> {
+    let (i, before) = alias_set(input)?;
+    let (i, is_write) = match i.strip_prefix('!') {
+        Some(rest) => (rest, true),
+        None => (i, false),
+    };
+    let (i, alias_set_after) = match i.strip_prefix(" -> ") {
+        Some(rest) => alias_set(rest)?,
+        None => (i, Vec::new()),
+    };
+    let (i, _) = expect(i, ")", "expected ')' to close the alias annotation")?;
+    Ok((i, Annotation { alias_set: before, is_write, alias_set_after }))
+}
+
+/// `a`, `a|b` or `*`.
+fn alias_set(input: &str) -> PResult<'_, Vec<String>> {
+    let mut set = Vec::new();
+    let mut i = input;
+    loop {
+        let (rest, alias) = match i.strip_prefix('*') {
+            Some(rest) => (rest, "*"),
+            None => match ident(i) {
+                Ok(ok) => ok,
+                Err(_) => return fail(i, "expected an alias name or '*' in the annotation"),
+            },
+        };
+        set.push(alias.to_owned());
+        match rest.strip_prefix('|') {
+            Some(rest) => i = rest,
+            None => return Ok((rest, set)),
+        }
+    }
+}
+
+/// A default value exactly as written: a quoted string, a `[...]` list, or a bare token.
+fn default_value(input: &str) -> PResult<'_, &str> {
+    let end = match input.chars().next() {
+        Some(q @ ('"' | '\'')) => {
+            let mut escaped = false;
+            let close = input[1..].char_indices().find_map(|(k, c)| {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    return Some(k + 2);
+                }
+                None
+            });
+            match close {
+                Some(end) => end,
+                None => return fail(input, "unterminated string in the default value"),
+            }
+        }
+        Some('[') => {
+            // Counted iteratively: nesting depth cannot overflow anything.
+            let mut depth = 0usize;
+            let close = input.char_indices().find_map(|(k, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(k + 1)
+            });
+            match close {
+                Some(end) => end,
+                None => return fail(input, "unbalanced '[' in the default value"),
+            }
+        }
+        _ => input.find([',', ')', ' ']).unwrap_or(input.len()),
+    };
+    if end == 0 {
+        return fail(input, "empty default value after '='");
+    }
+    Ok((&input[end..], &input[..end]))
+}
+
+/// The returns after ` -> `.
+fn returns(input: &str) -> PResult<'_, Returns> {
+    let Some(mut i) = input.strip_prefix('(') else {
+        let (rest, r) = single_return(input)?;
+        return Ok((rest, Returns { items: vec![r], parenthesized: false }));
+    };
+    let mut items = Vec::new();
+    if let Some(rest) = i.strip_prefix(')') {
+        return Ok((rest, Returns { items, parenthesized: true }));
+    }
+    loop {
+        let (rest, r) = single_return(i)?;
+        items.push(r);
+        if let Some(rest) = rest.strip_prefix(", ") {
+            i = rest;
+        } else if let Some(rest) = rest.strip_prefix(')') {
+            return Ok((rest, Returns { items, parenthesized: true }));
+        } else {
+            return fail(rest, "expected ', ' or ')' after a return");
+        }
+    }
+}
+
+fn single_return(input: &str) -> PResult<'_, Return> {
+    let (i, (ty, annotation)) = annotated_type(input)?;
+    let (i, name) = match i.strip_prefix(' ') {
+        Some(rest) => {
+            let (rest, n) = expect_ident(rest, "expected the return's name after the space")?;
+            (rest, Some(n.to_owned()))
+        }
+        None => (i, None),
+    };
+    Ok((i, Return { name, ty, annotation }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(s: &str) -> Schema {
+        let (rest, schema) = parse_schema(s).unwrap_or_else(|e| panic!("{s}: {e:?}"));
+        assert_eq!(rest, "");
+        assert_eq!(schema.to_string(), s);
+        schema
+    }
+
+    fn error_at(s: &str) -> (usize, String) {
+        match parse_schema(s) {
+            Err(nom::Err::Failure(e)) => (s.len() - e.at.len(), e.message.into_owned()),
+            other => panic!("expected a failure for {s}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn annotations_lists_and_kwargs() {
+        let s = roundtrip(
+            "aten::split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()",
+        );
+        assert_eq!(s.overload, "out");
+        let out = &s.arguments[3];
+        assert!(out.kwarg_only);
+        assert_eq!(out.annotation.as_ref().unwrap().to_string(), "a!");
+        assert_eq!(out.ty, SchemaType::List(Box::new(SchemaType::Base(BaseType::Tensor)), None));
+        assert!(s.returns.items.is_empty() && s.returns.parenthesized);
+    }
+
+    #[test]
+    fn view_annotation_with_arrow_and_named_tuple_returns() {
+        let s = roundtrip("aten::unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
+        assert_eq!(s.arguments[0].annotation.as_ref().unwrap().alias_set_after, vec!["*"]);
+        let s = roundtrip(
+            "aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+        );
+        assert_eq!(s.returns.items[1].name.as_deref(), Some("indices"));
+    }
+
+    #[test]
+    fn defaults_as_written() {
+        let s = roundtrip(r#"aten::_test_string_default(Tensor dummy, str a="\"'\\", str b='"\'\\') -> Tensor"#);
+        assert_eq!(s.arguments[1].default.as_deref(), Some(r#""\"'\\""#));
+        assert_eq!(s.arguments[2].default.as_deref(), Some(r#"'"\'\\'"#));
+        let s = roundtrip(
+            "aten::f(int[2] a=[-2,-1], float? b=1e-05, ScalarType? dtype=long, Tensor?[] c) -> Tensor[] self_out",
+        );
+        assert_eq!(s.arguments[0].default.as_deref(), Some("[-2,-1]"));
+        assert_eq!(s.returns.items[0].name.as_deref(), Some("self_out"));
+    }
+
+    #[test]
+    fn unknown_types_are_opaque() {
+        let s = roundtrip("aten::f(FutureType? x) -> FutureType");
+        assert_eq!(s.arguments[0].ty.base(), &BaseType::Opaque("FutureType".into()));
+    }
+
+    #[test]
+    fn malformed() {
+        assert_eq!(error_at("aten::f(Tensor self) Tensor").1, "expected ' -> ' and the returns after the arguments");
+        assert_eq!(error_at("aten::f(Tensor self -> Tensor").0, "aten::f(Tensor self".len());
+        assert_eq!(
+            error_at("aten::f(int x=) -> Tensor"),
+            ("aten::f(int x=".len(), "empty default value after '='".into())
+        );
+        assert!(error_at("aten::f(str x=\"abc) -> Tensor").1.contains("unterminated"));
+        let deep = format!("aten::f(Tensor{} x) -> Tensor", "[]".repeat(200_000));
+        assert_eq!(error_at(&deep).1, "type nested too deeply");
+    }
+}

@@ -1,0 +1,150 @@
+//! Policy as data: the op-family table and the Rust keyword list, each entry with its reason.
+//!
+//! Families tag backend-specific ops that a backend keeping tensors in plain host memory will
+//! usually exclude (cuDNN, sparse layouts, quantized tensors, ...). Tagging never drops an op;
+//! the backend config decides what to do with a family.
+
+/// How a rule recognises an op name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameMatch {
+    /// One of the `_`-separated words of the name equals this (`_sparse_sum` has word `sparse`).
+    Word(&'static str),
+    /// The whole name equals this.
+    Exact(&'static str),
+    /// The name starts with this.
+    Prefix(&'static str),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct FamilyRule {
+    pub family: &'static str,
+    pub matches: NameMatch,
+    pub reason: &'static str,
+}
+
+const fn rule(family: &'static str, matches: NameMatch, reason: &'static str) -> FamilyRule {
+    FamilyRule { family, matches, reason }
+}
+
+use NameMatch::{Exact, Prefix, Word};
+
+const CUDNN: &str = "NVIDIA cuDNN kernels: only the CUDA backend provides them";
+const MIOPEN: &str = "AMD MIOpen kernels: only the ROCm backend provides them";
+const MKLDNN: &str = "oneDNN (mkldnn) opaque-layout tensors: CPU-only layout";
+const MPS: &str = "Apple Metal (MPS) kernels";
+const SPARSE: &str = "sparse layouts (COO/CSR/CSC/BSR/BSC, semi-structured): need a sparse tensor implementation";
+const QUANTIZED: &str = "quantized tensors and low-bit packed matmuls: need quantizer support";
+const NESTED: &str = "nested (jagged) tensors: need the NestedTensor implementation";
+const ATTENTION: &str = "fused attention kernels (flash, memory-efficient, Triton): the math path serves other devices";
+const CUDA: &str = "CUDA-only fused kernels (AMP scaling, fused RNN cells, float8 GEMMs, streams)";
+const TEST: &str = "PyTorch's own test ops";
+
+/// First matching rule wins, so more specific families come first.
+pub const FAMILY_RULES: &[FamilyRule] = &[
+    rule("cudnn", Word("cudnn"), CUDNN),
+    rule("miopen", Word("miopen"), MIOPEN),
+    rule("mkldnn", Word("mkldnn"), MKLDNN),
+    rule("mps", Word("mps"), MPS),
+    rule("sparse", Word("sparse"), SPARSE),
+    rule("sparse", Word("coo"), SPARSE),
+    rule("sparse", Word("csr"), SPARSE),
+    rule("sparse", Word("csc"), SPARSE),
+    rule("sparse", Word("bsr"), SPARSE),
+    rule("sparse", Word("bsc"), SPARSE),
+    rule("sparse", Word("cslt"), SPARSE),
+    rule("sparse", Word("hspmm"), SPARSE),
+    rule("sparse", Word("sspaddmm"), SPARSE),
+    rule("sparse", Word("spdiags"), SPARSE),
+    rule("sparse", Word("spsolve"), SPARSE),
+    rule("sparse", Exact("_indices"), SPARSE),
+    rule("sparse", Exact("_values"), SPARSE),
+    rule("sparse", Exact("_nnz"), SPARSE),
+    rule("sparse", Exact("_dimI"), SPARSE),
+    rule("sparse", Exact("_dimV"), SPARSE),
+    rule("sparse", Exact("_coalesce"), SPARSE),
+    rule("sparse", Exact("_coalesced_"), SPARSE),
+    rule("sparse", Exact("_to_dense"), SPARSE),
+    rule("quantized", Word("quantized"), QUANTIZED),
+    rule("quantized", Word("quantize"), QUANTIZED),
+    rule("quantized", Word("dequantize"), QUANTIZED),
+    rule("quantized", Word("quant"), QUANTIZED),
+    rule("quantized", Word("qscheme"), QUANTIZED),
+    rule("quantized", Word("int4pack"), QUANTIZED),
+    rule("quantized", Word("int8pack"), QUANTIZED),
+    rule("quantized", Prefix("q_"), QUANTIZED),
+    rule("quantized", Exact("int_repr"), QUANTIZED),
+    rule("quantized", Exact("_int_mm"), QUANTIZED),
+    rule("quantized", Exact("_fused_moving_avg_obs_fq_helper"), QUANTIZED),
+    rule("nested", Word("nested"), NESTED),
+    rule("nested", Word("jagged"), NESTED),
+    rule("nested", Exact("to_padded_tensor"), NESTED),
+    rule("attention", Word("flash"), ATTENTION),
+    rule("attention", Word("triton"), ATTENTION),
+    rule("attention", Prefix("_efficient_attention"), ATTENTION),
+    rule("attention", Prefix("_scaled_dot_product_efficient_attention"), ATTENTION),
+    rule("attention", Exact("_fused_sdp_choice"), ATTENTION),
+    rule("attention", Exact("_fill_mem_eff_dropout_mask_"), ATTENTION),
+    rule("attention", Exact("_native_multi_head_attention"), ATTENTION),
+    rule("attention", Exact("_transformer_encoder_layer_fwd"), ATTENTION),
+    rule("cuda", Word("amp"), CUDA),
+    rule("cuda", Word("thnn"), CUDA),
+    rule("cuda", Prefix("_scaled_mm"), CUDA),
+    rule("cuda", Prefix("_scaled_grouped_mm"), CUDA),
+    rule("cuda", Prefix("_scaled_addmm"), CUDA),
+    rule("cuda", Exact("_mixed_dtypes_linear"), CUDA),
+    rule("cuda", Exact("record_stream"), CUDA),
+    rule("test", Prefix("_test_"), TEST),
+    rule("test", Exact("_foobar"), TEST),
+];
+
+/// The family of an op name (overloads share their op's family), if any.
+pub fn family_of(name: &str) -> Option<&'static FamilyRule> {
+    FAMILY_RULES.iter().find(|r| match r.matches {
+        Word(w) => name.split('_').any(|part| part == w),
+        Exact(e) => name == e,
+        Prefix(p) => name.starts_with(p),
+    })
+}
+
+/// Every family name, in table order, without repeats.
+pub fn families() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in FAMILY_RULES {
+        if !out.contains(&r.family) {
+            out.push(r.family);
+        }
+    }
+    out
+}
+
+/// Strict and reserved Rust keywords (2024 edition, including `gen`): a generated name
+/// equal to one of these gets a suffix instead.
+pub const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
+    "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become",
+    "box", "do", "final", "gen", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield", "union",
+];
+
+pub fn is_rust_keyword(s: &str) -> bool {
+    RUST_KEYWORDS.contains(&s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_by_name() {
+        let fam = |n: &str| family_of(n).map(|r| r.family);
+        assert_eq!(fam("_cudnn_rnn"), Some("cudnn"));
+        assert_eq!(fam("_cudnn_attention_forward"), Some("cudnn"));
+        assert_eq!(fam("_sparse_csr_sum"), Some("sparse"));
+        assert_eq!(fam("q_per_channel_scales"), Some("quantized"));
+        assert_eq!(fam("_nested_tensor_size"), Some("nested"));
+        assert_eq!(fam("add"), None);
+        assert_eq!(fam("empty_strided"), None);
+        // A word match is not a substring match.
+        assert_eq!(fam("lamps"), None);
+    }
+}
