@@ -69,9 +69,11 @@ pub fn sort(diags: &mut [Diagnostic]) {
     diags.sort_by(|a, b| (a.line, a.col, &a.message).cmp(&(b.line, b.col, &b.message)));
 }
 
-/// 1-based character column of `rest` (a suffix of `line`) within `line`.
+/// 1-based character column where `rest`, a subslice of `line`, starts.
 pub fn column_of(line: &str, rest: &str) -> u32 {
-    let offset = line.len().saturating_sub(rest.len());
+    let offset = (rest.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    // A slice from elsewhere cannot be placed; fall back to reading it as a suffix.
+    let offset = if offset <= line.len() { offset } else { line.len().saturating_sub(rest.len()) };
     column_at(line, offset)
 }
 

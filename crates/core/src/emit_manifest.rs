@@ -23,7 +23,7 @@ struct Manifest<'a> {
 struct ManifestOp<'a> {
     name: &'a str,
     overload: &'a str,
-    key: String,
+    key: &'a str,
     schema: &'a str,
     dispatch: bool,
     default: bool,
@@ -78,7 +78,7 @@ fn manifest_op(op: &Op) -> ManifestOp<'_> {
     ManifestOp {
         name: op.name(),
         overload: op.overload(),
-        key: op.key(),
+        key: &op.key,
         schema: &op.schema_text,
         dispatch: op.dispatch,
         default: op.default,

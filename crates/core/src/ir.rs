@@ -4,27 +4,32 @@
 //! Nothing downstream of this module looks at the header's text again.
 
 use std::fmt;
+use std::sync::Arc;
+
+/// Names, overloads and defaults: short strings, stored inline (no allocation up to 24 bytes),
+/// which keeps parsing the whole header within its few-millisecond budget.
+pub type Ident = compact_str::CompactString;
 
 /// A parsed `aten::name.overload(args) -> returns` schema.
 ///
 /// `Display` prints it back byte for byte as PyTorch wrote it (tested on every fixture).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schema {
-    pub namespace: String,
-    pub name: String,
+    pub namespace: Ident,
+    pub name: Ident,
     /// `""` when the op has no overload name.
-    pub overload: String,
+    pub overload: Ident,
     pub arguments: Vec<Argument>,
     pub returns: Returns,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Argument {
-    pub name: String,
+    pub name: Ident,
     pub ty: SchemaType,
     pub annotation: Option<Annotation>,
     /// The default exactly as written in the schema (string literals keep their quotes).
-    pub default: Option<String>,
+    pub default: Option<Ident>,
     /// Declared after the `*` marker.
     pub kwarg_only: bool,
 }
@@ -38,7 +43,7 @@ pub struct Returns {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Return {
-    pub name: Option<String>,
+    pub name: Option<Ident>,
     pub ty: SchemaType,
     pub annotation: Option<Annotation>,
 }
@@ -46,10 +51,10 @@ pub struct Return {
 /// An alias annotation such as `a`, `a!`, `a -> *` or `a|b!`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Annotation {
-    pub alias_set: Vec<String>,
+    pub alias_set: Vec<Ident>,
     pub is_write: bool,
     /// The alias set after `->` (`["*"]` for `a -> *`); empty when there is no arrow.
-    pub alias_set_after: Vec<String>,
+    pub alias_set_after: Vec<Ident>,
 }
 
 /// A schema type. Nesting depth is bounded by the parser, so recursion over it is safe.
@@ -185,15 +190,26 @@ impl fmt::Display for SchemaType {
 
 impl fmt::Display for Annotation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.alias_set.join("|"))?;
+        write_aliases(f, &self.alias_set)?;
         if self.is_write {
             f.write_str("!")?;
         }
         if !self.alias_set_after.is_empty() {
-            write!(f, " -> {}", self.alias_set_after.join("|"))?;
+            f.write_str(" -> ")?;
+            write_aliases(f, &self.alias_set_after)?;
         }
         Ok(())
     }
+}
+
+fn write_aliases(f: &mut fmt::Formatter<'_>, set: &[Ident]) -> fmt::Result {
+    for (k, alias) in set.iter().enumerate() {
+        if k > 0 {
+            f.write_str("|")?;
+        }
+        f.write_str(alias)?;
+    }
+    Ok(())
 }
 
 impl fmt::Display for Argument {
@@ -265,15 +281,16 @@ pub fn op_key(name: &str, overload: &str) -> String {
 /// A parsed C++ declaration: `RET name(TYPE param, ...)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CppDecl {
-    pub return_type: CppType,
-    pub name: String,
+    /// Shared: a release spells only about a hundred distinct C++ types.
+    pub return_type: Arc<CppType>,
+    pub name: Ident,
     pub params: Vec<CppParam>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CppParam {
-    pub ty: CppType,
-    pub name: String,
+    pub ty: Arc<CppType>,
+    pub name: Ident,
 }
 
 /// A C++ type such as `const c10::List<::std::optional<at::Tensor>> &`.
@@ -360,6 +377,8 @@ impl OpKind {
 /// One op of the header, keyed by `name.overload`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
+    /// `name.overload`, or `name` when the overload is empty.
+    pub key: String,
     /// The schema string exactly as the header's metadata holds it (after JSON unescaping).
     pub schema_text: String,
     pub schema: Schema,
@@ -382,9 +401,6 @@ impl Op {
     pub fn overload(&self) -> &str {
         &self.schema.overload
     }
-    pub fn key(&self) -> String {
-        self.schema.key()
-    }
     pub fn is_required(&self) -> bool {
         self.class == OpClass::Required
     }
@@ -398,7 +414,7 @@ pub struct Model {
 
 impl Model {
     pub fn find(&self, key: &str) -> Option<&Op> {
-        self.ops.iter().find(|op| op.key() == key)
+        self.ops.iter().find(|op| op.key == key)
     }
 
     pub fn required(&self) -> impl Iterator<Item = &Op> {

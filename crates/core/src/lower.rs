@@ -1,10 +1,10 @@
 //! Assembles parsed declarations into the op model, checking what spans lines or halves of a line:
 //! C++ parameters against schema arguments, unique `name.overload` keys, unique Rust names.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::diagnostic::{self, Diagnostic};
-use crate::ir::{Argument, Model, Op, OpClass, OpKind, Schema};
+use crate::ir::{Argument, Ident, Model, Op, OpClass, OpKind, Schema};
 use crate::parse::Decl;
 use crate::policy::family_of;
 use crate::rust_name::rust_name;
@@ -17,37 +17,50 @@ const AUGMENTED_ASSIGNMENT: &[&str] =
 /// `text` is the header, used only to quote lines in diagnostics.
 pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic>> {
     let line_text = |n: u32| text.lines().nth(n as usize - 1).unwrap_or("").trim_end();
+    let keys: Vec<String> = decls.iter().map(|d| d.schema.key()).collect();
+    let rust_names: Vec<String> = decls.iter().map(|d| rust_name(&d.schema.name, &d.schema.overload)).collect();
     let mut errors = Vec::new();
-    let mut by_key: HashMap<String, u32> = HashMap::with_capacity(decls.len());
-    let mut by_rust_name: HashMap<String, (String, u32)> = HashMap::with_capacity(decls.len());
-    let mut ops = Vec::with_capacity(decls.len());
-    for decl in decls {
-        if let Some(message) = check_alignment(&decl) {
-            errors.push(Diagnostic::error(decl.line, decl.params_col, message, line_text(decl.line)));
+    let mut by_key: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut by_rust_name: FxHashMap<&str, (&str, u32)> = FxHashMap::default();
+    for ((decl, key), rust_name) in decls.iter().zip(&keys).zip(&rust_names) {
+        let mut error = |message: String, col: u32| {
+            errors.push(Diagnostic::error(decl.line, col, message, line_text(decl.line)));
+        };
+        if let Some(message) = check_alignment(decl) {
+            error(message, decl.params_col);
         }
-        let key = decl.schema.key();
-        if let Some(first) = by_key.insert(key.clone(), decl.line) {
-            errors.push(Diagnostic::error(
-                decl.line,
-                decl.schema_col,
-                format!("duplicate op `{key}` (first declared on line {first})"),
-                line_text(decl.line),
-            ));
-            continue;
-        }
-        let rust_name = rust_name(&decl.schema.name, &decl.schema.overload);
-        if let Some((other, line)) = by_rust_name.insert(rust_name.clone(), (key.clone(), decl.line)) {
-            errors.push(Diagnostic::error(
-                decl.line,
-                decl.schema_col,
+        if let Some(first) = by_key.insert(key, decl.line) {
+            error(format!("duplicate op `{key}` (first declared on line {first})"), decl.schema_col);
+        } else if let Some((other, line)) = by_rust_name.insert(rust_name, (key, decl.line)) {
+            error(
                 format!("op `{key}` gets Rust name `{rust_name}`, already taken by `{other}` (line {line})"),
-                line_text(decl.line),
-            ));
+                decl.schema_col,
+            );
         }
-        ops.push(Op {
+    }
+    if !errors.is_empty() {
+        diagnostic::sort(&mut errors);
+        return Err(errors);
+    }
+    // Overloads of one name are adjacent: look each name's family up once.
+    let mut last_family: Option<(Ident, Option<&'static str>)> = None;
+    let mut family = |name: &Ident| match &last_family {
+        Some((n, f)) if n == name => *f,
+        _ => {
+            let f = family_of(name).map(|r| r.family);
+            last_family = Some((name.clone(), f));
+            f
+        }
+    };
+    let ops = decls
+        .into_iter()
+        .zip(keys)
+        .zip(rust_names)
+        .map(|((decl, key), rust_name)| Op {
+            key,
             class: OpClass::from_flags(decl.dispatch, decl.default),
             kind: kind_of(&decl.schema),
-            family: family_of(&decl.schema.name).map(|r| r.family),
+            family: family(&decl.schema.name),
             rust_name,
             line: decl.line,
             dispatch: decl.dispatch,
@@ -55,14 +68,9 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
             schema_text: decl.schema_text,
             schema: decl.schema,
             cpp: decl.cpp,
-        });
-    }
-    if errors.is_empty() {
-        Ok(Model { ops })
-    } else {
-        diagnostic::sort(&mut errors);
-        Err(errors)
-    }
+        })
+        .collect();
+    Ok(Model { ops })
 }
 
 /// The C++ parameters must line up one-to-one, by name, with the schema arguments.

@@ -26,7 +26,10 @@ const fn rule(family: &'static str, matches: NameMatch, reason: &'static str) ->
     FamilyRule { family, matches, reason }
 }
 
+use std::sync::OnceLock;
+
 use NameMatch::{Exact, Prefix, Word};
+use rustc_hash::FxHashMap;
 
 const CUDNN: &str = "NVIDIA cuDNN kernels: only the CUDA backend provides them";
 const MIOPEN: &str = "AMD MIOpen kernels: only the ROCm backend provides them";
@@ -99,11 +102,24 @@ pub const FAMILY_RULES: &[FamilyRule] = &[
 
 /// The family of an op name (overloads share their op's family), if any.
 pub fn family_of(name: &str) -> Option<&'static FamilyRule> {
-    FAMILY_RULES.iter().find(|r| match r.matches {
-        Word(w) => name.split('_').any(|part| part == w),
-        Exact(e) => name == e,
-        Prefix(p) => name.starts_with(p),
-    })
+    // Rules indexed by the word or exact name they match; prefix rules are few and scanned.
+    static INDEX: OnceLock<FxHashMap<(bool, &'static str), usize>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut map = FxHashMap::default();
+        for (k, r) in FAMILY_RULES.iter().enumerate().rev() {
+            match r.matches {
+                Word(w) => map.insert((true, w), k),
+                Exact(e) => map.insert((false, e), k),
+                Prefix(_) => None,
+            };
+        }
+        map
+    });
+    let words = name.split('_').filter_map(|w| index.get(&(true, w)));
+    let exact = index.get(&(false, name));
+    let prefix = FAMILY_RULES.iter().position(|r| matches!(r.matches, Prefix(p) if name.starts_with(p)));
+    let first = words.chain(exact).copied().chain(prefix).min()?;
+    Some(&FAMILY_RULES[first])
 }
 
 /// Every family name, in table order, without repeats.

@@ -1,47 +1,113 @@
 //! Parser for the C++ half of a header line: `RET name(TYPE param, ...)`.
+//!
+//! Each parameter's text is delimited first (`,` or `)` at template depth 0), its trailing
+//! identifier is the name, and the rest is the type, parsed once per distinct spelling
+//! through [`CppTypeCache`] (a release spells only about a hundred distinct types).
+
+use std::sync::Arc;
 
 use nom::Parser;
 use nom::bytes::complete::take_while1;
+use rustc_hash::FxHashMap;
 
-use super::error::{MAX_NESTING, PResult, expect, expect_ident, fail, ident, ws};
+use super::error::{MAX_NESTING, PResult, expect_ident, fail, ident, is_ident_char, is_ident_start, ws};
 use crate::ir::{CppDecl, CppIndirection, CppParam, CppTemplateArg, CppType};
 
-/// Parses the declaration up to and including its closing `)`.
-pub fn parse_cpp_decl(input: &str) -> PResult<'_, CppDecl> {
-    let (i, _) = ws(input)?;
-    let (i, return_type) = match cpp_type(i, 0) {
-        Ok(ok) => ok,
-        Err(nom::Err::Error(_)) => return fail(i, "expected a C++ declaration, a comment or a preprocessor line"),
-        Err(e) => return Err(e),
-    };
-    let (i, _) = ws(i)?;
-    let (i, name) = expect_ident(i, "expected the function name after the return type")?;
-    let (i, _) = ws(i)?;
-    let (mut i, _) = expect(i, "(", "expected '(' after the function name")?;
-    let mut params = Vec::new();
-    let (rest, _) = ws(i)?;
-    if let Some(rest) = rest.strip_prefix(')') {
-        return Ok((rest, CppDecl { return_type, name: name.to_owned(), params }));
-    }
-    loop {
-        let (rest, _) = ws(i)?;
-        let (rest, ty) = match cpp_type(rest, 0) {
+/// Parsed types by spelling, shared by every line of one header.
+#[derive(Default)]
+pub struct CppTypeCache<'a> {
+    types: FxHashMap<&'a str, Arc<CppType>>,
+}
+
+impl<'a> CppTypeCache<'a> {
+    /// The type spelled exactly `text` (trimmed, non-empty), parsed on first sight.
+    fn get(&mut self, text: &'a str) -> PResult<'a, Arc<CppType>> {
+        if let Some(t) = self.types.get(text) {
+            return Ok(("", Arc::clone(t)));
+        }
+        let (rest, ty) = match cpp_type(text, 0) {
             Ok(ok) => ok,
-            Err(nom::Err::Error(_)) => return fail(rest, "expected a parameter type"),
+            Err(nom::Err::Error(_)) => return fail(text, "expected a C++ type"),
             Err(e) => return Err(e),
         };
-        let (rest, _) = ws(rest)?;
-        let (rest, pname) = expect_ident(rest, "expected a parameter name after its type")?;
-        params.push(CppParam { ty, name: pname.to_owned() });
-        let (rest, _) = ws(rest)?;
-        if let Some(rest) = rest.strip_prefix(',') {
-            i = rest;
-        } else if let Some(rest) = rest.strip_prefix(')') {
-            return Ok((rest, CppDecl { return_type, name: name.to_owned(), params }));
-        } else {
-            return fail(rest, "expected ',' or ')' in the parameter list");
+        if !rest.is_empty() {
+            return fail(rest, "unexpected text in a C++ type");
+        }
+        let ty = Arc::new(ty);
+        self.types.insert(text, Arc::clone(&ty));
+        Ok(("", ty))
+    }
+}
+
+/// Parses the declaration up to and including its closing `)`.
+pub fn parse_cpp_decl<'a>(input: &'a str, cache: &mut CppTypeCache<'a>) -> PResult<'a, CppDecl> {
+    let (input, _) = ws(input)?;
+    // Return types contain no parentheses, so the first `(` opens the parameter list.
+    let Some(open) = input.find('(') else {
+        return fail(
+            input,
+            "expected a C++ declaration `RET name(params); // {metadata}`, a comment or a preprocessor line",
+        );
+    };
+    let (_, (ret_text, name)) = split_name(&input[..open], "expected the function name before '('")?;
+    let (_, return_type) = cache.get(ret_text)?;
+    let mut params = Vec::new();
+    let mut i = &input[open + 1..];
+    if let Some(rest) = ws(i)?.0.strip_prefix(')') {
+        return Ok((rest, CppDecl { return_type, name: name.into(), params }));
+    }
+    loop {
+        let end = match param_end(i) {
+            Ok(end) => end,
+            Err(Some(open)) => return fail(&i[open..], "unclosed '<' in a parameter type"),
+            Err(None) => return fail(&i[i.len()..], "expected ',' or ')' in the parameter list"),
+        };
+        let (_, (ty_text, pname)) = split_name(&i[..end], "expected a parameter name after its type")?;
+        let (_, ty) = cache.get(ty_text)?;
+        params.push(CppParam { ty, name: pname.into() });
+        let rest = &i[end + 1..];
+        if i.as_bytes()[end] == b')' {
+            return Ok((rest, CppDecl { return_type, name: name.into(), params }));
+        }
+        i = rest;
+    }
+}
+
+/// Offset of the `,` or `)` ending the parameter that starts `input`, counting `<...>` depth
+/// iteratively (no recursion, whatever the nesting). Without one, the offset of the outermost
+/// unclosed `<`, if any.
+fn param_end(input: &str) -> Result<usize, Option<usize>> {
+    let mut depth = 0usize;
+    let mut outer_open = None;
+    for (k, b) in input.bytes().enumerate() {
+        match b {
+            b'<' => {
+                if depth == 0 {
+                    outer_open = Some(k);
+                }
+                depth += 1;
+            }
+            b'>' => depth = depth.saturating_sub(1),
+            b',' | b')' if depth == 0 => return Ok(k),
+            _ => {}
         }
     }
+    Err(outer_open.filter(|_| depth > 0))
+}
+
+/// Splits `TYPE name` into the trimmed type text and the trailing identifier.
+fn split_name<'a>(text: &'a str, message: &'static str) -> PResult<'a, (&'a str, &'a str)> {
+    let text = text.trim_end();
+    let start = text.len() - text.bytes().rev().take_while(|&b| is_ident_char(b as char)).count();
+    let name = &text[start..];
+    if !name.starts_with(is_ident_start) {
+        return fail(&text[start..], message);
+    }
+    let ty = text[..start].trim();
+    if ty.is_empty() {
+        return fail(text, "expected a C++ type before the name");
+    }
+    Ok(("", (ty, name)))
 }
 
 /// `[const] [::]a::b[<args>] [&|*]`. A recoverable error when no type starts here.
@@ -72,10 +138,7 @@ fn cpp_type(input: &str, depth: usize) -> PResult<'_, CppType> {
 
 /// `[::]ident(::ident)*`, returned as written.
 fn qualified_name(input: &str) -> PResult<'_, &str> {
-    let (mut i, _) = match input.strip_prefix("::") {
-        Some(rest) => (rest, ()),
-        None => (input, ()),
-    };
+    let mut i = input.strip_prefix("::").unwrap_or(input);
     let (rest, _) = ident(i)?;
     i = rest;
     while let Some(rest) = i.strip_prefix("::") {
@@ -118,9 +181,18 @@ mod tests {
     use super::*;
 
     fn decl(s: &str) -> CppDecl {
-        let (rest, d) = parse_cpp_decl(s).unwrap();
+        let mut cache = CppTypeCache::default();
+        let (rest, d) = parse_cpp_decl(s, &mut cache).unwrap();
         assert_eq!(rest, "");
         d
+    }
+
+    fn failure(s: &str) -> (usize, String) {
+        let mut cache = CppTypeCache::default();
+        match parse_cpp_decl(s, &mut cache) {
+            Err(nom::Err::Failure(e)) => (e.at.as_ptr() as usize - s.as_ptr() as usize, e.message.into_owned()),
+            other => panic!("expected a failure for {s}, got {other:?}"),
+        }
     }
 
     #[test]
@@ -135,34 +207,53 @@ mod tests {
         assert!(d.params[0].ty.is_const);
         assert_eq!(d.params[0].ty.indirection, CppIndirection::Reference);
         assert_eq!(d.params[0].name, "indices");
+        let bool_ty = CppType {
+            spelling: "bool".into(),
+            is_const: false,
+            path: "bool".into(),
+            template_args: vec![],
+            indirection: CppIndirection::None,
+        };
         assert_eq!(
             d.params[1].ty.template_args,
-            vec![
-                CppTemplateArg::Type(CppType {
-                    spelling: "bool".into(),
-                    is_const: false,
-                    path: "bool".into(),
-                    template_args: vec![],
-                    indirection: CppIndirection::None
-                }),
-                CppTemplateArg::Value("3".into())
-            ]
+            vec![CppTemplateArg::Type(bool_ty), CppTemplateArg::Value("3".into())]
         );
     }
 
     #[test]
+    fn spellings_are_shared() {
+        let mut cache = CppTypeCache::default();
+        let text = "at::Tensor f(const at::Tensor & a, const at::Tensor & b)";
+        let (_, d) = parse_cpp_decl(text, &mut cache).unwrap();
+        assert!(Arc::ptr_eq(&d.params[0].ty, &d.params[1].ty));
+    }
+
+    #[test]
     fn empty_parameter_list() {
-        let d = decl("at::Tensor _make_dep_token()");
-        assert!(d.params.is_empty());
+        assert!(decl("at::Tensor _make_dep_token()").params.is_empty());
+    }
+
+    #[test]
+    fn malformed() {
+        assert_eq!(failure("garbage here").0, 0);
+        assert_eq!(
+            failure("at::Tensor f(const at::Tensor & self"),
+            (36, "expected ',' or ')' in the parameter list".into())
+        );
+        assert_eq!(failure("at::Tensor f(self)").1, "expected a C++ type before the name");
+        assert_eq!(
+            failure("at::Tensor f(::std::optional<at::Tensor x)"),
+            (28, "unclosed '<' in a parameter type".into())
+        );
+        assert_eq!(
+            failure("at::Tensor f(::std::optional<at::Tensor x> y)").1,
+            "expected ',' or '>' in the template argument list"
+        );
     }
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
         let deep = format!("{}int{} f(int x)", "a<".repeat(200_000), ">".repeat(200_000));
-        let err = parse_cpp_decl(&deep).unwrap_err();
-        match err {
-            nom::Err::Failure(e) => assert!(e.message.contains("nested too deeply")),
-            other => panic!("{other:?}"),
-        }
+        assert!(failure(&deep).1.contains("nested too deeply"));
     }
 }

@@ -55,11 +55,14 @@ pub fn is_ident_char(c: char) -> bool {
 }
 
 /// A C-style identifier, or a recoverable error (so callers can try alternatives).
+/// Scans bytes directly: identifiers are ASCII, and this is the parser's hottest path.
 pub fn ident(input: &str) -> PResult<'_, &str> {
-    match input.chars().next() {
-        Some(c) if is_ident_start(c) => take_while(is_ident_char).parse(input),
-        _ => Err(nom::Err::Error(PError { at: input, message: Cow::Borrowed("expected an identifier") })),
+    let bytes = input.as_bytes();
+    if !bytes.first().is_some_and(|&b| is_ident_start(b as char)) {
+        return Err(nom::Err::Error(PError { at: input, message: Cow::Borrowed("expected an identifier") }));
     }
+    let n = bytes.iter().position(|&b| !is_ident_char(b as char)).unwrap_or(bytes.len());
+    Ok((&input[n..], &input[..n]))
 }
 
 /// An identifier, or a cut error with `message`.

@@ -4,7 +4,7 @@
 //! are matched exactly (", ", " -> "): anything the parser accepts prints back byte for byte.
 
 use super::error::{MAX_NESTING, PResult, expect, expect_ident, fail, ident};
-use crate::ir::{Annotation, Argument, BaseType, Return, Returns, Schema, SchemaType};
+use crate::ir::{Annotation, Argument, BaseType, Ident, Return, Returns, Schema, SchemaType};
 
 /// Parses a whole schema string; trailing text is an error.
 pub fn parse_schema(input: &str) -> PResult<'_, Schema> {
@@ -22,13 +22,8 @@ pub fn parse_schema(input: &str) -> PResult<'_, Schema> {
     if !i.is_empty() {
         return fail(i, "unexpected text after the returns");
     }
-    let schema = Schema {
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
-        overload: overload.to_owned(),
-        arguments,
-        returns,
-    };
+    let schema =
+        Schema { namespace: namespace.into(), name: name.into(), overload: overload.into(), arguments, returns };
     Ok((i, schema))
 }
 
@@ -68,11 +63,11 @@ fn argument(input: &str, kwarg_only: bool) -> PResult<'_, Argument> {
     let (i, default) = match i.strip_prefix('=') {
         Some(rest) => {
             let (rest, d) = default_value(rest)?;
-            (rest, Some(d.to_owned()))
+            (rest, Some(d.into()))
         }
         None => (i, None),
     };
-    Ok((i, Argument { name: name.to_owned(), ty, annotation, default, kwarg_only }))
+    Ok((i, Argument { name: name.into(), ty, annotation, default, kwarg_only }))
 }
 
 /// `Base[(annotation)][?|[]|[N]]*`
@@ -129,7 +124,7 @@ fn annotation(input: &str) -> PResult<'_, Annotation> {
 }
 
 /// `a`, `a|b` or `*`.
-fn alias_set(input: &str) -> PResult<'_, Vec<String>> {
+fn alias_set(input: &str) -> PResult<'_, Vec<Ident>> {
     let mut set = Vec::new();
     let mut i = input;
     loop {
@@ -140,7 +135,7 @@ fn alias_set(input: &str) -> PResult<'_, Vec<String>> {
                 Err(_) => return fail(i, "expected an alias name or '*' in the annotation"),
             },
         };
-        set.push(alias.to_owned());
+        set.push(alias.into());
         match rest.strip_prefix('|') {
             Some(rest) => i = rest,
             None => return Ok((rest, set)),
@@ -220,7 +215,7 @@ fn single_return(input: &str) -> PResult<'_, Return> {
     let (i, name) = match i.strip_prefix(' ') {
         Some(rest) => {
             let (rest, n) = expect_ident(rest, "expected the return's name after the space")?;
-            (rest, Some(n.to_owned()))
+            (rest, Some(n.into()))
         }
         None => (i, None),
     };
