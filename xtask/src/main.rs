@@ -42,7 +42,14 @@ fn cargo() -> Command {
 fn ci() -> Result<(), String> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    run(cargo().args(["test", "--workspace"]))
+    // nextest closes with one summary line for the whole workspace (cargo test closes on the
+    // last binary's count, often an empty doc-test run); the machine image ships it.
+    let has_nextest = cargo().args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
+    if has_nextest {
+        run(cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]))
+    } else {
+        run(cargo().args(["test", "--workspace", "--no-fail-fast"]))
+    }
 }
 
 /// Downloads the torch wheel (without dependencies) and extracts the one header from it.

@@ -127,7 +127,10 @@ fn parse_decl_line<'a>(
 /// `; // {json}` after the declaration: returns the JSON text.
 fn metadata_json(rest: &str) -> error::PResult<'_, &str> {
     let (i, _) = ws(rest)?;
-    let (i, _) = expect(i, ";", "expected ';' after the declaration")?;
+    // Point at the end of the declaration, where the ';' belongs, not at what follows.
+    let Some(i) = i.strip_prefix(';') else {
+        return error::fail(rest, "expected ';' after the declaration");
+    };
     let (i, _) = ws(i)?;
     let (i, _) = expect(i, "//", "expected the `// {...}` metadata comment after ';'")?;
     let (i, _) = ws(i)?;

@@ -1,0 +1,329 @@
+//! The `regen` binary on the real 2.15.0 header and on corrupted copies of it: exit status,
+//! `file:line:col` diagnostics, an untouched output folder, and byte-identical outputs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ADD_OUT: &str =
+    r#""schema": "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)""#;
+
+fn fixture(release: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../fixtures/torch-{release}/RegistrationDeclarations.h"))
+}
+
+fn header_text() -> String {
+    std::fs::read_to_string(fixture("2.15.0")).unwrap()
+}
+
+/// 0-based index of the line declaring `add.out` in the 2.15.0 header.
+fn add_out_index(text: &str) -> usize {
+    text.lines().position(|l| l.contains(ADD_OUT)).expect("add.out is declared")
+}
+
+fn regen(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regen")).args(args).output().expect("regen runs")
+}
+
+struct Run {
+    dir: tempfile::TempDir,
+    header: PathBuf,
+    out: PathBuf,
+    output: Output,
+}
+
+impl Run {
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    fn code(&self) -> i32 {
+        self.output.status.code().expect("exited")
+    }
+}
+
+/// Runs regen on `bytes` with an output folder already holding a previous `ops.json`.
+fn run_on(bytes: &[u8]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("RegistrationDeclarations.h");
+    std::fs::write(&header, bytes).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("ops.json"), "previous run").unwrap();
+    let output = regen(&["--header".as_ref(), header.as_os_str(), "--out".as_ref(), out.as_os_str()]);
+    Run { dir, header, out, output }
+}
+
+/// The header with line `index` (0-based) replaced by `f(line)` (which may hold several lines).
+fn with_line(index: usize, f: impl Fn(&str) -> String) -> String {
+    let text = header_text();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[index] = f(&lines[index]);
+    lines.join("\n") + "\n"
+}
+
+fn assert_untouched(run: &Run) {
+    let names: Vec<_> = std::fs::read_dir(&run.out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("ops.json")], "only the old file remains");
+    assert_eq!(std::fs::read_to_string(run.out.join("ops.json")).unwrap(), "previous run");
+}
+
+/// Exit 2, the first diagnostic at `line`, optionally at `col`, with `message` in it,
+/// the line quoted and a caret under it, and nothing written.
+fn assert_error(run: &Run, line: usize, col: Option<usize>, message: &str) {
+    let stderr = run.stderr();
+    assert_eq!(run.code(), 2, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let first = stderr.lines().next().unwrap();
+    let prefix = format!("{}:{line}:", run.header.display());
+    assert!(first.starts_with(&prefix), "expected {prefix} in {first}");
+    let rest = &first[prefix.len()..];
+    let (col_text, msg) = rest.split_once(": error: ").unwrap_or_else(|| panic!("{first}"));
+    if let Some(col) = col {
+        assert_eq!(col_text, col.to_string(), "{first}");
+    }
+    assert!(msg.contains(message), "expected {message:?} in {first}");
+    let mut lines = stderr.lines().skip(1);
+    assert!(lines.next().unwrap().starts_with(&format!("{line} | ")), "{stderr}");
+    assert!(lines.next().unwrap().trim_end().ends_with('^'), "{stderr}");
+    assert_untouched(run);
+}
+
+#[test]
+fn writes_ops_json_for_the_real_header() {
+    let run = run_on(header_text().as_bytes());
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(run.out.join("ops.json")).unwrap()).unwrap();
+    let ops = json["ops"].as_array().unwrap();
+    assert_eq!(ops.iter().filter(|op| op["required"] == true).count(), 861);
+    let add = ops.iter().find(|op| op["name"] == "add" && op["overload"] == "out").unwrap();
+    let expected_line = add_out_index(&header_text()) + 1;
+    assert_eq!(add["line"], expected_line);
+    assert_eq!(
+        add["schema"],
+        "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
+    );
+    assert_eq!(add["dispatch"], true);
+    assert_eq!(add["default"], false);
+    assert_eq!(add["rust_name"], "add_out");
+    let args = add["arguments"].as_array().unwrap();
+    assert_eq!(
+        args[2],
+        serde_json::json!({"name": "alpha", "type": "Scalar", "default": "1", "kwarg_only": true, "annotation": null})
+    );
+    assert_eq!(args[3]["annotation"], "a!");
+    assert_eq!(add["returns"], serde_json::json!([{"name": null, "type": "Tensor", "annotation": "a!"}]));
+    assert_eq!(add["cpp"]["return_type"], "at::Tensor &");
+    assert_eq!(add["cpp"]["params"][2], serde_json::json!({"type": "const at::Scalar &", "name": "alpha"}));
+    let unnamed = ops.iter().find(|op| op["name"] == "_cast_Byte").unwrap();
+    assert_eq!(unnamed["overload"], "");
+    let view_list = ops.iter().find(|op| op["name"] == "split_with_sizes_copy" && op["overload"] == "out").unwrap();
+    assert_eq!(view_list["arguments"][3]["type"], "Tensor[]");
+    assert_eq!(view_list["arguments"][3]["annotation"], "a!");
+    drop(run.dir);
+}
+
+#[test]
+fn output_is_byte_identical_across_runs_and_working_directories() {
+    let first = run_on(header_text().as_bytes());
+    let second = run_on(header_text().as_bytes());
+    let a = std::fs::read(first.out.join("ops.json")).unwrap();
+    assert_eq!(a, std::fs::read(second.out.join("ops.json")).unwrap());
+    // Relative paths from another working directory.
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("2.15.0"), cwd.path().join("h.h")).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_regen"))
+        .current_dir(cwd.path())
+        .args(["--header", "h.h", "--out", "generated"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(a, std::fs::read(cwd.path().join("generated/ops.json")).unwrap());
+    let text = String::from_utf8(a).unwrap();
+    assert!(text.contains("@generated"));
+    assert!(!text.contains(cwd.path().to_str().unwrap()) && !text.contains("/tmp"));
+}
+
+/// Parses ops.json, dropping the `line` fields (which comment insertion legitimately shifts).
+fn ops_without_lines(run: &Run) -> serde_json::Value {
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let mut json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.out.join("ops.json")).unwrap()).unwrap();
+    for op in json["ops"].as_array_mut().unwrap() {
+        op.as_object_mut().unwrap().remove("line");
+    }
+    json
+}
+
+#[test]
+fn harmless_variations_give_the_same_model() {
+    let text = header_text();
+    let baseline = std::fs::read(run_on(text.as_bytes()).out.join("ops.json")).ok();
+    let same_bytes = |variant: String, what: &str| {
+        let run = run_on(variant.as_bytes());
+        assert_eq!(run.code(), 0, "{what}: {}", run.stderr());
+        assert_eq!(std::fs::read(run.out.join("ops.json")).ok(), baseline, "{what}");
+    };
+    same_bytes(text.replace('\n', "\r\n"), "CRLF line endings");
+    same_bytes(text.trim_end().to_owned(), "no final newline");
+    same_bytes(text.lines().map(|l| format!("{l}  \t\n")).collect(), "trailing spaces");
+    same_bytes(
+        text.replace(r#", "default": "#, r#", "python_module": "nn", "tags": ["core"], "default": "#),
+        "extra JSON keys",
+    );
+    let commented: String = text.lines().map(|l| format!("// a comment\n\n{l}\n")).collect();
+    assert_eq!(ops_without_lines(&run_on(commented.as_bytes())), ops_without_lines(&run_on(text.as_bytes())));
+}
+
+#[test]
+fn missing_semicolon() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen("); // {", ") // {", 1));
+    let col = text.lines().nth(i).unwrap().find(") // {").unwrap() + 2;
+    assert_error(&run_on(text.as_bytes()), i + 1, Some(col), "expected ';' after the declaration");
+}
+
+#[test]
+fn truncated_json() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l[..l.len() - 25].to_owned());
+    assert_error(&run_on(text.as_bytes()), i + 1, None, "invalid metadata: EOF while parsing");
+}
+
+#[test]
+fn missing_dispatch_key() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen(r#" "dispatch": "True","#, "", 1));
+    assert_error(&run_on(text.as_bytes()), i + 1, None, "missing field `dispatch`");
+}
+
+#[test]
+fn flag_that_is_not_true_or_false() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen(r#""dispatch": "True""#, r#""dispatch": "true""#, 1));
+    let col = text.lines().nth(i).unwrap().find(r#""true""#).unwrap() + 1;
+    assert_error(&run_on(text.as_bytes()), i + 1, Some(col), r#""dispatch" must be "True" or "False", found "true""#);
+}
+
+#[test]
+fn unbalanced_parentheses_in_schema() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen("Tensor(a!) out) -> Tensor(a!)", "Tensor(a!) out -> Tensor(a!)", 1));
+    let col = text.lines().nth(i).unwrap().find(" -> Tensor(a!)").unwrap() + 1;
+    assert_error(&run_on(text.as_bytes()), i + 1, Some(col), "in schema: expected ', ' or ')' after an argument");
+}
+
+#[test]
+fn cpp_and_schema_argument_counts_differ() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen(", const at::Scalar & alpha", "", 1));
+    let col = text.lines().nth(i).unwrap().find('(').unwrap() + 1;
+    assert_error(&run_on(text.as_bytes()), i + 1, Some(col), "has 3 parameter(s) but the schema of `add.out` has 4");
+}
+
+#[test]
+fn same_name_and_overload_twice() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| format!("{l}\n{l}"));
+    assert_error(
+        &run_on(text.as_bytes()),
+        i + 2,
+        None,
+        &format!("duplicate op `add.out` (first declared on line {})", i + 1),
+    );
+}
+
+#[test]
+fn invalid_utf8() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen("alpha=1", "alpha=\u{1}", 1));
+    let mut bytes = text.into_bytes();
+    let k = bytes.iter().position(|&b| b == 1).unwrap();
+    bytes[k] = 0xff;
+    let line_start = bytes[..k].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    assert_error(&run_on(&bytes), i + 1, Some(k - line_start + 1), "invalid UTF-8 (byte 0xff)");
+}
+
+#[test]
+fn empty_file() {
+    assert_error(&run_on(b""), 1, Some(1), "no op declarations found");
+}
+
+#[test]
+fn garbage_line_between_declarations() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| format!("{l}\nthis is not a declaration"));
+    assert_error(&run_on(text.as_bytes()), i + 2, Some(1), "expected a C++ declaration");
+}
+
+#[test]
+fn schema_without_arrow() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen(" -> Tensor(a!)\"", "\"", 1));
+    assert_error(&run_on(text.as_bytes()), i + 1, None, "in schema: expected ' -> ' and the returns");
+}
+
+#[test]
+fn empty_default() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen("alpha=1", "alpha=", 1));
+    let col = text.lines().nth(i).unwrap().find("alpha=,").unwrap() + "alpha=".len() + 1;
+    assert_error(&run_on(text.as_bytes()), i + 1, Some(col), "in schema: empty default value");
+}
+
+#[test]
+fn type_nested_200000_levels_deep() {
+    let i = add_out_index(&header_text());
+    let deep = format!("Scalar{} alpha=1", "[]".repeat(200_000));
+    let text = with_line(i, |l| l.replacen("Scalar alpha=1", &deep, 1));
+    assert_error(&run_on(text.as_bytes()), i + 1, None, "in schema: type nested too deeply");
+    let deep_cpp = format!("{}at::Scalar{} & alpha", "c10::optional<".repeat(200_000), ">".repeat(200_000));
+    let text = with_line(i, |l| l.replacen("const at::Scalar & alpha", &deep_cpp, 1));
+    assert_error(&run_on(text.as_bytes()), i + 1, None, "C++ type nested too deeply");
+}
+
+#[test]
+fn every_error_of_a_phase_is_reported_in_order() {
+    let text = header_text();
+    let i = add_out_index(&text);
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    lines[i + 3] = lines[i + 3].replacen(r#""default": "False""#, r#""default": "Maybe""#, 1);
+    lines[i] = lines[i].replacen("); // {", ") // {", 1);
+    let run = run_on((lines.join("\n") + "\n").as_bytes());
+    let stderr = run.stderr();
+    let headlines: Vec<&str> = stderr.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(headlines.len(), 2, "{stderr}");
+    assert!(
+        headlines[0].contains(&format!(":{}:", i + 1)) && headlines[1].contains(&format!(":{}:", i + 4)),
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("regen: 2 error(s); nothing was written\n"), "{stderr}");
+    assert_untouched(&run);
+}
+
+#[test]
+fn unknown_schema_type_is_a_warning_not_an_error() {
+    let i = add_out_index(&header_text());
+    let text = with_line(i, |l| l.replacen("Scalar alpha=1", "FutureType alpha=1", 1));
+    let run = run_on(text.as_bytes());
+    let stderr = run.stderr();
+    assert_eq!(run.code(), 0, "{stderr}");
+    let col = text.lines().nth(i).unwrap().find("FutureType").unwrap() + 1;
+    let expected = format!(
+        "{}:{}:{col}: warning: op `add.out` uses schema type `FutureType`, which regen does not know",
+        run.header.display(),
+        i + 1
+    );
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(run.out.join("ops.json")).unwrap()).unwrap();
+    let add = json["ops"].as_array().unwrap().iter().find(|op| op["key"] == "add.out").unwrap();
+    assert_eq!(add["arguments"][2]["type"], "FutureType");
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    assert_eq!(regen(&["--out".as_ref(), "x".as_ref()]).status.code(), Some(2));
+    assert_eq!(regen(&["--help".as_ref()]).status.code(), Some(0));
+    let missing = regen(&["--header".as_ref(), "/nonexistent/h.h".as_ref(), "--out".as_ref(), "x".as_ref()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).starts_with("/nonexistent/h.h: error: cannot read the header"));
+    assert!(!Path::new("x").exists());
+}
