@@ -4,6 +4,7 @@
 //! and classification -> [`ir::Model`]) -> emitters (`emit_*`) -> [`write`]. Each phase reports all
 //! of its errors, sorted by position, and the next phase does not start after an error.
 
+pub mod abi;
 pub mod diagnostic;
 pub mod emit_manifest;
 pub mod ir;

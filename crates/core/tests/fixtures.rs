@@ -191,3 +191,14 @@ fn families_tag_about_a_quarter_of_the_required_ops() {
         assert_eq!(model.find(key).unwrap().family, None, "{key}");
     }
 }
+
+#[test]
+fn every_op_of_every_release_crosses_the_abi() {
+    for release in RELEASES {
+        for op in load(release).ops {
+            let abi =
+                regen_core::abi::lower_abi(&op).unwrap_or_else(|u| panic!("torch {release} {}: {}", op.key, u.reason));
+            assert_eq!(abi.args.len(), op.schema.arguments.len());
+        }
+    }
+}
