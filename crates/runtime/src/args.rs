@@ -428,7 +428,7 @@ impl<'a> FromAbi<'a> for &'a [bool] {
     }
 }
 
-fn str_from_abi<'a>(s: &'a regen_str) -> Result<Option<&'a str>> {
+fn str_from_abi(s: &regen_str) -> Result<Option<&str>> {
     if s.ptr.is_null() {
         return Ok(None);
     }
