@@ -95,33 +95,73 @@ pub const ARG_TYPES: &[(&str, ArgKind)] = &[
     ("optional<DimnameList>", ArgKind::OptionalDimnameList),
 ];
 
+/// How each argument kind is spelled in the C header, lifted in C++, and typed in Rust.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgKindInfo {
+    pub kind: ArgKind,
+    /// The parameter's type in `regen_kernels.h`.
+    pub c_type: &'static str,
+    /// The `regen::lift_*` helper of `regen_marshal.h` that produces it.
+    pub cpp_lift: &'static str,
+    /// The entry point's parameter type in Rust (`regen_runtime::abi` mirror).
+    pub rust_abi: &'static str,
+    /// The kernel trait's safe argument type.
+    pub rust_safe: &'static str,
+}
+
+const fn info(
+    kind: ArgKind,
+    c_type: &'static str,
+    cpp_lift: &'static str,
+    rust_abi: &'static str,
+    rust_safe: &'static str,
+) -> ArgKindInfo {
+    ArgKindInfo { kind, c_type, cpp_lift, rust_abi, rust_safe }
+}
+
+#[rustfmt::skip]
+pub const ARG_KIND_INFO: &[ArgKindInfo] = &[
+    info(ArgKind::Tensor, "regen_tensor", "lift_tensor", "abi::regen_tensor", "TensorRef<'_>"),
+    info(ArgKind::OptionalTensor, "regen_tensor", "lift_opt_tensor", "abi::regen_tensor", "Option<TensorRef<'_>>"),
+    info(ArgKind::TensorList, "regen_tensor_list", "lift_tensor_list", "abi::regen_tensor_list", "TensorList<'_>"),
+    info(ArgKind::OptionalTensorList, "regen_tensor_list", "lift_opt_tensor_list", "abi::regen_tensor_list", "OptionalTensorList<'_>"),
+    info(ArgKind::Scalar, "regen_scalar", "lift_scalar", "abi::regen_scalar", "Scalar"),
+    info(ArgKind::OptionalScalar, "regen_scalar", "lift_opt_scalar", "abi::regen_scalar", "Option<Scalar>"),
+    info(ArgKind::ScalarList, "regen_scalar_list", "lift_scalar_list", "abi::regen_scalar_list", "Vec<Scalar>"),
+    info(ArgKind::Int, "int64_t", "lift_int", "i64", "i64"),
+    info(ArgKind::OptionalInt, "regen_opt_i64", "lift_opt_int", "abi::regen_opt_i64", "Option<i64>"),
+    info(ArgKind::IntList, "regen_i64_list", "lift_int_list", "abi::regen_i64_list", "&[i64]"),
+    info(ArgKind::OptionalIntList, "regen_i64_list", "lift_opt_int_list", "abi::regen_i64_list", "Option<&[i64]>"),
+    info(ArgKind::Float, "double", "lift_plain", "f64", "f64"),
+    info(ArgKind::OptionalFloat, "regen_opt_f64", "lift_opt_float", "abi::regen_opt_f64", "Option<f64>"),
+    info(ArgKind::FloatList, "regen_f64_list", "lift_float_list", "abi::regen_f64_list", "&[f64]"),
+    info(ArgKind::OptionalFloatList, "regen_f64_list", "lift_opt_float_list", "abi::regen_f64_list", "Option<&[f64]>"),
+    info(ArgKind::Bool, "bool", "lift_plain", "bool", "bool"),
+    info(ArgKind::OptionalBool, "regen_opt_bool", "lift_opt_bool", "abi::regen_opt_bool", "Option<bool>"),
+    info(ArgKind::BoolArray, "regen_bool_list", "lift_bool_array", "abi::regen_bool_list", "&[bool]"),
+    info(ArgKind::Str, "regen_str", "lift_str", "abi::regen_str", "&str"),
+    info(ArgKind::OptionalStr, "regen_str", "lift_opt_str", "abi::regen_str", "Option<&str>"),
+    info(ArgKind::ScalarType, "int32_t", "lift_enum", "i32", "ScalarType"),
+    info(ArgKind::OptionalScalarType, "int32_t", "lift_opt_enum", "i32", "Option<ScalarType>"),
+    info(ArgKind::Layout, "int32_t", "lift_enum", "i32", "Layout"),
+    info(ArgKind::OptionalLayout, "int32_t", "lift_opt_enum", "i32", "Option<Layout>"),
+    info(ArgKind::Device, "regen_device", "lift_device", "abi::regen_device", "Device"),
+    info(ArgKind::OptionalDevice, "regen_device", "lift_opt_device", "abi::regen_device", "Option<Device>"),
+    info(ArgKind::DeviceIndex, "int64_t", "lift_device_index", "i64", "i64"),
+    info(ArgKind::MemoryFormat, "int32_t", "lift_enum", "i32", "MemoryFormat"),
+    info(ArgKind::OptionalMemoryFormat, "int32_t", "lift_opt_enum", "i32", "Option<MemoryFormat>"),
+    info(ArgKind::Generator, "void*", "lift_generator", "*mut ::std::ffi::c_void", "Generator"),
+    info(ArgKind::OptionalGenerator, "void*", "lift_opt_generator", "*mut ::std::ffi::c_void", "Option<Generator>"),
+    info(ArgKind::Storage, "void*", "lift_storage", "*mut ::std::ffi::c_void", "Storage"),
+    info(ArgKind::Stream, "regen_stream", "lift_stream", "abi::regen_stream", "Stream"),
+    info(ArgKind::Dimname, "regen_str", "lift_dimname", "abi::regen_str", "&str"),
+    info(ArgKind::DimnameList, "regen_str_list", "lift_dimname_list", "abi::regen_str_list", "Vec<&str>"),
+    info(ArgKind::OptionalDimnameList, "regen_str_list", "lift_opt_dimname_list", "abi::regen_str_list", "Option<Vec<&str>>"),
+];
+
 impl ArgKind {
-    /// The C type of the parameter in `regen_kernels.h`.
-    pub fn c_type(self) -> &'static str {
-        use ArgKind::*;
-        match self {
-            Tensor | OptionalTensor => "regen_tensor",
-            TensorList | OptionalTensorList => "regen_tensor_list",
-            Scalar | OptionalScalar => "regen_scalar",
-            ScalarList => "regen_scalar_list",
-            Int | DeviceIndex => "int64_t",
-            OptionalInt => "regen_opt_i64",
-            IntList | OptionalIntList => "regen_i64_list",
-            Float => "double",
-            OptionalFloat => "regen_opt_f64",
-            FloatList | OptionalFloatList => "regen_f64_list",
-            Bool => "bool",
-            OptionalBool => "regen_opt_bool",
-            BoolArray => "regen_bool_list",
-            Str | OptionalStr | Dimname => "regen_str",
-            ScalarType | OptionalScalarType | Layout | OptionalLayout | MemoryFormat | OptionalMemoryFormat => {
-                "int32_t"
-            }
-            Device | OptionalDevice => "regen_device",
-            Generator | OptionalGenerator | Storage => "void*",
-            Stream => "regen_stream",
-            DimnameList | OptionalDimnameList => "regen_str_list",
-        }
+    pub fn info(self) -> &'static ArgKindInfo {
+        ARG_KIND_INFO.iter().find(|i| i.kind == self).expect("every ArgKind has an ARG_KIND_INFO row")
     }
 }
 
@@ -147,18 +187,34 @@ pub enum RetKind {
 }
 
 impl RetKind {
-    /// The type of the out-slot parameter, or `None` when nothing crosses.
+    /// The type of the out-slot parameter in C, or `None` when nothing crosses.
     pub fn c_slot_type(&self) -> Option<&'static str> {
+        self.slot().map(|s| s.0)
+    }
+
+    /// The out-slot parameter type in Rust.
+    pub fn rust_slot_type(&self) -> Option<&'static str> {
+        self.slot().map(|s| s.1)
+    }
+
+    /// The kernel's safe result type.
+    pub fn rust_safe_type(&self) -> Option<&'static str> {
+        self.slot().map(|s| s.2)
+    }
+
+    /// (C slot, Rust slot, Rust result) for each kind that crosses.
+    fn slot(&self) -> Option<(&'static str, &'static str, &'static str)> {
         Some(match self {
-            RetKind::Tensor => "regen_tensor*",
+            RetKind::Tensor => ("regen_tensor*", "*mut abi::regen_tensor", "Tensor"),
             RetKind::TensorRef(_) => return None,
-            RetKind::TensorVec => "regen_tensor_sink",
-            RetKind::Int | RetKind::SymInt => "int64_t*",
-            RetKind::IntVec => "regen_i64_sink",
-            RetKind::Float => "double*",
-            RetKind::Bool | RetKind::SymBool => "bool*",
-            RetKind::ScalarType | RetKind::QScheme => "int32_t*",
-            RetKind::Scalar => "regen_scalar*",
+            RetKind::TensorVec => ("regen_tensor_sink", "abi::regen_tensor_sink", "Vec<Tensor>"),
+            RetKind::Int | RetKind::SymInt => ("int64_t*", "*mut i64", "i64"),
+            RetKind::IntVec => ("regen_i64_sink", "abi::regen_i64_sink", "Vec<i64>"),
+            RetKind::Float => ("double*", "*mut f64", "f64"),
+            RetKind::Bool | RetKind::SymBool => ("bool*", "*mut bool", "bool"),
+            RetKind::ScalarType => ("int32_t*", "*mut i32", "ScalarType"),
+            RetKind::QScheme => ("int32_t*", "*mut i32", "QScheme"),
+            RetKind::Scalar => ("regen_scalar*", "*mut abi::regen_scalar", "Scalar"),
         })
     }
 }

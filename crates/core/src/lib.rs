@@ -5,8 +5,12 @@
 //! of its errors, sorted by position, and the next phase does not start after an error.
 
 pub mod abi;
+pub mod config;
 pub mod diagnostic;
+pub mod emit;
+pub mod emit_cpp;
 pub mod emit_manifest;
+pub mod emit_rust;
 pub mod ir;
 pub mod lower;
 pub mod parse;

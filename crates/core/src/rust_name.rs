@@ -48,6 +48,17 @@ pub fn rust_name(name: &str, overload: &str) -> String {
     out
 }
 
+/// `s` in snake_case (for argument bindings: `N` → `n`, `dimI` → `dim_i`).
+pub fn snake_case(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    let core = s.trim_start_matches('_');
+    if core.len() < s.len() {
+        out.push('_');
+    }
+    push_snake(&mut out, core);
+    out
+}
+
 fn push_word(out: &mut String, word: &str) {
     if !out.ends_with('_') {
         out.push('_');

@@ -1,0 +1,270 @@
+//! The backend config, `regen.toml`, and the selection it makes from the op model.
+//!
+//! Every field is optional. Without a config, every required op is generated as a skeleton:
+//! a trait method with a default body that raises NotImplementedError, registered for the
+//! device. With `implement = [...]`, those ops get required trait methods and registrations,
+//! and every other op goes to the `fallback` policy.
+
+use std::ops::Range;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::diagnostic::{Diagnostic, column_at};
+use crate::ir::{Model, Op};
+use crate::policy;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// Run ops without a kernel on CPU (`at::native::cpu_fallback`) and copy results back.
+    Cpu,
+    /// Raise NotImplementedError naming the op.
+    Error,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    device: Option<Spanned<String>>,
+    dispatch_key: Option<Spanned<String>>,
+    namespace: Option<Spanned<String>>,
+    implement: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude_families: Vec<Spanned<String>>,
+    fallback: Option<Spanned<String>>,
+    #[serde(default)]
+    autograd: Vec<Spanned<String>>,
+}
+
+/// An op name as written in the config, with its position for diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub name: String,
+    pub span: Range<usize>,
+}
+
+/// A parsed `regen.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The device name PrivateUse1 is renamed to (`torch.ones(2, device="regen")`).
+    pub device: String,
+    pub dispatch_key: String,
+    /// The C++ namespace of the generated wrappers.
+    pub namespace: String,
+    /// `None`: skeleton mode, every selected op is registered.
+    pub implement: Option<Vec<Named>>,
+    pub exclude: Vec<Named>,
+    pub exclude_families: Vec<Named>,
+    pub fallback: Fallback,
+    pub autograd: Vec<Named>,
+    /// The config's text, for positions in diagnostics.
+    source: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            device: "regen".into(),
+            dispatch_key: "PrivateUse1".into(),
+            namespace: "regen_generated".into(),
+            implement: None,
+            exclude: Vec::new(),
+            exclude_families: Vec::new(),
+            fallback: Fallback::Error,
+            autograd: Vec::new(),
+            source: String::new(),
+        }
+    }
+}
+
+fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
+    let start = span.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
+    let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
+    let line = &source[line_start..line_end];
+    let line_no = source[..start].matches('\n').count() as u32 + 1;
+    Diagnostic::error(line_no, column_at(line, start - line_start), message, line.trim_end_matches('\r'))
+}
+
+fn named(v: Vec<Spanned<String>>) -> Vec<Named> {
+    v.into_iter().map(|s| Named { span: s.span(), name: s.into_inner() }).collect()
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Parses `regen.toml`; every error is positioned in the config.
+pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
+    let raw: RawConfig = toml::from_str(source).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        vec![diag_at(source, &span, e.message().trim_end().to_owned())]
+    })?;
+    let mut errors = Vec::new();
+    let defaults = Config::default();
+    let mut identifier = |v: Option<Spanned<String>>, default: String, what: &str| match v {
+        Some(s) if is_c_identifier(s.get_ref()) => s.into_inner(),
+        Some(s) => {
+            errors.push(diag_at(source, &s.span(), format!("{what} must be a C identifier, found {:?}", s.get_ref())));
+            default
+        }
+        None => default,
+    };
+    let device = identifier(raw.device, defaults.device, "device");
+    let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
+    let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
+    let fallback = match raw.fallback {
+        None => Fallback::Error,
+        Some(s) => match s.get_ref().as_str() {
+            "cpu" => Fallback::Cpu,
+            "error" => Fallback::Error,
+            other => {
+                errors.push(diag_at(
+                    source,
+                    &s.span(),
+                    format!("fallback must be \"cpu\" or \"error\", found {other:?}"),
+                ));
+                Fallback::Error
+            }
+        },
+    };
+    let exclude_families = named(raw.exclude_families);
+    let families = policy::families();
+    for f in &exclude_families {
+        if !families.contains(&f.name.as_str()) {
+            errors.push(diag_at(
+                source,
+                &f.span,
+                format!("unknown family {:?}; the families are: {}", f.name, families.join(", ")),
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Config {
+        device,
+        dispatch_key,
+        namespace,
+        implement: raw.implement.map(named),
+        exclude: named(raw.exclude),
+        exclude_families,
+        fallback,
+        autograd: named(raw.autograd),
+        source: source.to_owned(),
+    })
+}
+
+/// Why a required op is not generated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkipReason {
+    ExcludedFamily(&'static str),
+    Excluded,
+    /// Its types cannot cross the ABI (only types no release has used yet).
+    Unsupported(String),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::ExcludedFamily(family) => write!(f, "family `{family}` is excluded by the config"),
+            SkipReason::Excluded => f.write_str("excluded by the config"),
+            SkipReason::Unsupported(why) => write!(f, "unsupported: {why}"),
+        }
+    }
+}
+
+/// One op the backend gets code for.
+#[derive(Debug, Clone)]
+pub struct Selected<'m> {
+    pub op: &'m Op,
+    pub abi: crate::abi::AbiOp,
+    /// Named in `implement`: the trait method has no default body.
+    pub implemented: bool,
+    /// Registered for the dispatch key (else it reaches the fallback).
+    pub registered: bool,
+    /// Also registered for the autograd key.
+    pub autograd: bool,
+}
+
+/// The ops to generate, in header order, and the required ops skipped with their reasons.
+#[derive(Debug, Clone)]
+pub struct Selection<'m> {
+    pub selected: Vec<Selected<'m>>,
+    pub skipped: Vec<(&'m Op, SkipReason)>,
+}
+
+impl Config {
+    /// Resolves the config's op names against the model; unknown names are errors with
+    /// suggestions.
+    pub fn select<'m>(&self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let mut check = |list: &[Named]| {
+            for n in list {
+                if model.find(&n.name).is_none() {
+                    errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
+                }
+            }
+        };
+        if let Some(list) = &self.implement {
+            check(list);
+        }
+        check(&self.exclude);
+        check(&self.autograd);
+        let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
+        if let Some(list) = &self.implement {
+            for n in list.iter().filter(|n| has(&self.exclude, &n.name)) {
+                errors.push(diag_at(&self.source, &n.span, format!("`{}` is both implemented and excluded", n.name)));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut selected = Vec::new();
+        let mut skipped = Vec::new();
+        for op in &model.ops {
+            let implemented = self.implement.as_ref().is_some_and(|l| has(l, &op.key));
+            if !op.is_required() && !implemented {
+                continue;
+            }
+            let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));
+            let reason = if has(&self.exclude, &op.key) {
+                Some(SkipReason::Excluded)
+            } else if let (Some(f), false) = (family, implemented) {
+                Some(SkipReason::ExcludedFamily(f))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                skipped.push((op, reason));
+                continue;
+            }
+            match crate::abi::lower_abi(op) {
+                Ok(abi) => selected.push(Selected {
+                    op,
+                    abi,
+                    implemented,
+                    registered: self.implement.is_none() || implemented,
+                    autograd: has(&self.autograd, &op.key),
+                }),
+                Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
+            }
+        }
+        Ok(Selection { selected, skipped })
+    }
+}
+
+fn unknown_op_message(name: &str, model: &Model) -> String {
+    let mut scored: Vec<(f64, &str)> =
+        model.ops.iter().map(|op| (strsim::jaro_winkler(name, &op.key), op.key.as_str())).collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let best: Vec<&str> = scored.iter().take(3).filter(|(s, _)| *s > 0.8).map(|(_, k)| *k).collect();
+    if best.is_empty() {
+        format!("no op `{name}` in this header")
+    } else {
+        format!("no op `{name}` in this header; did you mean {}?", best.join(", "))
+    }
+}

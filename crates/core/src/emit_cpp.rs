@@ -1,0 +1,228 @@
+//! Emits the C++ side: the fixed ABI and marshalling headers, the kernel declarations, the
+//! registration shards (wrappers with the exact dispatcher signatures) and the fallback.
+//!
+//! The askama templates in the top-level `templates/` only lay out text; every decision (how an
+//! argument is lifted, how a result comes back) is made here from the shared [`AbiOp`].
+
+use askama::Template;
+
+use crate::abi::{AbiOp, RetKind};
+use crate::config::{Config, Fallback, Selected, Selection};
+use crate::write::OutputFile;
+
+/// Registration wrappers are split over this many translation units, so a 2-core build
+/// compiles them in parallel; each TU pays for the torch headers once.
+pub const SHARDS: usize = 4;
+
+#[derive(Template)]
+#[template(path = "regen_abi.h", escape = "none")]
+struct AbiHeader<'a> {
+    generated_note: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "regen_marshal.h", escape = "none")]
+struct MarshalHeader<'a> {
+    generated_note: &'a str,
+}
+
+struct KernelDecl {
+    schema: String,
+    symbol: String,
+    params: String,
+}
+
+#[derive(Template)]
+#[template(path = "regen_kernels.h", escape = "none")]
+struct KernelsHeader<'a> {
+    generated_note: &'a str,
+    kernels: Vec<KernelDecl>,
+}
+
+struct Wrapper {
+    schema: String,
+    op: String,
+    return_type: String,
+    name: String,
+    params: String,
+    body: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "register.cpp", escape = "none")]
+struct Registration<'a> {
+    generated_note: &'a str,
+    namespace: &'a str,
+    dispatch_key: &'a str,
+    shard: usize,
+    shard_count: usize,
+    defined: Vec<&'a Wrapper>,
+    registered: Vec<&'a Wrapper>,
+    autograd: Vec<&'a Wrapper>,
+}
+
+#[derive(Template)]
+#[template(path = "fallback.cpp", escape = "none")]
+struct FallbackUnit<'a> {
+    generated_note: &'a str,
+    namespace: &'a str,
+    dispatch_key: &'a str,
+    device: &'a str,
+    policy: &'a str,
+    cpu: bool,
+}
+
+/// The symbol of an op's Rust entry point.
+pub fn kernel_symbol(rust_name: &str) -> String {
+    format!("regen_kernel_{rust_name}")
+}
+
+fn render(t: &impl Template) -> String {
+    let mut text = t.render().expect("templates render from plain strings");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+/// C parameters of an op's entry point: its arguments, then one slot per crossing result.
+fn c_params(abi: &AbiOp) -> String {
+    let args = abi.args.iter().map(|a| format!("{} {}", a.kind.info().c_type, a.name));
+    let slots =
+        abi.returns.iter().enumerate().filter_map(|(k, r)| r.kind.c_slot_type().map(|t| format!("{t} regen_r{k}")));
+    let all: Vec<String> = args.chain(slots).collect();
+    if all.is_empty() { "void".to_owned() } else { all.join(", ") }
+}
+
+fn wrapper(s: &Selected<'_>) -> Wrapper {
+    let op = s.op;
+    let qualified = format!("{}::{}", op.schema.namespace, op.key);
+    let mut body = Vec::new();
+    let mut call_args = Vec::new();
+    for (k, (a, p)) in s.abi.args.iter().zip(&op.cpp.params).enumerate() {
+        body.push(format!(
+            "auto regen_a{k} = ::regen::{}({}, \"{qualified} argument '{}'\");",
+            a.kind.info().cpp_lift,
+            p.name,
+            a.name
+        ));
+        call_args.push(format!("regen_a{k}"));
+    }
+    let mut values = Vec::new();
+    for (k, r) in s.abi.returns.iter().enumerate() {
+        let slot = format!("regen_r{k}");
+        let (decl, pass, value) = match &r.kind {
+            RetKind::Tensor => (
+                Some(format!("regen_tensor {slot} = ::regen::no_tensor();")),
+                format!("&{slot}"),
+                format!("::regen::adopt({slot})"),
+            ),
+            RetKind::TensorRef(arg) => (None, String::new(), op.cpp.params[*arg].name.to_string()),
+            RetKind::TensorVec => (
+                Some(format!("::std::vector<at::Tensor> {slot};")),
+                format!("::regen::tensor_sink({slot})"),
+                format!("::std::move({slot})"),
+            ),
+            RetKind::IntVec => (
+                Some(format!("::std::vector<int64_t> {slot};")),
+                format!("::regen::i64_sink({slot})"),
+                format!("::std::move({slot})"),
+            ),
+            RetKind::Int => (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), slot.clone()),
+            RetKind::SymInt => {
+                (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), format!("c10::SymInt({slot})"))
+            }
+            RetKind::Float => (Some(format!("double {slot} = 0;")), format!("&{slot}"), slot.clone()),
+            RetKind::Bool => (Some(format!("bool {slot} = false;")), format!("&{slot}"), slot.clone()),
+            RetKind::SymBool => {
+                (Some(format!("bool {slot} = false;")), format!("&{slot}"), format!("c10::SymBool({slot})"))
+            }
+            RetKind::ScalarType => (
+                Some(format!("int32_t {slot} = 0;")),
+                format!("&{slot}"),
+                format!("static_cast<at::ScalarType>({slot})"),
+            ),
+            RetKind::QScheme => {
+                (Some(format!("int32_t {slot} = 0;")), format!("&{slot}"), format!("static_cast<at::QScheme>({slot})"))
+            }
+            RetKind::Scalar => (
+                Some(format!("regen_scalar {slot} = ::regen::no_scalar();")),
+                format!("&{slot}"),
+                format!("::regen::from_c({slot})"),
+            ),
+        };
+        body.extend(decl);
+        if r.kind.c_slot_type().is_some() {
+            call_args.push(pass);
+        }
+        values.push(value);
+    }
+    body.push(format!("::regen::check({}({}));", kernel_symbol(&op.rust_name), call_args.join(", ")));
+    let return_type = op.cpp.return_type.spelling.clone();
+    if s.abi.returns_tuple {
+        body.push(format!("return {return_type}({});", values.join(", ")));
+    } else if let Some(v) = values.first() {
+        // A lone local is returned by name: moving it would prevent copy elision.
+        let v = v.strip_prefix("::std::move(").and_then(|v| v.strip_suffix(')')).unwrap_or(v);
+        body.push(format!("return {v};"));
+    }
+    let params: Vec<String> = op.cpp.params.iter().map(|p| format!("{} {}", p.ty.spelling, p.name)).collect();
+    Wrapper {
+        schema: op.schema_text.clone(),
+        op: op.key.clone(),
+        return_type,
+        name: format!("wrap_{}", op.rust_name),
+        params: params.join(", "),
+        body,
+    }
+}
+
+/// Every C++ output file, in a fixed order.
+pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
+    let file = |name: &str, text: String| OutputFile { name: name.to_owned(), contents: text.into_bytes() };
+    let mut files = vec![
+        file("regen_abi.h", render(&AbiHeader { generated_note: note })),
+        file("regen_marshal.h", render(&MarshalHeader { generated_note: note })),
+    ];
+    let kernels = selection
+        .selected
+        .iter()
+        .map(|s| KernelDecl {
+            schema: s.op.schema_text.clone(),
+            symbol: kernel_symbol(&s.op.rust_name),
+            params: c_params(&s.abi),
+        })
+        .collect();
+    files.push(file("regen_kernels.h", render(&KernelsHeader { generated_note: note, kernels })));
+
+    let registered: Vec<(&Selected<'_>, Wrapper)> =
+        selection.selected.iter().filter(|s| s.registered || s.autograd).map(|s| (s, wrapper(s))).collect();
+    let per_shard = registered.len().div_ceil(SHARDS).max(1);
+    for shard in 0..SHARDS {
+        let chunk = registered.get(shard * per_shard..((shard + 1) * per_shard).min(registered.len())).unwrap_or(&[]);
+        let unit = Registration {
+            generated_note: note,
+            namespace: &config.namespace,
+            dispatch_key: &config.dispatch_key,
+            shard: shard + 1,
+            shard_count: SHARDS,
+            defined: chunk.iter().map(|(_, w)| w).collect(),
+            registered: chunk.iter().filter(|(s, _)| s.registered).map(|(_, w)| w).collect(),
+            autograd: chunk.iter().filter(|(s, _)| s.autograd).map(|(_, w)| w).collect(),
+        };
+        files.push(file(&format!("register_{}.cpp", shard + 1), render(&unit)));
+    }
+    let fallback = FallbackUnit {
+        generated_note: note,
+        namespace: &config.namespace,
+        dispatch_key: &config.dispatch_key,
+        device: &config.device,
+        policy: match config.fallback {
+            Fallback::Cpu => "cpu",
+            Fallback::Error => "error",
+        },
+        cpu: config.fallback == Fallback::Cpu,
+    };
+    files.push(file("register_fallback.cpp", render(&fallback)));
+    files
+}

@@ -1,0 +1,162 @@
+//! Emits `kernels.rs`: the backend's kernel trait, its installation, and the `extern "C"` entry
+//! points the C++ wrappers call. Built with proc-macro2/quote and formatted in-process with
+//! prettyplease, so the output is ordinary rustfmt-style code.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::abi::RetKind;
+use crate::config::{Selected, Selection};
+use crate::emit_cpp::kernel_symbol;
+use crate::policy::is_rust_keyword;
+use crate::rust_name::snake_case;
+
+fn tokens(s: &str) -> TokenStream {
+    s.parse().expect("type strings in the ABI tables are valid Rust")
+}
+
+/// The Rust bindings of an op's arguments: snake_case, keywords with a trailing `_`
+/// (`self` → `self_`), and a position suffix should two names meet (`N` and `n`).
+fn bindings(s: &Selected<'_>) -> Vec<Ident> {
+    let mut seen: Vec<String> = Vec::with_capacity(s.abi.args.len());
+    for (k, a) in s.abi.args.iter().enumerate() {
+        let mut name = snake_case(&a.name);
+        if is_rust_keyword(&name) {
+            name.push('_');
+        }
+        if seen.contains(&name) {
+            name = format!("{name}_{k}");
+        }
+        seen.push(name);
+    }
+    seen.iter().map(|n| Ident::new(n, Span::call_site())).collect()
+}
+
+/// The kernel's result type: the crossing results, as one value or a tuple.
+fn result_type(s: &Selected<'_>) -> TokenStream {
+    let types: Vec<TokenStream> = s.abi.returns.iter().filter_map(|r| r.kind.rust_safe_type()).map(tokens).collect();
+    match types.len() {
+        1 => types.into_iter().next().expect("one type"),
+        _ => quote! { (#(#types),*) },
+    }
+}
+
+fn trait_method(s: &Selected<'_>) -> TokenStream {
+    let op = s.op;
+    let method = Ident::new(&op.rust_name, Span::call_site());
+    let doc = format!(" `{}`", op.schema_text);
+    let params = s.abi.args.iter().zip(bindings(s)).map(|(a, name)| {
+        let ty = tokens(a.kind.info().rust_safe);
+        quote! { #name: #ty }
+    });
+    let result = result_type(s);
+    if s.implemented {
+        quote! {
+            #[doc = #doc]
+            fn #method(&self, #(#params),*) -> Result<#result>;
+        }
+    } else {
+        let message = format!("{}::{} has no kernel in this backend", op.schema.namespace, op.key);
+        quote! {
+            #[doc = #doc]
+            fn #method(&self, #(#params),*) -> Result<#result> {
+                Err(Error::not_implemented(#message))
+            }
+        }
+    }
+}
+
+fn entry_point(s: &Selected<'_>) -> TokenStream {
+    let op = s.op;
+    let symbol = Ident::new(&kernel_symbol(&op.rust_name), Span::call_site());
+    let method = Ident::new(&op.rust_name, Span::call_site());
+    let qualified = format!("{}::{}", op.schema.namespace, op.key);
+    let doc = format!(" Entry point of `{qualified}`, called by its C++ wrapper.");
+    let names = bindings(s);
+    let abi_types = s.abi.args.iter().map(|a| tokens(a.kind.info().rust_abi));
+    let safe_types: Vec<TokenStream> = s.abi.args.iter().map(|a| tokens(a.kind.info().rust_safe)).collect();
+    let slots: Vec<(Ident, TokenStream)> = s
+        .abi
+        .returns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r.kind.rust_slot_type().map(|t| (format_ident!("regen_r{k}"), tokens(t))))
+        .collect();
+    let slot_params = slots.iter().map(|(n, t)| quote! { #n: #t });
+    let slot_names: Vec<&Ident> = slots.iter().map(|(n, _)| n).collect();
+    let values: Vec<Ident> = (0..slots.len()).map(|k| format_ident!("regen_v{k}")).collect();
+    let call = quote! {
+        kernels()?.#method(#(unsafe { <#safe_types as FromAbi<'_>>::from_abi(&#names) }?),*)
+    };
+    let body = match values.len() {
+        0 => quote! { #call?; },
+        1 => quote! {
+            let regen_v0 = #call?;
+            unsafe { IntoSlot::write(regen_v0, #(#slot_names)*) }?;
+        },
+        _ => quote! {
+            let (#(#values),*) = #call?;
+            #(
+                unsafe { IntoSlot::write(#values, #slot_names) }?;
+            )*
+        },
+    };
+    quote! {
+        #[doc = #doc]
+        ///
+        /// # Safety
+        /// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+        /// and passes a valid slot for each result.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn #symbol(#(#names: #abi_types,)* #(#slot_params),*) -> *mut abi::regen_error {
+            regen_runtime::ffi::call(#qualified, || {
+                #body
+                Ok(())
+            })
+        }
+    }
+}
+
+/// The whole `kernels.rs` text, starting with its `@generated` line.
+pub fn emit_rust(selection: &Selection<'_>, note: &str) -> String {
+    let methods = selection.selected.iter().map(trait_method);
+    let entries = selection.selected.iter().map(entry_point);
+    let uses_returns =
+        selection.selected.iter().any(|s| s.abi.returns.iter().any(|r| !matches!(r.kind, RetKind::TensorRef(_))));
+    let into_slot = uses_returns.then(|| quote! { use regen_runtime::args::IntoSlot; });
+    let file = quote! {
+        #![allow(unused_imports, unused_variables, clippy::too_many_arguments, clippy::type_complexity)]
+
+        use std::sync::OnceLock;
+
+        use regen_runtime::abi;
+        use regen_runtime::args::FromAbi;
+        #into_slot
+        use regen_runtime::{
+            Device, Error, Generator, Layout, MemoryFormat, OptionalTensorList, QScheme, Result, Scalar, ScalarType,
+            Storage, Stream, Tensor, TensorList, TensorRef,
+        };
+
+        /// The backend's kernels, one method per generated op, documented with its schema.
+        /// Methods with a default body are not implemented yet: they raise NotImplementedError.
+        pub trait Kernels: Send + Sync + 'static {
+            #(#methods)*
+        }
+
+        static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
+
+        /// Installs the backend's kernels; the first installation wins (returns false after).
+        pub fn install(kernels: impl Kernels) -> bool {
+            KERNELS.set(Box::new(kernels)).is_ok()
+        }
+
+        fn kernels() -> Result<&'static dyn Kernels> {
+            KERNELS.get().map(|k| &**k).ok_or_else(|| Error::runtime("no kernels installed: call install() at load time"))
+        }
+
+        #(#entries)*
+    };
+    let syntax: syn::File = syn::parse2(file).expect("the generated tokens form a Rust file");
+    let body = prettyplease::unparse(&syntax);
+    format!("// {note}\n\n{body}")
+}
