@@ -28,6 +28,7 @@ struct RawConfig {
     device: Option<Spanned<String>>,
     dispatch_key: Option<Spanned<String>>,
     namespace: Option<Spanned<String>>,
+    symbol_prefix: Option<Spanned<String>>,
     implement: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
@@ -53,6 +54,9 @@ pub struct Config {
     pub dispatch_key: String,
     /// The C++ namespace of the generated wrappers.
     pub namespace: String,
+    /// Prefix of the Rust entry-point symbols (`{prefix}_{rust_name}`); distinct prefixes let
+    /// two generated backends live in one process.
+    pub symbol_prefix: String,
     /// `None`: skeleton mode, every selected op is registered.
     pub implement: Option<Vec<Named>>,
     pub exclude: Vec<Named>,
@@ -69,6 +73,7 @@ impl Default for Config {
             device: "regen".into(),
             dispatch_key: "PrivateUse1".into(),
             namespace: "regen_generated".into(),
+            symbol_prefix: "regen_kernel".into(),
             implement: None,
             exclude: Vec::new(),
             exclude_families: Vec::new(),
@@ -116,6 +121,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     let device = identifier(raw.device, defaults.device, "device");
     let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
     let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
+    let symbol_prefix = identifier(raw.symbol_prefix, defaults.symbol_prefix, "symbol_prefix");
     let fallback = match raw.fallback {
         None => Fallback::Error,
         Some(s) => match s.get_ref().as_str() {
@@ -149,6 +155,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         device,
         dispatch_key,
         namespace,
+        symbol_prefix,
         implement: raw.implement.map(named),
         exclude: named(raw.exclude),
         exclude_families,

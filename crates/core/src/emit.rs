@@ -73,6 +73,6 @@ pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note:
         contents: emit_selection(selection, config, note).into_bytes(),
     });
     files.extend(emit_cpp(selection, config, note));
-    files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, note).into_bytes() });
+    files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files
 }

@@ -73,8 +73,8 @@ struct FallbackUnit<'a> {
 }
 
 /// The symbol of an op's Rust entry point.
-pub fn kernel_symbol(rust_name: &str) -> String {
-    format!("regen_kernel_{rust_name}")
+pub fn kernel_symbol(config: &Config, rust_name: &str) -> String {
+    format!("{}_{rust_name}", config.symbol_prefix)
 }
 
 fn render(t: &impl Template) -> String {
@@ -94,7 +94,7 @@ fn c_params(abi: &AbiOp) -> String {
     if all.is_empty() { "void".to_owned() } else { all.join(", ") }
 }
 
-fn wrapper(s: &Selected<'_>) -> Wrapper {
+fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let op = s.op;
     let qualified = format!("{}::{}", op.schema.namespace, op.key);
     let mut body = Vec::new();
@@ -157,7 +157,7 @@ fn wrapper(s: &Selected<'_>) -> Wrapper {
         }
         values.push(value);
     }
-    body.push(format!("::regen::check({}({}));", kernel_symbol(&op.rust_name), call_args.join(", ")));
+    body.push(format!("::regen::check({}({}));", kernel_symbol(config, &op.rust_name), call_args.join(", ")));
     let return_type = op.cpp.return_type.spelling.clone();
     if s.abi.returns_tuple {
         body.push(format!("return {return_type}({});", values.join(", ")));
@@ -189,14 +189,14 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         .iter()
         .map(|s| KernelDecl {
             schema: s.op.schema_text.clone(),
-            symbol: kernel_symbol(&s.op.rust_name),
+            symbol: kernel_symbol(config, &s.op.rust_name),
             params: c_params(&s.abi),
         })
         .collect();
     files.push(file("regen_kernels.h", render(&KernelsHeader { generated_note: note, kernels })));
 
     let registered: Vec<(&Selected<'_>, Wrapper)> =
-        selection.selected.iter().filter(|s| s.registered || s.autograd).map(|s| (s, wrapper(s))).collect();
+        selection.selected.iter().filter(|s| s.registered || s.autograd).map(|s| (s, wrapper(s, config))).collect();
     let per_shard = registered.len().div_ceil(SHARDS).max(1);
     for shard in 0..SHARDS {
         let chunk = registered.get(shard * per_shard..((shard + 1) * per_shard).min(registered.len())).unwrap_or(&[]);

@@ -6,7 +6,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::abi::RetKind;
-use crate::config::{Selected, Selection};
+use crate::config::{Config, Selected, Selection};
 use crate::emit_cpp::kernel_symbol;
 use crate::policy::is_rust_keyword;
 use crate::rust_name::snake_case;
@@ -56,7 +56,7 @@ fn trait_method(s: &Selected<'_>) -> TokenStream {
             fn #method(&self, #(#params),*) -> Result<#result>;
         }
     } else {
-        let message = format!("{}::{} has no kernel in this backend", op.schema.namespace, op.key);
+        let message = format!("no kernel in this backend (list `{}` under `implement` in regen.toml)", op.key);
         quote! {
             #[doc = #doc]
             fn #method(&self, #(#params),*) -> Result<#result> {
@@ -66,9 +66,9 @@ fn trait_method(s: &Selected<'_>) -> TokenStream {
     }
 }
 
-fn entry_point(s: &Selected<'_>) -> TokenStream {
+fn entry_point(s: &Selected<'_>, config: &Config) -> TokenStream {
     let op = s.op;
-    let symbol = Ident::new(&kernel_symbol(&op.rust_name), Span::call_site());
+    let symbol = Ident::new(&kernel_symbol(config, &op.rust_name), Span::call_site());
     let method = Ident::new(&op.rust_name, Span::call_site());
     let qualified = format!("{}::{}", op.schema.namespace, op.key);
     let doc = format!(" Entry point of `{qualified}`, called by its C++ wrapper.");
@@ -118,14 +118,16 @@ fn entry_point(s: &Selected<'_>) -> TokenStream {
 }
 
 /// The whole `kernels.rs` text, starting with its `@generated` line.
-pub fn emit_rust(selection: &Selection<'_>, note: &str) -> String {
+pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> String {
     let methods = selection.selected.iter().map(trait_method);
-    let entries = selection.selected.iter().map(entry_point);
+    let entries = selection.selected.iter().map(|s| entry_point(s, config));
     let uses_returns =
         selection.selected.iter().any(|s| s.abi.returns.iter().any(|r| !matches!(r.kind, RetKind::TensorRef(_))));
     let into_slot = uses_returns.then(|| quote! { use regen_runtime::args::IntoSlot; });
     let file = quote! {
-        #![allow(unused_imports, unused_variables, clippy::too_many_arguments, clippy::type_complexity)]
+        #![allow(unused_imports, unused_variables)]
+        // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
+        #![allow(clippy::too_many_arguments, clippy::type_complexity, clippy::wrong_self_convention, clippy::should_implement_trait)]
 
         use std::sync::OnceLock;
 

@@ -1,0 +1,5 @@
+//! Every fixture release's generated `kernels.rs`, compiled as a module of a crate that depends
+//! on regen-runtime: `torch_2_15_0`, ..., and `configured` (2.15.0 with `regen.toml`).
+//! Building this crate is the test that generated Rust compiles, warning-free, for each release.
+
+include!(concat!(env!("OUT_DIR"), "/mods.rs"));
