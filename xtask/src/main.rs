@@ -4,14 +4,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: cargo xtask <command>
-  fixture --torch X.Y.Z   fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
-  ci                      everything CI checks: fmt, clippy, then all tests";
+  fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
+  compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
+                              against the release's own torch headers (repeat --torch for several)
+  ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
+                              and newest fixtures, then all tests";
+
+/// The releases whose generated C++ CI compiles: the oldest and the newest fixture.
+const CI_COMPILE_RELEASES: &[&str] = &["1.13.1", "2.15.0"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["fixture", "--torch", version] => fixture(version),
         ["ci"] => ci(),
+        ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
+            let releases: Option<Vec<&str>> =
+                rest.chunks(2).map(|pair| (pair[0] == "--torch").then_some(pair[1])).collect();
+            releases.ok_or_else(|| USAGE.to_owned()).and_then(|r| r.iter().try_for_each(|v| compile_cpp(v)))
+        }
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -42,6 +53,9 @@ fn cargo() -> Command {
 fn ci() -> Result<(), String> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    for release in CI_COMPILE_RELEASES {
+        compile_cpp(release)?;
+    }
     // nextest closes with one summary line for the whole workspace (cargo test closes on the
     // last binary's count, often an empty doc-test run); the machine image ships it.
     let has_nextest = cargo().args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
@@ -52,29 +66,129 @@ fn ci() -> Result<(), String> {
     }
 }
 
-/// Downloads the torch wheel (without dependencies) and extracts the one header from it.
-fn fixture(version: &str) -> Result<(), String> {
+fn check_version(version: &str) -> Result<(), String> {
     if version.is_empty() || !version.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(format!("expected a release number like 2.15.0, got {version:?}"));
     }
-    let root = root();
-    let download = root.join("target").join("torch-wheels").join(version);
-    std::fs::create_dir_all(&download).map_err(|e| e.to_string())?;
-    run(Command::new(python())
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d"])
-        .arg(&download)
-        .arg(format!("torch=={version}")))?;
-    let dest_dir = root.join("fixtures").join(format!("torch-{version}"));
+    Ok(())
+}
+
+/// Downloads the torch wheel of `version` (without dependencies) once, into target/torch-wheels.
+fn wheel_dir(version: &str) -> Result<PathBuf, String> {
+    check_version(version)?;
+    let dir = root().join("target").join("torch-wheels").join(version);
+    let has_wheel = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .is_ok_and(|d| d.filter_map(Result::ok).any(|e| e.file_name().to_string_lossy().ends_with(".whl")))
+    };
+    if has_wheel(&dir) {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let download = |extra: &[&str]| {
+        run(Command::new(python())
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet", "-d"])
+            .arg(&dir)
+            .args(extra)
+            .arg(format!("torch=={version}")))
+    };
+    // Old releases have no wheel for this machine's Python; their headers are the same in any.
+    download(&[]).or_else(|_| {
+        download(&[
+            "--python-version",
+            "3.10",
+            "--platform",
+            "manylinux1_x86_64",
+            "--platform",
+            "manylinux_2_17_x86_64",
+        ])
+    })?;
+    Ok(dir)
+}
+
+/// Extracts members under `prefix` from the downloaded wheel into `dest` (Python's zipfile reads
+/// single members without unpacking the whole, large wheel).
+fn extract(version: &str, prefix: &str, dest: &Path) -> Result<(), String> {
+    let script = "import sys, zipfile, glob, os\n\
+        wheels = sorted(glob.glob(os.path.join(sys.argv[1], 'torch-*.whl')))\n\
+        if not wheels: sys.exit('no torch wheel was downloaded')\n\
+        with zipfile.ZipFile(wheels[-1]) as z:\n\
+        \x20   members = [m for m in z.namelist() if m.startswith(sys.argv[2])]\n\
+        \x20   if not members: sys.exit('nothing under ' + sys.argv[2] + ' in ' + wheels[-1])\n\
+        \x20   z.extractall(sys.argv[3], members)\n";
+    run(Command::new(python()).args(["-c", script]).arg(wheel_dir(version)?).arg(prefix).arg(dest))
+}
+
+/// Fetches that release's header out of the torch wheel into fixtures/.
+fn fixture(version: &str) -> Result<(), String> {
+    let dest_dir = root().join("fixtures").join(format!("torch-{version}"));
+    let scratch = root().join("target").join("torch-fixture").join(version);
+    extract(version, "torch/include/ATen/RegistrationDeclarations.h", &scratch)?;
     std::fs::create_dir_all(&dest_dir).map_err(|e| e.to_string())?;
     let dest = dest_dir.join("RegistrationDeclarations.h");
-    // Python's zipfile reads one member without unpacking the whole (large) wheel.
-    let script = "import sys, zipfile, glob\n\
-        wheels = sorted(glob.glob(sys.argv[1] + '/torch-*.whl'))\n\
-        if not wheels: sys.exit('no torch wheel was downloaded')\n\
-        with zipfile.ZipFile(wheels[-1]) as z, open(sys.argv[2], 'wb') as out:\n\
-        \x20   out.write(z.read('torch/include/ATen/RegistrationDeclarations.h'))\n";
-    run(Command::new(python()).args(["-c", script]).arg(&download).arg(&dest))?;
+    std::fs::copy(scratch.join("torch/include/ATen/RegistrationDeclarations.h"), &dest).map_err(|e| e.to_string())?;
     eprintln!("xtask: wrote {}", dest.display());
+    Ok(())
+}
+
+/// Generates the full required set for a fixture and compiles every C++ file with `-Wall -Werror`
+/// against that release's own torch headers (torch's own headers included as system headers).
+fn compile_cpp(version: &str) -> Result<(), String> {
+    let root = root();
+    let header = root.join("fixtures").join(format!("torch-{version}")).join("RegistrationDeclarations.h");
+    if !header.is_file() {
+        return Err(format!("no fixture {}; run `cargo xtask fixture --torch {version}` first", header.display()));
+    }
+    let torch = root.join("target").join("torch-include").join(version);
+    let marker = torch.join(".complete");
+    if !marker.exists() {
+        extract(version, "torch/include/", &torch)?;
+        extract(version, "torch/share/cmake/Torch/", &torch)?;
+        std::fs::write(&marker, "").map_err(|e| e.to_string())?;
+    }
+    // The wheel's own build flags say which C++ ABI it was built with.
+    let cmake = std::fs::read_to_string(torch.join("torch/share/cmake/Torch/TorchConfig.cmake")).unwrap_or_default();
+    let abi = if cmake.contains("_GLIBCXX_USE_CXX11_ABI=0") { "0" } else { "1" };
+    let std = if version.starts_with("1.") { "-std=c++17" } else { "-std=c++20" };
+    let out = root.join("target").join("compile-cpp").join(version);
+    run(cargo()
+        .args(["run", "--quiet", "--release", "-p", "regen", "--", "--header"])
+        .arg(&header)
+        .arg("--out")
+        .arg(&out))?;
+    let include = torch.join("torch/include");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&out)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    sources.sort();
+    // Two at a time: the machines have two cores, and each unit parses the torch headers once.
+    for pair in sources.chunks(2) {
+        let mut children = Vec::new();
+        for src in pair {
+            let mut cmd = Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()));
+            cmd.args([std, &format!("-D_GLIBCXX_USE_CXX11_ABI={abi}"), "-Wall", "-Wextra", "-Werror", "-c", "-o"])
+                .arg(src.with_extension("o"))
+                .arg("-isystem")
+                .arg(&include)
+                .arg("-isystem")
+                .arg(include.join("torch/csrc/api/include"))
+                .arg("-I")
+                .arg(&out)
+                .arg(src);
+            eprintln!("xtask: compiling {} against torch {version} headers", src.display());
+            children.push((src.clone(), cmd.spawn().map_err(|e| format!("cannot start the C++ compiler: {e}"))?));
+        }
+        for (src, mut child) in children {
+            let status = child.wait().map_err(|e| e.to_string())?;
+            if !status.success() {
+                return Err(format!("{} does not compile against torch {version}", src.display()));
+            }
+        }
+    }
+    eprintln!("xtask: the generated C++ for torch {version} compiles warning-free ({} units)", sources.len());
     Ok(())
 }
 
