@@ -10,8 +10,10 @@ const USAGE: &str = "usage: cargo xtask <command>
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
 
-/// The releases whose generated C++ CI compiles: the oldest and the newest fixture.
-const CI_COMPILE_RELEASES: &[&str] = &["1.13.1", "2.15.0"];
+/// What CI compiles: the full skeleton of the oldest and newest fixtures, and the newest with a
+/// config (implemented ops, autograd registrations, the CPU fallback).
+const CI_COMPILE: &[(&str, Option<&str>)] =
+    &[("1.13.1", None), ("2.15.0", None), ("2.15.0", Some("crates/kernels-check/regen.toml"))];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,7 +23,7 @@ fn main() -> ExitCode {
         ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
             let releases: Option<Vec<&str>> =
                 rest.chunks(2).map(|pair| (pair[0] == "--torch").then_some(pair[1])).collect();
-            releases.ok_or_else(|| USAGE.to_owned()).and_then(|r| r.iter().try_for_each(|v| compile_cpp(v)))
+            releases.ok_or_else(|| USAGE.to_owned()).and_then(|r| r.iter().try_for_each(|v| compile_cpp(v, None)))
         }
         _ => Err(USAGE.to_owned()),
     };
@@ -53,8 +55,8 @@ fn cargo() -> Command {
 fn ci() -> Result<(), String> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    for release in CI_COMPILE_RELEASES {
-        compile_cpp(release)?;
+    for (release, config) in CI_COMPILE {
+        compile_cpp(release, *config)?;
     }
     // nextest closes with one summary line for the whole workspace (cargo test closes on the
     // last binary's count, often an empty doc-test run); the machine image ships it.
@@ -133,7 +135,7 @@ fn fixture(version: &str) -> Result<(), String> {
 
 /// Generates the full required set for a fixture and compiles every C++ file with `-Wall -Werror`
 /// against that release's own torch headers (torch's own headers included as system headers).
-fn compile_cpp(version: &str) -> Result<(), String> {
+fn compile_cpp(version: &str, config: Option<&str>) -> Result<(), String> {
     let root = root();
     let header = root.join("fixtures").join(format!("torch-{version}")).join("RegistrationDeclarations.h");
     if !header.is_file() {
