@@ -152,12 +152,14 @@ fn compile_cpp(version: &str, config: Option<&str>) -> Result<(), String> {
     let cmake = std::fs::read_to_string(torch.join("torch/share/cmake/Torch/TorchConfig.cmake")).unwrap_or_default();
     let abi = if cmake.contains("_GLIBCXX_USE_CXX11_ABI=0") { "0" } else { "1" };
     let std = if version.starts_with("1.") { "-std=c++17" } else { "-std=c++20" };
-    let out = root.join("target").join("compile-cpp").join(version);
-    run(cargo()
-        .args(["run", "--quiet", "--release", "-p", "regen", "--", "--header"])
-        .arg(&header)
-        .arg("--out")
-        .arg(&out))?;
+    let variant = if config.is_some() { format!("{version}-configured") } else { version.to_owned() };
+    let out = root.join("target").join("compile-cpp").join(variant);
+    let mut regen = cargo();
+    regen.args(["run", "--quiet", "--release", "-p", "regen", "--", "--header"]).arg(&header).arg("--out").arg(&out);
+    if let Some(config) = config {
+        regen.arg("--config").arg(root.join(config));
+    }
+    run(&mut regen)?;
     let include = torch.join("torch/include");
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&out)
         .map_err(|e| e.to_string())?
