@@ -22,12 +22,15 @@ namespace {
 {% endfor %}
 }  // namespace
 }  // namespace {{ namespace }}
-
+{% if registered.is_empty() %}
+// No registrations fall in this part.
+{%- else %}
 TORCH_LIBRARY_IMPL(aten, {{ dispatch_key }}, m) {
 {%- for w in registered %}
   m.impl("{{ w.op }}", TORCH_FN({{ namespace }}::{{ w.name }}));
 {%- endfor %}
 }
+{%- endif %}
 {%- if !autograd.is_empty() %}
 
 TORCH_LIBRARY_IMPL(aten, Autograd{{ dispatch_key }}, m) {
