@@ -7,6 +7,7 @@ const USAGE: &str = "usage: cargo xtask <command>
   fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
   compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
                               against the release's own torch headers (repeat --torch for several)
+  regen [--check]             regenerate (or check) the runtime's checked-in code in crates/runtime/generated
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
 
@@ -20,6 +21,8 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["fixture", "--torch", version] => fixture(version),
         ["ci"] => ci(),
+        ["regen"] => regen(false),
+        ["regen", "--check"] => regen(true),
         ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
             let releases: Option<Vec<&str>> =
                 rest.chunks(2).map(|pair| (pair[0] == "--torch").then_some(pair[1])).collect();
@@ -52,8 +55,28 @@ fn cargo() -> Command {
     cmd
 }
 
+/// The runtime's generated code: torch 2.15.0's header with crates/runtime/regen.toml.
+fn regen(check: bool) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "regen", "--"]).args([
+        "--header",
+        "fixtures/torch-2.15.0/RegistrationDeclarations.h",
+        "--config",
+        "crates/runtime/regen.toml",
+        "--out",
+        "crates/runtime/generated",
+        "--command",
+        "cargo xtask regen",
+    ]);
+    if check {
+        cmd.arg("--check");
+    }
+    run(&mut cmd)
+}
+
 fn ci() -> Result<(), String> {
     run(cargo().args(["fmt", "--all", "--check"]))?;
+    regen(true)?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     for (release, config) in CI_COMPILE {
         compile_cpp(release, *config)?;

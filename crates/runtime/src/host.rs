@@ -1,15 +1,34 @@
-//! Services the C++ host provides to Rust: reference counting of tensor handles (and, with the
-//! runtime's host glue, tensor creation). Installed once by the host at load time.
+//! Services the C++ host glue provides to Rust (`cpp/regen_host.h`): reference counting,
+//! creating device tensors, and the metadata changes only c10 can make. Installed once at load.
 
-use std::ffi::c_void;
+use std::ffi::{CStr, c_char, c_void};
 use std::sync::OnceLock;
 
+use crate::abi::regen_tensor;
+use crate::args::{Storage, Tensor, TensorRef};
+use crate::error::{Error, Result};
+
+/// Mirror of `regen_host` in `cpp/regen_host.h`.
+#[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct Host {
-    /// Adds a reference to a `c10::TensorImpl`.
+    pub size: usize,
     pub retain: unsafe extern "C" fn(*mut c_void),
-    /// Drops a reference to a `c10::TensorImpl`.
     pub release: unsafe extern "C" fn(*mut c_void),
+    pub empty_strided: unsafe extern "C" fn(*const i64, *const i64, i64, i32, *mut regen_tensor) -> *const c_char,
+    pub resize: unsafe extern "C" fn(*mut c_void, *const i64, i64, *mut regen_tensor) -> *const c_char,
+    pub as_strided:
+        unsafe extern "C" fn(*mut c_void, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
+    pub set_storage: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        i64,
+        *const i64,
+        *const i64,
+        i64,
+        *mut regen_tensor,
+    ) -> *const c_char,
+    pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
 }
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -21,4 +40,90 @@ pub fn set_host(host: Host) -> bool {
 
 pub fn host() -> Option<&'static Host> {
     HOST.get()
+}
+
+fn installed() -> Result<&'static Host> {
+    host().ok_or_else(|| Error::runtime("regen host services are not installed (is the C++ glue loaded?)"))
+}
+
+/// Turns a service's returned message (NULL on success) into a result.
+fn status(message: *const c_char) -> Result<()> {
+    if message.is_null() {
+        return Ok(());
+    }
+    // SAFETY: the host returns a NUL-terminated message valid until its next call on this thread.
+    Err(Error::runtime(unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()))
+}
+
+fn impl_of(t: &TensorRef<'_>) -> Result<*mut c_void> {
+    if t.is_defined() {
+        Ok(t.raw().impl_)
+    } else {
+        Err(Error::runtime("an undefined tensor where a tensor is required"))
+    }
+}
+
+/// A new contiguous-or-strided tensor on the device.
+pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: i32) -> Result<Tensor> {
+    let host = installed()?;
+    let mut out = regen_tensor::NONE;
+    // SAFETY: the slices live for the call; `out` is writable.
+    status(unsafe { (host.empty_strided)(sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, dtype, &mut out) })?;
+    // SAFETY: the host handed over one reference.
+    Ok(unsafe { Tensor::from_raw(out) })
+}
+
+/// Resizes `t` in place to contiguous `sizes`; returns its new description.
+pub fn resize(t: &TensorRef<'_>, sizes: &[i64]) -> Result<regen_tensor> {
+    let host = installed()?;
+    let mut out = regen_tensor::NONE;
+    // SAFETY: as above.
+    status(unsafe { (host.resize)(impl_of(t)?, sizes.as_ptr(), sizes.len() as i64, &mut out) })?;
+    Ok(out)
+}
+
+/// A new view of `t`'s storage.
+pub fn as_strided(t: &TensorRef<'_>, sizes: &[i64], strides: &[i64], storage_offset: i64) -> Result<Tensor> {
+    let host = installed()?;
+    let mut out = regen_tensor::NONE;
+    // SAFETY: as above.
+    status(unsafe {
+        (host.as_strided)(impl_of(t)?, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, storage_offset, &mut out)
+    })?;
+    // SAFETY: the host handed over one reference.
+    Ok(unsafe { Tensor::from_raw(out) })
+}
+
+/// Points `t` at `storage` (None: a new empty storage) with the given geometry.
+pub fn set_storage(
+    t: &TensorRef<'_>,
+    storage: Option<Storage>,
+    storage_offset: i64,
+    sizes: &[i64],
+    strides: &[i64],
+) -> Result<regen_tensor> {
+    let host = installed()?;
+    let mut out = regen_tensor::NONE;
+    // SAFETY: as above.
+    status(unsafe {
+        (host.set_storage)(
+            impl_of(t)?,
+            storage.map_or(std::ptr::null_mut(), |s| s.0.as_ptr()),
+            storage_offset,
+            sizes.as_ptr(),
+            strides.as_ptr(),
+            sizes.len() as i64,
+            &mut out,
+        )
+    })?;
+    Ok(out)
+}
+
+/// Points `t` at `source`'s storage and geometry.
+pub fn set_tensor(t: &TensorRef<'_>, source: &TensorRef<'_>) -> Result<regen_tensor> {
+    let host = installed()?;
+    let mut out = regen_tensor::NONE;
+    // SAFETY: as above.
+    status(unsafe { (host.set_tensor)(impl_of(t)?, impl_of(source)?, &mut out) })?;
+    Ok(out)
 }

@@ -1,0 +1,42 @@
+/* Services the C++ host glue (host.cpp) gives the Rust runtime: reference counting, tensor
+ * creation and the metadata changes only c10 can make. Mirrored by regen_runtime::host.
+ *
+ * Every service that can fail returns NULL on success or an error message that stays valid
+ * until the next service call on the same thread. No C++ exception crosses into Rust. */
+#ifndef REGEN_HOST_H
+#define REGEN_HOST_H
+
+#include "regen_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct regen_host {
+  size_t size; /* sizeof(regen_host), for forward compatibility */
+  void (*retain)(void* impl);
+  void (*release)(void* impl);
+  /* A new tensor on the device (owned reference in *out). */
+  const char* (*empty_strided)(const int64_t* sizes, const int64_t* strides, int64_t ndim, int32_t dtype,
+                               regen_tensor* out);
+  /* Resizes in place (contiguous strides, storage grown as needed); *out describes it after. */
+  const char* (*resize)(void* impl, const int64_t* sizes, int64_t ndim, regen_tensor* out);
+  /* A new view of impl's storage (owned reference in *out). */
+  const char* (*as_strided)(void* impl, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                            int64_t storage_offset, regen_tensor* out);
+  /* set_: point impl at a storage (NULL: a new empty one) or at another tensor's storage and geometry. */
+  const char* (*set_storage)(void* impl, void* storage, int64_t storage_offset, const int64_t* sizes,
+                             const int64_t* strides, int64_t ndim, regen_tensor* out);
+  const char* (*set_tensor)(void* impl, void* source, regen_tensor* out);
+} regen_host;
+
+/* Exported by the Rust runtime. */
+void regen_runtime_init(const regen_host* host);
+void* regen_device_alloc(size_t nbytes);
+void regen_device_free(void* ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* REGEN_HOST_H */
