@@ -97,6 +97,33 @@ fn named(v: Vec<Spanned<String>>) -> Vec<Named> {
     v.into_iter().map(|s| Named { span: s.span(), name: s.into_inner() }).collect()
 }
 
+/// Names the generated C++ already uses at global scope: the C ABI's types and the marshalling
+/// namespace. A config namespace equal to one of them would not compile.
+pub const RESERVED_CPP_NAMES: &[&str] = &[
+    "regen",
+    "regen_tensor",
+    "regen_tensor_list",
+    "regen_scalar",
+    "regen_scalar_list",
+    "regen_opt_i64",
+    "regen_opt_f64",
+    "regen_opt_bool",
+    "regen_i64_list",
+    "regen_f64_list",
+    "regen_bool_list",
+    "regen_str",
+    "regen_str_list",
+    "regen_device",
+    "regen_stream",
+    "regen_tensor_sink",
+    "regen_i64_sink",
+    "regen_error",
+    "at",
+    "c10",
+    "std",
+    "torch",
+];
+
 fn is_c_identifier(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -120,8 +147,19 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     };
     let device = identifier(raw.device, defaults.device, "device");
     let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
+    let namespace_span = raw.namespace.as_ref().map(|n| n.span());
     let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
     let symbol_prefix = identifier(raw.symbol_prefix, defaults.symbol_prefix, "symbol_prefix");
+    if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
+        errors.push(diag_at(
+            source,
+            &span,
+            format!(
+                "namespace {namespace:?} is already a name in the generated C++ (the C ABI or a library namespace)"
+            ),
+        ));
+    }
+
     let fallback = match raw.fallback {
         None => Fallback::Error,
         Some(s) => match s.get_ref().as_str() {

@@ -187,6 +187,11 @@ fn config_errors_point_into_the_config() {
     );
     let stderr = config_error("implements = [\"add.out\"]\n");
     assert!(stderr.starts_with("regen.toml:1:1: error: unknown field `implements`"), "{stderr}");
+    let stderr = config_error("namespace = \"regen_device\"\n");
+    assert!(
+        stderr.starts_with("regen.toml:1:13: error: namespace \"regen_device\" is already a name in the generated C++"),
+        "{stderr}"
+    );
     let stderr = config_error("implement = [\"add.out\"]\nexclude = [\"add.out\"]\n");
     assert!(stderr.starts_with("regen.toml:1:14: error: `add.out` is both implemented and excluded"), "{stderr}");
 }

@@ -8,7 +8,7 @@
 #include "regen_kernels.h"
 #include "regen_marshal.h"
 
-namespace regen_device {
+namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
@@ -93,15 +93,15 @@ const at::Tensor & wrap_resize_inplace(const at::Tensor & self, c10::SymIntArray
 }
 
 }  // namespace
-}  // namespace regen_device
+}  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("abs.out", TORCH_FN(regen_device::wrap_abs_out));
-  m.impl("add.out", TORCH_FN(regen_device::wrap_add_out));
-  m.impl("as_strided", TORCH_FN(regen_device::wrap_as_strided));
-  m.impl("_copy_from", TORCH_FN(regen_device::wrap__copy_from));
-  m.impl("_copy_from_and_resize", TORCH_FN(regen_device::wrap__copy_from_and_resize));
-  m.impl("div.out", TORCH_FN(regen_device::wrap_div_out));
-  m.impl("empty.memory_format", TORCH_FN(regen_device::wrap_empty_memory_format));
-  m.impl("resize_", TORCH_FN(regen_device::wrap_resize_inplace));
+  m.impl("abs.out", TORCH_FN(regen_runtime_ops::wrap_abs_out));
+  m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
+  m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
+  m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
+  m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
+  m.impl("resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
 }

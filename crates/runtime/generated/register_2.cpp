@@ -8,7 +8,7 @@
 #include "regen_kernels.h"
 #include "regen_marshal.h"
 
-namespace regen_device {
+namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
@@ -87,15 +87,15 @@ at::Tensor wrap__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef size
 }
 
 }  // namespace
-}  // namespace regen_device
+}  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty_strided", TORCH_FN(regen_device::wrap_empty_strided));
-  m.impl("exp.out", TORCH_FN(regen_device::wrap_exp_out));
-  m.impl("fill_.Scalar", TORCH_FN(regen_device::wrap_fill_inplace_scalar));
-  m.impl("log.out", TORCH_FN(regen_device::wrap_log_out));
-  m.impl("mm.out", TORCH_FN(regen_device::wrap_mm_out));
-  m.impl("mul.out", TORCH_FN(regen_device::wrap_mul_out));
-  m.impl("neg.out", TORCH_FN(regen_device::wrap_neg_out));
-  m.impl("_reshape_alias", TORCH_FN(regen_device::wrap__reshape_alias));
+  m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
+  m.impl("exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
+  m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
+  m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
+  m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
+  m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
+  m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
+  m.impl("_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
 }

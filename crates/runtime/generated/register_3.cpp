@@ -8,7 +8,7 @@
 #include "regen_kernels.h"
 #include "regen_marshal.h"
 
-namespace regen_device {
+namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
@@ -86,15 +86,15 @@ at::Tensor & wrap_addmm_out(const at::Tensor & self, const at::Tensor & mat1, co
 }
 
 }  // namespace
-}  // namespace regen_device
+}  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("relu", TORCH_FN(regen_device::wrap_relu));
-  m.impl("relu_", TORCH_FN(regen_device::wrap_relu_inplace));
-  m.impl("sigmoid.out", TORCH_FN(regen_device::wrap_sigmoid_out));
-  m.impl("sum.IntList_out", TORCH_FN(regen_device::wrap_sum_int_list_out));
-  m.impl("sqrt.out", TORCH_FN(regen_device::wrap_sqrt_out));
-  m.impl("tanh.out", TORCH_FN(regen_device::wrap_tanh_out));
-  m.impl("sub.out", TORCH_FN(regen_device::wrap_sub_out));
-  m.impl("addmm.out", TORCH_FN(regen_device::wrap_addmm_out));
+  m.impl("relu", TORCH_FN(regen_runtime_ops::wrap_relu));
+  m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
+  m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
+  m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
+  m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
+  m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
+  m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
+  m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));
 }

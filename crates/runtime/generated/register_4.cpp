@@ -8,7 +8,7 @@
 #include "regen_kernels.h"
 #include "regen_marshal.h"
 
-namespace regen_device {
+namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
@@ -65,13 +65,13 @@ at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
 }
 
 }  // namespace
-}  // namespace regen_device
+}  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_local_scalar_dense", TORCH_FN(regen_device::wrap__local_scalar_dense));
-  m.impl("set_.source_Storage", TORCH_FN(regen_device::wrap_set_inplace_source_storage));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_device::wrap_set_inplace_source_storage_storage_offset));
-  m.impl("set_.source_Tensor", TORCH_FN(regen_device::wrap_set_inplace_source_tensor));
-  m.impl("set_", TORCH_FN(regen_device::wrap_set_inplace));
-  m.impl("view", TORCH_FN(regen_device::wrap_view));
+  m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
+  m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
+  m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));
+  m.impl("view", TORCH_FN(regen_runtime_ops::wrap_view));
 }

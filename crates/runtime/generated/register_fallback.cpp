@@ -6,7 +6,7 @@
 #include <torch/library.h>
 #include <ATen/native/CPUFallback.h>
 
-namespace regen_device {
+namespace regen_runtime_ops {
 namespace {
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -15,8 +15,8 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 }  // namespace
-}  // namespace regen_device
+}  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&regen_device::fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::fallback>());
 }
