@@ -7,6 +7,8 @@ const USAGE: &str = "usage: cargo xtask <command>
   fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
   compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
                               against the release's own torch headers (repeat --torch for several)
+  e2e                         create or reuse .venv (torch==2.15.0, numpy, pytest), build the regen
+                              extension against it, install regen_runtime into it, run the pytest suite
   regen [--check]             regenerate (or check) the runtime's checked-in code in crates/runtime/generated
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["fixture", "--torch", version] => fixture(version),
         ["ci"] => ci(),
+        ["e2e"] => e2e(),
         ["regen"] => regen(false),
         ["regen", "--check"] => regen(true),
         ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
@@ -85,10 +88,59 @@ fn ci() -> Result<(), String> {
     // last binary's count, often an empty doc-test run); the machine image ships it.
     let has_nextest = cargo().args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
     if has_nextest {
-        run(cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]))
+        run(cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]))?;
     } else {
-        run(cargo().args(["test", "--workspace", "--no-fail-fast"]))
+        run(cargo().args(["test", "--workspace", "--no-fail-fast"]))?;
     }
+    // Last, so the run closes on pytest's summary of the end-to-end tests.
+    e2e()
+}
+
+/// The torch release the runtime is generated for and tested against.
+const PINNED_TORCH: &str = "2.15.0";
+
+/// Creates (or reuses) .venv with the pinned torch, builds the extension against it, installs
+/// the regen_runtime package into it (a .pth file pointing at crates/runtime/python), and runs
+/// the end-to-end tests.
+fn e2e() -> Result<(), String> {
+    let root = root();
+    let venv = root.join(".venv");
+    let python = venv.join("bin").join("python");
+    let ready = Command::new(&python)
+        .args([
+            "-c",
+            &format!("import torch, numpy, pytest; assert torch.__version__.split('+')[0] == '{PINNED_TORCH}'"),
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ready {
+        if !python.exists() {
+            run(Command::new(self::python()).args(["-m", "venv"]).arg(&venv))?;
+        }
+        // torch from PyPI with its dependencies (no CPU-only index is reachable here): ~5 GB.
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            &format!("torch=={PINNED_TORCH}"),
+            "numpy",
+            "pytest",
+        ]))?;
+    }
+    run(cargo()
+        .args(["build", "--release", "-p", "regen-runtime", "--features", "torch"])
+        .env("REGEN_PYTHON", &python))?;
+    let package = root.join("crates/runtime/python");
+    std::fs::copy(root.join("target/release/libregen_runtime.so"), package.join("regen_runtime/_regen_runtime.so"))
+        .map_err(|e| format!("cannot install the extension: {e}"))?;
+    let site = Command::new(&python)
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let site = PathBuf::from(String::from_utf8_lossy(&site.stdout).trim());
+    std::fs::write(site.join("regen_runtime.pth"), format!("{}\n", package.display())).map_err(|e| e.to_string())?;
+    run(Command::new(&python).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(package.join("tests")))
 }
 
 fn check_version(version: &str) -> Result<(), String> {

@@ -103,6 +103,9 @@ impl Backend {
     fn unary(&self, op: Unary, a: TensorRef<'_>, out: TensorRef<'_>, name: &str) -> Result<()> {
         check_device(&a, name)?;
         let va = View::of(&a)?;
+        if op == Unary::Abs && va.dtype == DType::Bool {
+            return Err(Error::runtime("\"abs_cpu\" not implemented for 'Bool'"));
+        }
         let out_dtype = DType::from_scalar_type(out.dtype())?;
         let result = if op.is_floating() && va.dtype.category() != crate::view::Category::Floating {
             DType::F32
@@ -380,7 +383,7 @@ impl Kernels for Backend {
         enter("relu");
         let v = View::of(&self_)?;
         if v.dtype == DType::Bool {
-            return Err(Error::runtime("\"clamp_min_cpu\" not implemented for 'Bool'"));
+            return Err(Error::runtime("Boolean inputs not supported for relu"));
         }
         let out = self.new_like(&v)?;
         let vo = View::of(&out.as_ref())?;
@@ -392,6 +395,9 @@ impl Kernels for Backend {
     fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()> {
         enter("relu_");
         let v = View::of(&self_)?;
+        if v.dtype == DType::Bool {
+            return Err(Error::runtime("Boolean inputs not supported for relu"));
+        }
         // SAFETY: elementwise in place: each element is read before it is written.
         unsafe { ops::unary(Unary::Relu, &v, &v) }
     }

@@ -40,12 +40,13 @@ def _is_in_bad_fork() -> bool:
 
 
 def manual_seed(seed: int) -> None:
-    # Random ops run through the CPU fallback and draw from the CPU generator.
-    torch.manual_seed(seed)
+    # Random ops run through the CPU fallback and draw from the CPU generator. (torch.manual_seed
+    # itself calls manual_seed_all here, so seed the generator directly.)
+    torch.default_generator.manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
-    torch.manual_seed(seed)
+    torch.default_generator.manual_seed(seed)
 
 
 def get_rng_state(device="regen"):

@@ -1,0 +1,240 @@
+"""End-to-end tests of the "regen" device in real torch 2.15: native Rust kernels against
+PyTorch's CPU kernels, the CPU fallback, autograd, errors, loading and memory."""
+
+import gc
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import regen_runtime
+
+DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
+
+
+def make(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=g, dtype=dtype)
+    return torch.randint(-5, 6, shape, generator=g, dtype=dtype)
+
+
+# Pairs of shapes: equal, broadcast, 0-dim, empty.
+SHAPE_PAIRS = [((3, 4), (3, 4)), ((2, 1, 4), (3, 1)), ((), (5,)), ((4,), ()), ((0, 3), (3,))]
+
+
+def on_device(t):
+    return t.to("regen")
+
+
+def compare(device_result, cpu_result):
+    assert device_result.device.type == "regen"
+    torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True)
+
+
+def counted(op):
+    """Context manager asserting the native kernel of `op` ran."""
+
+    class Count:
+        def __enter__(self):
+            self.before = regen_runtime.native_calls(op)
+
+        def __exit__(self, *exc):
+            if exc[0] is None:
+                assert regen_runtime.native_calls(op) > self.before, f"{op} did not run natively"
+
+    return Count()
+
+
+def test_loading_registers_every_op_without_dispatcher_errors_or_warnings():
+    # A signature mismatch would abort the process, so load in a subprocess.
+    code = "import torch, regen_runtime; print(torch.ones(2, device='regen') * 3)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "tensor([3., 3.], device='regen:0')" in proc.stdout
+    assert "Warning" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
+
+
+def test_device_basics():
+    t = torch.ones(2, device="regen")
+    assert t.device == torch.device("regen", 0)
+    assert t.is_regen
+    cpu = torch.arange(6.0).reshape(2, 3)
+    for moved in (cpu.to("regen"), cpu.regen()):
+        assert moved.device.type == "regen"
+        assert torch.equal(moved.cpu(), cpu)
+    assert "device='regen:0'" in repr(t)
+    assert torch.regen.is_available() and torch.regen.device_count() == 1
+
+
+@pytest.mark.parametrize("op,native", [("add", "add.out"), ("sub", "sub.out"), ("mul", "mul.out"), ("div", "div.out")])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shapes", SHAPE_PAIRS, ids=str)
+def test_binary_ops_match_cpu(op, native, dtype, shapes):
+    a, b = make(shapes[0], dtype, 1), make(shapes[1], dtype, 2)
+    if op == "div" and dtype != torch.bool and not dtype.is_floating_point:
+        b = b.masked_fill(b == 0, 1)
+    fn = getattr(torch, op)
+    try:
+        expected = fn(a, b)
+    except RuntimeError as cpu_error:
+        # Where PyTorch rejects the dtype (bool subtraction), the device rejects it too.
+        with pytest.raises(RuntimeError):
+            fn(on_device(a), on_device(b)).cpu()
+        assert "not supported" in str(cpu_error)
+        return
+    with counted(native):
+        compare(fn(on_device(a), on_device(b)), expected)
+
+
+@pytest.mark.parametrize("op", ["neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(3, 4), (), (0,), (2, 3, 2)], ids=str)
+def test_unary_ops_match_cpu(op, dtype, shape):
+    a = make(shape, dtype)
+    if op in ("log", "sqrt") and dtype.is_floating_point:
+        a = a.abs() + 0.1
+    fn = getattr(torch, op)
+    try:
+        expected = fn(a)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            fn(on_device(a)).cpu()
+        return
+    native = "relu" if op == "relu" else f"{op}.out"
+    with counted(native):
+        compare(fn(on_device(a)), expected)
+
+
+def test_non_contiguous_inputs_and_in_place_forms():
+    a = make((4, 6), torch.float32)
+    d = on_device(a)
+    compare(d.t() * 2, a.t() * 2)
+    compare(d[:, ::2] + d[:, 1::2], a[:, ::2] + a[:, 1::2])
+    compare(d.t().exp(), a.t().exp())
+    x, y = on_device(a.clone()), a.clone()
+    with counted("add.out"):
+        x.add_(1.5)
+    y.add_(1.5)
+    compare(x, y)
+    with counted("relu_"):
+        x.relu_()
+    compare(x, y.relu_())
+    out = torch.empty(0, device="regen")
+    torch.add(d, d, alpha=3, out=out)
+    compare(out, a + 3 * a)
+
+
+def test_cpu_scalars_mix_with_device_tensors():
+    a = make((3, 2), torch.float32)
+    d = on_device(a)
+    compare(d + 1, a + 1)
+    compare(2 - d, 2 - a)
+    compare(d * 2.5, a * 2.5)
+    compare(d / torch.tensor(4.0), a / torch.tensor(4.0))
+    i = make((3,), torch.int64)
+    compare(on_device(i) * 2.5, i * 2.5)
+    compare(on_device(i) + 1, i + 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("dim,keepdim", [(None, False), ((1,), False), ((0, 2), True), ((-1,), True)])
+def test_sum_matches_cpu(dtype, dim, keepdim):
+    a = make((2, 3, 4), dtype)
+    with counted("sum.IntList_out"):
+        if dim is None:
+            compare(on_device(a).sum(), a.sum())
+        else:
+            compare(on_device(a).sum(dim, keepdim=keepdim), a.sum(dim, keepdim=keepdim))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
+def test_mm_and_addmm_match_cpu(dtype):
+    m1, m2, bias = make((5, 3), dtype, 1), make((3, 4), dtype, 2), make((4,), dtype, 3)
+    with counted("mm.out"):
+        compare(on_device(m1) @ on_device(m2), m1 @ m2)
+    with counted("addmm.out"):
+        compare(torch.addmm(on_device(bias), on_device(m1), on_device(m2), beta=2, alpha=3), torch.addmm(bias, m1, m2, beta=2, alpha=3))
+    compare(on_device(m1).t() @ on_device(m1), m1.t() @ m1)
+
+
+def test_fallback_runs_on_cpu_with_equal_results():
+    a = make((3, 5), torch.float32)
+    before = regen_runtime.native_calls("_copy_from")
+    result = torch.cumsum(on_device(a), dim=1)
+    assert result.device.type == "regen"
+    torch.testing.assert_close(result.cpu(), torch.cumsum(a, dim=1))
+    # cumsum has no Rust kernel: the CPU fallback copied its inputs and result through _copy_from.
+    assert regen_runtime.native_calls("cumsum.out") == 0
+    assert regen_runtime.native_calls("_copy_from") > before
+
+
+def test_mlp_training_step_matches_cpu():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    device_model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    device_model.load_state_dict(model.state_dict())
+    device_model = device_model.to("regen")
+    x, target = torch.randn(4, 6), torch.randn(4, 2)
+    losses = []
+    for m, xs, ts in ((model, x, target), (device_model, x.to("regen"), target.to("regen"))):
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(m(xs), ts)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach().cpu())
+    torch.testing.assert_close(losses[1], losses[0])
+    for p_cpu, p_dev in zip(model.parameters(), device_model.parameters()):
+        assert p_dev.device.type == "regen"
+        torch.testing.assert_close(p_dev.detach().cpu(), p_cpu.detach())
+
+
+def test_bad_input_raises_and_the_interpreter_survives():
+    a, b = torch.ones(2, 3, device="regen"), torch.ones(4, device="regen")
+    with pytest.raises(RuntimeError, match="must match the size"):
+        (a + b).cpu()
+    ints = torch.ones(3, dtype=torch.int64, device="regen")
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        torch.div(ints, ints, out=torch.empty(3, dtype=torch.int64, device="regen"))
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        torch.ones(2, 3, device="regen") @ torch.ones(2, 3, device="regen")
+    regen_runtime._panic_on("abs.out")
+    try:
+        with pytest.raises(RuntimeError, match=r"aten::abs\.out: kernel panicked"):
+            torch.abs(a)
+    finally:
+        regen_runtime._panic_on("")
+    compare(torch.abs(a - 2), torch.abs(torch.ones(2, 3) - 2))
+
+
+def test_device_memory_returns_to_zero_after_tensors_are_freed():
+    gc.collect()
+    baseline = regen_runtime.bytes_in_use()
+    tensors = [torch.ones(1000, device="regen") * i for i in range(10)]
+    assert regen_runtime.bytes_in_use() >= baseline + 10 * 4000
+    del tensors
+    gc.collect()
+    assert regen_runtime.bytes_in_use() == baseline
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_many_small_ops_do_not_grow_the_process():
+    x = torch.ones(8, device="regen")
+    for _ in range(2000):  # warm up allocator caches and the dispatcher
+        x = (x * 1.0001 + 0.5) / 1.0001
+    gc.collect()
+    start, device_start = rss_bytes(), regen_runtime.bytes_in_use()
+    for _ in range(100_000 // 3):
+        x = (x * 1.0001 + 0.5) / 1.0001
+    gc.collect()
+    assert regen_runtime.bytes_in_use() == device_start
+    assert rss_bytes() - start < 16 * 1024 * 1024
