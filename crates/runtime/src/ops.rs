@@ -82,6 +82,32 @@ impl Float for f64 {
     }
 }
 
+/// Elementwise work at least this large is split across the machine's cores.
+const PARALLEL_MIN: usize = 1 << 18;
+
+/// The number of cores, asked once: `available_parallelism` reads cgroup files, which costs
+/// tens of microseconds, more than a small op itself.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Runs `f` over matching chunks of `out` and the inputs, on up to all cores for large work.
+fn par_chunks<T: Send + Sync, U: Send>(inputs: &[&[T]], out: &mut [U], f: impl Fn(&[&[T]], &mut [U]) + Sync) {
+    if out.len() < PARALLEL_MIN || cores() < 2 {
+        return f(inputs, out);
+    }
+    let chunk = out.len().div_ceil(cores());
+    std::thread::scope(|scope| {
+        for (k, out_chunk) in out.chunks_mut(chunk).enumerate() {
+            let range = k * chunk..(k * chunk + out_chunk.len());
+            let parts: Vec<&[T]> = inputs.iter().map(|i| &i[range.clone()]).collect();
+            let f = &f;
+            scope.spawn(move || f(&parts, out_chunk));
+        }
+    });
+}
+
 /// # Safety
 /// `v` is contiguous with `numel` readable (and, for outputs, writable) elements of `T`.
 unsafe fn slice_of<'a, T>(v: &View) -> &'a mut [T] {
@@ -94,7 +120,11 @@ fn same_contiguous(views: &[&View], dtype: DType) -> bool {
     views.iter().all(|v| v.dtype == dtype && v.is_contiguous() && &v.sizes == shape)
 }
 
-fn binary_f<T: Float>(op: Binary, alpha: f64, a: &[T], b: &[T], out: &mut [T]) {
+fn binary_f<T: Float + Send + Sync>(op: Binary, alpha: f64, a: &[T], b: &[T], out: &mut [T]) {
+    par_chunks(&[a, b], out, |ins, out| binary_chunk(op, alpha, ins[0], ins[1], out));
+}
+
+fn binary_chunk<T: Float>(op: Binary, alpha: f64, a: &[T], b: &[T], out: &mut [T]) {
     match op {
         Binary::Add if alpha == 1.0 => {
             out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() + y.to()))
@@ -178,8 +208,10 @@ pub unsafe fn binary(op: Binary, a: &View, b: &View, alpha: Value, out: &View) -
 pub unsafe fn unary(op: Unary, a: &View, out: &View) -> Result<()> {
     for dtype in [DType::F32, DType::F64] {
         if same_contiguous(&[a, out], dtype) {
-            fn run<T: Float>(op: Unary, a: &[T], out: &mut [T]) {
-                out.iter_mut().zip(a).for_each(|(o, x)| *o = T::from(op.f(x.to())));
+            fn run<T: Float + Send + Sync>(op: Unary, a: &[T], out: &mut [T]) {
+                par_chunks(&[a], out, |ins, out| {
+                    out.iter_mut().zip(ins[0]).for_each(|(o, x)| *o = T::from(op.f(x.to())))
+                });
             }
             // SAFETY: contiguous views of `numel` elements, per the contract.
             unsafe {
@@ -255,6 +287,12 @@ pub unsafe fn fill(dst: &View, value: Value) {
 /// # Safety
 /// As for [`binary`].
 pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
+    if a.is_contiguous() && out.is_contiguous() && a.dtype == out.dtype && matches!(a.dtype, DType::F32 | DType::F64) {
+        // SAFETY: contiguous same-dtype views, per the contract.
+        if unsafe { sum_contiguous(a, dims, out) } {
+            return;
+        }
+    }
     let reduced: Vec<bool> = (0..a.dim()).map(|d| dims.contains(&d)).collect();
     let kept: Vec<i64> = a.sizes.iter().zip(&reduced).filter(|(_, r)| !**r).map(|(s, _)| *s).collect();
     let acc_strides_kept = crate::view::contiguous_strides(&kept);
@@ -293,6 +331,92 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
     });
 }
 
+/// Sum of a slice in f64 with eight independent accumulators (which the compiler vectorises).
+fn sum_slice<T: Float>(xs: &[T]) -> f64 {
+    let mut acc = [0f64; 8];
+    let chunks = xs.chunks_exact(8);
+    let tail: f64 = chunks.remainder().iter().map(|x| x.to()).sum();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] += c[k].to();
+        }
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// Reductions over trailing or leading dimensions of contiguous float data: each output is the
+/// sum of one contiguous block, or of one column of rows. Returns false for other layouts.
+///
+/// # Safety
+/// As for [`sum`], with `a` and `out` contiguous and of the same float dtype.
+unsafe fn sum_contiguous(a: &View, dims: &[usize], out: &View) -> bool {
+    let ndim = a.dim();
+    let r = dims.len();
+    let trailing = (ndim - r..ndim).all(|d| dims.contains(&d));
+    let leading = (0..r).all(|d| dims.contains(&d));
+    let inner: usize = a.sizes[ndim - r..].iter().product::<i64>() as usize;
+    let outer: usize = a.sizes[..r].iter().product::<i64>() as usize;
+    fn run<T: Float>(a: &[T], out: &mut [T], trailing: bool, inner: usize, outer: usize) {
+        if trailing {
+            for (o, block) in out.iter_mut().zip(a.chunks(inner.max(1))) {
+                *o = T::from(sum_slice(block));
+            }
+            if inner == 0 {
+                out.iter_mut().for_each(|o| *o = T::from(0.0));
+            }
+        } else {
+            let width = out.len();
+            let mut acc = vec![0f64; width];
+            for row in a.chunks(width.max(1)).take(outer) {
+                acc.iter_mut().zip(row).for_each(|(s, x)| *s += x.to());
+            }
+            out.iter_mut().zip(&acc).for_each(|(o, s)| *o = T::from(*s));
+        }
+    }
+    if !trailing && !leading {
+        return false;
+    }
+    // SAFETY: contiguous views of their numel elements, per the contract.
+    unsafe {
+        match a.dtype {
+            DType::F32 => run::<f32>(slice_of(a), slice_of(out), trailing, inner, outer),
+            _ => run::<f64>(slice_of(a), slice_of(out), trailing, inner, outer),
+        }
+    }
+    true
+}
+
+/// Contiguous same-dtype float matrices: `out = a @ b` row by row (i-k-j order, which the
+/// compiler vectorises), rows split across the cores for large products.
+fn matmul_f<T: Float + Send + Sync + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+    (n, k, m): (usize, usize, usize),
+) {
+    let rows = |first: usize, out: &mut [T]| {
+        for (i, row) in out.chunks_mut(m).enumerate() {
+            row.iter_mut().for_each(|r| *r = T::from(0.0));
+            let arow = &a[(first + i) * k..(first + i + 1) * k];
+            for (p, &x) in arow.iter().enumerate() {
+                let brow = &b[p * m..(p + 1) * m];
+                row.iter_mut().zip(brow).for_each(|(r, &y)| *r += x * y);
+            }
+        }
+    };
+    let threads = cores().min(n.max(1));
+    if n * k * m < PARALLEL_MIN || threads < 2 {
+        return rows(0, out);
+    }
+    let per = n.div_ceil(threads);
+    std::thread::scope(|scope| {
+        for (t, chunk) in out.chunks_mut(per * m).enumerate() {
+            let rows = &rows;
+            scope.spawn(move || rows(t * per, chunk));
+        }
+    });
+}
+
 /// `out = beta * bias + alpha * (a @ b)` for matrices; `bias` (broadcast to `out`) is ignored
 /// when `beta` is 0, as PyTorch does (so NaNs in it do not propagate).
 ///
@@ -300,6 +424,19 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
 /// As for [`binary`]; `a` is n×k, `b` is k×m and `out` is n×m.
 pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f64, out: &View) {
     let (n, k, m) = (a.sizes[0] as usize, a.sizes[1] as usize, b.sizes[1] as usize);
+    let plain = bias.is_none() && alpha == 1.0;
+    for dtype in [DType::F32, DType::F64] {
+        if plain && [a, b, out].iter().all(|v| v.dtype == dtype && v.is_contiguous()) {
+            // SAFETY: contiguous views of n×k, k×m and n×m elements, per the contract.
+            unsafe {
+                match dtype {
+                    DType::F32 => matmul_f::<f32>(slice_of(a), slice_of(b), slice_of(out), (n, k, m)),
+                    _ => matmul_f::<f64>(slice_of(a), slice_of(b), slice_of(out), (n, k, m)),
+                }
+            }
+            return;
+        }
+    }
     // Gather both operands into contiguous f64 rows, then accumulate row by row (i-k-j order).
     let gather = |v: &View| -> Vec<f64> {
         let mut buf = Vec::with_capacity(v.numel() as usize);

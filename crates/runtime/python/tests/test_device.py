@@ -142,7 +142,7 @@ def test_cpu_scalars_mix_with_device_tensors():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool], ids=str)
-@pytest.mark.parametrize("dim,keepdim", [(None, False), ((1,), False), ((0, 2), True), ((-1,), True)])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), ((0,), False), ((1,), False), ((0, 2), True), ((-1,), True), ((1, 2), False)])
 def test_sum_matches_cpu(dtype, dim, keepdim):
     a = make((2, 3, 4), dtype)
     with counted("sum.IntList_out"):
