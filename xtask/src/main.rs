@@ -9,6 +9,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                               against the release's own torch headers (repeat --torch for several)
   e2e                         create or reuse .venv (torch==2.15.0, numpy, pytest), build the regen
                               extension against it, install regen_runtime into it, run the pytest suite
+  bump --torch X.Y.Z          fetch that release's header, report `regen diff` against the pinned release
+                              (crates/runtime/torch-version) for the runtime's regen.toml, move the pin
+                              and regenerate the runtime's checked-in code
   regen [--check]             regenerate (or check) the runtime's checked-in code in crates/runtime/generated
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
         ["fixture", "--torch", version] => fixture(version),
         ["ci"] => ci(),
         ["e2e"] => e2e(),
+        ["bump", "--torch", version] => bump(version),
         ["regen"] => regen(false),
         ["regen", "--check"] => regen(true),
         ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
@@ -58,12 +62,50 @@ fn cargo() -> Command {
     cmd
 }
 
-/// The runtime's generated code: torch 2.15.0's header with crates/runtime/regen.toml.
+/// The torch release the runtime is generated for and tested against (one line, X.Y.Z).
+const PIN_FILE: &str = "crates/runtime/torch-version";
+
+fn pinned() -> Result<String, String> {
+    let text = std::fs::read_to_string(root().join(PIN_FILE)).map_err(|e| format!("{PIN_FILE}: {e}"))?;
+    let version = text.trim().to_owned();
+    check_version(&version)?;
+    Ok(version)
+}
+
+fn fixture_header(version: &str) -> String {
+    format!("fixtures/torch-{version}/RegistrationDeclarations.h")
+}
+
+/// Moves the runtime to another torch release: fetch, review the diff, regenerate.
+fn bump(version: &str) -> Result<(), String> {
+    let old = pinned()?;
+    if !root().join(fixture_header(version)).is_file() {
+        fixture(version)?;
+    }
+    eprintln!("xtask: what moving from torch {old} to {version} means for crates/runtime/regen.toml:");
+    run(cargo().args(["run", "--quiet", "-p", "regen", "--", "diff"]).args([
+        &fixture_header(&old),
+        &fixture_header(version),
+        "--config",
+        "crates/runtime/regen.toml",
+        "--fail-on",
+        "never",
+    ]))?;
+    std::fs::write(root().join(PIN_FILE), format!("{version}\n")).map_err(|e| e.to_string())?;
+    regen(false)?;
+    eprintln!(
+        "xtask: pinned torch {version}; review `git diff crates/runtime/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
+    );
+    Ok(())
+}
+
+/// The runtime's generated code: the pinned release's header with crates/runtime/regen.toml.
 fn regen(check: bool) -> Result<(), String> {
+    let header = fixture_header(&pinned()?);
     let mut cmd = cargo();
     cmd.args(["run", "--quiet", "-p", "regen", "--"]).args([
         "--header",
-        "fixtures/torch-2.15.0/RegistrationDeclarations.h",
+        &header,
         "--config",
         "crates/runtime/regen.toml",
         "--out",
@@ -96,20 +138,18 @@ fn ci() -> Result<(), String> {
     e2e()
 }
 
-/// The torch release the runtime is generated for and tested against.
-const PINNED_TORCH: &str = "2.15.0";
-
 /// Creates (or reuses) .venv with the pinned torch, builds the extension against it, installs
 /// the regen_runtime package into it (a .pth file pointing at crates/runtime/python), and runs
 /// the end-to-end tests.
 fn e2e() -> Result<(), String> {
     let root = root();
+    let pinned_torch = pinned()?;
     let venv = root.join(".venv");
     let python = venv.join("bin").join("python");
     let ready = Command::new(&python)
         .args([
             "-c",
-            &format!("import torch, numpy, pytest; assert torch.__version__.split('+')[0] == '{PINNED_TORCH}'"),
+            &format!("import torch, numpy, pytest; assert torch.__version__.split('+')[0] == '{pinned_torch}'"),
         ])
         .output()
         .is_ok_and(|o| o.status.success());
@@ -123,7 +163,7 @@ fn e2e() -> Result<(), String> {
             "pip",
             "install",
             "--quiet",
-            &format!("torch=={PINNED_TORCH}"),
+            &format!("torch=={pinned_torch}"),
             "numpy",
             "pytest",
         ]))?;

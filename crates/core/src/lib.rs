@@ -7,6 +7,7 @@
 pub mod abi;
 pub mod config;
 pub mod diagnostic;
+pub mod diff;
 pub mod emit;
 pub mod emit_cpp;
 pub mod emit_manifest;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand, ValueEnum};
 use regen_core::config::{Config, SkipReason, parse_config};
 use regen_core::diagnostic::Diagnostic;
 use regen_core::emit::{emit_all, generated_note};
@@ -14,14 +14,16 @@ use regen_core::write::{OutputFile, write_outputs};
 
 /// Generate what an out-of-tree PyTorch backend needs from RegistrationDeclarations.h.
 #[derive(Parser, Debug)]
-#[command(name = "regen", version)]
+#[command(name = "regen", version, args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct Cli {
+    #[command(subcommand)]
+    subcommand: Option<Sub>,
     /// The header, as found in a torch wheel at torch/include/ATen/RegistrationDeclarations.h.
-    #[arg(long, value_name = "PATH")]
-    header: PathBuf,
+    #[arg(long, value_name = "PATH", required = true)]
+    header: Option<PathBuf>,
     /// The output directory; nothing in it changes unless the whole run succeeds.
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    out: Option<PathBuf>,
     /// The backend config (regen.toml); without one, every required op is generated as a skeleton.
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
@@ -33,12 +35,52 @@ struct Cli {
     command: Option<String>,
 }
 
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// Compare two releases' headers: what a version bump means for a backend.
+    Diff(DiffArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The header of the release the backend is built for.
+    old: PathBuf,
+    /// The header of the release to move to.
+    new: PathBuf,
+    /// The backend's regen.toml: report which of its own ops break.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Exit 1 when changes reach this level.
+    #[arg(long, value_enum, default_value_t = FailOn::Breaking)]
+    fail_on: FailOn,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum FailOn {
+    Breaking,
+    Any,
+    Never,
+}
+
 const EXIT_DIFFERENT: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    let result = match &cli.subcommand {
+        Some(Sub::Diff(args)) => run_diff(args),
+        None => run(&cli),
+    };
+    match result {
         Ok(code) => code,
         Err(message) => {
             eprint!("{message}");
@@ -66,28 +108,72 @@ fn shown(path: &Path) -> String {
 }
 
 fn invocation(cli: &Cli, show: impl Fn(&Path) -> String) -> String {
-    let mut command = format!("regen --header {} --out {}", show(&cli.header), show(&cli.out));
+    let mut command = format!("regen --header {} --out {}", show(header_of(cli)), show(out_of(cli)));
     if let Some(c) = &cli.config {
         command.push_str(&format!(" --config {}", show(c)));
     }
     command
 }
 
-fn run(cli: &Cli) -> Result<ExitCode, String> {
-    let header_path = cli.header.display().to_string();
-    let bytes = read(&cli.header, "header")?;
+// clap enforces both when no subcommand is given.
+fn header_of(cli: &Cli) -> &Path {
+    cli.header.as_deref().expect("--header is required")
+}
+
+fn out_of(cli: &Cli) -> &Path {
+    cli.out.as_deref().expect("--out is required")
+}
+
+/// Reads and loads a header, rendering its errors against its path.
+fn load(path: &Path) -> Result<(Vec<u8>, regen_core::Loaded), String> {
+    let shown = path.display().to_string();
+    let bytes = read(path, "header")?;
     let loaded = regen_core::load_header(&bytes).map_err(|errors| {
-        format!("{}regen: {} error(s); nothing was written\n", render_all(&errors, &header_path), errors.len())
+        format!("{}regen: {} error(s); nothing was written\n", render_all(&errors, &shown), errors.len())
     })?;
-    eprint!("{}", render_all(&loaded.warnings, &header_path));
-    let config = match &cli.config {
-        Some(path) => {
-            let text = String::from_utf8(read(path, "config")?)
-                .map_err(|_| format!("{}: error: the config is not UTF-8\n", path.display()))?;
-            parse_config(&text).map_err(|errors| render_all(&errors, &path.display().to_string()))?
+    eprint!("{}", render_all(&loaded.warnings, &shown));
+    Ok((bytes, loaded))
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else { return Ok(Config::default()) };
+    let text = String::from_utf8(read(path, "config")?)
+        .map_err(|_| format!("{}: error: the config is not UTF-8\n", path.display()))?;
+    parse_config(&text).map_err(|errors| render_all(&errors, &path.display().to_string()))
+}
+
+fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
+    let (_, old) = load(&args.old)?;
+    let (_, new) = load(&args.new)?;
+    let mut diff = regen_core::diff::diff_models(&old.model, &new.model);
+    if let Some(path) = &args.config {
+        let config = load_config(Some(path))?;
+        // The config was written for the old release: its names must resolve there.
+        config.select(&old.model).map_err(|errors| render_all(&errors, &path.display().to_string()))?;
+        diff = diff.with_config(&config, &new.model);
+    }
+    let name = |p: &Path| p.display().to_string();
+    let text = match args.format {
+        Format::Json => diff.to_json(),
+        Format::Markdown => diff.to_report(&name(&args.old), &name(&args.new), true, false),
+        Format::Text => {
+            use std::io::IsTerminal;
+            diff.to_report(&name(&args.old), &name(&args.new), false, std::io::stdout().is_terminal())
         }
-        None => Config::default(),
     };
+    print!("{text}");
+    let failed = match args.fail_on {
+        FailOn::Never => false,
+        FailOn::Any => !diff.is_empty(),
+        FailOn::Breaking => diff.breaking_count(&old.model) > 0,
+    };
+    Ok(if failed { ExitCode::from(EXIT_DIFFERENT) } else { ExitCode::SUCCESS })
+}
+
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let header_path = header_of(cli).display().to_string();
+    let (bytes, loaded) = load(header_of(cli))?;
+    let config = load_config(cli.config.as_deref())?;
     let model = &loaded.model;
     let selection = config.select(model).map_err(|errors| {
         let path = cli.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
@@ -99,10 +185,10 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
     let note = generated_note(&bytes, &command);
     let files = emit_all(model, &selection, &config, &note);
     if cli.check {
-        return Ok(check(&cli.out, &files, &invocation(cli, |p| p.display().to_string())));
+        return Ok(check(out_of(cli), &files, &invocation(cli, |p| p.display().to_string())));
     }
-    write_outputs(&cli.out, &files)
-        .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", cli.out.display()))?;
+    write_outputs(out_of(cli), &files)
+        .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", out_of(cli).display()))?;
     eprintln!(
         "regen: {} ops ({} required), {} generated, {} registered, {} skipped -> {}",
         model.ops.len(),
@@ -110,7 +196,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         selection.selected.len(),
         selection.selected.iter().filter(|s| s.registered).count(),
         selection.skipped.len(),
-        cli.out.display()
+        out_of(cli).display()
     );
     Ok(ExitCode::SUCCESS)
 }

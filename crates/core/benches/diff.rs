@@ -1,0 +1,28 @@
+//! Diffing two full headers (2.13.0 -> 2.15.0): the comparison of loaded models, and the whole
+//! job including parsing both headers. Goal: under 20 ms.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use regen_core::diff::diff_models;
+
+fn bench_diff(c: &mut Criterion) {
+    let read = |r: &str| {
+        std::fs::read(format!("{}/../../fixtures/torch-{r}/RegistrationDeclarations.h", env!("CARGO_MANIFEST_DIR")))
+            .expect("fixture header")
+    };
+    let (old_bytes, new_bytes) = (read("2.13.0"), read("2.15.0"));
+    let old = regen_core::load_header(&old_bytes).unwrap().model;
+    let new = regen_core::load_header(&new_bytes).unwrap().model;
+    let mut group = c.benchmark_group("diff-2.13.0-2.15.0");
+    group.bench_function("models", |b| b.iter(|| diff_models(&old, &new)));
+    group.bench_function("parse both + diff", |b| {
+        b.iter(|| {
+            let old = regen_core::load_header(&old_bytes).unwrap().model;
+            let new = regen_core::load_header(&new_bytes).unwrap().model;
+            diff_models(&old, &new)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_diff);
+criterion_main!(benches);
