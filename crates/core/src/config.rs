@@ -22,6 +22,16 @@ pub enum Fallback {
     Error,
 }
 
+impl Fallback {
+    /// The spelling in regen.toml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fallback::Cpu => "cpu",
+            Fallback::Error => "error",
+        }
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {

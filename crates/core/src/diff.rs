@@ -274,13 +274,7 @@ impl Diff {
     pub fn with_config(mut self, config: &Config, new: &Model) -> Self {
         let implemented: Vec<&str> =
             config.implement.as_ref().map(|l| l.iter().map(|n| n.name.as_str()).collect()).unwrap_or_default();
-        let mut impact = ConfigImpact {
-            fallback: match config.fallback {
-                crate::config::Fallback::Cpu => "cpu".into(),
-                crate::config::Fallback::Error => "error".into(),
-            },
-            ..ConfigImpact::default()
-        };
+        let mut impact = ConfigImpact { fallback: config.fallback.as_str().into(), ..ConfigImpact::default() };
         for op in &implemented {
             let signature_changed = self.changed.iter().any(|c| c.op == *op && c.breaking)
                 || self.cpp_changed.iter().any(|c| c.op == *op && !c.spelling_only);

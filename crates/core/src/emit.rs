@@ -51,10 +51,7 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
         generated: note,
         device: &config.device,
         dispatch_key: &config.dispatch_key,
-        fallback: match config.fallback {
-            crate::config::Fallback::Cpu => "cpu",
-            crate::config::Fallback::Error => "error",
-        },
+        fallback: config.fallback.as_str(),
         registered: keys(&|s| s.registered),
         implemented: keys(&|s| s.implemented),
         autograd: keys(&|s| s.autograd),

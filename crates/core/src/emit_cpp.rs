@@ -217,10 +217,7 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         namespace: &config.namespace,
         dispatch_key: &config.dispatch_key,
         device: &config.device,
-        policy: match config.fallback {
-            Fallback::Cpu => "cpu",
-            Fallback::Error => "error",
-        },
+        policy: config.fallback.as_str(),
         cpu: config.fallback == Fallback::Cpu,
     };
     files.push(file("register_fallback.cpp", render(&fallback)));
