@@ -21,6 +21,17 @@ fn bench_diff(c: &mut Criterion) {
             diff_models(&old, &new)
         })
     });
+    // As `regen diff` runs it: the two headers parse on two threads.
+    group.bench_function("parse both in parallel + diff", |b| {
+        b.iter(|| {
+            let (old, new) = std::thread::scope(|s| {
+                let old = s.spawn(|| regen_core::load_header(&old_bytes).unwrap().model);
+                let new = regen_core::load_header(&new_bytes).unwrap().model;
+                (old.join().unwrap(), new)
+            });
+            diff_models(&old, &new)
+        })
+    });
     group.finish();
 }
 

@@ -224,7 +224,15 @@ pub fn diff_models(old: &Model, new: &Model) -> Diff {
         if o.dispatch != n.dispatch {
             d.dispatch_flipped.push(Flip { op: key.to_string(), old: o.dispatch, new: n.dispatch });
         }
-        let cpp_same_up_to_spelling = cpp_canonical(o) == cpp_canonical(n);
+        // Most ops are unchanged between releases: compare spellings before building any text.
+        let cpp_identical = o.cpp.return_type.spelling == n.cpp.return_type.spelling
+            && o.cpp.name == n.cpp.name
+            && o.cpp.params.len() == n.cpp.params.len()
+            && o.cpp.params.iter().zip(&n.cpp.params).all(|(a, b)| a.name == b.name && a.ty.spelling == b.ty.spelling);
+        if cpp_identical && o.schema_text == n.schema_text {
+            continue;
+        }
+        let cpp_same_up_to_spelling = cpp_identical || cpp_canonical(o) == cpp_canonical(n);
         if o.schema_text != n.schema_text {
             d.changed.push(SchemaChange {
                 op: key.to_string(),
@@ -234,7 +242,7 @@ pub fn diff_models(old: &Model, new: &Model) -> Diff {
                 breaking: !cpp_same_up_to_spelling,
                 required,
             });
-        } else if cpp_text(o) != cpp_text(n) {
+        } else {
             d.cpp_changed.push(CppChange {
                 op: key.to_string(),
                 old: cpp_text(o),

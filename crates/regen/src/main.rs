@@ -143,8 +143,13 @@ fn load_config(path: Option<&Path>) -> Result<Config, String> {
 }
 
 fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
-    let (_, old) = load(&args.old)?;
-    let (_, new) = load(&args.new)?;
+    // The two headers parse independently: one per core.
+    let (old, new) = std::thread::scope(|scope| {
+        let old = scope.spawn(|| load(&args.old));
+        let new = load(&args.new);
+        (old.join().expect("the parse thread does not panic"), new)
+    });
+    let ((_, old), (_, new)) = (old?, new?);
     let mut diff = regen_core::diff::diff_models(&old.model, &new.model);
     if let Some(path) = &args.config {
         let config = load_config(Some(path))?;
