@@ -224,6 +224,11 @@ pub unsafe fn unary(op: Unary, a: &View, out: &View) -> Result<()> {
         }
     }
     let floating = op.is_floating() || out.dtype.category() == Category::Floating;
+    if !floating && out.dtype == DType::Bool && op == Unary::Neg {
+        return Err(Error::runtime(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+        ));
+    }
     let sa = a.broadcast_strides(&out.sizes);
     let (ea, eo) = (a.dtype.size() as isize, out.dtype.size() as isize);
     for_each_offset(&out.sizes, [&sa, &out.strides], |[ia, io]| {
@@ -233,21 +238,14 @@ pub unsafe fn unary(op: Unary, a: &View, out: &View) -> Result<()> {
             let r = if floating {
                 Value::Float(op.f(x.as_f64()))
             } else if out.dtype == DType::Bool {
-                Value::Bool(match op {
-                    Unary::Neg => return,
-                    _ => x.as_bool(),
-                })
+                // abs and relu of a bool are the bool itself.
+                Value::Bool(x.as_bool())
             } else {
                 Value::Int(op.i(x.as_i64()))
             };
             store(out.dtype, out.data.offset(io * eo), r);
         }
     });
-    if !floating && out.dtype == DType::Bool && op == Unary::Neg {
-        return Err(Error::runtime(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-        ));
-    }
     Ok(())
 }
 
