@@ -63,35 +63,42 @@ fn impl_of(t: &TensorRef<'_>) -> Result<*mut c_void> {
     }
 }
 
-/// A new contiguous-or-strided tensor on the device.
-pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: i32) -> Result<Tensor> {
+/// Calls a service that describes a tensor into its last argument.
+fn describe(call: impl FnOnce(&Host, *mut regen_tensor) -> *const c_char) -> Result<regen_tensor> {
     let host = installed()?;
     let mut out = regen_tensor::NONE;
+    status(call(host, &mut out))?;
+    Ok(out)
+}
+
+/// Takes the reference a service handed over.
+fn owned(raw: regen_tensor) -> Tensor {
+    // SAFETY: the services that create tensors hand over exactly one reference.
+    unsafe { Tensor::from_raw(raw) }
+}
+
+/// A new contiguous-or-strided tensor on the device.
+pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: i32) -> Result<Tensor> {
     // SAFETY: the slices live for the call; `out` is writable.
-    status(unsafe { (host.empty_strided)(sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, dtype, &mut out) })?;
-    // SAFETY: the host handed over one reference.
-    Ok(unsafe { Tensor::from_raw(out) })
+    describe(|h, out| unsafe { (h.empty_strided)(sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, dtype, out) })
+        .map(owned)
 }
 
 /// Resizes `t` in place to contiguous `sizes`; returns its new description.
 pub fn resize(t: &TensorRef<'_>, sizes: &[i64]) -> Result<regen_tensor> {
-    let host = installed()?;
-    let mut out = regen_tensor::NONE;
-    // SAFETY: as above.
-    status(unsafe { (host.resize)(impl_of(t)?, sizes.as_ptr(), sizes.len() as i64, &mut out) })?;
-    Ok(out)
+    let t = impl_of(t)?;
+    // SAFETY: as above; `t` is a live TensorImpl.
+    describe(|h, out| unsafe { (h.resize)(t, sizes.as_ptr(), sizes.len() as i64, out) })
 }
 
 /// A new view of `t`'s storage.
 pub fn as_strided(t: &TensorRef<'_>, sizes: &[i64], strides: &[i64], storage_offset: i64) -> Result<Tensor> {
-    let host = installed()?;
-    let mut out = regen_tensor::NONE;
+    let t = impl_of(t)?;
     // SAFETY: as above.
-    status(unsafe {
-        (host.as_strided)(impl_of(t)?, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, storage_offset, &mut out)
-    })?;
-    // SAFETY: the host handed over one reference.
-    Ok(unsafe { Tensor::from_raw(out) })
+    describe(|h, out| unsafe {
+        (h.as_strided)(t, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, storage_offset, out)
+    })
+    .map(owned)
 }
 
 /// Points `t` at `storage` (None: a new empty storage) with the given geometry.
@@ -102,28 +109,17 @@ pub fn set_storage(
     sizes: &[i64],
     strides: &[i64],
 ) -> Result<regen_tensor> {
-    let host = installed()?;
-    let mut out = regen_tensor::NONE;
-    // SAFETY: as above.
-    status(unsafe {
-        (host.set_storage)(
-            impl_of(t)?,
-            storage.map_or(std::ptr::null_mut(), |s| s.0.as_ptr()),
-            storage_offset,
-            sizes.as_ptr(),
-            strides.as_ptr(),
-            sizes.len() as i64,
-            &mut out,
-        )
-    })?;
-    Ok(out)
+    let t = impl_of(t)?;
+    let storage = storage.map_or(std::ptr::null_mut(), |s| s.0.as_ptr());
+    // SAFETY: as above; `storage` is a live StorageImpl or NULL.
+    describe(|h, out| unsafe {
+        (h.set_storage)(t, storage, storage_offset, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, out)
+    })
 }
 
 /// Points `t` at `source`'s storage and geometry.
 pub fn set_tensor(t: &TensorRef<'_>, source: &TensorRef<'_>) -> Result<regen_tensor> {
-    let host = installed()?;
-    let mut out = regen_tensor::NONE;
+    let (t, source) = (impl_of(t)?, impl_of(source)?);
     // SAFETY: as above.
-    status(unsafe { (host.set_tensor)(impl_of(t)?, impl_of(source)?, &mut out) })?;
-    Ok(out)
+    describe(|h, out| unsafe { (h.set_tensor)(t, source, out) })
 }
