@@ -2,6 +2,8 @@
 //! and dtypes and size the outputs; these loops only compute. Each has a generic strided path
 //! (values converted through f64/i64) and a fast path for contiguous same-dtype float data.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::view::{Category, DType, Value, View, for_each_offset, load, store};
 
@@ -92,19 +94,17 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Runs `f` over matching chunks of `out` and the inputs, on up to all cores for large work.
+/// Runs `f` over matching chunks of `out` and the inputs, on rayon's pool for large work
+/// (a persistent pool: spawning threads per op cost more than a 4 MB op).
 fn par_chunks<T: Send + Sync, U: Send>(inputs: &[&[T]], out: &mut [U], f: impl Fn(&[&[T]], &mut [U]) + Sync) {
     if out.len() < PARALLEL_MIN || cores() < 2 {
         return f(inputs, out);
     }
-    let chunk = out.len().div_ceil(cores());
-    std::thread::scope(|scope| {
-        for (k, out_chunk) in out.chunks_mut(chunk).enumerate() {
-            let range = k * chunk..(k * chunk + out_chunk.len());
-            let parts: Vec<&[T]> = inputs.iter().map(|i| &i[range.clone()]).collect();
-            let f = &f;
-            scope.spawn(move || f(&parts, out_chunk));
-        }
+    let chunk = out.len().div_ceil(cores() * 4).max(PARALLEL_MIN / 4);
+    out.par_chunks_mut(chunk).enumerate().for_each(|(k, out_chunk)| {
+        let range = k * chunk..(k * chunk + out_chunk.len());
+        let parts: Vec<&[T]> = inputs.iter().map(|i| &i[range.clone()]).collect();
+        f(&parts, out_chunk);
     });
 }
 
@@ -330,7 +330,33 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
 }
 
 /// Sum of a slice in f64 with eight independent accumulators (which the compiler vectorises).
-fn sum_slice<T: Float>(xs: &[T]) -> f64 {
+fn sum_slice<T: Float + Send + Sync>(xs: &[T]) -> f64 {
+    if xs.len() >= PARALLEL_MIN && cores() > 1 {
+        // Partial sums of fixed chunks, added in order: the result does not depend on scheduling.
+        let partial: Vec<f64> = xs.par_chunks(PARALLEL_MIN / 4).map(sum_slice_one_core).collect();
+        return partial.iter().sum();
+    }
+    sum_slice_one_core(xs)
+}
+
+fn sum_slice_one_core<T: Float>(xs: &[T]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { sum_slice_avx2(xs) };
+    }
+    sum_slice_portable(xs)
+}
+
+/// The portable loop, compiled again with AVX2 enabled (the CPU is checked at run time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn sum_slice_avx2<T: Float>(xs: &[T]) -> f64 {
+    sum_slice_portable(xs)
+}
+
+#[inline(always)]
+fn sum_slice_portable<T: Float>(xs: &[T]) -> f64 {
     let mut acc = [0f64; 8];
     let chunks = xs.chunks_exact(8);
     let tail: f64 = chunks.remainder().iter().map(|x| x.to()).sum();
@@ -354,7 +380,7 @@ unsafe fn sum_contiguous(a: &View, dims: &[usize], out: &View) -> bool {
     let leading = (0..r).all(|d| dims.contains(&d));
     let inner: usize = a.sizes[ndim - r..].iter().product::<i64>() as usize;
     let outer: usize = a.sizes[..r].iter().product::<i64>() as usize;
-    fn run<T: Float>(a: &[T], out: &mut [T], trailing: bool, inner: usize, outer: usize) {
+    fn run<T: Float + Send + Sync>(a: &[T], out: &mut [T], trailing: bool, inner: usize, outer: usize) {
         if trailing {
             for (o, block) in out.iter_mut().zip(a.chunks(inner.max(1))) {
                 *o = T::from(sum_slice(block));
@@ -392,27 +418,66 @@ fn matmul_f<T: Float + Send + Sync + std::ops::AddAssign + std::ops::Mul<Output 
     out: &mut [T],
     (n, k, m): (usize, usize, usize),
 ) {
-    let rows = |first: usize, out: &mut [T]| {
-        for (i, row) in out.chunks_mut(m).enumerate() {
-            row.iter_mut().for_each(|r| *r = T::from(0.0));
+    if n * k * m < PARALLEL_MIN || cores() < 2 {
+        return matmul_rows(a, b, out, 0, (k, m));
+    }
+    // Enough row blocks to balance the cores, each independent (no reduction across blocks).
+    let per = n.div_ceil(cores() * 4).max(1);
+    out.par_chunks_mut(per * m).enumerate().for_each(|(t, chunk)| matmul_rows(a, b, chunk, t * per, (k, m)));
+}
+
+/// Rows `first..` of `a @ b` into `out`.
+fn matmul_rows<T: Float + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+    first: usize,
+    km: (usize, usize),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { matmul_rows_avx2(a, b, out, first, km) };
+    }
+    matmul_rows_portable(a, b, out, first, km)
+}
+
+/// The portable loop, compiled again with AVX2 and FMA enabled (checked at run time).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn matmul_rows_avx2<T: Float + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+    first: usize,
+    km: (usize, usize),
+) {
+    matmul_rows_portable(a, b, out, first, km)
+}
+
+/// i-k-j order (the inner loop runs along rows of `b` and `out`, which vectorises), with `k`
+/// taken in blocks so a block of `b`'s rows stays in cache across all rows of `out`.
+#[inline(always)]
+fn matmul_rows_portable<T: Float + std::ops::AddAssign + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+    first: usize,
+    (k, m): (usize, usize),
+) {
+    const K_BLOCK: usize = 64;
+    out.iter_mut().for_each(|r| *r = T::from(0.0));
+    for p0 in (0..k).step_by(K_BLOCK) {
+        let p1 = (p0 + K_BLOCK).min(k);
+        for (i, row) in out.chunks_mut(m.max(1)).enumerate() {
             let arow = &a[(first + i) * k..(first + i + 1) * k];
-            for (p, &x) in arow.iter().enumerate() {
+            for p in p0..p1 {
+                let x = arow[p];
                 let brow = &b[p * m..(p + 1) * m];
                 row.iter_mut().zip(brow).for_each(|(r, &y)| *r += x * y);
             }
         }
-    };
-    let threads = cores().min(n.max(1));
-    if n * k * m < PARALLEL_MIN || threads < 2 {
-        return rows(0, out);
     }
-    let per = n.div_ceil(threads);
-    std::thread::scope(|scope| {
-        for (t, chunk) in out.chunks_mut(per * m).enumerate() {
-            let rows = &rows;
-            scope.spawn(move || rows(t * per, chunk));
-        }
-    });
 }
 
 /// `out = beta * bias + alpha * (a @ b)` for matrices; `bias` (broadcast to `out`) is ignored
@@ -519,6 +584,40 @@ mod tests {
         }
         assert_eq!(t, [1., 4., 2., 5., 3., 6.]);
         assert_eq!(out, [1., 16., 4., 25., 9., 36.]);
+    }
+
+    #[test]
+    fn blocked_parallel_matmul_and_sum_match_a_naive_reference() {
+        // Large enough for k-blocking (k > 64) and for the parallel paths.
+        let (n, k, m) = (70usize, 130usize, 33usize);
+        let mut a: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 97) as f32 / 13.0 - 3.0).collect();
+        let mut b: Vec<f32> = (0..k * m).map(|i| ((i * 104729) % 89) as f32 / 11.0 - 4.0).collect();
+        let mut out = vec![0f32; n * m];
+        let vo = view(&mut out, &[n as i64, m as i64], DType::F32);
+        // SAFETY: the views describe the local vectors.
+        unsafe {
+            addmm(
+                None,
+                &view(&mut a, &[n as i64, k as i64], DType::F32),
+                &view(&mut b, &[k as i64, m as i64], DType::F32),
+                0.0,
+                1.0,
+                &vo,
+            )
+        };
+        for i in 0..n {
+            for j in 0..m {
+                let expected: f64 = (0..k).map(|p| (a[i * k + p] as f64) * (b[p * m + j] as f64)).sum();
+                assert!(((out[i * m + j] as f64) - expected).abs() < 1e-3 * expected.abs().max(1.0), "{i},{j}");
+            }
+        }
+        let mut big: Vec<f32> = (0..PARALLEL_MIN * 2 + 5).map(|i| (i % 10) as f32).collect();
+        let expected: f64 = big.iter().map(|&x| x as f64).sum();
+        let mut total = [0f32];
+        let n_big = big.len() as i64;
+        // SAFETY: as above.
+        unsafe { sum(&view(&mut big, &[n_big], DType::F32), &[0], &view(&mut total, &[], DType::F32)) };
+        assert_eq!(total[0] as f64, expected);
     }
 
     #[test]

@@ -15,7 +15,8 @@ import regen_runtime  # noqa: F401  (registers the device)
 
 
 def timed(fn, repeat):
-    fn()  # warm-up
+    for _ in range(5):  # warm-up: allocator caches, lazy initialisation
+        fn()
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -49,7 +50,7 @@ def main():
                     "mul": lambda a=a, b=b: a * b,
                     "sum": lambda a=a: a.sum(),
                 }[op]
-            repeat = 200 if n == 1 else (3 if op == "mm" and n >= 1 << 20 else 10)
+            repeat = 500 if n == 1 else (5 if op == "mm" and n >= 1 << 20 else 30)
             results.append(timed(fn, repeat))
         cpu, dev = results
         print(f"{op:<10}{n:>12}{cpu * 1e3:>12.3f}{dev * 1e3:>12.3f}{dev / cpu:>8.2f}")
