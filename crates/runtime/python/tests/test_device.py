@@ -238,3 +238,41 @@ def test_many_small_ops_do_not_grow_the_process():
     gc.collect()
     assert regen_runtime.bytes_in_use() == device_start
     assert rss_bytes() - start < 16 * 1024 * 1024
+
+
+def test_bootstrap_ops_views_resize_and_set():
+    a = torch.arange(12.0)
+    d = on_device(a)
+    with counted("view"):
+        compare(d.view(3, 4), a.view(3, 4))
+    with counted("as_strided"):
+        compare(d.as_strided((2, 3), (1, 2), 1), a.as_strided((2, 3), (1, 2), 1))
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        d.view(3, 4).t().view(12)
+    compare(d.view(3, 4).t().reshape(12), a.view(3, 4).t().reshape(12))
+    with counted("empty_strided"):
+        e = torch.empty_strided((2, 3), (1, 2), device="regen")
+    assert e.stride() == (1, 2) and e.device.type == "regen"
+    with counted("fill_.Scalar"):
+        e.fill_(7)
+    compare(e, torch.full((2, 3), 7.0))
+    r = on_device(torch.tensor([1.0, 2.0]))
+    with counted("resize_"):
+        r.resize_(4)
+    assert r.shape == (4,)
+    compare(r[:2], torch.tensor([1.0, 2.0]))
+    target = torch.empty(0, device="regen")
+    with counted("set_.source_Tensor"):
+        target.set_(d)
+    compare(target, a)
+    with counted("set_.source_Storage"):
+        target.set_(d.untyped_storage())
+    compare(target, a)
+    with counted("set_.source_Storage_storage_offset"):
+        target.set_(d.untyped_storage(), 2, (2, 2), (1, 4))
+    compare(target, a.as_strided((2, 2), (1, 4), 2))
+    with counted("set_"):
+        target.set_()
+    assert target.numel() == 0
+    with counted("_local_scalar_dense"):
+        assert d[5].item() == 5.0
