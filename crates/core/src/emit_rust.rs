@@ -117,14 +117,37 @@ fn entry_point(s: &Selected<'_>, config: &Config) -> TokenStream {
     }
 }
 
+fn format(file: TokenStream) -> String {
+    let syntax: syn::File = syn::parse2(file).expect("the generated tokens form a Rust file");
+    prettyplease::unparse(&syntax)
+}
+
 /// The whole `kernels.rs` text, starting with its `@generated` line.
 pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> String {
+    // Formatting dominates generation time and the entry points are independent items, so
+    // they are formatted in two parts on two cores; the trait goes with the smaller part.
+    // (Token streams are not Send: each thread builds its own.)
+    let entries = |part: &[Selected<'_>]| {
+        let items = part.iter().map(|s| entry_point(s, config));
+        format(quote! { #(#items)* })
+    };
+    let split = selection.selected.len() * 2 / 5;
+    let (first, second) = selection.selected.split_at(split);
+    let (head, first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| entries(second));
+        (emit_head(selection), entries(first), second.join().expect("formatting does not panic"))
+    });
+    // prettyplease puts no blank line between items, so the parts join as one file would.
+    format!("// {note}\n\n{head}{first}{second}")
+}
+
+/// Everything before the entry points: imports, the trait, and its installation.
+fn emit_head(selection: &Selection<'_>) -> String {
     let methods = selection.selected.iter().map(trait_method);
-    let entries = selection.selected.iter().map(|s| entry_point(s, config));
     let uses_returns =
         selection.selected.iter().any(|s| s.abi.returns.iter().any(|r| !matches!(r.kind, RetKind::TensorRef(_))));
     let into_slot = uses_returns.then(|| quote! { use regen_runtime::args::IntoSlot; });
-    let file = quote! {
+    format(quote! {
         #![allow(unused_imports, unused_variables)]
         // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
         #![allow(clippy::too_many_arguments, clippy::type_complexity, clippy::wrong_self_convention, clippy::should_implement_trait)]
@@ -155,10 +178,5 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
         fn kernels() -> Result<&'static dyn Kernels> {
             KERNELS.get().map(|k| &**k).ok_or_else(|| Error::runtime("no kernels installed: call install() at load time"))
         }
-
-        #(#entries)*
-    };
-    let syntax: syn::File = syn::parse2(file).expect("the generated tokens form a Rust file");
-    let body = prettyplease::unparse(&syntax);
-    format!("// {note}\n\n{body}")
+    })
 }
