@@ -72,6 +72,29 @@ fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
     }
 }
 
+/// Copies `src` into `dst` (same shape, or broadcastable): raw bytes when the dtypes match,
+/// so any dtype moves between CPU and the device; converting otherwise.
+fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
+    // Device memory is host memory: CPU and device tensors copy the same way.
+    if src.dtype() == dst.dtype()
+        && let Some(elem) = crate::view::element_size(src.dtype())
+    {
+        let geometry = |t: &TensorRef<'_>| View {
+            data: t.data_ptr().cast(),
+            sizes: t.sizes().to_vec(),
+            strides: t.strides().to_vec(),
+            dtype: DType::U8,
+        };
+        // SAFETY: both describe live tensors of `elem`-byte elements.
+        unsafe { ops::copy_bytes(&geometry(src), &geometry(dst), elem) };
+        return Ok(());
+    }
+    let (s, d) = (View::of(src)?, View::of(dst)?);
+    // SAFETY: both views describe live tensors.
+    unsafe { ops::copy(&s, &d) };
+    Ok(())
+}
+
 pub struct Backend;
 
 impl Backend {
@@ -257,20 +280,20 @@ impl Kernels for Backend {
 
     fn _copy_from(&self, self_: TensorRef<'_>, dst: TensorRef<'_>, _non_blocking: bool) -> Result<Tensor> {
         enter("_copy_from");
-        let (src, d) = (View::of(&self_)?, View::of(&dst)?);
-        broadcast_shapes(&[&src.sizes, &d.sizes])?;
-        // Device memory is host memory: CPU and device tensors copy the same way.
-        // SAFETY: both views describe live tensors.
-        unsafe { ops::copy(&src, &d) };
+        broadcast_shapes(&[self_.sizes(), dst.sizes()])?;
+        copy_into(&self_, &dst)?;
         dst.retain()
     }
 
     fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
         enter("_copy_from_and_resize");
-        let src = View::of(&self_)?;
-        let d = sized_output(&dst, &src.sizes)?;
-        // SAFETY: as above.
-        unsafe { ops::copy(&src, &d) };
+        if dst.sizes() == self_.sizes() {
+            copy_into(&self_, &dst)?;
+        } else {
+            let desc = host::resize(&dst, self_.sizes())?;
+            // SAFETY: the host describes the live, resized tensor.
+            copy_into(&self_, &unsafe { TensorRef::from_raw(&desc) })?;
+        }
         dst.retain()
     }
 

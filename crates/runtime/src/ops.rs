@@ -267,6 +267,20 @@ pub unsafe fn copy(src: &View, dst: &View) {
     });
 }
 
+/// Copies `src` (broadcast to `dst_sizes`) into `dst` element by element as raw bytes, for
+/// two tensors of the same dtype, whatever it is.
+///
+/// # Safety
+/// Both describe live memory of `elem`-byte elements under their sizes and strides.
+pub unsafe fn copy_bytes(src: &View, dst: &View, elem: usize) {
+    let ss = src.broadcast_strides(&dst.sizes);
+    let e = elem as isize;
+    for_each_offset(&dst.sizes, [&ss, &dst.strides], |[is, id]| {
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(src.data.offset(is * e), dst.data.offset(id * e), elem) }
+    });
+}
+
 /// Sets every element of `dst` to `value`.
 ///
 /// # Safety

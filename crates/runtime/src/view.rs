@@ -92,6 +92,19 @@ impl DType {
     }
 }
 
+/// Bytes per element of any `c10::ScalarType` code, including those the kernels do not compute
+/// with (half, bfloat16, complex, float8, unsigned): enough to copy them.
+pub fn element_size(t: ScalarType) -> Option<usize> {
+    Some(match t.0 {
+        0 | 1 | 11 | 12 | 13 | 16 | 17 | 23..=26 | 44 => 1,
+        2 | 5 | 15 | 27 => 2,
+        3 | 6 | 8 | 14 | 28 => 4,
+        4 | 7 | 9 | 29 => 8,
+        10 => 16,
+        _ => return None,
+    })
+}
+
 /// An element value in its computation domain.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {

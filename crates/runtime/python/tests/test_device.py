@@ -276,3 +276,12 @@ def test_bootstrap_ops_views_resize_and_set():
     assert target.numel() == 0
     with counted("_local_scalar_dense"):
         assert d[5].item() == 5.0
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.complex64, torch.uint8, torch.int8], ids=str)
+def test_any_dtype_moves_to_the_device_and_back(dtype):
+    a = (torch.arange(12, dtype=torch.float32) - 3).reshape(3, 4).to(dtype)
+    d = a.to("regen")
+    assert d.dtype == dtype
+    torch.testing.assert_close(d.cpu(), a)
+    torch.testing.assert_close(d.t().contiguous().cpu(), a.t().contiguous())
