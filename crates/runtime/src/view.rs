@@ -13,6 +13,8 @@ pub enum DType {
     I16,
     I32,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
@@ -34,9 +36,22 @@ impl DType {
             ScalarType::SHORT => DType::I16,
             ScalarType::INT => DType::I32,
             ScalarType::LONG => DType::I64,
+            ScalarType::HALF => DType::F16,
+            ScalarType::BFLOAT16 => DType::BF16,
             ScalarType::FLOAT => DType::F32,
             ScalarType::DOUBLE => DType::F64,
-            other => return Err(Error::type_error(format!("regen kernels do not support dtype code {}", other.0))),
+            other => {
+                let name = match other.0 {
+                    8 => "ComplexHalf",
+                    9 => "ComplexFloat",
+                    10 => "ComplexDouble",
+                    _ => "this dtype",
+                };
+                return Err(Error::type_error(format!(
+                    "regen's native kernels do not compute in {name} (ScalarType {}); convert to float32 or float64 first",
+                    other.0
+                )));
+            }
         })
     }
 
@@ -48,6 +63,8 @@ impl DType {
             DType::I16 => ScalarType::SHORT,
             DType::I32 => ScalarType::INT,
             DType::I64 => ScalarType::LONG,
+            DType::F16 => ScalarType::HALF,
+            DType::BF16 => ScalarType::BFLOAT16,
             DType::F32 => ScalarType::FLOAT,
             DType::F64 => ScalarType::DOUBLE,
         }
@@ -56,7 +73,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::Bool | DType::U8 | DType::I8 => 1,
-            DType::I16 => 2,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
@@ -65,7 +82,7 @@ impl DType {
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
-            DType::F32 | DType::F64 => Category::Floating,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Category::Floating,
             _ => Category::Integral,
         }
     }
@@ -78,6 +95,8 @@ impl DType {
             DType::I16 => "Short",
             DType::I32 => "Int",
             DType::I64 => "Long",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
         }
@@ -149,6 +168,8 @@ pub unsafe fn load(dtype: DType, p: *const u8) -> Value {
             DType::I16 => Value::Int(i64::from(p.cast::<i16>().read_unaligned())),
             DType::I32 => Value::Int(i64::from(p.cast::<i32>().read_unaligned())),
             DType::I64 => Value::Int(p.cast::<i64>().read_unaligned()),
+            DType::F16 => Value::Float(half::f16::from_bits(p.cast::<u16>().read_unaligned()).to_f64()),
+            DType::BF16 => Value::Float(half::bf16::from_bits(p.cast::<u16>().read_unaligned()).to_f64()),
             DType::F32 => Value::Float(f64::from(p.cast::<f32>().read_unaligned())),
             DType::F64 => Value::Float(p.cast::<f64>().read_unaligned()),
         }
@@ -167,6 +188,9 @@ pub unsafe fn store(dtype: DType, p: *mut u8, v: Value) {
             DType::I16 => p.cast::<i16>().write_unaligned(v.as_i64() as i16),
             DType::I32 => p.cast::<i32>().write_unaligned(v.as_i64() as i32),
             DType::I64 => p.cast::<i64>().write_unaligned(v.as_i64()),
+            // Rounded through f32, as PyTorch's CPU kernels compute half types in float.
+            DType::F16 => p.cast::<u16>().write_unaligned(half::f16::from_f32(v.as_f64() as f32).to_bits()),
+            DType::BF16 => p.cast::<u16>().write_unaligned(half::bf16::from_f32(v.as_f64() as f32).to_bits()),
             DType::F32 => p.cast::<f32>().write_unaligned(v.as_f64() as f32),
             DType::F64 => p.cast::<f64>().write_unaligned(v.as_f64()),
         }
@@ -376,6 +400,8 @@ mod tests {
             (DType::I32, Value::Int(-7)),
             (DType::I64, Value::Int(1 << 40)),
             (DType::Bool, Value::Bool(true)),
+            (DType::F16, Value::Float(-0.5)),
+            (DType::BF16, Value::Float(3.0)),
         ] {
             // SAFETY: the buffer holds 8 bytes, enough for every dtype.
             unsafe {

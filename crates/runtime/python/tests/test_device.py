@@ -285,3 +285,21 @@ def test_any_dtype_moves_to_the_device_and_back(dtype):
     assert d.dtype == dtype
     torch.testing.assert_close(d.cpu(), a)
     torch.testing.assert_close(d.t().contiguous().cpu(), a.t().contiguous())
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_half_types_compute_and_convert(dtype):
+    a, b = make((3, 4), torch.float32, 1).to(dtype), make((3, 4), torch.float32, 2).to(dtype)
+    with counted("mul.out"):
+        compare(on_device(a) * on_device(b), a * b)
+    compare(on_device(a).float() + 1, a.float() + 1)
+    compare(on_device(a.float()).to(dtype), a)
+
+
+def test_a_dtype_without_native_kernels_is_a_clear_type_error():
+    # Complex tensors move to the device (copies are bytewise) but no native kernel computes them.
+    c = torch.ones(3, dtype=torch.complex64).to("regen")
+    with pytest.raises(TypeError, match=r"aten::add\.out: regen's native kernels do not compute in ComplexFloat"):
+        torch.add(c, c)
+    with pytest.raises(TypeError, match="do not compute in ComplexFloat"):
+        torch.ones(3, dtype=torch.complex64, device="regen")
