@@ -121,13 +121,11 @@ fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
             RetKind::TensorVec => (
                 Some(format!("::std::vector<at::Tensor> {slot};")),
                 format!("::regen::tensor_sink({slot})"),
-                format!("::std::move({slot})"),
+                slot.clone(),
             ),
-            RetKind::IntVec => (
-                Some(format!("::std::vector<int64_t> {slot};")),
-                format!("::regen::i64_sink({slot})"),
-                format!("::std::move({slot})"),
-            ),
+            RetKind::IntVec => {
+                (Some(format!("::std::vector<int64_t> {slot};")), format!("::regen::i64_sink({slot})"), slot.clone())
+            }
             RetKind::Int => (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), slot.clone()),
             RetKind::SymInt => {
                 (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), format!("c10::SymInt({slot})"))
@@ -155,15 +153,17 @@ fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         if r.kind.c_slot_type().is_some() {
             call_args.push(pass);
         }
-        values.push(value);
+        // Vectors are locals worth moving into a tuple (a lone local is returned by name instead,
+        // which keeps copy elision).
+        values.push((value, matches!(r.kind, RetKind::TensorVec | RetKind::IntVec)));
     }
     body.push(format!("::regen::check({}({}));", kernel_symbol(config, &op.rust_name), call_args.join(", ")));
     let return_type = op.cpp.return_type.spelling.clone();
     if s.abi.returns_tuple {
-        body.push(format!("return {return_type}({});", values.join(", ")));
-    } else if let Some(v) = values.first() {
-        // A lone local is returned by name: moving it would prevent copy elision.
-        let v = v.strip_prefix("::std::move(").and_then(|v| v.strip_suffix(')')).unwrap_or(v);
+        let elements: Vec<String> =
+            values.iter().map(|(v, local)| if *local { format!("::std::move({v})") } else { v.clone() }).collect();
+        body.push(format!("return {return_type}({});", elements.join(", ")));
+    } else if let Some((v, _)) = values.first() {
         body.push(format!("return {v};"));
     }
     let params: Vec<String> = op.cpp.params.iter().map(|p| format!("{} {}", p.ty.spelling, p.name)).collect();

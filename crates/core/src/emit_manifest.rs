@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::ir::{Model, Op, SchemaType};
+use crate::ir::{Model, Op};
 
 /// JSON has no comments, so the `@generated` note is the manifest's first field.
 #[derive(Serialize)]
@@ -67,10 +67,6 @@ struct ManifestParam<'a> {
     name: &'a str,
 }
 
-fn type_text(ty: &SchemaType) -> String {
-    ty.to_string()
-}
-
 fn manifest_op(op: &Op) -> ManifestOp<'_> {
     ManifestOp {
         name: op.name(),
@@ -89,7 +85,7 @@ fn manifest_op(op: &Op) -> ManifestOp<'_> {
             .iter()
             .map(|a| ManifestArg {
                 name: &a.name,
-                ty: type_text(&a.ty),
+                ty: a.ty.to_string(),
                 default: a.default.as_deref(),
                 kwarg_only: a.kwarg_only,
                 annotation: a.annotation.as_ref().map(ToString::to_string),
@@ -102,7 +98,7 @@ fn manifest_op(op: &Op) -> ManifestOp<'_> {
             .iter()
             .map(|r| ManifestReturn {
                 name: r.name.as_deref(),
-                ty: type_text(&r.ty),
+                ty: r.ty.to_string(),
                 annotation: r.annotation.as_ref().map(ToString::to_string),
             })
             .collect(),

@@ -270,12 +270,8 @@ impl fmt::Display for Schema {
 impl Schema {
     /// `name.overload`, or `name` when there is no overload: the key ops are known by.
     pub fn key(&self) -> String {
-        op_key(&self.name, &self.overload)
+        if self.overload.is_empty() { self.name.to_string() } else { format!("{}.{}", self.name, self.overload) }
     }
-}
-
-pub fn op_key(name: &str, overload: &str) -> String {
-    if overload.is_empty() { name.to_owned() } else { format!("{name}.{overload}") }
 }
 
 /// A parsed C++ declaration: `RET name(TYPE param, ...)`.
