@@ -47,14 +47,19 @@ fn scalar_value(s: Scalar) -> Value {
     }
 }
 
-/// Resizes `out` to `shape` when it differs (as `resize_output` does) and views it after.
-fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
+/// Resizes `out` to `shape` when it differs (as `resize_output` does) and runs `f` on it after.
+fn with_size<T>(out: &TensorRef<'_>, shape: &[i64], f: impl FnOnce(&TensorRef<'_>) -> Result<T>) -> Result<T> {
     if out.sizes() == shape {
-        return View::of(out);
+        return f(out);
     }
     let desc = host::resize(out, shape)?;
-    // SAFETY: the host describes the live, resized tensor; the view copies what it needs now.
-    View::of(&unsafe { TensorRef::from_raw(&desc) })
+    // SAFETY: the host describes the live, resized tensor, unchanged while `f` runs.
+    f(&unsafe { TensorRef::from_raw(&desc) })
+}
+
+/// `out` resized to `shape` if needed, as a view.
+fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
+    with_size(out, shape, View::of)
 }
 
 fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
@@ -287,13 +292,7 @@ impl Kernels for Backend {
 
     fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
         enter("_copy_from_and_resize");
-        if dst.sizes() == self_.sizes() {
-            copy_into(&self_, &dst)?;
-        } else {
-            let desc = host::resize(&dst, self_.sizes())?;
-            // SAFETY: the host describes the live, resized tensor.
-            copy_into(&self_, &unsafe { TensorRef::from_raw(&desc) })?;
-        }
+        with_size(&dst, self_.sizes(), |d| copy_into(&self_, d))?;
         dst.retain()
     }
 
