@@ -2,12 +2,19 @@
 //
 // Registrations, part {{ shard }} of {{ shard_count }}: one wrapper per op with exactly the dispatcher
 // signature of RegistrationDeclarations.h, forwarding to the Rust kernel through the C ABI.
+// An op's part depends on its name alone, so adding an op changes one part.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
-#include "regen_kernels.h"
 #include "regen_marshal.h"
-
+{% if !defined.is_empty() %}
+// The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
+extern "C" {
+{%- for w in defined %}
+regen_error* {{ w.symbol }}({{ w.c_params }});
+{%- endfor %}
+}
+{% endif %}
 namespace {{ namespace }} {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;

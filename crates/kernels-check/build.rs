@@ -1,20 +1,19 @@
-//! Generates kernels.rs for every fixture header (and one configured variant) into OUT_DIR, and
-//! a `mods.rs` that mounts each as a module with `#[path]`, exactly as a backend crate would.
+//! Generates kernels.rs for every fixture header (and one configured variant) into OUT_DIR with
+//! regen-core's library call (the one the CLI and regen-build make), and a `mods.rs` that mounts
+//! each as a module with `#[path]`, as a backend crate with checked-in code would.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use regen_core::config::{Config, parse_config};
+use regen_core::generate::generate;
 
-use regen_core::emit_rust::emit_rust;
-
-fn generate(header: &Path, config: &Config, out: &Path) {
-    let bytes = std::fs::read(header).expect("fixture header");
-    let loaded = regen_core::load_header(&bytes).expect("fixture headers are valid");
-    let selection = config.select(&loaded.model).expect("the config names existing ops");
-    let note = regen_core::emit::generated_note(&bytes, "cargo build -p regen-kernels-check");
-    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    std::fs::write(out, emit_rust(&selection, config, &note)).unwrap();
+/// Generates with `config` (a regen.toml path) and writes kernels.rs into `out`.
+fn kernels(header: &Path, config: &Path, out: &Path) {
+    let generated =
+        generate(header, Some(config), "cargo build -p regen-kernels-check").unwrap_or_else(|e| panic!("{e}"));
+    let file = generated.files.iter().find(|f| f.name == "kernels.rs").expect("kernels.rs is generated");
+    std::fs::create_dir_all(out).unwrap();
+    std::fs::write(out.join("kernels.rs"), &file.contents).unwrap();
 }
 
 fn main() {
@@ -27,22 +26,26 @@ fn main() {
         .filter(|p| p.join("RegistrationDeclarations.h").is_file())
         .collect();
     releases.sort();
+    let mut mount = |name: &str, dir: &Path| {
+        writeln!(mods, "#[path = {:?}]\npub mod {name};", dir.join("kernels.rs").display().to_string()).unwrap();
+    };
     for dir in releases {
         let release = dir.file_name().unwrap().to_string_lossy().replace(['.', '-'], "_");
         let header = dir.join("RegistrationDeclarations.h");
         println!("cargo::rerun-if-changed={}", header.display());
-        let out = out_dir.join(&release).join("kernels.rs");
-        // Each module exports its own entry points, so each needs its own symbol prefix.
-        let config = parse_config(&format!("symbol_prefix = \"k_{release}\"")).unwrap();
-        generate(&header, &config, &out);
-        writeln!(mods, "#[path = {:?}]\npub mod {release};", out.display().to_string()).unwrap();
+        // The full skeleton: every required op. Each module exports its own entry points, so
+        // each needs its own symbol prefix.
+        let out = out_dir.join(&release);
+        let config = out_dir.join(format!("{release}.toml"));
+        std::fs::write(&config, format!("symbol_prefix = \"k_{release}\"\n")).unwrap();
+        kernels(&header, &config, &out);
+        mount(&release, &out);
     }
-    // A backend that implements a few ops natively: their methods have no default body.
-    let config_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("regen.toml");
-    println!("cargo::rerun-if-changed={}", config_path.display());
-    let config = parse_config(&std::fs::read_to_string(&config_path).unwrap()).expect("a valid config");
-    let out = out_dir.join("configured").join("kernels.rs");
-    generate(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &config, &out);
-    writeln!(mods, "#[path = {:?}]\npub mod configured;", out.display().to_string()).unwrap();
+    // A backend that implements a few ops natively: only they get methods and entry points.
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("regen.toml");
+    println!("cargo::rerun-if-changed={}", config.display());
+    let out = out_dir.join("configured");
+    kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &config, &out);
+    mount("configured", &out);
     std::fs::write(out_dir.join("mods.rs"), mods).unwrap();
 }

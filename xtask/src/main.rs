@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+use regen_core::write::{Mode, ensure};
+
 const USAGE: &str = "usage: cargo xtask <command>
   fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
   compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
@@ -62,8 +64,10 @@ fn cargo() -> Command {
     cmd
 }
 
-/// The torch release the runtime is generated for and tested against (one line, X.Y.Z).
-const PIN_FILE: &str = "crates/runtime/torch-version";
+/// The torch release the reference device is generated for and tested against (one line, X.Y.Z).
+const PIN_FILE: &str = "crates/device/torch-version";
+const DEVICE_CONFIG: &str = "crates/device/regen.toml";
+const DEVICE_GENERATED: &str = "crates/device/generated";
 
 fn pinned() -> Result<String, String> {
     let text = std::fs::read_to_string(root().join(PIN_FILE)).map_err(|e| format!("{PIN_FILE}: {e}"))?;
@@ -99,24 +103,37 @@ fn bump(version: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The runtime's generated code: the pinned release's header with crates/runtime/regen.toml.
+/// The device's generated code: the pinned release's header with crates/device/regen.toml,
+/// written (or checked) in process by the same library call the CLI and regen-build make.
 fn regen(check: bool) -> Result<(), String> {
-    let header = fixture_header(&pinned()?);
-    let mut cmd = cargo();
-    cmd.args(["run", "--quiet", "-p", "regen", "--"]).args([
-        "--header",
-        &header,
-        "--config",
-        "crates/runtime/regen.toml",
-        "--out",
-        "crates/runtime/generated",
-        "--command",
-        "cargo xtask regen",
-    ]);
-    if check {
-        cmd.arg("--check");
+    let root = root();
+    let header = root.join(fixture_header(&pinned()?));
+    let generated = regen_core::generate::generate(&header, Some(&root.join(DEVICE_CONFIG)), "cargo xtask regen")?;
+    eprint!("{}", generated.warnings);
+    let dir = root.join(DEVICE_GENERATED);
+    let mode = if check { Mode::Check } else { Mode::Write };
+    let ensured = ensure(&dir, &generated.files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if check && !ensured.is_fresh() {
+        eprint!("{}", ensured.report);
+        return Err(format!(
+            "{DEVICE_GENERATED} is stale ({} file(s)); run `cargo xtask regen`",
+            ensured.problem_count()
+        ));
     }
-    run(&mut cmd)
+    let verb = if check { "is fresh" } else { "written" };
+    eprintln!("xtask: {DEVICE_GENERATED} {verb}: {}", generated.summary);
+    // The device's Python package and pyproject.toml are `regen new`'s, rendered for it.
+    let mut files = regen_core::scaffold::python_package("regen", "regen_device");
+    files.push(regen_core::scaffold::pyproject("regen", "regen_device", &["torch"]));
+    let dir = root.join("crates/device");
+    let ensured = ensure(&dir, &files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if check && !ensured.is_fresh() {
+        eprint!("{}", ensured.report);
+        return Err(
+            "crates/device's Python package differs from `regen new`'s templates; run `cargo xtask regen`".into()
+        );
+    }
+    Ok(())
 }
 
 fn ci() -> Result<(), String> {
@@ -138,49 +155,63 @@ fn ci() -> Result<(), String> {
     e2e()
 }
 
-/// Creates (or reuses) .venv with the pinned torch, builds the extension against it, installs
-/// the regen_runtime package into it (a .pth file pointing at crates/runtime/python), and runs
-/// the end-to-end tests.
+/// Creates (or reuses) .venv with the pinned torch and the build tools, installs the reference
+/// device into it the way any backend installs (`pip install --no-build-isolation crates/device`),
+/// and runs its end-to-end tests.
 fn e2e() -> Result<(), String> {
     let root = root();
-    let pinned_torch = pinned()?;
-    let venv = root.join(".venv");
+    let python = venv(&pinned()?)?;
+    pip_install(&python, &root.join("crates/device"))?;
+    run(Command::new(&python)
+        .current_dir(std::env::temp_dir())
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(root.join("crates/device/python/tests")))
+}
+
+/// `.venv` (for the pinned release) or `.venv-X.Y.Z` with that torch, numpy, pytest and
+/// setuptools-rust; returns its Python. Reused when it already has them.
+fn venv(torch: &str) -> Result<PathBuf, String> {
+    let root = root();
+    let venv = if torch == pinned()? { root.join(".venv") } else { root.join(format!(".venv-{torch}")) };
     let python = venv.join("bin").join("python");
-    let ready = Command::new(&python)
-        .args([
-            "-c",
-            &format!("import torch, numpy, pytest; assert torch.__version__.split('+')[0] == '{pinned_torch}'"),
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let check = format!(
+        "import torch, numpy, pytest, setuptools_rust; assert torch.__version__.split('+')[0] == '{torch}'"
+    );
+    let ready = Command::new(&python).args(["-c", &check]).output().is_ok_and(|o| o.status.success());
     if !ready {
         if !python.exists() {
             run(Command::new(self::python()).args(["-m", "venv"]).arg(&venv))?;
         }
         // torch from PyPI with its dependencies (no CPU-only index is reachable here): ~5 GB.
+        // Releases before 2.3 were built against numpy 1.
+        let (major, minor) = release_of(torch);
+        let numpy = if (major, minor) < (2, 3) { "numpy<2" } else { "numpy" };
         run(Command::new(&python).args([
             "-m",
             "pip",
             "install",
             "--quiet",
-            &format!("torch=={pinned_torch}"),
-            "numpy",
+            &format!("torch=={torch}"),
+            numpy,
             "pytest",
+            "setuptools-rust",
         ]))?;
     }
-    run(cargo()
-        .args(["build", "--release", "-p", "regen-runtime", "--features", "torch"])
-        .env("REGEN_PYTHON", &python))?;
-    let package = root.join("crates/runtime/python");
-    std::fs::copy(root.join("target/release/libregen_runtime.so"), package.join("regen_runtime/_regen_runtime.so"))
-        .map_err(|e| format!("cannot install the extension: {e}"))?;
-    let site = Command::new(&python)
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let site = PathBuf::from(String::from_utf8_lossy(&site.stdout).trim());
-    std::fs::write(site.join("regen_runtime.pth"), format!("{}\n", package.display())).map_err(|e| e.to_string())?;
-    run(Command::new(&python).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]).arg(package.join("tests")))
+    Ok(python)
+}
+
+fn release_of(version: &str) -> (u32, u32) {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+/// Builds and installs the backend crate at `dir` into the environment of `python`.
+fn pip_install(python: &Path, dir: &Path) -> Result<(), String> {
+    // Without build isolation the build sees the environment's torch; --no-deps keeps pip from
+    // walking torch's dependency tree again.
+    run(Command::new(python)
+        .args(["-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "--force-reinstall"])
+        .arg(dir))
 }
 
 fn check_version(version: &str) -> Result<(), String> {

@@ -83,7 +83,7 @@ impl Default for Config {
             device: "regen".into(),
             dispatch_key: "PrivateUse1".into(),
             namespace: "regen_generated".into(),
-            symbol_prefix: "regen_kernel".into(),
+            symbol_prefix: default_symbol_prefix("regen"),
             implement: None,
             exclude: Vec::new(),
             exclude_families: Vec::new(),
@@ -92,6 +92,11 @@ impl Default for Config {
             source: String::new(),
         }
     }
+}
+
+/// The entry-point prefix when regen.toml names none: `{device}_kernel`.
+pub fn default_symbol_prefix(device: &str) -> String {
+    format!("{device}_kernel")
 }
 
 fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
@@ -159,7 +164,8 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
     let namespace_span = raw.namespace.as_ref().map(|n| n.span());
     let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
-    let symbol_prefix = identifier(raw.symbol_prefix, defaults.symbol_prefix, "symbol_prefix");
+    // Each device's entry points get their own prefix, so two backends never share a symbol.
+    let symbol_prefix = identifier(raw.symbol_prefix, default_symbol_prefix(&device), "symbol_prefix");
     if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
         errors.push(diag_at(
             source,
@@ -245,11 +251,26 @@ pub struct Selected<'m> {
     pub autograd: bool,
 }
 
+impl Selected<'_> {
+    /// Whether the op gets a C++ wrapper, and so a Rust entry point and trait method: it is
+    /// registered for the dispatch key or for the autograd key.
+    pub fn is_wrapped(&self) -> bool {
+        self.registered || self.autograd
+    }
+}
+
 /// The ops to generate, in header order, and the required ops skipped with their reasons.
 #[derive(Debug, Clone)]
 pub struct Selection<'m> {
     pub selected: Vec<Selected<'m>>,
     pub skipped: Vec<(&'m Op, SkipReason)>,
+}
+
+impl<'m> Selection<'m> {
+    /// The ops with a C++ wrapper and a Rust entry point, in header order.
+    pub fn wrapped(&self) -> impl Iterator<Item = &Selected<'m>> {
+        self.selected.iter().filter(|s| s.is_wrapped())
+    }
 }
 
 impl Config {

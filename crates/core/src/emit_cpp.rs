@@ -1,5 +1,6 @@
-//! Emits the C++ side: the fixed ABI and marshalling headers, the kernel declarations, the
-//! registration shards (wrappers with the exact dispatcher signatures) and the fallback.
+//! Emits the C++ side: the fixed ABI and marshalling headers, the registration shards (wrappers
+//! with the exact dispatcher signatures, each shard declaring the Rust entry points it calls) and
+//! the fallback.
 //!
 //! The askama templates in the top-level `templates/` only lay out text; every decision (how an
 //! argument is lifted, how a result comes back) is made here from the shared [`AbiOp`].
@@ -14,6 +15,13 @@ use crate::write::OutputFile;
 /// compiles them in parallel; each TU pays for the torch headers once.
 pub const SHARDS: usize = 4;
 
+/// The shard an op's wrapper lives in, from its key alone (FNV-1a): registering or dropping one op
+/// changes one shard, so a build that caches objects recompiles one translation unit, not all.
+pub fn shard_of(key: &str) -> usize {
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    (hash % SHARDS as u64) as usize
+}
+
 #[derive(Template)]
 #[template(path = "regen_abi.h", escape = "none")]
 struct AbiHeader<'a> {
@@ -26,21 +34,11 @@ struct MarshalHeader<'a> {
     generated_note: &'a str,
 }
 
-struct KernelDecl {
-    schema: String,
-    symbol: String,
-    params: String,
-}
-
-#[derive(Template)]
-#[template(path = "regen_kernels.h", escape = "none")]
-struct KernelsHeader<'a> {
-    generated_note: &'a str,
-    kernels: Vec<KernelDecl>,
-}
-
 struct Wrapper {
     schema: String,
+    /// The Rust entry point it calls, and that symbol's C parameters.
+    symbol: String,
+    c_params: String,
     op: String,
     return_type: String,
     name: String,
@@ -157,7 +155,8 @@ fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         // which keeps copy elision).
         values.push((value, matches!(r.kind, RetKind::TensorVec | RetKind::IntVec)));
     }
-    body.push(format!("::regen::check({}({}));", kernel_symbol(config, &op.rust_name), call_args.join(", ")));
+    let symbol = kernel_symbol(config, &op.rust_name);
+    body.push(format!("::regen::check({symbol}({}));", call_args.join(", ")));
     let return_type = op.cpp.return_type.spelling.clone();
     if s.abi.returns_tuple {
         let elements: Vec<String> =
@@ -169,6 +168,8 @@ fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let params: Vec<String> = op.cpp.params.iter().map(|p| format!("{} {}", p.ty.spelling, p.name)).collect();
     Wrapper {
         schema: op.schema_text.clone(),
+        symbol,
+        c_params: c_params(&s.abi),
         op: op.key.clone(),
         return_type,
         name: format!("wrap_{}", op.rust_name),
@@ -184,22 +185,10 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         file("regen_abi.h", render(&AbiHeader { generated_note: note })),
         file("regen_marshal.h", render(&MarshalHeader { generated_note: note })),
     ];
-    let kernels = selection
-        .selected
-        .iter()
-        .map(|s| KernelDecl {
-            schema: s.op.schema_text.clone(),
-            symbol: kernel_symbol(config, &s.op.rust_name),
-            params: c_params(&s.abi),
-        })
-        .collect();
-    files.push(file("regen_kernels.h", render(&KernelsHeader { generated_note: note, kernels })));
-
-    let registered: Vec<(&Selected<'_>, Wrapper)> =
-        selection.selected.iter().filter(|s| s.registered || s.autograd).map(|s| (s, wrapper(s, config))).collect();
-    let per_shard = registered.len().div_ceil(SHARDS).max(1);
+    let wrapped: Vec<(&Selected<'_>, Wrapper)> = selection.wrapped().map(|s| (s, wrapper(s, config))).collect();
     for shard in 0..SHARDS {
-        let chunk = registered.get(shard * per_shard..((shard + 1) * per_shard).min(registered.len())).unwrap_or(&[]);
+        let chunk: Vec<&(&Selected<'_>, Wrapper)> =
+            wrapped.iter().filter(|(s, _)| shard_of(&s.op.key) == shard).collect();
         let unit = Registration {
             generated_note: note,
             namespace: &config.namespace,

@@ -1,6 +1,10 @@
-//! Emits `kernels.rs`: the backend's kernel trait, its installation, and the `extern "C"` entry
-//! points the C++ wrappers call. Built with proc-macro2/quote and formatted in-process with
-//! prettyplease, so the output is ordinary rustfmt-style code.
+//! Emits `kernels.rs`: the backend's kernel trait, its installation, call counters, and the
+//! `extern "C"` entry points the C++ wrappers call. Built with proc-macro2/quote and formatted
+//! in-process with prettyplease, so the output is ordinary rustfmt-style code.
+//!
+//! Only ops with a C++ wrapper (registered, or registered for autograd) get a trait method and an
+//! entry point: a method nothing can call would only cost the backend crate compile time. The file
+//! has no inner attributes, so it can be mounted with `#[path]` or pulled in with `include!`.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -66,7 +70,7 @@ fn trait_method(s: &Selected<'_>) -> TokenStream {
     }
 }
 
-fn entry_point(s: &Selected<'_>, config: &Config) -> TokenStream {
+fn entry_point(k: usize, s: &Selected<'_>, config: &Config) -> TokenStream {
     let op = s.op;
     let symbol = Ident::new(&kernel_symbol(config, &op.rust_name), Span::call_site());
     let method = Ident::new(&op.rust_name, Span::call_site());
@@ -109,7 +113,7 @@ fn entry_point(s: &Selected<'_>, config: &Config) -> TokenStream {
         /// and passes a valid slot for each result.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn #symbol(#(#names: #abi_types,)* #(#slot_params),*) -> *mut abi::regen_error {
-            regen_runtime::ffi::call(#qualified, || {
+            regen_runtime::ffi::call(#qualified, &CALLS[#k], || {
                 #body
                 Ok(())
             })
@@ -127,52 +131,67 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
     // Formatting dominates generation time and the entry points are independent items, so
     // they are formatted in two parts on two cores; the trait goes with the smaller part.
     // (Token streams are not Send: each thread builds its own.)
-    let entries = |part: &[Selected<'_>]| {
-        let items = part.iter().map(|s| entry_point(s, config));
+    let wrapped: Vec<&Selected<'_>> = selection.wrapped().collect();
+    let entries = |first: usize, part: &[&Selected<'_>]| {
+        let items = part.iter().enumerate().map(|(k, s)| entry_point(first + k, s, config));
         format(quote! { #(#items)* })
     };
-    let split = selection.selected.len() * 2 / 5;
-    let (first, second) = selection.selected.split_at(split);
+    let split = wrapped.len() * 2 / 5;
+    let (first, second) = wrapped.split_at(split);
     let (head, first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| entries(second));
-        (emit_head(selection), entries(first), second.join().expect("formatting does not panic"))
+        let second = scope.spawn(|| entries(split, second));
+        (emit_head(&wrapped), entries(0, first), second.join().expect("formatting does not panic"))
     });
     // prettyplease puts no blank line between items, so the parts join as one file would.
     format!("// {note}\n\n{head}{first}{second}")
 }
 
-/// Everything before the entry points: imports, the trait, and its installation.
-fn emit_head(selection: &Selection<'_>) -> String {
-    let methods = selection.selected.iter().map(trait_method);
-    let uses_returns =
-        selection.selected.iter().any(|s| s.abi.returns.iter().any(|r| !matches!(r.kind, RetKind::TensorRef(_))));
+/// Everything before the entry points: imports, the trait, its installation, the call counters.
+fn emit_head(wrapped: &[&Selected<'_>]) -> String {
+    let methods = wrapped.iter().map(|s| trait_method(s));
+    let uses_returns = wrapped.iter().any(|s| s.abi.returns.iter().any(|r| !matches!(r.kind, RetKind::TensorRef(_))));
     let into_slot = uses_returns.then(|| quote! { use regen_runtime::args::IntoSlot; });
+    let count = proc_macro2::Literal::usize_unsuffixed(wrapped.len());
+    let keys = wrapped.iter().map(|s| s.op.key.as_str());
     format(quote! {
-        #![allow(unused_imports, unused_variables)]
-        // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
-        #![allow(clippy::too_many_arguments, clippy::type_complexity, clippy::wrong_self_convention, clippy::should_implement_trait)]
-
         use std::sync::OnceLock;
+        use std::sync::atomic::{AtomicU64, Ordering};
 
-        use regen_runtime::abi;
-        use regen_runtime::args::FromAbi;
-        #into_slot
+        // Kernel signatures use only some of these types.
+        #[allow(unused_imports)]
         use regen_runtime::{
             Device, Error, Generator, Layout, MemoryFormat, OptionalTensorList, QScheme, Result, Scalar, ScalarType,
-            Storage, Stream, Tensor, TensorList, TensorRef,
+            Storage, Stream, Tensor, TensorList, TensorRef, abi, args::FromAbi,
         };
+        #into_slot
 
-        /// The backend's kernels, one method per generated op, documented with its schema.
+        /// The backend's kernels, one method per registered op, documented with its schema.
         /// Methods with a default body are not implemented yet: they raise NotImplementedError.
+        // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
+        #[allow(unused_variables, clippy::too_many_arguments, clippy::type_complexity, clippy::wrong_self_convention, clippy::should_implement_trait)]
         pub trait Kernels: Send + Sync + 'static {
             #(#methods)*
         }
 
         static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 
-        /// Installs the backend's kernels; the first installation wins (returns false after).
+        /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
+        pub const OPS: [&str; #count] = [#(#keys),*];
+
+        /// How many times each entry point was called.
+        static CALLS: [AtomicU64; #count] = [const { AtomicU64::new(0) }; #count];
+
+        /// Installs the backend's kernels and its call counters; the first installation wins
+        /// (returns false after).
         pub fn install(kernels: impl Kernels) -> bool {
+            regen_runtime::ffi::set_native_calls(native_calls);
             KERNELS.set(Box::new(kernels)).is_ok()
+        }
+
+        /// How many times the Rust kernel of `op` (`name.overload`) was called; `None` when `op`
+        /// has no entry point in this backend.
+        pub fn native_calls(op: &str) -> Option<u64> {
+            OPS.iter().position(|o| *o == op).map(|k| CALLS[k].load(Ordering::Relaxed))
         }
 
         fn kernels() -> Result<&'static dyn Kernels> {

@@ -12,11 +12,13 @@ pub mod emit;
 pub mod emit_cpp;
 pub mod emit_manifest;
 pub mod emit_rust;
+pub mod generate;
 pub mod ir;
 pub mod lower;
 pub mod parse;
 pub mod policy;
 pub mod rust_name;
+pub mod scaffold;
 pub mod write;
 
 use diagnostic::Diagnostic;

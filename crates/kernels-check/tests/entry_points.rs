@@ -117,9 +117,31 @@ fn entry_points_marshal_arguments_results_and_errors() {
     let e = take_error(unsafe { generated::k_configured_sym_numel(a, &mut numel) });
     assert_eq!(e, Some((REGEN_ERROR_RUNTIME, "aten::sym_numel: kernel panicked: deliberate panic".into())));
 
-    // A required op the backend did not implement raises NotImplementedError.
+    // Only registered ops have entry points, and each counts its calls.
+    assert_eq!(generated::OPS.len(), 5);
+    assert!(!generated::OPS.contains(&"mul.out"));
+    assert_eq!(generated::native_calls("mul.out"), None);
+    assert_eq!(generated::native_calls("split_with_sizes_copy.out"), Some(1));
+}
+
+/// Without a config every required op is registered; a method the backend does not override
+/// raises NotImplementedError naming the op.
+#[test]
+fn skeleton_methods_default_to_not_implemented() {
+    use regen_kernels_check::torch_2_15_0 as skeleton;
+    struct Skeleton;
+    impl skeleton::Kernels for Skeleton {}
+    assert!(skeleton::OPS.len() > 800, "{}", skeleton::OPS.len());
+    let a = tensor(&[2], &[1], 6);
+    // SAFETY: as in the test above.
+    let e = take_error(unsafe { skeleton::k_torch_2_15_0_mul_out(a, a, a) });
+    assert_eq!(
+        e,
+        Some((REGEN_ERROR_RUNTIME, "aten::mul.out: no kernels installed: call install() at load time".into()))
+    );
+    assert!(skeleton::install(Skeleton));
     // SAFETY: as above.
-    let e = take_error(unsafe { generated::k_configured_mul_out(a, b, a) });
+    let e = take_error(unsafe { skeleton::k_torch_2_15_0_mul_out(a, a, a) });
     assert_eq!(
         e,
         Some((
@@ -127,4 +149,5 @@ fn entry_points_marshal_arguments_results_and_errors() {
             "aten::mul.out: no kernel in this backend (list `mul.out` under `implement` in regen.toml)".into()
         ))
     );
+    assert_eq!(skeleton::native_calls("mul.out"), Some(2));
 }

@@ -7,10 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use regen_core::config::{Config, SkipReason, parse_config};
-use regen_core::diagnostic::Diagnostic;
-use regen_core::emit::{emit_all, generated_note};
-use regen_core::write::{OutputFile, write_outputs};
+use regen_core::generate::{generate, load_config_file, load_header_file, render_all};
+use regen_core::write::{Mode, ensure};
 
 /// Generate what an out-of-tree PyTorch backend needs from RegistrationDeclarations.h.
 #[derive(Parser, Debug)]
@@ -89,14 +87,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn render_all(diags: &[Diagnostic], path: &str) -> String {
-    diags.iter().map(|d| d.render(path)).collect()
-}
-
-fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{}: error: cannot read the {what}: {e}\n", path.display()))
-}
-
 /// A path as the @generated line shows it: as given when relative, else just its file name,
 /// so the output does not depend on where the repository lives.
 fn shown(path: &Path) -> String {
@@ -124,22 +114,11 @@ fn out_of(cli: &Cli) -> &Path {
     cli.out.as_deref().expect("--out is required")
 }
 
-/// Reads and loads a header, rendering its errors against its path.
-fn load(path: &Path) -> Result<(Vec<u8>, regen_core::Loaded), String> {
-    let shown = path.display().to_string();
-    let bytes = read(path, "header")?;
-    let loaded = regen_core::load_header(&bytes).map_err(|errors| {
-        format!("{}regen: {} error(s); nothing was written\n", render_all(&errors, &shown), errors.len())
-    })?;
-    eprint!("{}", render_all(&loaded.warnings, &shown));
-    Ok((bytes, loaded))
-}
-
-fn load_config(path: Option<&Path>) -> Result<Config, String> {
-    let Some(path) = path else { return Ok(Config::default()) };
-    let text = String::from_utf8(read(path, "config")?)
-        .map_err(|_| format!("{}: error: the config is not UTF-8\n", path.display()))?;
-    parse_config(&text).map_err(|errors| render_all(&errors, &path.display().to_string()))
+/// Loads a header for `regen diff`, printing its warnings.
+fn load(path: &Path) -> Result<regen_core::Loaded, String> {
+    let (_, loaded, warnings) = load_header_file(path)?;
+    eprint!("{warnings}");
+    Ok(loaded)
 }
 
 fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
@@ -149,10 +128,10 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
         let new = load(&args.new);
         (old.join().expect("the parse thread does not panic"), new)
     });
-    let ((_, old), (_, new)) = (old?, new?);
+    let (old, new) = (old?, new?);
     let mut diff = regen_core::diff::diff_models(&old.model, &new.model);
     if let Some(path) = &args.config {
-        let config = load_config(Some(path))?;
+        let config = load_config_file(Some(path))?;
         // The config was written for the old release: its names must resolve there.
         config.select(&old.model).map_err(|errors| render_all(&errors, &path.display().to_string()))?;
         diff = diff.with_config(&config, &new.model);
@@ -176,96 +155,33 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
 }
 
 fn run(cli: &Cli) -> Result<ExitCode, String> {
-    let header_path = header_of(cli).display().to_string();
-    let (bytes, loaded) = load(header_of(cli))?;
-    let config = load_config(cli.config.as_deref())?;
-    let model = &loaded.model;
-    let selection = config.select(model).map_err(|errors| {
-        let path = cli.config.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        render_all(&errors, &path)
-    })?;
-    report_skips(&selection, &header_path);
-
     let command = cli.command.clone().unwrap_or_else(|| invocation(cli, shown));
-    let note = generated_note(&bytes, &command);
-    let files = emit_all(model, &selection, &config, &note);
+    let generated = generate(header_of(cli), cli.config.as_deref(), &command)?;
+    eprint!("{}", generated.warnings);
+    let out = out_of(cli);
+    let mode = if cli.check { Mode::Check } else { Mode::Write };
+    let ensured = ensure(out, &generated.files, mode)
+        .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", out.display()))?;
     if cli.check {
-        return Ok(check(out_of(cli), &files, &invocation(cli, |p| p.display().to_string())));
+        eprint!("{}", ensured.report);
+        if ensured.is_fresh() {
+            eprintln!("regen: {} is up to date ({} files)", out.display(), generated.files.len());
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!(
+            "regen: {} file(s) stale, missing or extra in {}; to regenerate, run:\n  {}",
+            ensured.problem_count(),
+            out.display(),
+            invocation(cli, |p| p.display().to_string())
+        );
+        return Ok(ExitCode::from(EXIT_DIFFERENT));
     }
-    write_outputs(out_of(cli), &files)
-        .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", out_of(cli).display()))?;
     eprintln!(
-        "regen: {} ops ({} required), {} generated, {} registered, {} skipped -> {}",
-        model.ops.len(),
-        model.required().count(),
-        selection.selected.len(),
-        selection.selected.iter().filter(|s| s.registered).count(),
-        selection.skipped.len(),
-        out_of(cli).display()
+        "regen: {}; {} file(s) written, {} unchanged -> {}",
+        generated.summary,
+        ensured.changed.len() + ensured.missing.len(),
+        generated.files.len() - ensured.changed.len() - ensured.missing.len(),
+        out.display()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Ops skipped for a type reason are warnings at their header line; excluded ones are counted
-/// (selection.json lists every one with its reason).
-fn report_skips(selection: &regen_core::config::Selection<'_>, header_path: &str) {
-    let mut excluded = 0;
-    for (op, reason) in &selection.skipped {
-        match reason {
-            SkipReason::Unsupported(_) => {
-                eprintln!("{header_path}:{}:1: warning: op `{}` skipped: {reason}", op.line, op.key)
-            }
-            _ => excluded += 1,
-        }
-    }
-    if excluded > 0 {
-        eprintln!("regen: {excluded} required op(s) excluded by the config (listed in selection.json)");
-    }
-}
-
-/// Compares `dir` with `files` without writing; prints a unified diff per stale file.
-fn check(dir: &Path, files: &[OutputFile], command: &str) -> ExitCode {
-    let mut problems = 0;
-    for f in files {
-        let path = dir.join(&f.name);
-        match std::fs::read(&path) {
-            Err(_) => {
-                eprintln!("regen: missing: {}", path.display());
-                problems += 1;
-            }
-            Ok(old) if old != f.contents => {
-                let (old, new) = (String::from_utf8_lossy(&old), String::from_utf8_lossy(&f.contents));
-                let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
-                let a = format!("{} (checked in)", path.display());
-                let b = format!("{} (generated)", path.display());
-                eprint!("{}", diff.unified_diff().context_radius(3).header(&a, &b));
-                problems += 1;
-            }
-            Ok(_) => {}
-        }
-    }
-    let expected: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut extra: Vec<String> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !expected.contains(&n.as_str()) && !n.starts_with('.'))
-            .collect();
-        extra.sort();
-        for name in extra {
-            eprintln!("regen: extra file not generated by regen: {}", dir.join(name).display());
-            problems += 1;
-        }
-    }
-    if problems == 0 {
-        eprintln!("regen: {} is up to date ({} files)", dir.display(), files.len());
-        ExitCode::SUCCESS
-    } else {
-        eprintln!(
-            "regen: {problems} file(s) stale, missing or extra in {}; to regenerate, run:\n  {command}",
-            dir.display()
-        );
-        ExitCode::from(EXIT_DIFFERENT)
-    }
 }

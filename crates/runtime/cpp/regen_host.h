@@ -1,5 +1,6 @@
-/* Services the C++ host glue (host.cpp) gives the Rust runtime: reference counting, tensor
- * creation and the metadata changes only c10 can make. Mirrored by regen_runtime::host.
+/* Services the C++ host glue (regen_host_glue.cpp) of a regen PrivateUse1 backend gives the
+ * backend's Rust code: reference counting, tensor creation and the metadata changes only c10 can
+ * make. Mirrored by regen_runtime::host.
  *
  * Every service that can fail returns NULL on success or an error message that stays valid
  * until the next service call on the same thread. No C++ exception crosses into Rust. */
@@ -30,8 +31,13 @@ typedef struct regen_host {
   const char* (*set_tensor)(void* impl, void* source, regen_tensor* out);
 } regen_host;
 
-/* Exported by the Rust runtime. */
-void regen_runtime_init(const regen_host* host);
+/* Exported by the backend's Rust code. */
+/* Called once, by the glue's static initialiser when the library is loaded (after the allocator,
+ * the device guard and the PrivateUse1 hooks are registered). host and everything it points to
+ * stay valid for the life of the process. */
+void regen_backend_init(const regen_host* host);
+/* Device memory, for the PrivateUse1 allocator: asked only for nbytes > 0; NULL means out of
+ * memory (raised as a c10 error). A pointer comes back to regen_device_free when its storage dies. */
 void* regen_device_alloc(size_t nbytes);
 void regen_device_free(void* ptr);
 

@@ -1,16 +1,60 @@
-//! Runs one kernel call for a generated `extern "C"` entry point: an `Err` or a panic becomes a
-//! returned `regen_error*` naming the op, so nothing unwinds into C++.
+//! Runs one kernel call for a generated `extern "C"` entry point: counts it, and turns an `Err`
+//! or a panic into a returned `regen_error*` naming the op, so nothing unwinds into C++.
+//! Also the test hooks every backend gets: how often each kernel ran (so a test can tell a native
+//! kernel from the CPU fallback) and making one kernel panic (to test the error path).
 //!
 //! A backend must keep the default `panic = "unwind"`: with `abort`, a panicking kernel ends
 //! the process before this can turn the panic into an error.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use crate::abi::regen_error;
 use crate::error::{Error, Result};
 
-pub fn call(op: &str, f: impl FnOnce() -> Result<()>) -> *mut regen_error {
-    let error = match catch_unwind(AssertUnwindSafe(f)) {
+/// The generated `native_calls` of the installed kernels.
+static NATIVE_CALLS: OnceLock<fn(&str) -> Option<u64>> = OnceLock::new();
+
+/// Whether a kernel was asked to panic: checked first, so calls pay one relaxed load.
+static PANIC_ARMED: AtomicBool = AtomicBool::new(false);
+static PANIC_ON: Mutex<Option<String>> = Mutex::new(None);
+
+/// Called by the generated `install()`: where [`native_calls`] looks up the counters.
+pub fn set_native_calls(f: fn(&str) -> Option<u64>) {
+    let _ = NATIVE_CALLS.set(f);
+}
+
+/// How many times the Rust kernel of `op` (`name.overload`) ran; 0 when it has none.
+pub fn native_calls(op: &str) -> u64 {
+    NATIVE_CALLS.get().and_then(|f| f(op)).unwrap_or(0)
+}
+
+/// Test hook: the kernel of `op` (`name.overload`) panics from its next call on; `None` stops it.
+pub fn set_panic_on(op: Option<String>) {
+    if let Ok(mut p) = PANIC_ON.lock() {
+        PANIC_ARMED.store(op.is_some(), Ordering::Relaxed);
+        *p = op;
+    }
+}
+
+fn panic_if_asked(qualified: &str) {
+    if !PANIC_ARMED.load(Ordering::Relaxed) {
+        return;
+    }
+    let key = qualified.split_once("::").map_or(qualified, |(_, key)| key);
+    if PANIC_ON.lock().is_ok_and(|p| p.as_deref() == Some(key)) {
+        panic!("test hook: {key} was asked to panic");
+    }
+}
+
+/// Runs the kernel of `op` (`aten::name.overload`), counting the call in `calls`.
+pub fn call(op: &str, calls: &AtomicU64, f: impl FnOnce() -> Result<()>) -> *mut regen_error {
+    calls.fetch_add(1, Ordering::Relaxed);
+    let error = match catch_unwind(AssertUnwindSafe(|| {
+        panic_if_asked(op);
+        f()
+    })) {
         Ok(Ok(())) => return std::ptr::null_mut(),
         Ok(Err(e)) => e,
         Err(panic) => {
@@ -45,11 +89,24 @@ mod tests {
 
     #[test]
     fn ok_errors_and_panics() {
-        assert!(call("aten::f", || Ok(())).is_null());
-        let e = call("aten::f", || Err(Error::not_implemented("no kernel")));
+        let calls = AtomicU64::new(0);
+        assert!(call("aten::f", &calls, || Ok(())).is_null());
+        let e = call("aten::f", &calls, || Err(Error::not_implemented("no kernel")));
         assert_eq!(message(e), (1, "aten::f: no kernel".to_string()));
-        let e = call("aten::g", || panic!("index {} out of range", 7));
+        let e = call("aten::g", &calls, || panic!("index {} out of range", 7));
         assert_eq!(message(e), (0, "aten::g: kernel panicked: index 7 out of range".to_string()));
         assert_eq!(Error::value("x").kind(), ErrorKind::Value);
+        assert_eq!(calls.load(Ordering::Relaxed), 3);
+    }
+
+    #[test]
+    fn the_panic_hook_hits_only_its_op() {
+        let calls = AtomicU64::new(0);
+        set_panic_on(Some("h.out".into()));
+        let e = call("aten::h.out", &calls, || Ok(()));
+        assert_eq!(message(e), (0, "aten::h.out: kernel panicked: test hook: h.out was asked to panic".to_string()));
+        assert!(call("aten::h", &calls, || Ok(())).is_null());
+        set_panic_on(None);
+        assert!(call("aten::h.out", &calls, || Ok(())).is_null());
     }
 }

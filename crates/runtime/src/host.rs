@@ -38,6 +38,17 @@ pub fn set_host(host: Host) -> bool {
     HOST.set(host).is_ok()
 }
 
+/// Installs the table the C++ glue passes at load (a NULL table is ignored).
+///
+/// # Safety
+/// `host` is NULL or points to a `regen_host` that lives as long as the process.
+pub unsafe fn init(host: *const Host) {
+    // SAFETY: per the contract.
+    if let Some(h) = unsafe { host.as_ref() } {
+        set_host(*h);
+    }
+}
+
 pub fn host() -> Option<&'static Host> {
     HOST.get()
 }

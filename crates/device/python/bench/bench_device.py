@@ -11,7 +11,7 @@ import time
 
 import torch
 
-import regen_runtime  # noqa: F401  (registers the device)
+import regen_device  # noqa: F401  (registers the device)
 
 
 def timed(fn, repeat):

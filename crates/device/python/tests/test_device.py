@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-import regen_runtime
+import regen_device
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
 
@@ -41,18 +41,18 @@ def counted(op):
 
     class Count:
         def __enter__(self):
-            self.before = regen_runtime.native_calls(op)
+            self.before = regen_device.native_calls(op)
 
         def __exit__(self, *exc):
             if exc[0] is None:
-                assert regen_runtime.native_calls(op) > self.before, f"{op} did not run natively"
+                assert regen_device.native_calls(op) > self.before, f"{op} did not run natively"
 
     return Count()
 
 
 def test_loading_registers_every_op_without_dispatcher_errors_or_warnings():
     # A signature mismatch would abort the process, so load in a subprocess.
-    code = "import torch, regen_runtime; print(torch.ones(2, device='regen') * 3)"
+    code = "import torch, regen_device; print(torch.ones(2, device='regen') * 3)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "tensor([3., 3.], device='regen:0')" in proc.stdout
@@ -164,13 +164,13 @@ def test_mm_and_addmm_match_cpu(dtype):
 
 def test_fallback_runs_on_cpu_with_equal_results():
     a = make((3, 5), torch.float32)
-    before = regen_runtime.native_calls("_copy_from")
+    before = regen_device.native_calls("_copy_from")
     result = torch.cumsum(on_device(a), dim=1)
     assert result.device.type == "regen"
     torch.testing.assert_close(result.cpu(), torch.cumsum(a, dim=1))
     # cumsum has no Rust kernel: the CPU fallback copied its inputs and result through _copy_from.
-    assert regen_runtime.native_calls("cumsum.out") == 0
-    assert regen_runtime.native_calls("_copy_from") > before
+    assert regen_device.native_calls("cumsum.out") == 0
+    assert regen_device.native_calls("_copy_from") > before
 
 
 def test_mlp_training_step_matches_cpu():
@@ -203,23 +203,23 @@ def test_bad_input_raises_and_the_interpreter_survives():
         torch.div(ints, ints, out=torch.empty(3, dtype=torch.int64, device="regen"))
     with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         torch.ones(2, 3, device="regen") @ torch.ones(2, 3, device="regen")
-    regen_runtime._panic_on("abs.out")
+    regen_device._panic_on("abs.out")
     try:
         with pytest.raises(RuntimeError, match=r"aten::abs\.out: kernel panicked"):
             torch.abs(a)
     finally:
-        regen_runtime._panic_on("")
+        regen_device._panic_on("")
     compare(torch.abs(a - 2), torch.abs(torch.ones(2, 3) - 2))
 
 
 def test_device_memory_returns_to_zero_after_tensors_are_freed():
     gc.collect()
-    baseline = regen_runtime.bytes_in_use()
+    baseline = regen_device.bytes_in_use()
     tensors = [torch.ones(1000, device="regen") * i for i in range(10)]
-    assert regen_runtime.bytes_in_use() >= baseline + 10 * 4000
+    assert regen_device.bytes_in_use() >= baseline + 10 * 4000
     del tensors
     gc.collect()
-    assert regen_runtime.bytes_in_use() == baseline
+    assert regen_device.bytes_in_use() == baseline
 
 
 def rss_bytes():
@@ -232,11 +232,11 @@ def test_many_small_ops_do_not_grow_the_process():
     for _ in range(2000):  # warm up allocator caches and the dispatcher
         x = (x * 1.0001 + 0.5) / 1.0001
     gc.collect()
-    start, device_start = rss_bytes(), regen_runtime.bytes_in_use()
+    start, device_start = rss_bytes(), regen_device.bytes_in_use()
     for _ in range(100_000 // 3):
         x = (x * 1.0001 + 0.5) / 1.0001
     gc.collect()
-    assert regen_runtime.bytes_in_use() == device_start
+    assert regen_device.bytes_in_use() == device_start
     assert rss_bytes() - start < 16 * 1024 * 1024
 
 

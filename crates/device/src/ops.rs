@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::view::{Category, DType, Value, View, for_each_offset, load, store};
+use regen_runtime::view::{Category, DType, Value, View, for_each_offset, load, store};
+use regen_runtime::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Binary {
@@ -249,50 +249,6 @@ pub unsafe fn unary(op: Unary, a: &View, out: &View) -> Result<()> {
     Ok(())
 }
 
-/// Copies `src` (broadcast to `dst`'s shape) into `dst`, converting the dtype.
-///
-/// # Safety
-/// As for [`binary`].
-pub unsafe fn copy(src: &View, dst: &View) {
-    if src.dtype == dst.dtype && src.is_contiguous() && dst.is_contiguous() && src.sizes == dst.sizes {
-        // SAFETY: both hold numel elements of the same size.
-        unsafe { std::ptr::copy(src.data, dst.data, src.numel() as usize * src.dtype.size()) };
-        return;
-    }
-    let ss = src.broadcast_strides(&dst.sizes);
-    let (es, ed) = (src.dtype.size() as isize, dst.dtype.size() as isize);
-    for_each_offset(&dst.sizes, [&ss, &dst.strides], |[is, id]| {
-        // SAFETY: as above.
-        unsafe { store(dst.dtype, dst.data.offset(id * ed), load(src.dtype, src.data.offset(is * es))) }
-    });
-}
-
-/// Copies `src` (broadcast to `dst_sizes`) into `dst` element by element as raw bytes, for
-/// two tensors of the same dtype, whatever it is.
-///
-/// # Safety
-/// Both describe live memory of `elem`-byte elements under their sizes and strides.
-pub unsafe fn copy_bytes(src: &View, dst: &View, elem: usize) {
-    let ss = src.broadcast_strides(&dst.sizes);
-    let e = elem as isize;
-    for_each_offset(&dst.sizes, [&ss, &dst.strides], |[is, id]| {
-        // SAFETY: as above.
-        unsafe { std::ptr::copy_nonoverlapping(src.data.offset(is * e), dst.data.offset(id * e), elem) }
-    });
-}
-
-/// Sets every element of `dst` to `value`.
-///
-/// # Safety
-/// `dst` is a writable live view.
-pub unsafe fn fill(dst: &View, value: Value) {
-    let e = dst.dtype.size() as isize;
-    for_each_offset(&dst.sizes, [&dst.strides], |[i]| {
-        // SAFETY: as above.
-        unsafe { store(dst.dtype, dst.data.offset(i * e), value) }
-    });
-}
-
 /// Sums `a` over `dims` (already normalised, non-negative) into `out`, whose shape is `a`'s with
 /// those dimensions removed, or kept as 1 when `keepdim`.
 ///
@@ -307,7 +263,7 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
     }
     let reduced: Vec<bool> = (0..a.dim()).map(|d| dims.contains(&d)).collect();
     let kept: Vec<i64> = a.sizes.iter().zip(&reduced).filter(|(_, r)| !**r).map(|(s, _)| *s).collect();
-    let acc_strides_kept = crate::view::contiguous_strides(&kept);
+    let acc_strides_kept = regen_runtime::view::contiguous_strides(&kept);
     let mut acc_strides = Vec::with_capacity(a.dim());
     let mut k = 0;
     for &r in &reduced {
@@ -565,7 +521,8 @@ pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::contiguous_strides;
+    use regen_runtime::bootstrap::copy;
+    use regen_runtime::view::contiguous_strides;
 
     fn view<T>(data: &mut [T], sizes: &[i64], dtype: DType) -> View {
         View { data: data.as_mut_ptr().cast(), sizes: sizes.to_vec(), strides: contiguous_strides(sizes), dtype }

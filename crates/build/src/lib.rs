@@ -1,0 +1,389 @@
+//! regen-build: the build.rs API of a regen backend crate (in the manner of prost-build).
+//!
+//! A backend's `build.rs` is one call in `fn main`:
+//!
+//! ```no_run
+//! regen_build::Builder::new().run();
+//! ```
+//!
+//! [`Builder::build`] finds torch through the active Python (`REGEN_PYTHON`, else the
+//! interpreter setuptools-rust or PyO3 name, else `python3`), reads that torch's own
+//! `RegistrationDeclarations.h` (or a pinned header), generates everything into
+//! `$OUT_DIR/regen` with regen-core (writing only files whose bytes changed), optionally checks a
+//! checked-in copy with `regen --check` semantics, compiles the generated C++ and
+//! regen-runtime's host glue against that torch (its C++ standard and `_GLIBCXX_USE_CXX11_ABI`),
+//! caching each object by the hash of its inputs so a regeneration recompiles only the
+//! translation units that changed, and links them whole-archive with `-ltorch_cpu -lc10` and an
+//! rpath. The crate then mounts the Rust side with `regen_runtime::include_kernels!()`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use regen_core::generate::generate;
+use regen_core::write::{Mode, OutputFile, ensure};
+use sha2::{Digest, Sha256};
+
+/// A failed build step, with everything the author needs to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn error(message: impl Into<String>) -> Error {
+    Error(message.into())
+}
+
+/// What the build learned about the torch it builds against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Torch {
+    /// The interpreter that imported it.
+    pub python: String,
+    /// `torch.__version__` without a local suffix (`2.15.0`).
+    pub version: String,
+    pub major: u32,
+    pub minor: u32,
+    /// `torch.utils.cpp_extension.include_paths()`.
+    pub include_paths: Vec<PathBuf>,
+    /// The directory of libtorch_cpu.so and libc10.so.
+    pub lib_dir: PathBuf,
+    /// `torch.compiled_with_cxx11_abi()`.
+    pub cxx11_abi: bool,
+}
+
+impl Torch {
+    /// Asks `python` about its torch.
+    pub fn from_python(python: &str) -> Result<Torch, Error> {
+        const QUERY: &str = "import os, torch\n\
+            from torch.utils import cpp_extension as c\n\
+            print(torch.__version__.split('+')[0])\n\
+            print(os.pathsep.join(c.include_paths()))\n\
+            print(os.path.join(os.path.dirname(torch.__file__), 'lib'))\n\
+            print(int(torch.compiled_with_cxx11_abi()))\n";
+        let out = Command::new(python).args(["-c", QUERY]).output().map_err(|e| {
+            error(format!("regen-build: cannot run {python}: {e}\n  set REGEN_PYTHON to a Python that has torch"))
+        })?;
+        if !out.status.success() {
+            return Err(error(format!(
+                "regen-build: {python} cannot import torch:\n{}\n  set REGEN_PYTHON to a Python that has torch \
+                 (pip builds: install with `pip install --no-build-isolation`, so the build sees the environment's torch)",
+                String::from_utf8_lossy(&out.stderr).trim_end()
+            )));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        let [version, includes, lib_dir, abi] = lines[..] else {
+            return Err(error(format!("regen-build: unexpected answer from {python}: {text}")));
+        };
+        let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        Ok(Torch {
+            python: python.to_owned(),
+            version: version.to_owned(),
+            major: parts.next().unwrap_or(0),
+            minor: parts.next().unwrap_or(0),
+            include_paths: std::env::split_paths(includes).collect(),
+            lib_dir: PathBuf::from(lib_dir),
+            cxx11_abi: abi == "1",
+        })
+    }
+
+    /// The torch of the active Python: `REGEN_PYTHON`, else `PYO3_PYTHON` or
+    /// `PYTHON_SYS_EXECUTABLE` (set by setuptools-rust and maturin to the Python running the
+    /// build), else `python3`.
+    pub fn find() -> Result<Torch, Error> {
+        Torch::from_python(&active_python())
+    }
+
+    /// This torch's own RegistrationDeclarations.h.
+    pub fn header(&self) -> Result<PathBuf, Error> {
+        self.include_paths.iter().map(|p| p.join("ATen/RegistrationDeclarations.h")).find(|p| p.is_file()).ok_or_else(
+            || error(format!("regen-build: torch {} ships no ATen/RegistrationDeclarations.h", self.version)),
+        )
+    }
+
+    /// The C++ standard the release was built with and its headers ask for: C++20 from 2.14 on
+    /// (2.14's ATen.h has `#error C++20 or later`), C++17 before.
+    pub fn cpp_std(&self) -> &'static str {
+        if (self.major, self.minor) >= (2, 14) { "c++20" } else { "c++17" }
+    }
+}
+
+const PYTHON_VARS: [&str; 3] = ["REGEN_PYTHON", "PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"];
+
+fn active_python() -> String {
+    PYTHON_VARS.iter().find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty())).unwrap_or_else(|| "python3".into())
+}
+
+/// Where the header comes from.
+#[derive(Debug, Clone)]
+enum HeaderSource {
+    /// The found torch's own.
+    Torch,
+    /// A pinned file (relative paths: to the crate's manifest directory).
+    File(PathBuf),
+}
+
+/// Configures and runs the build of a backend crate.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    manifest_dir: PathBuf,
+    config: PathBuf,
+    header: HeaderSource,
+    checked_in: Option<PathBuf>,
+    compile: bool,
+    command: String,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Builder {
+    /// Defaults: `regen.toml` beside Cargo.toml, the found torch's header, C++ compiled.
+    pub fn new() -> Self {
+        let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
+        Builder {
+            manifest_dir,
+            config: PathBuf::from("regen.toml"),
+            header: HeaderSource::Torch,
+            checked_in: None,
+            compile: true,
+            command: "cargo build (regen-build regenerates it)".into(),
+        }
+    }
+
+    /// The backend config (relative to the manifest directory).
+    pub fn config(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config = path.into();
+        self
+    }
+
+    /// Generate from this header instead of the found torch's (e.g. a pinned release's).
+    pub fn header(mut self, path: impl Into<PathBuf>) -> Self {
+        self.header = HeaderSource::File(path.into());
+        self
+    }
+
+    /// Also compare the generated files with a checked-in copy in `dir`: the build fails with a
+    /// diff and `command` when it is stale (`regen --check` semantics; nothing is written there).
+    pub fn check_against(mut self, dir: impl Into<PathBuf>, command: impl Into<String>) -> Self {
+        self.checked_in = Some(dir.into());
+        self.command = command.into();
+        self
+    }
+
+    /// Whether to compile and link the C++ (default: yes). Off, nothing needs torch unless the
+    /// header comes from it: the crate's Rust builds and tests without PyTorch.
+    pub fn compile_cpp(mut self, compile: bool) -> Self {
+        self.compile = compile;
+        self
+    }
+
+    fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() { path.to_owned() } else { self.manifest_dir.join(path) }
+    }
+
+    /// The torch to build against, when one is needed.
+    fn torch(&self) -> Result<Option<Torch>, Error> {
+        for var in PYTHON_VARS {
+            println!("cargo::rerun-if-env-changed={var}");
+        }
+        match (&self.header, self.compile) {
+            (HeaderSource::File(_), false) => Ok(None),
+            _ => Torch::find().map(Some),
+        }
+    }
+
+    fn header_path(&self, torch: Option<&Torch>) -> Result<PathBuf, Error> {
+        match (&self.header, torch) {
+            (HeaderSource::File(p), _) => Ok(self.resolve(p)),
+            (HeaderSource::Torch, Some(t)) => t.header(),
+            (HeaderSource::Torch, None) => unreachable!("a torch is found whenever the header comes from it"),
+        }
+    }
+
+    /// Every generated file, in memory (nothing is written).
+    pub fn generate(&self) -> Result<Vec<OutputFile>, Error> {
+        let torch = self.torch()?;
+        Ok(self.generate_with(torch.as_ref())?.files)
+    }
+
+    fn generate_with(&self, torch: Option<&Torch>) -> Result<regen_core::generate::Generated, Error> {
+        let header = self.header_path(torch)?;
+        let config = self.resolve(&self.config);
+        println!("cargo::rerun-if-changed={}", header.display());
+        println!("cargo::rerun-if-changed={}", config.display());
+        let generated = generate(&header, Some(&config), &self.command).map_err(error)?;
+        for line in generated.warnings.lines() {
+            println!("cargo::warning={line}");
+        }
+        Ok(generated)
+    }
+
+    /// Runs the whole build-script flow: generate, check, write, compile, link.
+    pub fn build(self) -> Result<(), Error> {
+        let out_dir = PathBuf::from(
+            std::env::var_os("OUT_DIR")
+                .ok_or_else(|| error("regen-build: OUT_DIR is not set (run it from build.rs)"))?,
+        );
+        let torch = self.torch()?;
+        let generated = self.generate_with(torch.as_ref())?;
+        if let Some(dir) = &self.checked_in {
+            let dir = self.resolve(dir);
+            let ensured =
+                ensure(&dir, &generated.files, Mode::Check).map_err(|e| error(format!("{}: {e}", dir.display())))?;
+            if !ensured.is_fresh() {
+                return Err(error(format!(
+                    "{}regen-build: {} file(s) stale, missing or extra in {}; to regenerate, run:\n  {}",
+                    ensured.report,
+                    ensured.problem_count(),
+                    dir.display(),
+                    self.command
+                )));
+            }
+        }
+        let gen_dir = out_dir.join("regen");
+        ensure(&gen_dir, &generated.files, Mode::Write).map_err(|e| error(format!("{}: {e}", gen_dir.display())))?;
+        if let Some(torch) = torch.filter(|_| self.compile) {
+            compile_and_link(&torch, &gen_dir, &out_dir, &generated.config.device)?;
+        }
+        Ok(())
+    }
+
+    /// [`build`](Self::build), printing the error and failing the build script without a panic
+    /// backtrace.
+    pub fn run(self) {
+        if let Err(e) = self.build() {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The C++ host glue regen-runtime ships (`DEP_REGEN_RUNTIME_CPP`, from its `links` key).
+fn glue_dir() -> Result<PathBuf, Error> {
+    std::env::var_os("DEP_REGEN_RUNTIME_CPP").map(PathBuf::from).ok_or_else(|| {
+        error("regen-build: DEP_REGEN_RUNTIME_CPP is not set: the crate must depend on regen-runtime (the host glue ships with it)")
+    })
+}
+
+/// Compiles each translation unit unless an object of the same inputs exists, archives them and
+/// links the archive whole (static registrations would otherwise be dropped), plus torch.
+fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str) -> Result<(), Error> {
+    let glue = glue_dir()?;
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(gen_dir)
+        .map_err(|e| error(format!("{}: {e}", gen_dir.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    sources.sort();
+    sources.push(glue.join("regen_host_glue.cpp"));
+    // Every unit may include these; their bytes are part of each object's key.
+    let headers = [gen_dir.join("regen_abi.h"), gen_dir.join("regen_marshal.h"), glue.join("regen_host.h")];
+    for p in sources.iter().chain(&headers) {
+        println!("cargo::rerun-if-changed={}", p.display());
+    }
+
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std(torch.cpp_std())
+        .define("_GLIBCXX_USE_CXX11_ABI", if torch.cxx11_abi { "1" } else { "0" })
+        .define("REGEN_DEVICE_NAME", format!("\"{device}\"").as_str())
+        .include(gen_dir)
+        .include(&glue)
+        .flag_if_supported("-Wno-unused-parameter")
+        .cargo_warnings(false);
+    for i in &torch.include_paths {
+        build.flag("-isystem").flag(i.to_str().ok_or_else(|| error("regen-build: a non-UTF-8 torch include path"))?);
+    }
+    let compiler = build.get_compiler();
+    let mut key_base = Sha256::new();
+    for arg in compiler.args() {
+        key_base.update(arg.as_encoded_bytes());
+        key_base.update([0]);
+    }
+    key_base.update(compiler.path().as_os_str().as_encoded_bytes());
+    key_base.update(torch.version.as_bytes());
+    for h in &headers {
+        key_base.update(std::fs::read(h).unwrap_or_default());
+    }
+
+    let obj_dir = out_dir.join("regen-obj");
+    std::fs::create_dir_all(&obj_dir).map_err(|e| error(format!("{}: {e}", obj_dir.display())))?;
+    let mut objects = Vec::new();
+    let mut todo = Vec::new();
+    for src in &sources {
+        let bytes = std::fs::read(src).map_err(|e| error(format!("{}: {e}", src.display())))?;
+        let mut key = key_base.clone();
+        key.update(&bytes);
+        let hex: String = key.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        let stem = src.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let obj = obj_dir.join(format!("{stem}-{hex}.o"));
+        if !obj.is_file() {
+            todo.push((src.clone(), obj.clone()));
+        }
+        objects.push(obj);
+    }
+    compile_all(&compiler, &todo)?;
+    // Objects of older inputs are never used again.
+    if let Ok(entries) = std::fs::read_dir(&obj_dir) {
+        for e in entries.filter_map(Result::ok) {
+            if !objects.contains(&e.path()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    // Not a cargo directive: recorded in the build script's output file, for tests and the curious.
+    println!("regen-build: compiled {} of {} C++ units against torch {}", todo.len(), objects.len(), torch.version);
+
+    let mut archive = cc::Build::new();
+    archive.cargo_warnings(false).link_lib_modifier("+whole-archive");
+    for o in &objects {
+        archive.object(o);
+    }
+    archive.try_compile("regen_backend").map_err(|e| error(format!("regen-build: cannot archive the objects: {e}")))?;
+    let lib_dir = torch.lib_dir.display();
+    println!("cargo::rustc-link-search=native={lib_dir}");
+    println!("cargo::rustc-link-lib=dylib=torch_cpu");
+    println!("cargo::rustc-link-lib=dylib=c10");
+    println!("cargo::rustc-link-arg=-Wl,-rpath,{lib_dir}");
+    Ok(())
+}
+
+/// Compiles `(source, object)` pairs, as many at once as the machine has cores.
+fn compile_all(compiler: &cc::Tool, todo: &[(PathBuf, PathBuf)]) -> Result<(), Error> {
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get()).max(1);
+    for batch in todo.chunks(jobs) {
+        let mut children = Vec::new();
+        for (src, obj) in batch {
+            let tmp = obj.with_extension("o.tmp");
+            let mut cmd = compiler.to_command();
+            cmd.arg("-c").arg(src).arg("-o").arg(&tmp);
+            let child = cmd.spawn().map_err(|e| error(format!("regen-build: cannot start the C++ compiler: {e}")))?;
+            children.push((src, obj, tmp, child));
+        }
+        let mut failed = Vec::new();
+        for (src, obj, tmp, child) in children {
+            let out = child.wait_with_output().map_err(|e| error(e.to_string()))?;
+            if out.status.success() {
+                std::fs::rename(&tmp, obj).map_err(|e| error(format!("{}: {e}", obj.display())))?;
+            } else {
+                failed.push(src.display().to_string());
+            }
+        }
+        if !failed.is_empty() {
+            return Err(error(format!("regen-build: C++ compilation failed: {}", failed.join(", "))));
+        }
+    }
+    Ok(())
+}

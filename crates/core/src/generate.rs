@@ -1,0 +1,85 @@
+//! Generation as a library call: a header and a config on disk in, every output file out
+//! (prost-build's `generate()` returns files; writing or checking them is [`crate::write::ensure`]).
+//! The `regen` CLI, `cargo xtask`, regen-build and the kernels-check crate all call this, so
+//! they cannot drift apart. Errors come back rendered as `PATH:LINE:COL: error: ...` text.
+
+use std::path::Path;
+
+use crate::config::{Config, SkipReason, parse_config};
+use crate::diagnostic::Diagnostic;
+use crate::emit::{emit_all, generated_note};
+use crate::write::OutputFile;
+
+/// What one generation produced.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// Every output file, in a fixed order.
+    pub files: Vec<OutputFile>,
+    /// Rendered warnings: unknown schema types, required ops skipped for a type reason.
+    pub warnings: String,
+    /// One line: how many ops were read, generated, registered and skipped.
+    pub summary: String,
+    /// The config the files were generated with.
+    pub config: Config,
+}
+
+/// Renders diagnostics against the file they point into.
+pub fn render_all(diags: &[Diagnostic], path: &str) -> String {
+    diags.iter().map(|d| d.render(path)).collect()
+}
+
+fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: error: cannot read the {what}: {e}\n", path.display()))
+}
+
+/// Reads and loads a header: its bytes, the model, and the rendered warnings.
+pub fn load_header_file(path: &Path) -> Result<(Vec<u8>, crate::Loaded, String), String> {
+    let shown = path.display().to_string();
+    let bytes = read(path, "header")?;
+    let loaded = crate::load_header(&bytes).map_err(|errors| {
+        format!("{}regen: {} error(s); nothing was written\n", render_all(&errors, &shown), errors.len())
+    })?;
+    let warnings = render_all(&loaded.warnings, &shown);
+    Ok((bytes, loaded, warnings))
+}
+
+/// Reads a regen.toml; `None` is the default config (every required op as a skeleton).
+pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else { return Ok(Config::default()) };
+    let text = String::from_utf8(read(path, "config")?)
+        .map_err(|_| format!("{}: error: the config is not UTF-8\n", path.display()))?;
+    parse_config(&text).map_err(|errors| render_all(&errors, &path.display().to_string()))
+}
+
+/// Generates every output for `header` under `config` (a regen.toml, or none). `command` is
+/// what the `@generated` line names as the way to regenerate.
+pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<Generated, String> {
+    let header_path = header.display().to_string();
+    let (bytes, loaded, mut warnings) = load_header_file(header)?;
+    let config_value = load_config_file(config)?;
+    let model = &loaded.model;
+    let selection = config_value.select(model).map_err(|errors| {
+        let path = config.map(|p| p.display().to_string()).unwrap_or_default();
+        render_all(&errors, &path)
+    })?;
+    let mut excluded = 0;
+    for (op, reason) in &selection.skipped {
+        match reason {
+            SkipReason::Unsupported(_) => {
+                warnings.push_str(&format!("{header_path}:{}:1: warning: op `{}` skipped: {reason}\n", op.line, op.key))
+            }
+            _ => excluded += 1,
+        }
+    }
+    let note = generated_note(&bytes, command);
+    let files = emit_all(model, &selection, &config_value, &note);
+    let summary = format!(
+        "{} ops ({} required), {} generated, {} registered, {} skipped ({excluded} excluded by the config; see selection.json)",
+        model.ops.len(),
+        model.required().count(),
+        selection.selected.len(),
+        selection.selected.iter().filter(|s| s.registered).count(),
+        selection.skipped.len(),
+    );
+    Ok(Generated { files, warnings, summary, config: config_value })
+}

@@ -1,0 +1,209 @@
+//! `regen new NAME`: the files of a backend crate that builds and loads as it is (Cargo.toml,
+//! build.rs, regen.toml, src/lib.rs, a Python package with pyproject.toml, a smoke test and a
+//! README), from the askama templates in `templates/new/`. The reference device's Python
+//! package is rendered from the same templates (`cargo xtask regen` writes and checks it), so the
+//! template is exercised by the repository's own end-to-end tests.
+
+use askama::Template;
+
+use crate::write::OutputFile;
+
+/// The ops regen-runtime's `host_memory_bootstrap!()` implements (mirrors
+/// `regen_runtime::bootstrap::OPS`; a test in regen-runtime's users keeps the two equal).
+pub const BOOTSTRAP_OPS: &[&str] = &[
+    "empty.memory_format",
+    "empty_strided",
+    "as_strided",
+    "view",
+    "_reshape_alias",
+    "resize_",
+    "_copy_from",
+    "_copy_from_and_resize",
+    "_local_scalar_dense",
+    "set_.source_Storage",
+    "set_.source_Storage_storage_offset",
+    "set_.source_Tensor",
+    "set_",
+    "fill_.Scalar",
+];
+
+#[derive(Template)]
+#[template(path = "new/python/__init__.py", escape = "none")]
+struct PyInit<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/python/_device.py", escape = "none")]
+struct PyDevice<'a> {
+    device: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/pyproject.toml", escape = "none")]
+struct PyProject<'a> {
+    device: &'a str,
+    package: &'a str,
+    features: &'a [&'a str],
+}
+
+#[derive(Template)]
+#[template(path = "new/Cargo.toml", escape = "none")]
+struct CargoToml<'a> {
+    package: &'a str,
+    regen_root: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/build.rs", escape = "none")]
+struct BuildRs;
+
+#[derive(Template)]
+#[template(path = "new/regen.toml", escape = "none")]
+struct RegenToml<'a> {
+    device: &'a str,
+    bootstrap: &'a [&'a str],
+}
+
+#[derive(Template)]
+#[template(path = "new/src/lib.rs", escape = "none")]
+struct LibRs<'a> {
+    device: &'a str,
+    type_name: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/tests/test_smoke.py", escape = "none")]
+struct SmokeTest<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/README.md", escape = "none")]
+struct Readme<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "new/gitignore", escape = "none")]
+struct GitIgnore;
+
+fn render(t: &impl Template) -> Vec<u8> {
+    let mut text = t.render().expect("templates render from plain strings");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.into_bytes()
+}
+
+/// Checks a `regen new` name: it becomes the device name (`device="NAME"`, `torch.NAME`), the
+/// Python package and the crate, so it must be a lowercase Python identifier that is not a
+/// device torch already has.
+pub fn check_name(name: &str) -> Result<(), String> {
+    const TAKEN: &[&str] = &[
+        "cpu",
+        "cuda",
+        "mps",
+        "xpu",
+        "xla",
+        "meta",
+        "hip",
+        "ipu",
+        "mkldnn",
+        "opengl",
+        "opencl",
+        "ideep",
+        "ve",
+        "fpga",
+        "maia",
+        "mtia",
+        "vulkan",
+        "lazy",
+        "hpu",
+        "privateuseone",
+        "torch",
+        "regen",
+    ];
+    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !valid {
+        return Err(format!(
+            "`{name}` cannot name a device: use lowercase letters, digits and `_`, starting with a letter (it becomes the device, the Python package and the crate)"
+        ));
+    }
+    if TAKEN.contains(&name) {
+        return Err(format!("`{name}` is already a device or package name torch or regen uses; choose another"));
+    }
+    Ok(())
+}
+
+/// The Python package of a device: `__init__.py` (loads the library, renames PrivateUse1,
+/// registers `torch.DEVICE`) and `_device.py` (the device module), under `python/PACKAGE/`.
+pub fn python_package(device: &str, package: &str) -> Vec<OutputFile> {
+    let file = |name: String, contents| OutputFile { name, contents };
+    vec![
+        file(format!("python/{package}/__init__.py"), render(&PyInit { device, package })),
+        file(format!("python/{package}/_device.py"), render(&PyDevice { device })),
+    ]
+}
+
+/// pyproject.toml of a device whose crate is built with `features`.
+pub fn pyproject(device: &str, package: &str, features: &[&str]) -> OutputFile {
+    OutputFile { name: "pyproject.toml".into(), contents: render(&PyProject { device, package, features }) }
+}
+
+/// Every file of a new backend crate named `name`, whose Cargo.toml points at the regen
+/// checkout `regen_root`.
+pub fn new_backend(name: &str, regen_root: &str) -> Result<Vec<OutputFile>, String> {
+    check_name(name)?;
+    let type_name: String =
+        name.split('_').filter(|p| !p.is_empty()).map(|p| p[..1].to_ascii_uppercase() + &p[1..]).collect::<String>()
+            + "Device";
+    let file = |name: &str, contents| OutputFile { name: name.into(), contents };
+    let mut files = vec![
+        file("Cargo.toml", render(&CargoToml { package: name, regen_root })),
+        file("build.rs", render(&BuildRs)),
+        file("regen.toml", render(&RegenToml { device: name, bootstrap: BOOTSTRAP_OPS })),
+        file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
+        pyproject(name, name, &[]),
+        file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name })),
+        file("README.md", render(&Readme { device: name, package: name })),
+        file(".gitignore", render(&GitIgnore)),
+    ];
+    files.extend(python_package(name, name));
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("mydev").is_ok() && check_name("my_dev2").is_ok());
+        for bad in ["MyDev", "2dev", "my-dev", "", "cuda", "regen", "dev ice"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_new_backend_names_its_device_everywhere() {
+        let files = new_backend("my_dev", "/src/regen").unwrap();
+        let text = |n: &str| String::from_utf8(files.iter().find(|f| f.name == n).unwrap().contents.clone()).unwrap();
+        assert!(text("Cargo.toml").contains("regen-runtime = { path = \"/src/regen/crates/runtime\" }"));
+        assert!(text("regen.toml").contains("device = \"my_dev\"") && text("regen.toml").contains("\"add.out\""));
+        for op in BOOTSTRAP_OPS {
+            assert!(text("regen.toml").contains(&format!("\"{op}\"")), "{op}");
+        }
+        assert!(text("src/lib.rs").contains("impl kernels::Kernels for MyDevDevice"));
+        assert!(text("python/my_dev/__init__.py").contains("torch.utils.rename_privateuse1_backend(\"my_dev\")"));
+        assert!(
+            text("pyproject.toml").contains("target = \"my_dev._my_dev\"")
+                && !text("pyproject.toml").contains("features")
+        );
+        assert!(pyproject("regen", "regen_device", &["torch"]).contents.ends_with(b"features = [\"torch\"]\n"));
+    }
+}

@@ -1,0 +1,253 @@
+// Host glue of a regen PrivateUse1 backend, for any device and any torch release from 2.1 on:
+// the PrivateUse1 allocator (memory owned by Rust: regen_device_alloc / regen_device_free), a
+// device guard for one device, the PrivateUse1 hooks, and the services (regen_host.h) Rust
+// kernels use to create and reshape tensors. Compiled into the backend's shared library next to
+// the generated registrations; the static initialiser at the bottom wires everything when
+// `torch.ops.load_library` loads it, then hands the services to Rust (regen_backend_init).
+//
+// The device's name comes from the command line (-DREGEN_DEVICE_NAME="\"mydev\""); it only
+// appears in error messages. Every symbol defined here is internal (anonymous namespace), so two
+// backends loaded into the same process never clash; the only external names are the three
+// functions Rust exports (regen_host.h).
+//
+// The c10/ATen interfaces this file implements changed between releases; each difference is
+// branched on TORCH_VERSION_MAJOR / TORCH_VERSION_MINOR below, with the release that changed it.
+#include <torch/version.h>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "regen_host.h"
+#include "regen_marshal.h"
+
+#define REGEN_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#if !REGEN_TORCH_AT_LEAST(2, 1)
+#error "regen host glue: torch 2.1 or newer is required (at::RegisterPrivateUse1HooksInterface)"
+#endif
+
+#ifndef REGEN_DEVICE_NAME
+#define REGEN_DEVICE_NAME "privateuse1"
+#endif
+
+namespace regen_host_glue {
+namespace {
+
+constexpr c10::DeviceType kDevice = c10::DeviceType::PrivateUse1;
+const c10::Device kOnlyDevice(kDevice, 0);
+constexpr const char* kWhat = REGEN_DEVICE_NAME " host glue";
+
+static void free_device_memory(void* ptr) { regen_device_free(ptr); }
+
+// Device memory is whatever Rust's regen_device_alloc returns; Rust frees it.
+struct RustAllocator final : c10::Allocator {
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  c10::DataPtr allocate(size_t n) override {
+#else
+  // Until 2.2, Allocator::allocate is const (c10/core/Allocator.h:157 in 2.2.2).
+  c10::DataPtr allocate(size_t n) const override {
+#endif
+    void* ptr = n == 0 ? nullptr : regen_device_alloc(n);
+    TORCH_CHECK(n == 0 || ptr != nullptr, REGEN_DEVICE_NAME ": out of device memory allocating ", n, " bytes");
+    return {ptr, ptr, &free_device_memory, kOnlyDevice};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  // Pure virtual since 2.3 (c10/core/Allocator.h:205 in 2.3.1); absent before.
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#endif
+};
+
+RustAllocator g_allocator;
+
+// One device, index 0, with one default stream: device memory is host memory.
+// getStream / exchangeStream are noexcept pure virtuals until 2.6 and plain ones from 2.7; a
+// noexcept override satisfies both.
+struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kDevice; }
+  c10::Device exchangeDevice(c10::Device) const override { return kOnlyDevice; }
+  c10::Device getDevice() const override { return kOnlyDevice; }
+  void setDevice(c10::Device d) const override {
+    TORCH_CHECK(d.type() == kDevice && d.index() <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", d);
+  }
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, kOnlyDevice); }
+  c10::Stream exchangeStream(c10::Stream) const noexcept override {
+    return c10::Stream(c10::Stream::DEFAULT, kOnlyDevice);
+  }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+};
+
+// Random ops run through the CPU fallback, so they draw from CPU generators.
+// No method of PrivateUse1HooksInterface is pure virtual at that level in any release (from 2.3
+// its base AcceleratorHooksInterface declares hasPrimaryContext pure, and PrivateUse1 gives it a
+// throwing default); a method left out throws "You should register `PrivateUse1HooksInterface`"
+// when torch calls it. The set and signatures changed as follows (ATen/detail/*HooksInterface.h):
+//   2.1-2.2  own base: getDefaultGenerator (not const), getDeviceFromPtr
+//   2.3      AcceleratorHooksInterface base (hasPrimaryContext); getPinnedMemoryAllocator,
+//            resizePrivateUse1Bytes, initPrivateUse1
+//   2.4      deviceCount, getCurrentDevice (and set/exchange/maybeExchangeDevice) in the base
+//   2.5      getDefaultGenerator const; isPinnedPtr
+//   2.6      getNewGenerator; init replaces initPrivateUse1
+//   2.7      isBuilt, isAvailable in the base (default false); from 2.8 PrivateUse1 makes them throw
+//   2.8-2.15 unchanged
+struct Hooks final : at::PrivateUse1HooksInterface {
+#if REGEN_TORCH_AT_LEAST(2, 7)
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  // resize_bytes_nocuda exists from 2.3 too (ATen/native/Resize.h).
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    at::native::resize_bytes_nocuda(storage, static_cast<int64_t>(newsize));
+  }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 4)
+  c10::DeviceIndex deviceCount() const override { return 1; }
+  c10::DeviceIndex getCurrentDevice() const override { return 0; }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 5)
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
+    return at::detail::getDefaultCPUGenerator();
+  }
+#else
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) override { return at::detail::getDefaultCPUGenerator(); }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 6)
+  at::Generator getNewGenerator(c10::DeviceIndex) const override { return at::detail::createCPUGenerator(); }
+#endif
+  at::Device getDeviceFromPtr(void*) const override { return kOnlyDevice; }
+};
+
+thread_local std::string g_error;
+
+template <class F>
+const char* guarded(F&& f) noexcept {
+  try {
+    f();
+    return nullptr;
+  } catch (const c10::Error& e) {
+    g_error = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    g_error = e.what();
+  } catch (...) {
+    g_error = "unknown C++ exception";
+  }
+  return g_error.c_str();
+}
+
+// A new owning handle to `impl` (the caller's reference stays).
+at::Tensor borrow(void* impl) {
+  return at::Tensor(c10::intrusive_ptr<c10::TensorImpl>::reclaim_copy(static_cast<c10::TensorImpl*>(impl)));
+}
+
+// Describes `t` and hands one reference to the caller.
+regen_tensor hand_over(at::Tensor t) {
+  regen_tensor desc = ::regen::lift_tensor(t, kWhat);
+  (void)t.unsafeReleaseTensorImpl();
+  return desc;
+}
+
+// The services (regen_host.h). Internal: Rust reaches them only through the table.
+
+static void host_retain(void* impl) { c10::raw::intrusive_ptr::incref(static_cast<c10::TensorImpl*>(impl)); }
+
+static void host_release(void* impl) { c10::raw::intrusive_ptr::decref(static_cast<c10::TensorImpl*>(impl)); }
+
+static const char* host_empty_strided(const int64_t* sizes, const int64_t* strides, int64_t ndim, int32_t dtype,
+                                      regen_tensor* out) {
+  return guarded([&] {
+    at::Tensor t = at::detail::empty_strided_generic(at::IntArrayRef(sizes, ndim), at::IntArrayRef(strides, ndim),
+                                                     &g_allocator, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                                     static_cast<at::ScalarType>(dtype));
+    *out = hand_over(std::move(t));
+  });
+}
+
+static const char* host_resize(void* impl, const int64_t* sizes, int64_t ndim, regen_tensor* out) {
+  return guarded([&] {
+    // No strides: contiguous. A default-constructed OptionalIntArrayRef, since std::nullopt does not
+    // convert to it in 2.1 (c10::optional is its own class there, not std::optional).
+    at::native::resize_impl_cpu_(static_cast<c10::TensorImpl*>(impl), at::IntArrayRef(sizes, ndim),
+                                 at::OptionalIntArrayRef());
+    *out = ::regen::lift_tensor(borrow(impl), kWhat);
+  });
+}
+
+static const char* host_as_strided(void* impl, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                                   int64_t storage_offset, regen_tensor* out) {
+  return guarded([&] {
+    at::Tensor src = borrow(impl);
+    at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(src.storage()),
+                                                               src.key_set(), src.dtype());
+    view.unsafeGetTensorImpl()->set_sizes_and_strides(at::IntArrayRef(sizes, ndim), at::IntArrayRef(strides, ndim),
+                                                      storage_offset);
+    *out = hand_over(std::move(view));
+  });
+}
+
+static const char* host_set_storage(void* impl, void* storage, int64_t storage_offset, const int64_t* sizes,
+                                    const int64_t* strides, int64_t ndim, regen_tensor* out) {
+  return guarded([&] {
+    auto* self = static_cast<c10::TensorImpl*>(impl);
+    c10::Storage st = storage != nullptr
+        ? c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(static_cast<c10::StorageImpl*>(storage)))
+        : c10::Storage(c10::Storage::use_byte_size_t(), 0, &g_allocator, /*resizable=*/true);
+    // A single size of -1 asks for the whole storage as one dimension (set_.source_Storage).
+    int64_t whole = static_cast<int64_t>(st.nbytes() / self->dtype().itemsize());
+    self->set_storage_keep_dtype(std::move(st));
+    if (ndim == 1 && sizes[0] == -1) {
+      self->set_sizes_and_strides(at::IntArrayRef(&whole, 1), at::IntArrayRef(strides, 1), storage_offset);
+    } else {
+      self->set_sizes_and_strides(at::IntArrayRef(sizes, ndim), at::IntArrayRef(strides, ndim), storage_offset);
+    }
+    *out = ::regen::lift_tensor(borrow(impl), kWhat);
+  });
+}
+
+static const char* host_set_tensor(void* impl, void* source, regen_tensor* out) {
+  return guarded([&] {
+    at::Tensor src = borrow(source);
+    auto* self = static_cast<c10::TensorImpl*>(impl);
+    self->set_storage_keep_dtype(src.storage());
+    self->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
+    *out = ::regen::lift_tensor(borrow(impl), kWhat);
+  });
+}
+
+struct Init {
+  Init() {
+    static Hooks hooks;
+    at::RegisterPrivateUse1HooksInterface(&hooks);
+    static const regen_host host = {
+        sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
+        &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
+    };
+    regen_backend_init(&host);
+  }
+};
+
+}  // namespace
+}  // namespace regen_host_glue
+
+// Both macros define internal (anonymous-namespace / static) registrars.
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &regen_host_glue::g_allocator);
+C10_REGISTER_GUARD_IMPL(PrivateUse1, regen_host_glue::GuardImpl);
+
+// Runs when the shared library is loaded, after the allocator and guard registrations above
+// (one translation unit initialises in order of definition).
+static regen_host_glue::Init regen_host_init;

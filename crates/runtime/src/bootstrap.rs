@@ -1,0 +1,402 @@
+//! Default bootstrap kernels for a device whose memory is host memory: the ops PyTorch needs
+//! before any compute runs (creating tensors, views, copies to and from CPU, resizing, `set_`,
+//! `fill_`, reading a scalar). A host-memory backend uses them as they are, through
+//! [`host_memory_bootstrap!`](crate::host_memory_bootstrap) inside its `impl Kernels`; a real
+//! accelerator writes its own (the copies and `fill_` touch memory; the rest is metadata and
+//! works for any device).
+
+use crate::args::{Layout, MemoryFormat, Scalar, ScalarType, Storage, Tensor, TensorRef};
+use crate::error::{Error, Result};
+use crate::host;
+use crate::view::{DType, Value, View, broadcast_shapes, contiguous_strides, for_each_offset, load, store};
+
+/// The ops [`host_memory_bootstrap!`](crate::host_memory_bootstrap) implements, as regen.toml
+/// names them; list them under `implement`. Why each is needed: `docs/guide.md`.
+pub const OPS: &[&str] = &[
+    "empty.memory_format",
+    "empty_strided",
+    "as_strided",
+    "view",
+    "_reshape_alias",
+    "resize_",
+    "_copy_from",
+    "_copy_from_and_resize",
+    "_local_scalar_dense",
+    "set_.source_Storage",
+    "set_.source_Storage_storage_offset",
+    "set_.source_Tensor",
+    "set_",
+    "fill_.Scalar",
+];
+
+/// Resizes `out` to `shape` when it differs (as `resize_output` does) and runs `f` on it after.
+pub fn with_size<T>(out: &TensorRef<'_>, shape: &[i64], f: impl FnOnce(&TensorRef<'_>) -> Result<T>) -> Result<T> {
+    if out.sizes() == shape {
+        return f(out);
+    }
+    let desc = host::resize(out, shape)?;
+    // SAFETY: the host describes the live, resized tensor, unchanged while `f` runs.
+    f(&unsafe { TensorRef::from_raw(&desc) })
+}
+
+/// Strides for `memory_format` (channels-last for 4-d and 5-d; contiguous otherwise).
+pub fn strides_for(size: &[i64], memory_format: Option<MemoryFormat>) -> Vec<i64> {
+    let order: Option<Vec<usize>> = match (memory_format, size.len()) {
+        (Some(MemoryFormat::CHANNELS_LAST), 4) => Some(vec![1, 3, 2, 0]),
+        (Some(MemoryFormat::CHANNELS_LAST_3D), 5) => Some(vec![1, 4, 3, 2, 0]),
+        _ => None,
+    };
+    let Some(order) = order else { return contiguous_strides(size) };
+    let mut strides = vec![0; size.len()];
+    let mut next = 1;
+    for d in order {
+        strides[d] = next;
+        next *= size[d].max(1);
+    }
+    strides
+}
+
+/// PyTorch's `computeStride`: strides for viewing `t` as `size`, if the view is possible.
+pub fn view_strides(old_sizes: &[i64], old_strides: &[i64], size: &[i64]) -> Option<Vec<i64>> {
+    let numel: i64 = old_sizes.iter().product();
+    if numel == 0 {
+        return Some(contiguous_strides(size));
+    }
+    let mut new_strides = vec![0i64; size.len()];
+    let mut view_d = size.len() as isize - 1;
+    let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
+    let mut tensor_numel = 1i64;
+    let mut view_numel = 1i64;
+    for tensor_d in (0..old_sizes.len()).rev() {
+        tensor_numel *= old_sizes[tensor_d];
+        if tensor_d == 0
+            || (old_sizes[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)
+        {
+            while view_d >= 0 && (view_numel < tensor_numel || size[view_d as usize] == 1) {
+                new_strides[view_d as usize] = view_numel * chunk_base_stride;
+                view_numel *= size[view_d as usize];
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if tensor_d > 0 {
+                chunk_base_stride = old_strides[tensor_d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    (view_d == -1).then_some(new_strides)
+}
+
+/// Resolves a `-1` in a view's size from the number of elements.
+pub fn infer_size(size: &[i64], numel: i64) -> Result<Vec<i64>> {
+    let mut out = size.to_vec();
+    let known: i64 = size.iter().filter(|&&s| s != -1).product();
+    match size.iter().filter(|&&s| s == -1).count() {
+        0 if known == numel => Ok(out),
+        1 if known != 0 && numel % known == 0 => {
+            let k = size.iter().position(|&s| s == -1).expect("one -1");
+            out[k] = numel / known;
+            Ok(out)
+        }
+        _ => Err(Error::runtime(format!("shape '{size:?}' is invalid for input of size {numel}"))),
+    }
+}
+
+/// Copies `src` (broadcast to `dst`'s shape) into `dst`, converting the dtype.
+///
+/// # Safety
+/// Both views describe live memory under their sizes and strides; `dst` is writable.
+pub unsafe fn copy(src: &View, dst: &View) {
+    if src.dtype == dst.dtype && src.is_contiguous() && dst.is_contiguous() && src.sizes == dst.sizes {
+        // SAFETY: both hold numel elements of the same size.
+        unsafe { std::ptr::copy(src.data, dst.data, src.numel() as usize * src.dtype.size()) };
+        return;
+    }
+    let ss = src.broadcast_strides(&dst.sizes);
+    let (es, ed) = (src.dtype.size() as isize, dst.dtype.size() as isize);
+    for_each_offset(&dst.sizes, [&ss, &dst.strides], |[is, id]| {
+        // SAFETY: as above.
+        unsafe { store(dst.dtype, dst.data.offset(id * ed), load(src.dtype, src.data.offset(is * es))) }
+    });
+}
+
+/// Copies `src` (broadcast to `dst`'s shape) into `dst` element by element as raw bytes, for
+/// two tensors of the same dtype, whatever it is.
+///
+/// # Safety
+/// Both describe live memory of `elem`-byte elements under their sizes and strides.
+pub unsafe fn copy_bytes(src: &View, dst: &View, elem: usize) {
+    let ss = src.broadcast_strides(&dst.sizes);
+    let e = elem as isize;
+    for_each_offset(&dst.sizes, [&ss, &dst.strides], |[is, id]| {
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(src.data.offset(is * e), dst.data.offset(id * e), elem) }
+    });
+}
+
+/// Sets every element of `dst` to `value`.
+///
+/// # Safety
+/// `dst` is a writable live view.
+pub unsafe fn fill(dst: &View, value: Value) {
+    let e = dst.dtype.size() as isize;
+    for_each_offset(&dst.sizes, [&dst.strides], |[i]| {
+        // SAFETY: as above.
+        unsafe { store(dst.dtype, dst.data.offset(i * e), value) }
+    });
+}
+
+/// A kernel's Scalar argument in the element domain.
+pub fn scalar_value(s: Scalar) -> Value {
+    match s {
+        Scalar::Float(f) | Scalar::Complex(f, _) => Value::Float(f),
+        Scalar::Int(i) => Value::Int(i),
+        Scalar::Bool(b) => Value::Bool(b),
+    }
+}
+
+/// Copies `src` into `dst` (same shape, or broadcastable): raw bytes when the dtypes match,
+/// so any dtype moves between CPU and the device; converting otherwise.
+pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
+    // Device memory is host memory: CPU and device tensors copy the same way.
+    if src.dtype() == dst.dtype()
+        && let Some(elem) = crate::view::element_size(src.dtype())
+    {
+        let geometry = |t: &TensorRef<'_>| View {
+            data: t.data_ptr().cast(),
+            sizes: t.sizes().to_vec(),
+            strides: t.strides().to_vec(),
+            dtype: DType::U8,
+        };
+        // SAFETY: both describe live tensors of `elem`-byte elements.
+        unsafe { copy_bytes(&geometry(src), &geometry(dst), elem) };
+        return Ok(());
+    }
+    let (s, d) = (View::of(src)?, View::of(dst)?);
+    // SAFETY: both views describe live tensors.
+    unsafe { copy(&s, &d) };
+    Ok(())
+}
+
+// The kernels, one per op in `OPS`, with the generated trait's parameters.
+
+pub fn empty_memory_format(
+    size: &[i64],
+    dtype: Option<ScalarType>,
+    layout: Option<Layout>,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    if layout.is_some_and(|l| l != Layout::STRIDED) {
+        return Err(Error::not_implemented("this device's tensors are strided only"));
+    }
+    if let Some(s) = size.iter().find(|&&s| s < 0) {
+        return Err(Error::runtime(format!("Trying to create tensor with negative dimension {s}: {size:?}")));
+    }
+    host::empty_strided(size, &strides_for(size, memory_format), dtype.unwrap_or(ScalarType::FLOAT).0)
+}
+
+pub fn empty_strided(size: &[i64], stride: &[i64], dtype: Option<ScalarType>) -> Result<Tensor> {
+    host::empty_strided(size, stride, dtype.unwrap_or(ScalarType::FLOAT).0)
+}
+
+pub fn as_strided(self_: TensorRef<'_>, size: &[i64], stride: &[i64], storage_offset: Option<i64>) -> Result<Tensor> {
+    host::as_strided(&self_, size, stride, storage_offset.unwrap_or(self_.storage_offset()))
+}
+
+pub fn view(self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor> {
+    let size = infer_size(size, self_.numel())?;
+    let strides = view_strides(self_.sizes(), self_.strides(), &size).ok_or_else(|| {
+        Error::runtime(
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
+        )
+    })?;
+    host::as_strided(&self_, &size, &strides, self_.storage_offset())
+}
+
+pub fn _reshape_alias(self_: TensorRef<'_>, size: &[i64], stride: &[i64]) -> Result<Tensor> {
+    host::as_strided(&self_, size, stride, self_.storage_offset())
+}
+
+pub fn resize_(self_: TensorRef<'_>, size: &[i64]) -> Result<()> {
+    host::resize(&self_, size).map(|_| ())
+}
+
+pub fn _copy_from(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
+    broadcast_shapes(&[self_.sizes(), dst.sizes()])?;
+    copy_into(&self_, &dst)?;
+    dst.retain()
+}
+
+pub fn _copy_from_and_resize(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
+    with_size(&dst, self_.sizes(), |d| copy_into(&self_, d))?;
+    dst.retain()
+}
+
+pub fn _local_scalar_dense(self_: TensorRef<'_>) -> Result<Scalar> {
+    let v = View::of(&self_)?;
+    if v.numel() != 1 {
+        return Err(Error::runtime(format!("a Tensor with {} elements cannot be converted to Scalar", v.numel())));
+    }
+    // SAFETY: one live element at `data`.
+    Ok(match unsafe { load(v.dtype, v.data) } {
+        Value::Bool(b) => Scalar::Bool(b),
+        Value::Int(i) => Scalar::Int(i),
+        Value::Float(f) => Scalar::Float(f),
+    })
+}
+
+pub fn set_source_storage(self_: TensorRef<'_>, source: Storage) -> Result<()> {
+    // A single size of -1 asks the host for the whole storage as one dimension.
+    host::set_storage(&self_, Some(source), 0, &[-1], &[1]).map(|_| ())
+}
+
+pub fn set_source_storage_offset(
+    self_: TensorRef<'_>,
+    source: Storage,
+    storage_offset: i64,
+    size: &[i64],
+    stride: &[i64],
+) -> Result<()> {
+    host::set_storage(&self_, Some(source), storage_offset, size, stride).map(|_| ())
+}
+
+pub fn set_source_tensor(self_: TensorRef<'_>, source: TensorRef<'_>) -> Result<()> {
+    host::set_tensor(&self_, &source).map(|_| ())
+}
+
+pub fn set_(self_: TensorRef<'_>) -> Result<()> {
+    host::set_storage(&self_, None, 0, &[0], &[1]).map(|_| ())
+}
+
+pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
+    let v = View::of(&self_)?;
+    // SAFETY: a live, writable tensor.
+    unsafe { fill(&v, scalar_value(value)) };
+    Ok(())
+}
+
+/// The trait methods of every op in [`OPS`], forwarding to this module: write it inside your
+/// `impl Kernels for ...` block. Devices are unused: a host-memory backend has one.
+#[macro_export]
+macro_rules! host_memory_bootstrap {
+    () => {
+        fn empty_memory_format(
+            &self,
+            size: &[i64],
+            dtype: Option<$crate::ScalarType>,
+            layout: Option<$crate::Layout>,
+            _device: Option<$crate::Device>,
+            _pin_memory: Option<bool>,
+            memory_format: Option<$crate::MemoryFormat>,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::empty_memory_format(size, dtype, layout, memory_format)
+        }
+        fn empty_strided(
+            &self,
+            size: &[i64],
+            stride: &[i64],
+            dtype: Option<$crate::ScalarType>,
+            _layout: Option<$crate::Layout>,
+            _device: Option<$crate::Device>,
+            _pin_memory: Option<bool>,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::empty_strided(size, stride, dtype)
+        }
+        fn as_strided(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            size: &[i64],
+            stride: &[i64],
+            storage_offset: Option<i64>,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::as_strided(self_, size, stride, storage_offset)
+        }
+        fn view(&self, self_: $crate::TensorRef<'_>, size: &[i64]) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::view(self_, size)
+        }
+        fn _reshape_alias(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            size: &[i64],
+            stride: &[i64],
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::_reshape_alias(self_, size, stride)
+        }
+        fn resize_inplace(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            size: &[i64],
+            _memory_format: Option<$crate::MemoryFormat>,
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::resize_(self_, size)
+        }
+        fn _copy_from(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            dst: $crate::TensorRef<'_>,
+            _non_blocking: bool,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::_copy_from(self_, dst)
+        }
+        fn _copy_from_and_resize(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            dst: $crate::TensorRef<'_>,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::_copy_from_and_resize(self_, dst)
+        }
+        fn _local_scalar_dense(&self, self_: $crate::TensorRef<'_>) -> $crate::Result<$crate::Scalar> {
+            $crate::bootstrap::_local_scalar_dense(self_)
+        }
+        fn set_inplace_source_storage(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            source: $crate::Storage,
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::set_source_storage(self_, source)
+        }
+        fn set_inplace_source_storage_storage_offset(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            source: $crate::Storage,
+            storage_offset: i64,
+            size: &[i64],
+            stride: &[i64],
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::set_source_storage_offset(self_, source, storage_offset, size, stride)
+        }
+        fn set_inplace_source_tensor(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            source: $crate::TensorRef<'_>,
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::set_source_tensor(self_, source)
+        }
+        fn set_inplace(&self, self_: $crate::TensorRef<'_>) -> $crate::Result<()> {
+            $crate::bootstrap::set_(self_)
+        }
+        fn fill_inplace_scalar(&self, self_: $crate::TensorRef<'_>, value: $crate::Scalar) -> $crate::Result<()> {
+            $crate::bootstrap::fill_(self_, value)
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn view_strides_follow_pytorch() {
+        assert_eq!(view_strides(&[2, 3], &[3, 1], &[3, 2]), Some(vec![2, 1]));
+        assert_eq!(view_strides(&[2, 3], &[3, 1], &[6]), Some(vec![1]));
+        // A transposed matrix cannot be flattened without a copy.
+        assert_eq!(view_strides(&[3, 2], &[1, 3], &[6]), None);
+        assert_eq!(view_strides(&[3, 2], &[1, 3], &[3, 2, 1]), Some(vec![1, 3, 3]));
+        assert_eq!(infer_size(&[-1, 3], 12).unwrap(), vec![4, 3]);
+        assert!(infer_size(&[-1, 5], 12).is_err());
+        assert_eq!(strides_for(&[2, 3, 4, 5], Some(MemoryFormat::CHANNELS_LAST)), vec![60, 1, 15, 3]);
+    }
+}
