@@ -9,12 +9,14 @@ const USAGE: &str = "usage: cargo xtask <command>
   fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
   compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
                               against the release's own torch headers (repeat --torch for several)
-  e2e                         create or reuse .venv (torch==2.15.0, numpy, pytest), build the regen
-                              extension against it, install regen_runtime into it, run the pytest suite
+  e2e [--torch X.Y.Z]         in .venv (the pinned torch of crates/device/torch-version) or .venv-X.Y.Z:
+                              build and load the full skeleton (every required op registered), then
+                              `regen new` a backend, pip-install it and run its smoke test; for the
+                              pinned release also pip-install the reference device and run its tests
   bump --torch X.Y.Z          fetch that release's header, report `regen diff` against the pinned release
-                              (crates/runtime/torch-version) for the runtime's regen.toml, move the pin
-                              and regenerate the runtime's checked-in code
-  regen [--check]             regenerate (or check) the runtime's checked-in code in crates/runtime/generated
+                              (crates/device/torch-version) for the device's regen.toml, move the pin
+                              and regenerate the device's checked-in code
+  regen [--check]             regenerate (or check) the device's checked-in code in crates/device
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
 
@@ -28,7 +30,8 @@ fn main() -> ExitCode {
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["fixture", "--torch", version] => fixture(version),
         ["ci"] => ci(),
-        ["e2e"] => e2e(),
+        ["e2e"] => pinned().and_then(|v| e2e(&v)),
+        ["e2e", "--torch", version] => check_version(version).and_then(|()| e2e(version)),
         ["bump", "--torch", version] => bump(version),
         ["regen"] => regen(false),
         ["regen", "--check"] => regen(true),
@@ -86,19 +89,19 @@ fn bump(version: &str) -> Result<(), String> {
     if !root().join(fixture_header(version)).is_file() {
         fixture(version)?;
     }
-    eprintln!("xtask: what moving from torch {old} to {version} means for crates/runtime/regen.toml:");
+    eprintln!("xtask: what moving from torch {old} to {version} means for crates/device/regen.toml:");
     run(cargo().args(["run", "--quiet", "-p", "regen", "--", "diff"]).args([
         &fixture_header(&old),
         &fixture_header(version),
         "--config",
-        "crates/runtime/regen.toml",
+        DEVICE_CONFIG,
         "--fail-on",
         "never",
     ]))?;
     std::fs::write(root().join(PIN_FILE), format!("{version}\n")).map_err(|e| e.to_string())?;
     regen(false)?;
     eprintln!(
-        "xtask: pinned torch {version}; review `git diff crates/runtime/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
+        "xtask: pinned torch {version}; review `git diff crates/device/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
     );
     Ok(())
 }
@@ -152,20 +155,118 @@ fn ci() -> Result<(), String> {
         run(cargo().args(["test", "--workspace", "--no-fail-fast"]))?;
     }
     // Last, so the run closes on pytest's summary of the end-to-end tests.
-    e2e()
+    e2e(&pinned()?)
 }
 
-/// Creates (or reuses) .venv with the pinned torch and the build tools, installs the reference
-/// device into it the way any backend installs (`pip install --no-build-isolation crates/device`),
-/// and runs its end-to-end tests.
-fn e2e() -> Result<(), String> {
+/// The end-to-end checks in real torch `version`: the full skeleton loads with a PrivateUse1
+/// kernel for every registered op; a `regen new` backend installs with pip and passes its smoke
+/// test; for the pinned release, the reference device passes its tests (last, so a CI run closes
+/// on pytest's summary).
+fn e2e(version: &str) -> Result<(), String> {
     let root = root();
-    let python = venv(&pinned()?)?;
-    pip_install(&python, &root.join("crates/device"))?;
-    run(Command::new(&python)
-        .current_dir(std::env::temp_dir())
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(root.join("crates/device/python/tests")))
+    let python = venv(version)?;
+    let work = root.join("target").join("e2e").join(version);
+    std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+    skeleton_loads(&python, &work)?;
+    new_backend_works(&python, &work)?;
+    if version == pinned()? {
+        pip_install(&python, &root.join("crates/device"))?;
+        run(Command::new(&python)
+            .current_dir(std::env::temp_dir())
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(root.join("crates/device/python/tests")))?;
+    }
+    Ok(())
+}
+
+/// Runs the `regen` CLI of this checkout.
+fn regen_cli() -> Command {
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "--release", "-p", "regen", "--"]);
+    cmd
+}
+
+/// `regen new NAME` into `work/NAME` (emptied first).
+fn new_crate(work: &Path, name: &str) -> Result<PathBuf, String> {
+    let dir = work.join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    run(regen_cli().args(["new", name, "--path"]).arg(&dir))?;
+    Ok(dir)
+}
+
+/// What the issue promises a new author: `regen new`, one pip command, the one-liner, the smoke test.
+fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
+    let dir = new_crate(work, "mydev")?;
+    pip_install(python, &dir)?;
+    let out = Command::new(python)
+        .current_dir(work)
+        .args(["-c", "import torch, mydev; x = torch.ones(3, device='mydev'); print((x + x).cpu()); print(mydev.native_calls('add.out'))"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || stdout != "tensor([2., 2., 2.])\n1\n" {
+        return Err(format!(
+            "the new backend's one-liner printed {stdout:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    eprintln!("xtask: regen new mydev: (x + x).cpu() = tensor([2., 2., 2.]), add.out ran in Rust");
+    run(Command::new(python).current_dir(&dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
+}
+
+/// A backend with every required op registered (no config: each method raises
+/// NotImplementedError) loads into torch without a schema mismatch, and the dispatcher has a
+/// PrivateUse1 kernel for every registered op.
+fn skeleton_loads(python: &Path, work: &Path) -> Result<(), String> {
+    let dir = new_crate(work, "skel")?;
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
+    write(
+        "regen.toml",
+        "# Every required op of the installed torch, as NotImplementedError skeletons.\ndevice = \"skel\"\n",
+    )?;
+    write(
+        "src/lib.rs",
+        "//! The full skeleton: every method is the generated default.\n\n\
+         pub mod kernels {\n    regen_runtime::include_kernels!();\n}\n\n\
+         pub struct Skeleton;\n\nimpl kernels::Kernels for Skeleton {}\n\n\
+         regen_runtime::export_kernels!(kernels, Skeleton);\n",
+    )?;
+    pip_install(python, &dir)?;
+    // What was registered: the same generation, from the same header, as the build made.
+    let header = Command::new(python)
+        .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let header = PathBuf::from(String::from_utf8_lossy(&header.stdout).trim());
+    let generated = regen_core::generate::generate(&header, Some(&dir.join("regen.toml")), "cargo xtask e2e")?;
+    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
+    let selection_path = work.join("skel-selection.json");
+    std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
+    let check = "import json, sys, torch, skel\n\
+        ops = json.load(open(sys.argv[1]))['registered']\n\
+        missing = [op for op in ops if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + op, 'PrivateUse1')]\n\
+        assert not missing, f'no PrivateUse1 kernel for {len(missing)} of {len(ops)} ops: {missing[:10]}'\n\
+        try:\n    torch.empty(2, device='skel')\nexcept NotImplementedError as e:\n    assert 'aten::empty.memory_format' in str(e), e\n\
+        else:\n    sys.exit('a skeleton kernel did not raise NotImplementedError')\n\
+        print(f'skeleton: {len(ops)} ops registered for PrivateUse1 in torch {torch.__version__}')\n";
+    let out = Command::new(python)
+        .current_dir(work)
+        .args(["-c", check])
+        .arg(&selection_path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "the full skeleton did not load (status {}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    eprint!("xtask: {}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
 }
 
 /// `.venv` (for the pinned release) or `.venv-X.Y.Z` with that torch, numpy, pytest and
@@ -174,9 +275,8 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
     let root = root();
     let venv = if torch == pinned()? { root.join(".venv") } else { root.join(format!(".venv-{torch}")) };
     let python = venv.join("bin").join("python");
-    let check = format!(
-        "import torch, numpy, pytest, setuptools_rust; assert torch.__version__.split('+')[0] == '{torch}'"
-    );
+    let check =
+        format!("import torch, numpy, pytest, setuptools_rust; assert torch.__version__.split('+')[0] == '{torch}'");
     let ready = Command::new(&python).args(["-c", &check]).output().is_ok_and(|o| o.status.success());
     if !ready {
         if !python.exists() {

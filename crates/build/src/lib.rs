@@ -289,9 +289,9 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
     sources.push(glue.join("regen_host_glue.cpp"));
     // Every unit may include these; their bytes are part of each object's key.
     let headers = [gen_dir.join("regen_abi.h"), gen_dir.join("regen_marshal.h"), glue.join("regen_host.h")];
-    for p in sources.iter().chain(&headers) {
-        println!("cargo::rerun-if-changed={}", p.display());
-    }
+    // The glue is an input; the generated files are outputs of inputs already watched (the
+    // header, regen.toml), and watching them would rerun this script after every write.
+    println!("cargo::rerun-if-changed={}", glue.display());
 
     let mut build = cc::Build::new();
     build
@@ -302,6 +302,10 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
         .include(gen_dir)
         .include(&glue)
         .flag_if_supported("-Wno-unused-parameter")
+        // Nothing C++ here is called from outside the library (Rust calls through extern "C"
+        // and the host table), so nothing is exported: two backends never share a symbol.
+        .flag("-fvisibility=hidden")
+        .flag("-fvisibility-inlines-hidden")
         .cargo_warnings(false);
     for i in &torch.include_paths {
         build.flag("-isystem").flag(i.to_str().ok_or_else(|| error("regen-build: a non-UTF-8 torch include path"))?);

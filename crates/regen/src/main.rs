@@ -37,6 +37,21 @@ struct Cli {
 enum Sub {
     /// Compare two releases' headers: what a version bump means for a backend.
     Diff(DiffArgs),
+    /// Write a new backend crate that builds and loads as it is (then: pip install --no-build-isolation DIR).
+    New(NewArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct NewArgs {
+    /// The device name (`torch.ones(2, device="NAME")`), also its Python package and crate.
+    name: String,
+    /// Where to write it (default: ./NAME); must not exist or be empty.
+    #[arg(long, value_name = "DIR")]
+    path: Option<PathBuf>,
+    /// The regen checkout whose crates the new Cargo.toml points at (default: the one this
+    /// regen was built from).
+    #[arg(long, value_name = "DIR")]
+    regen_path: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +91,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.subcommand {
         Some(Sub::Diff(args)) => run_diff(args),
+        Some(Sub::New(args)) => run_new(args),
         None => run(&cli),
     };
     match result {
@@ -152,6 +168,42 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
         FailOn::Breaking => diff.breaking_count(&old.model) > 0,
     };
     Ok(if failed { ExitCode::from(EXIT_DIFFERENT) } else { ExitCode::SUCCESS })
+}
+
+/// The checkout this binary was built from (crates/regen is two levels below its root).
+fn own_checkout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
+    let dir = args.path.clone().unwrap_or_else(|| PathBuf::from(&args.name));
+    let regen_root = args.regen_path.clone().unwrap_or_else(own_checkout);
+    let regen_root =
+        regen_root.canonicalize().ok().filter(|r| r.join("crates/runtime/Cargo.toml").is_file()).ok_or_else(|| {
+            format!(
+                "{}: error: not a regen checkout (no crates/runtime/Cargo.toml); pass --regen-path DIR\n",
+                regen_root.display()
+            )
+        })?;
+    if std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(format!("{}: error: the directory exists and is not empty\n", dir.display()));
+    }
+    let root_text = regen_root.to_str().ok_or_else(|| "error: the regen checkout's path is not UTF-8\n".to_string())?;
+    let files = regen_core::scaffold::new_backend(&args.name, root_text).map_err(|e| format!("error: {e}\n"))?;
+    ensure(&dir, &files, Mode::Write).map_err(|e| format!("{}: error: cannot write: {e}\n", dir.display()))?;
+    // pip takes a bare name for a project on PyPI, not a directory.
+    let shown = if dir.is_relative() && dir.components().count() == 1 {
+        format!("./{}", dir.display())
+    } else {
+        dir.display().to_string()
+    };
+    println!(
+        "Created the backend crate {shown} (device \"{name}\"). In a Python environment that has torch:\n\n  \
+         python -m pip install setuptools-rust && python -m pip install --no-build-isolation {shown}\n  \
+         python -c \"import torch, {name}; x = torch.ones(3, device='{name}'); print((x + x).cpu())\"",
+        name = args.name
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run(cli: &Cli) -> Result<ExitCode, String> {
