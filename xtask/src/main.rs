@@ -170,7 +170,7 @@ fn e2e(version: &str) -> Result<(), String> {
     skeleton_loads(&python, &work)?;
     new_backend_works(&python, &work)?;
     if version == pinned()? {
-        pip_install(&python, &root.join("crates/device"))?;
+        pip_install(&python, &root.join("crates/device"), None)?;
         run(Command::new(&python)
             .current_dir(std::env::temp_dir())
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
@@ -199,7 +199,7 @@ fn new_crate(work: &Path, name: &str) -> Result<PathBuf, String> {
 /// What the issue promises a new author: `regen new`, one pip command, the one-liner, the smoke test.
 fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
     let dir = new_crate(work, "mydev")?;
-    pip_install(python, &dir)?;
+    pip_install(python, &dir, Some(&work.join("cargo-target")))?;
     let out = Command::new(python)
         .current_dir(work)
         .args(["-c", "import torch, mydev; x = torch.ones(3, device='mydev'); print((x + x).cpu()); print(mydev.native_calls('add.out'))"])
@@ -233,7 +233,7 @@ fn skeleton_loads(python: &Path, work: &Path) -> Result<(), String> {
          pub struct Skeleton;\n\nimpl kernels::Kernels for Skeleton {}\n\n\
          regen_runtime::export_kernels!(kernels, Skeleton);\n",
     )?;
-    pip_install(python, &dir)?;
+    pip_install(python, &dir, Some(&work.join("cargo-target")))?;
     // What was registered: the same generation, from the same header, as the build made.
     let header = Command::new(python)
         .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
@@ -275,8 +275,11 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
     let root = root();
     let venv = if torch == pinned()? { root.join(".venv") } else { root.join(format!(".venv-{torch}")) };
     let python = venv.join("bin").join("python");
-    let check =
-        format!("import torch, numpy, pytest, setuptools_rust; assert torch.__version__.split('+')[0] == '{torch}'");
+    let check = format!(
+        "import torch, numpy, pytest, setuptools_rust, setuptools; \
+                 assert torch.__version__.split('+')[0] == '{torch}'; \
+                 assert tuple(map(int, setuptools.__version__.split('.')[:2])) >= (70, 1)"
+    );
     let ready = Command::new(&python).args(["-c", &check]).output().is_ok_and(|o| o.status.success());
     if !ready {
         if !python.exists() {
@@ -294,6 +297,8 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
             &format!("torch=={torch}"),
             numpy,
             "pytest",
+            // setuptools builds wheels without the `wheel` package from 70.1 on; a venv's own is older.
+            "setuptools>=70.1",
             "setuptools-rust",
         ]))?;
     }
@@ -305,11 +310,17 @@ fn release_of(version: &str) -> (u32, u32) {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-/// Builds and installs the backend crate at `dir` into the environment of `python`.
-fn pip_install(python: &Path, dir: &Path) -> Result<(), String> {
+/// Builds and installs the backend crate at `dir` into the environment of `python`, with cargo's
+/// target directory in `target` when given (crates made by `regen new` share one, so regen's own
+/// crates compile once per release, not once per crate).
+fn pip_install(python: &Path, dir: &Path, target: Option<&Path>) -> Result<(), String> {
+    let mut cmd = Command::new(python);
+    if let Some(target) = target {
+        cmd.env("CARGO_TARGET_DIR", target);
+    }
     // Without build isolation the build sees the environment's torch; --no-deps keeps pip from
     // walking torch's dependency tree again.
-    run(Command::new(python)
+    run(cmd
         .args(["-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "--force-reinstall"])
         .arg(dir))
 }
@@ -400,12 +411,9 @@ fn compile_cpp(version: &str, config: Option<&str>) -> Result<(), String> {
     let std = if version.starts_with("1.") { "-std=c++17" } else { "-std=c++20" };
     let variant = if config.is_some() { format!("{version}-configured") } else { version.to_owned() };
     let out = root.join("target").join("compile-cpp").join(variant);
-    let mut regen = cargo();
-    regen.args(["run", "--quiet", "--release", "-p", "regen", "--", "--header"]).arg(&header).arg("--out").arg(&out);
-    if let Some(config) = config {
-        regen.arg("--config").arg(root.join(config));
-    }
-    run(&mut regen)?;
+    let config = config.map(|c| root.join(c));
+    let generated = regen_core::generate::generate(&header, config.as_deref(), "cargo xtask compile-cpp")?;
+    ensure(&out, &generated.files, Mode::Write).map_err(|e| format!("{}: {e}", out.display()))?;
     let include = torch.join("torch/include");
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&out)
         .map_err(|e| e.to_string())?

@@ -127,11 +127,12 @@ pub fn check_name(name: &str) -> Result<(), String> {
         "torch",
         "regen",
     ];
-    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    // torch.device() parses a device type as `[a-zA-Z_]+`: no digits.
+    let valid =
+        name.starts_with(|c: char| c.is_ascii_lowercase()) && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
     if !valid {
         return Err(format!(
-            "`{name}` cannot name a device: use lowercase letters, digits and `_`, starting with a letter (it becomes the device, the Python package and the crate)"
+            "`{name}` cannot name a device: use lowercase letters and `_`, starting with a letter (torch.device accepts no digits; it becomes the device, the Python package and the crate)"
         ));
     }
     if TAKEN.contains(&name) {
@@ -183,8 +184,8 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        assert!(check_name("mydev").is_ok() && check_name("my_dev2").is_ok());
-        for bad in ["MyDev", "2dev", "my-dev", "", "cuda", "regen", "dev ice"] {
+        assert!(check_name("mydev").is_ok() && check_name("my_dev").is_ok());
+        for bad in ["MyDev", "2dev", "my-dev", "mydev2", "", "cuda", "regen", "dev ice"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
     }

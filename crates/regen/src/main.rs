@@ -199,7 +199,7 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
     };
     println!(
         "Created the backend crate {shown} (device \"{name}\"). In a Python environment that has torch:\n\n  \
-         python -m pip install setuptools-rust && python -m pip install --no-build-isolation {shown}\n  \
+         python -m pip install \"setuptools>=70.1\" setuptools-rust && python -m pip install --no-build-isolation {shown}\n  \
          python -c \"import torch, {name}; x = torch.ones(3, device='{name}'); print((x + x).cpu())\"",
         name = args.name
     );
