@@ -276,7 +276,7 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
     let venv = if torch == pinned()? { root.join(".venv") } else { root.join(format!(".venv-{torch}")) };
     let python = venv.join("bin").join("python");
     let check = format!(
-        "import torch, numpy, pytest, setuptools_rust, setuptools; \
+        "import torch, numpy, pytest, expecttest, setuptools_rust, setuptools; \
                  assert torch.__version__.split('+')[0] == '{torch}'; \
                  assert tuple(map(int, setuptools.__version__.split('.')[:2])) >= (70, 1)"
     );
@@ -297,6 +297,8 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
             &format!("torch=={torch}"),
             numpy,
             "pytest",
+            // PyTorch's OpInfo database (torch.testing._internal) imports it.
+            "expecttest",
             // setuptools builds wheels without the `wheel` package from 70.1 on; a venv's own is older.
             "setuptools>=70.1",
             "setuptools-rust",

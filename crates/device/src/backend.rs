@@ -10,7 +10,7 @@ use regen_runtime::host;
 use regen_runtime::view::{DType, Value, View, broadcast_shapes, check_can_cast, contiguous_strides, result_type};
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
-use crate::kernels::Kernels;
+use crate::generated::Kernels;
 use crate::ops::{self, Binary, Unary};
 
 /// `out` resized to `shape` if needed, as a view.

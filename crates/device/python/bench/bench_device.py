@@ -1,6 +1,6 @@
 """Compares the regen device with PyTorch's CPU kernels (a benchmark, not a test).
 
-Run after `cargo xtask e2e`:  .venv/bin/python crates/runtime/python/bench/bench_device.py
+Run after `cargo xtask e2e`:  .venv/bin/python crates/device/python/bench/bench_device.py
 Prints, per op and size, the median time on each device and the ratio device/CPU
 (the goal is 1.1-1.3x of CPU). Both sides run on this machine's cores; torch's CPU kernels
 use its intra-op threads, the regen kernels one thread.

@@ -1,0 +1,5 @@
+//! The device's kernel engine (being built; issue 9): one dtype table, one TensorIterator, one
+//! row per elementwise op, vectorised math. Modules land here one by one and are wired into
+//! [`crate::backend`] once each is tested.
+
+pub mod vmath;

@@ -1,0 +1,1 @@
+//! Vectorised transcendental functions over slices (placeholder; being written).
