@@ -28,8 +28,12 @@ typedef struct regen_tensor {
   int32_t dtype;           /* c10::ScalarType */
   int32_t device_type;     /* c10::DeviceType */
   int32_t device_index;
-  int32_t reserved;
+  int32_t flags;           /* REGEN_TENSOR_* bits */
 } regen_tensor;
+
+/* regen_tensor.flags: a wrapped number is a Python scalar PyTorch turned into a 0-dim CPU tensor
+ * (`x + 1`); type promotion ranks it below every tensor. */
+enum { REGEN_TENSOR_WRAPPED_NUMBER = 1 };
 
 typedef struct regen_tensor_list {
   const regen_tensor* ptr;

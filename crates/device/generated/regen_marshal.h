@@ -55,6 +55,7 @@ inline regen_tensor lift_tensor(const at::Tensor& t, const char*) {
   r.dtype = static_cast<int32_t>(t.scalar_type());
   r.device_type = static_cast<int32_t>(t.device().type());
   r.device_index = t.device().index();
+  r.flags = t.unsafeGetTensorImpl()->is_wrapped_number() ? REGEN_TENSOR_WRAPPED_NUMBER : 0;
   return r;
 }
 

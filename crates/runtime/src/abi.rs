@@ -18,8 +18,12 @@ pub struct regen_tensor {
     pub dtype: i32,
     pub device_type: i32,
     pub device_index: i32,
-    pub reserved: i32,
+    /// `REGEN_TENSOR_*` bits.
+    pub flags: i32,
 }
+
+/// `regen_tensor.flags`: a Python scalar wrapped as a 0-dim CPU tensor (`x + 1`).
+pub const REGEN_TENSOR_WRAPPED_NUMBER: i32 = 1;
 
 impl regen_tensor {
     /// The undefined tensor / None.
@@ -33,7 +37,7 @@ impl regen_tensor {
         dtype: -1,
         device_type: -1,
         device_index: -1,
-        reserved: 0,
+        flags: 0,
     };
 }
 

@@ -76,6 +76,11 @@ impl<'a> TensorRef<'a> {
     pub fn dtype(&self) -> ScalarType {
         ScalarType(self.raw.dtype)
     }
+    /// A Python scalar PyTorch wrapped as a 0-dim CPU tensor (`x + 1`): type promotion ranks it
+    /// below every tensor.
+    pub fn is_wrapped_number(&self) -> bool {
+        self.raw.flags & REGEN_TENSOR_WRAPPED_NUMBER != 0
+    }
     pub fn device(&self) -> Device {
         Device { device_type: self.raw.device_type, index: self.raw.device_index }
     }

@@ -23,7 +23,7 @@ macro_rules! layout {
 fn rust_mirror_matches_the_c_header() {
     let mut rust = Vec::new();
     let structs = [
-        layout!(rust, regen_tensor { impl_ as impl, data, sizes, strides, dim, storage_offset, dtype, device_type, device_index, reserved }),
+        layout!(rust, regen_tensor { impl_ as impl, data, sizes, strides, dim, storage_offset, dtype, device_type, device_index, flags }),
         layout!(rust, regen_tensor_list { ptr, len }),
         layout!(rust, regen_scalar { tag, reserved, f, imag, i }),
         layout!(rust, regen_scalar_list { ptr, len }),
@@ -49,13 +49,14 @@ fn rust_mirror_matches_the_c_header() {
         program.push_str("  printf(\"\\n\");\n");
     }
     program.push_str(
-        "  printf(\"%d %d %d %d %d %d %d %d %d %d\\n\", REGEN_ABI_VERSION, REGEN_SCALAR_NONE, REGEN_SCALAR_FLOAT, \
+        "  printf(\"%d %d %d %d %d %d %d %d %d %d %d\\n\", REGEN_ABI_VERSION, REGEN_SCALAR_NONE, REGEN_SCALAR_FLOAT, \
          REGEN_SCALAR_INT, REGEN_SCALAR_BOOL, REGEN_SCALAR_COMPLEX, REGEN_ERROR_RUNTIME, REGEN_ERROR_NOT_IMPLEMENTED, \
-         REGEN_ERROR_VALUE, REGEN_ERROR_TYPE);\n  return 0;\n}\n",
+         REGEN_ERROR_VALUE, REGEN_ERROR_TYPE, REGEN_TENSOR_WRAPPED_NUMBER);\n  return 0;\n}\n",
     );
     rust.push(format!(
         "{REGEN_ABI_VERSION} {REGEN_SCALAR_NONE} {REGEN_SCALAR_FLOAT} {REGEN_SCALAR_INT} {REGEN_SCALAR_BOOL} \
-         {REGEN_SCALAR_COMPLEX} {REGEN_ERROR_RUNTIME} {REGEN_ERROR_NOT_IMPLEMENTED} {REGEN_ERROR_VALUE} {REGEN_ERROR_TYPE}"
+         {REGEN_SCALAR_COMPLEX} {REGEN_ERROR_RUNTIME} {REGEN_ERROR_NOT_IMPLEMENTED} {REGEN_ERROR_VALUE} {REGEN_ERROR_TYPE} \
+         {REGEN_TENSOR_WRAPPED_NUMBER}"
     ));
 
     let dir = tempfile::tempdir().unwrap();

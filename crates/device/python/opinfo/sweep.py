@@ -1,0 +1,490 @@
+"""Device-generic sweep of the regen device against PyTorch's own OpInfo database (a script,
+not a test; the CI slice is tests/test_opinfo.py).
+
+For every OpInfo in ``torch.testing._internal.common_methods_invocations.op_db`` and every dtype
+of DTYPES the op supports on CPU, each of ``op.sample_inputs('cpu', dtype)`` runs on CPU and on
+the device (every tensor in input/args/kwargs moved to "regen", recursively) and the results
+must agree: ``assert_close(device.cpu(), cpu, equal_nan=True)`` plus dtype and shape, element
+by element for tuple/list outputs, ``==`` for non-tensor outputs. Where the CPU run raises, the
+device must raise too, with any exception but TypeError (regen's "does not compute in <dtype>").
+
+Chunks of ops run in subprocesses, so a crash (segfault, abort) of the device becomes the status
+``crash`` of one (op, dtype) instead of ending the sweep: a worker logs each (op, dtype) and
+sample before running it, the op that was running when the worker died is retried alone in a
+fresh subprocess (and bisected when no op was running), the rest of the chunk continues.
+A sample that runs longer than --timeout seconds is a ``timeout``.
+
+Each (op, dtype) records the native Rust kernels that ran on the device (the diff of
+``regen_device.native_calls`` over the ``implement`` list of regen.toml), so the summary tells
+the passes computed by Rust kernels from those that went through the CPU fallback.
+
+    cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/opinfo/sweep.py \
+        [results.json] [--ops cumsum,add] [--dtypes float32] [--chunk 20] [--jobs 2]
+"""
+
+import argparse
+import collections
+import faulthandler
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+
+import torch
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "int64": torch.int64,
+    "bool": torch.bool,
+    "bfloat16": torch.bfloat16,
+    "complex64": torch.complex64,
+}
+
+# The 30 ops with native Rust kernels: the `implement` list of crates/device/regen.toml.
+NATIVE_OPS = [
+    "empty.memory_format", "empty_strided", "as_strided", "view", "_reshape_alias", "resize_",
+    "_copy_from", "_copy_from_and_resize", "_local_scalar_dense",
+    "set_.source_Storage", "set_.source_Storage_storage_offset", "set_.source_Tensor", "set_",
+    "fill_.Scalar",
+    "add.out", "sub.out", "mul.out", "div.out", "neg.out", "abs.out", "exp.out", "log.out",
+    "sqrt.out", "sigmoid.out", "tanh.out", "relu", "relu_", "sum.IntList_out", "mm.out", "addmm.out",
+]
+# Plumbing that every device op uses, the CPU fallback included (it allocates device outputs and
+# copies its inputs and results through _copy_from): these do not make a result "native".
+PLUMBING_OPS = {"empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize",
+                "resize_", "_local_scalar_dense"}
+
+# Ops whose output is drawn from a random number generator: device and CPU draw differently.
+RANDOM_OPS = {
+    "bernoulli", "normal", "multinomial", "uniform", "cauchy", "exponential", "geometric",
+    "log_normal", "rand_like", "randn_like", "randint_like", "randint", "randn", "rand",
+    "nn.functional.dropout", "nn.functional.dropout1d", "nn.functional.dropout2d",
+    "nn.functional.dropout3d", "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
+    "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+    "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
+    "nn.functional.scaled_dot_product_attention", "nn.functional.multi_head_attention_forward",
+    "torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward",
+}
+
+DEFAULT_OUT = "/tmp/opinfo-results.json"
+TRUNCATE = 300
+
+
+def op_key(op):
+    """`name` or `name.variant`: the first column of opinfo_known_failures.txt."""
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def load_op_db():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def skip_reason(op):
+    """Why the whole op is skipped, or None. Each reason names the hint it comes from."""
+    if op.name in RANDOM_OPS and not (op.name == "nn.functional.feature_alpha_dropout" and op.variant_test_name == "without_train"):
+        return "random: output drawn from an RNG (sweep.RANDOM_OPS)"
+    if op.has_nondeterministic_output:
+        return "nondeterministic: OpInfo has_nondeterministic_output (uninitialised memory)"
+    # OpInfo's own hint: its cross-device test test_compare_cpu is skipped as non-deterministic.
+    for decorator in op.decorators:
+        if getattr(decorator, "test_name", None) != "test_compare_cpu" or decorator.device_type not in (None, "cpu"):
+            continue
+        for d in decorator.decorators:
+            for cell in d.__closure__ or ():
+                if isinstance(cell.cell_contents, str) and "non-deterministic" in cell.cell_contents:
+                    return f"nondeterministic: OpInfo skips test_compare_cpu ({cell.cell_contents})"
+    return None
+
+
+def uses_generator(obj):
+    if isinstance(obj, torch.Generator):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(uses_generator(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(uses_generator(o) for o in obj.values())
+    return False
+
+
+def to_device(obj, device="regen"):
+    """Moves every tensor (and every torch.device("cpu") / device="cpu") to the device, recursively."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, torch.device):
+        return torch.device(device) if obj.type == "cpu" else obj
+    if isinstance(obj, torch.Size):
+        return obj
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # namedtuple
+        return type(obj)(*(to_device(o, device) for o in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(o, device) for o in obj)
+    if isinstance(obj, dict):
+        return {k: (device if k == "device" and v in ("cpu", torch.device("cpu")) else to_device(v, device)) for k, v in obj.items()}
+    return obj
+
+
+def to_cpu(obj, path="result"):
+    """The device result on CPU; raises AssertionError if a tensor of it is not on the device."""
+    if isinstance(obj, torch.Tensor):
+        assert obj.device.type == "regen", f"{path} is on {obj.device}, not on the device"
+        return obj.cpu()
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(to_cpu(o, f"{path}[{i}]") for i, o in enumerate(obj)))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_cpu(o, f"{path}[{i}]") for i, o in enumerate(obj))
+    return obj
+
+
+def compare(device, cpu, path="result"):
+    """Asserts that the device result (already moved to CPU) equals the CPU result."""
+    if isinstance(cpu, torch.Tensor):
+        assert isinstance(device, torch.Tensor), f"{path}: device returned {type(device).__name__}, CPU a tensor"
+        assert device.dtype == cpu.dtype, f"{path}: dtype {device.dtype} != CPU {cpu.dtype}"
+        assert device.shape == cpu.shape, f"{path}: shape {tuple(device.shape)} != CPU {tuple(cpu.shape)}"
+        if cpu.layout != torch.strided or cpu.is_quantized:
+            device, cpu = device.to_dense(), cpu.to_dense()
+        torch.testing.assert_close(device, cpu, equal_nan=True, msg=lambda m: f"{path}: {m}")
+    elif isinstance(cpu, (list, tuple)) and not isinstance(cpu, torch.Size):
+        assert isinstance(device, (list, tuple)), f"{path}: device returned {type(device).__name__}, CPU {type(cpu).__name__}"
+        assert len(device) == len(cpu), f"{path}: {len(device)} outputs != CPU {len(cpu)}"
+        for i, (d, c) in enumerate(zip(device, cpu)):
+            compare(d, c, f"{path}[{i}]")
+    elif isinstance(cpu, float) and isinstance(device, float) and math.isnan(cpu):
+        assert math.isnan(device), f"{path}: {device} != CPU nan"
+    elif isinstance(cpu, (float, complex)) and isinstance(device, (int, float, complex)):
+        torch.testing.assert_close(device, cpu, equal_nan=True, check_dtype=False, msg=lambda m: f"{path}: {m}")
+    else:
+        assert type(device) is type(cpu) and device == cpu, f"{path}: device {device!r} != CPU {cpu!r}"
+
+
+class SampleTimeout(Exception):
+    pass
+
+
+def error_text(exc):
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return re.sub(r"\s+", " ", text)[:TRUNCATE]
+
+
+def native_snapshot():
+    import regen_device
+
+    return {name: regen_device.native_calls(name) for name in NATIVE_OPS}
+
+
+def describe(sample):
+    def d(o):
+        if isinstance(o, torch.Tensor):
+            return f"T{tuple(o.shape)}{'' if o.is_contiguous() else 'nc'}"
+        if isinstance(o, (list, tuple)) and not isinstance(o, torch.Size):
+            return "[" + ",".join(d(x) for x in o[:6]) + ("..." if len(o) > 6 else "") + "]"
+        return repr(o)[:40]
+
+    return f"{d(sample.input)} args={d(list(sample.args))} kwargs={ {k: d(v) for k, v in sample.kwargs.items()} }"[:200]
+
+
+def run_sample(op, sample):
+    """Runs one sample on CPU and on the device. Returns None if they agree, else the mismatch."""
+    device_sample = (to_device(sample.input), to_device(sample.args), to_device(sample.kwargs))
+    try:
+        expected = op(sample.input, *sample.args, **sample.kwargs)
+        expected = sample.output_process_fn_grad(expected)
+        cpu_error = None
+    except SampleTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any CPU error: the device must raise too
+        cpu_error = exc
+    try:
+        got = op(device_sample[0], *device_sample[1], **device_sample[2])
+        got = sample.output_process_fn_grad(to_cpu(got))
+    except SampleTimeout:
+        raise
+    except AssertionError as exc:
+        return f"AssertionError: {exc}"[:TRUNCATE]
+    except Exception as exc:  # noqa: BLE001
+        if cpu_error is None:
+            return error_text(exc)
+        if isinstance(exc, TypeError):
+            return f"device raised TypeError where CPU raised {type(cpu_error).__name__}: " + error_text(exc)
+        return None
+    if cpu_error is not None:
+        return f"device succeeded where CPU raised {error_text(cpu_error)}"[:TRUNCATE]
+    try:
+        compare(got, expected)
+    except AssertionError as exc:
+        return error_text(exc)
+    return None
+
+
+def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
+    """Runs every sample of (op, dtype) on CPU and the device; returns the result record."""
+    dtype = DTYPES[dtype_name]
+    record = {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op),
+              "dtype": dtype_name, "status": "pass", "error": None, "samples": 0, "failed": 0,
+              "skipped_samples": 0, "native": False, "native_kernels": {}}
+    start = time.perf_counter()
+    reason = skip_reason(op)
+    if reason:
+        record.update(status="skip", error=reason)
+        return record
+    torch.manual_seed(0)
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+    except Exception as exc:  # noqa: BLE001
+        record.update(status="skip", error="sample_inputs raised: " + error_text(exc))
+        return record
+    if max_samples:
+        samples = samples[:max_samples]
+    before = native_snapshot()
+    old_handler = signal.signal(signal.SIGALRM, _on_alarm) if timeout else None
+    try:
+        for i, sample in enumerate(samples):
+            if uses_generator((sample.input, sample.args, sample.kwargs)):
+                record["skipped_samples"] += 1
+                continue
+            if log:
+                log({"sample": i, "desc": describe(sample)})
+            record["samples"] += 1
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+                # Hard limit for a kernel stuck in native code, where SIGALRM cannot interrupt it.
+                faulthandler.dump_traceback_later(timeout * 3 + 10, exit=True)
+            try:
+                mismatch = run_sample(op, sample)
+            except SampleTimeout:
+                mismatch = f"timeout: sample {i} ran longer than {timeout:g}s"
+                record["status"] = "timeout"
+            finally:
+                if timeout:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    faulthandler.cancel_dump_traceback_later()
+            if mismatch:
+                record["failed"] += 1
+                if record["error"] is None:
+                    record["error"] = f"sample {i}: {mismatch}"[:TRUNCATE]
+                if record["status"] == "pass":
+                    record["status"] = "fail"
+                if record["status"] == "timeout":
+                    break
+    finally:
+        if timeout:
+            signal.signal(signal.SIGALRM, old_handler)
+    after = native_snapshot()
+    record["native_kernels"] = {k: after[k] - before[k] for k in NATIVE_OPS if after[k] != before[k]}
+    record["native"] = any(k not in PLUMBING_OPS for k in record["native_kernels"])
+    if record["samples"] == 0:
+        record.update(status="skip", error=f"no samples to run ({record['skipped_samples']} use a torch.Generator: random)")
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    return record
+
+
+def _on_alarm(signum, frame):
+    raise SampleTimeout()
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker: runs a list of (op index, dtypes) and logs JSON lines to a progress file.
+
+
+def worker(args):
+    import regen_device  # noqa: F401  (registers the device)
+
+    warnings.simplefilter("ignore")
+    faulthandler.enable()
+    torch.set_num_threads(args.threads)
+    op_db = load_op_db()
+    progress = open(args.progress, "a", buffering=1)
+
+    def log(entry):
+        progress.write(json.dumps(entry) + "\n")
+        progress.flush()
+
+    for item in args.worker.split(";"):
+        index, dtypes = item.split(":")
+        op = op_db[int(index)]
+        for dtype_name in dtypes.split(","):
+            log({"start": [int(index), dtype_name]})
+            record = check(op, dtype_name, args.timeout, log, args.max_samples)
+            log({"result": record, "index": int(index)})
+    log({"done": True})
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent: chunks, subprocesses, crash isolation, summary.
+
+
+def run_chunk(items, args, depth=0):
+    """Runs [(op index, [dtypes])] in one subprocess; returns records, isolating crashes."""
+    if not items:
+        return []
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as f:
+        progress_path = f.name
+    spec = ";".join(f"{i}:{','.join(ds)}" for i, ds in items)
+    cmd = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__), "--worker", spec,
+           "--progress", progress_path, "--timeout", str(args.timeout), "--threads", str(args.threads)]
+    if args.max_samples:
+        cmd += ["--max-samples", str(args.max_samples)]
+    budget = 120 + sum(len(ds) for _, ds in items) * (args.timeout * 8 + 30)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget)
+        returncode, stderr = proc.returncode, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        returncode = "killed after chunk budget"
+        stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+    records, finished, running, last_sample, done = [], set(), None, None, False
+    with open(progress_path) as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "start" in entry:
+                running, last_sample = tuple(entry["start"]), None
+            elif "sample" in entry:
+                last_sample = entry
+            elif "result" in entry:
+                records.append(entry["result"])
+                finished.add((entry["index"], entry["result"]["dtype"]))
+                running = None
+            elif "done" in entry:
+                done = True
+    os.unlink(progress_path)
+    if done and returncode == 0:
+        return records
+    remaining = [(i, [d for d in ds if (i, d) not in finished]) for i, ds in items]
+    remaining = [(i, ds) for i, ds in remaining if ds]
+    if running is None:
+        # Died outside any op (at import, or between ops): bisect what is left.
+        if len(remaining) == 1 and len(remaining[0][1]) == 1 or depth > 12:
+            i, ds = remaining[0]
+            return records + [_crash_record(args.op_db[i], ds[0], returncode, stderr, None)] + run_chunk([(i, ds[1:])], args, depth + 1)
+        half = max(1, len(remaining) // 2) if len(remaining) > 1 else None
+        if half is None:
+            i, ds = remaining[0]
+            h = len(ds) // 2
+            return records + run_chunk([(i, ds[:h])], args, depth + 1) + run_chunk([(i, ds[h:])], args, depth + 1)
+        return records + run_chunk(remaining[:half], args, depth + 1) + run_chunk(remaining[half:], args, depth + 1)
+    index, dtype_name = running
+    rest = [(i, [d for d in ds if (i, d) != running]) for i, ds in remaining]
+    rest = [(i, ds) for i, ds in rest if ds]
+    if len(items) > 1 or len(items[0][1]) > 1:
+        # The op that was running when the chunk died: retry it alone, then go on with the rest.
+        alone = run_chunk([(index, [dtype_name])], args, depth + 1)
+        return records + alone + run_chunk(rest, args, depth + 1)
+    return records + [_crash_record(args.op_db[index], dtype_name, returncode, stderr, last_sample)]
+
+
+def _crash_record(op, dtype_name, returncode, stderr, last_sample):
+    timed_out = "Timeout (" in stderr
+    if isinstance(returncode, int) and returncode < 0:
+        how = f"killed by {signal.Signals(-returncode).name}"
+    else:
+        how = f"exit status {returncode}"
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    cause = next((ln.strip() for ln in lines if re.search(r"panick|abort|terminate|what\(\)|Fatal|error", ln, re.I)), "")
+    where = f" at sample {last_sample['sample']} {last_sample['desc']}" if last_sample else ""
+    return {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op), "dtype": dtype_name,
+            "status": "timeout" if timed_out else "crash",
+            "error": (f"process {how}{where}: {cause}")[:TRUNCATE],
+            "stderr_tail": "\n".join(lines[-25:])[-3000:],
+            "samples": None, "failed": None, "skipped_samples": None, "native": None, "native_kernels": {}}
+
+
+STATUSES = ["pass", "fail", "crash", "timeout", "skip"]
+
+
+def summarize(records, seconds):
+    lines = [f"OpInfo sweep of the regen device: {len({r['key'] for r in records})} OpInfos, "
+             f"{len(records)} (op, dtype) pairs, {seconds / 60:.1f} min, torch {torch.__version__}"]
+    dtypes = [d for d in DTYPES if any(r["dtype"] == d for r in records)]
+    lines.append(f"{'status':<10}" + "".join(f"{d:>11}" for d in dtypes) + f"{'total':>9}")
+    for status in STATUSES:
+        counts = [sum(1 for r in records if r["dtype"] == d and r["status"] == status) for d in dtypes]
+        lines.append(f"{status:<10}" + "".join(f"{c:>11}" for c in counts) + f"{sum(counts):>9}")
+    native = [sum(1 for r in records if r["dtype"] == d and r["status"] == "pass" and r["native"]) for d in dtypes]
+    lines.append(f"{'pass nat.':<10}" + "".join(f"{c:>11}" for c in native) + f"{sum(native):>9}"
+                 "   (passes where a native Rust kernel other than alloc/copy ran)")
+    groups = collections.Counter()
+    for r in records:
+        if r["status"] in ("fail", "crash", "timeout"):
+            groups[(r["status"], normalize(r["error"] or ""))] += 1
+    lines.append("Most common failures (status, count, message with numbers elided):")
+    for (status, message), count in groups.most_common(25):
+        lines.append(f"  {status:<8}{count:>5}  {message[:150]}")
+    return "\n".join(lines)
+
+
+def normalize(message):
+    message = re.sub(r"^sample \d+: ", "", message)
+    message = re.sub(r"at sample \d+ .*?:", "at sample N:", message)
+    message = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", message)
+    return message[:160]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", nargs="?", default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT})")
+    parser.add_argument("--ops", help="comma-separated op names or op.variant keys (default: all)")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="comma-separated, of " + ",".join(DTYPES))
+    parser.add_argument("--chunk", type=int, default=20, help="ops per subprocess")
+    parser.add_argument("--jobs", type=int, default=2, help="subprocesses at once")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per subprocess")
+    parser.add_argument("--timeout", type=float, default=20.0, help="seconds per sample")
+    parser.add_argument("--max-samples", type=int, default=None, help="samples per (op, dtype) (default: all)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--progress", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+
+    start = time.perf_counter()
+    op_db = args.op_db = load_op_db()
+    wanted = set(args.ops.split(",")) if args.ops else None
+    dtypes = args.dtypes.split(",")
+    items, records = [], []
+    for index, op in enumerate(op_db):
+        if wanted and op.name not in wanted and op_key(op) not in wanted:
+            continue
+        supported = op.supported_dtypes("cpu")
+        ds = [d for d in dtypes if DTYPES[d] in supported]
+        if not ds:
+            continue
+        reason = skip_reason(op)
+        if reason:
+            records += [check(op, d) for d in ds]  # a skip record, without running anything
+        else:
+            items.append((index, ds))
+    chunks = [items[i:i + args.chunk] for i in range(0, len(items), args.chunk)]
+    print(f"{len(items)} OpInfos to run in {len(chunks)} chunks, {args.jobs} at once, "
+          f"{args.threads} torch thread(s) each; {len(records)} (op, dtype) skipped up front", flush=True)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for n, chunk_records in enumerate(pool.map(lambda c: run_chunk(c, args), chunks)):
+            records += chunk_records
+            bad = [f"{r['key']}/{r['dtype']}" for r in chunk_records if r["status"] in ("crash", "timeout")]
+            print(f"chunk {n + 1}/{len(chunks)} done at {time.perf_counter() - start:.0f}s"
+                  + (f"; crash/timeout: {' '.join(bad)}" if bad else ""), flush=True)
+    seconds = time.perf_counter() - start
+    records.sort(key=lambda r: (r["key"], list(DTYPES).index(r["dtype"])))
+    summary = summarize(records, seconds)
+    print(summary)
+    with open(args.out, "w") as f:
+        json.dump({"torch": torch.__version__, "seconds": round(seconds, 1), "dtypes": dtypes,
+                   "native_ops": NATIVE_OPS, "results": records}, f, indent=1)
+    print(f"results: {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
