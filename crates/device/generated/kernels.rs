@@ -21,6 +21,10 @@ use regen_runtime::args::IntoSlot;
 pub trait Kernels: Send + Sync + 'static {
     /// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn abs_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn sgn_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn acos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     fn add_out(
         &self,
@@ -29,6 +33,12 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn acosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn asinh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn atanh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)`
     fn as_strided(
         &self,
@@ -37,6 +47,14 @@ pub trait Kernels: Send + Sync + 'static {
         stride: &[i64],
         storage_offset: Option<i64>,
     ) -> Result<Tensor>;
+    /// `aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn asin_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn atan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn ceil_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor`
     fn _copy_from(
         &self,
@@ -50,6 +68,10 @@ pub trait Kernels: Send + Sync + 'static {
         self_: TensorRef<'_>,
         dst: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn cos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn cosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn div_out(
         &self,
@@ -84,12 +106,30 @@ pub trait Kernels: Send + Sync + 'static {
         device: Option<Device>,
         pin_memory: Option<bool>,
     ) -> Result<Tensor>;
+    /// `aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn erf_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn erfc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn exp_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn exp2_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn expm1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
     fn fill_inplace_scalar(&self, self_: TensorRef<'_>, value: Scalar) -> Result<()>;
+    /// `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn floor_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn frac_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn log_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn log10_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn log1p_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn log2_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -104,6 +144,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reciprocal_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn neg_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
@@ -113,12 +155,20 @@ pub trait Kernels: Send + Sync + 'static {
         size: &[i64],
         stride: &[i64],
     ) -> Result<Tensor>;
+    /// `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn round_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::relu(Tensor self) -> Tensor`
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
     fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
+    /// `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn rsqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sigmoid_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn sin_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn sinh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
     fn sum_int_list_out(
         &self,
@@ -130,8 +180,12 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn tan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn tanh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     fn sub_out(
         &self,
@@ -177,32 +231,63 @@ pub trait Kernels: Send + Sync + 'static {
     fn set_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
+    /// `aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lgamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn sign_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 30] = [
+pub const OPS: [&str; 59] = [
     "abs.out",
+    "sgn.out",
+    "acos.out",
     "add.out",
+    "acosh.out",
+    "asinh.out",
+    "atanh.out",
     "as_strided",
+    "asin.out",
+    "atan.out",
+    "bitwise_not.out",
+    "ceil.out",
     "_copy_from",
     "_copy_from_and_resize",
+    "cos.out",
+    "cosh.out",
     "div.out",
     "empty.memory_format",
     "resize_",
     "empty_strided",
+    "erf.out",
+    "erfc.out",
     "exp.out",
+    "exp2.out",
+    "expm1.out",
     "fill_.Scalar",
+    "floor.out",
+    "frac.out",
     "log.out",
+    "log10.out",
+    "log1p.out",
+    "log2.out",
     "mm.out",
     "mul.out",
+    "reciprocal.out",
     "neg.out",
     "_reshape_alias",
+    "round.out",
     "relu",
     "relu_",
+    "rsqrt.out",
     "sigmoid.out",
+    "sin.out",
+    "sinh.out",
     "sum.IntList_out",
     "sqrt.out",
+    "tan.out",
     "tanh.out",
+    "trunc.out",
     "sub.out",
     "addmm.out",
     "_local_scalar_dense",
@@ -211,9 +296,11 @@ pub const OPS: [&str; 30] = [
     "set_.source_Tensor",
     "set_",
     "view",
+    "lgamma.out",
+    "sign.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 30] = [const { AtomicU64::new(0) }; 30];
+static CALLS: [AtomicU64; 59] = [const { AtomicU64::new(0) }; 59];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -256,6 +343,52 @@ pub unsafe extern "C" fn regen_kernel_abs_out(
         },
     )
 }
+/// Entry point of `aten::sgn.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sgn_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sgn.out",
+        &CALLS[1usize],
+        || {
+            kernels()?
+                .sgn_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::acos.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_acos_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::acos.out",
+        &CALLS[2usize],
+        || {
+            kernels()?
+                .acos_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::add.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -270,13 +403,82 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[1usize],
+        &CALLS[3usize],
         || {
             kernels()?
                 .add_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::acosh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_acosh_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::acosh.out",
+        &CALLS[4usize],
+        || {
+            kernels()?
+                .acosh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::asinh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_asinh_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::asinh.out",
+        &CALLS[5usize],
+        || {
+            kernels()?
+                .asinh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::atanh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_atanh_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::atanh.out",
+        &CALLS[6usize],
+        || {
+            kernels()?
+                .atanh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -298,7 +500,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[2usize],
+        &CALLS[7usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -308,6 +510,98 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
                     unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&storage_offset) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::asin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_asin_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::asin.out",
+        &CALLS[8usize],
+        || {
+            kernels()?
+                .asin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::atan.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_atan_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::atan.out",
+        &CALLS[9usize],
+        || {
+            kernels()?
+                .atan_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_not.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_not.out",
+        &CALLS[10usize],
+        || {
+            kernels()?
+                .bitwise_not_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::ceil.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_ceil_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::ceil.out",
+        &CALLS[11usize],
+        || {
+            kernels()?
+                .ceil_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -326,7 +620,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[3usize],
+        &CALLS[12usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -352,7 +646,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[4usize],
+        &CALLS[13usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -360,6 +654,52 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&dst) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cos.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cos_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cos.out",
+        &CALLS[14usize],
+        || {
+            kernels()?
+                .cos_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cosh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cosh_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cosh.out",
+        &CALLS[15usize],
+        || {
+            kernels()?
+                .cosh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -377,7 +717,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[5usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .div_out(
@@ -406,7 +746,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[6usize],
+        &CALLS[17usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -437,7 +777,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[7usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -468,7 +808,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[8usize],
+        &CALLS[19usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -480,6 +820,52 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
                     unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&pin_memory) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::erf.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_erf_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::erf.out",
+        &CALLS[20usize],
+        || {
+            kernels()?
+                .erf_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::erfc.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_erfc_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::erfc.out",
+        &CALLS[21usize],
+        || {
+            kernels()?
+                .erfc_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -496,10 +882,56 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[9usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .exp_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::exp2.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_exp2_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::exp2.out",
+        &CALLS[23usize],
+        || {
+            kernels()?
+                .exp2_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::expm1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_expm1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::expm1.out",
+        &CALLS[24usize],
+        || {
+            kernels()?
+                .expm1_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -519,12 +951,58 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[10usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::floor.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_floor_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::floor.out",
+        &CALLS[26usize],
+        || {
+            kernels()?
+                .floor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::frac.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_frac_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::frac.out",
+        &CALLS[27usize],
+        || {
+            kernels()?
+                .frac_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
         },
@@ -542,10 +1020,79 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[11usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .log_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log10.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log10_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log10.out",
+        &CALLS[29usize],
+        || {
+            kernels()?
+                .log10_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log1p.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log1p_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log1p.out",
+        &CALLS[30usize],
+        || {
+            kernels()?
+                .log1p_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log2.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log2_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log2.out",
+        &CALLS[31usize],
+        || {
+            kernels()?
+                .log2_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -566,7 +1113,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[12usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .mm_out(
@@ -591,12 +1138,35 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[13usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .mul_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reciprocal.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reciprocal_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reciprocal.out",
+        &CALLS[34usize],
+        || {
+            kernels()?
+                .reciprocal_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -615,7 +1185,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[14usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .neg_out(
@@ -640,7 +1210,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[15usize],
+        &CALLS[36usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -649,6 +1219,29 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::round.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_round_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::round.out",
+        &CALLS[37usize],
+        || {
+            kernels()?
+                .round_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -665,7 +1258,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[16usize],
+        &CALLS[38usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -685,11 +1278,34 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[17usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .relu_inplace(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::rsqrt.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_rsqrt_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::rsqrt.out",
+        &CALLS[40usize],
+        || {
+            kernels()?
+                .rsqrt_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
         },
@@ -707,10 +1323,56 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[18usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .sigmoid_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sin_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sin.out",
+        &CALLS[42usize],
+        || {
+            kernels()?
+                .sin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sinh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sinh_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sinh.out",
+        &CALLS[43usize],
+        || {
+            kernels()?
+                .sinh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -733,7 +1395,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[19usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -759,10 +1421,33 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[20usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .sqrt_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tan.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tan_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tan.out",
+        &CALLS[46usize],
+        || {
+            kernels()?
+                .tan_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -782,10 +1467,33 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[21usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .tanh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::trunc.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_trunc_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::trunc.out",
+        &CALLS[48usize],
+        || {
+            kernels()?
+                .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -807,7 +1515,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[22usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .sub_out(
@@ -836,7 +1544,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[23usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .addmm_out(
@@ -863,7 +1571,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[24usize],
+        &CALLS[51usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -886,7 +1594,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[25usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -912,7 +1620,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[26usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -938,7 +1646,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[27usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -960,7 +1668,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[28usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .set_inplace(
@@ -983,7 +1691,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[29usize],
+        &CALLS[56usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -991,6 +1699,52 @@ pub unsafe extern "C" fn regen_kernel_view(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&size) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lgamma.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lgamma_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lgamma.out",
+        &CALLS[57usize],
+        || {
+            kernels()?
+                .lgamma_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sign.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sign_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sign.out",
+        &CALLS[58usize],
+        || {
+            kernels()?
+                .sign_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )

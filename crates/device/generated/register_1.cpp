@@ -10,7 +10,12 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
+regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
@@ -23,6 +28,30 @@ namespace regen_runtime_ops {
 using namespace at;
 namespace {
 
+// aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_asinh_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asinh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::asinh.out argument 'out'");
+  ::regen::check(regen_kernel_asinh_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_asin_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asin.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::asin.out argument 'out'");
+  ::regen::check(regen_kernel_asin_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_not.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::bitwise_not.out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_not_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor
 at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_copy_from argument 'self'");
@@ -31,6 +60,22 @@ at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel__copy_from(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_exp2_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exp2.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::exp2.out argument 'out'");
+  ::regen::check(regen_kernel_exp2_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_expm1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::expm1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::expm1.out argument 'out'");
+  ::regen::check(regen_kernel_expm1_out(regen_a0, regen_a1));
+  return out;
 }
 
 // aten::relu_(Tensor(a!) self) -> Tensor(a!)
@@ -83,7 +128,12 @@ at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
+  m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
+  m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
+  m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
+  m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
   m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));

@@ -11,10 +11,16 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_abs_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
+regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
+regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
@@ -33,6 +39,22 @@ at::Tensor & wrap_abs_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_sgn_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sgn.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::sgn.out argument 'out'");
+  ::regen::check(regen_kernel_sgn_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_acos_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acos.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::acos.out argument 'out'");
+  ::regen::check(regen_kernel_acos_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 at::Tensor wrap_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::as_strided argument 'self'");
@@ -42,6 +64,14 @@ at::Tensor wrap_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c1
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_as_strided(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
+  ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
+  return out;
 }
 
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -61,11 +91,35 @@ at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::T
   return out;
 }
 
+// aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_round_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::round.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::round.out argument 'out'");
+  ::regen::check(regen_kernel_round_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rsqrt.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::rsqrt.out argument 'out'");
+  ::regen::check(regen_kernel_rsqrt_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sigmoid.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sigmoid.out argument 'out'");
   ::regen::check(regen_kernel_sigmoid_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::sinh.out argument 'out'");
+  ::regen::check(regen_kernel_sinh_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -98,10 +152,16 @@ at::Tensor & wrap_set_inplace_source_tensor(at::Tensor & self, const at::Tensor 
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("abs.out", TORCH_FN(regen_runtime_ops::wrap_abs_out));
+  m.impl("sgn.out", TORCH_FN(regen_runtime_ops::wrap_sgn_out));
+  m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
+  m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
+  m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
+  m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
+  m.impl("sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));

@@ -11,12 +11,21 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size, int32_t memory_format);
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
+regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
+regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -31,6 +40,30 @@ at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, con
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.out argument 'alpha'");
   auto regen_a3 = ::regen::lift_tensor(out, "aten::add.out argument 'out'");
   ::regen::check(regen_kernel_add_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_ceil_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ceil.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::ceil.out argument 'out'");
+  ::regen::check(regen_kernel_ceil_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cos_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cos.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::cos.out argument 'out'");
+  ::regen::check(regen_kernel_cos_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cosh_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cosh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::cosh.out argument 'out'");
+  ::regen::check(regen_kernel_cosh_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -65,11 +98,43 @@ at::Tensor wrap_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stri
   return ::regen::adopt(regen_r0);
 }
 
+// aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_erf_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erf.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::erf.out argument 'out'");
+  ::regen::check(regen_kernel_erf_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_exp_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::exp.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::exp.out argument 'out'");
   ::regen::check(regen_kernel_exp_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_log10_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log10.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::log10.out argument 'out'");
+  ::regen::check(regen_kernel_log10_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log1p.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::log1p.out argument 'out'");
+  ::regen::check(regen_kernel_log1p_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_tan_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tan.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::tan.out argument 'out'");
+  ::regen::check(regen_kernel_tan_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -89,15 +154,40 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
   return ::regen::from_c(regen_r0);
 }
 
+// aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::lgamma.out argument 'out'");
+  ::regen::check(regen_kernel_lgamma_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_sign_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sign.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::sign.out argument 'out'");
+  ::regen::check(regen_kernel_sign_out(regen_a0, regen_a1));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
+  m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
+  m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
   m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
   m.impl("resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
   m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
+  m.impl("erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
   m.impl("exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
+  m.impl("log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
+  m.impl("log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
+  m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
+  m.impl("sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
 }

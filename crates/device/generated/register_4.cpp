@@ -10,13 +10,22 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
+regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_floor_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__reshape_alias(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_relu(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
 }
@@ -25,6 +34,22 @@ namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+
+// aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_acosh_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acosh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::acosh.out argument 'out'");
+  ::regen::check(regen_kernel_acosh_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atanh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
+  ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
+  return out;
+}
 
 // aten::_copy_from_and_resize(Tensor self, Tensor dst) -> Tensor
 at::Tensor wrap__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
@@ -48,11 +73,43 @@ at::Tensor wrap_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at
   return ::regen::adopt(regen_r0);
 }
 
+// aten::erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_erfc_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfc.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::erfc.out argument 'out'");
+  ::regen::check(regen_kernel_erfc_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_floor_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::floor.out argument 'out'");
+  ::regen::check(regen_kernel_floor_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_frac_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::frac.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::frac.out argument 'out'");
+  ::regen::check(regen_kernel_frac_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log.out argument 'out'");
   ::regen::check(regen_kernel_log_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log2.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::log2.out argument 'out'");
+  ::regen::check(regen_kernel_log2_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -62,6 +119,14 @@ at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at:
   auto regen_a1 = ::regen::lift_tensor(other, "aten::mul.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mul.out argument 'out'");
   ::regen::check(regen_kernel_mul_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reciprocal.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::reciprocal.out argument 'out'");
+  ::regen::check(regen_kernel_reciprocal_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -91,6 +156,22 @@ at::Tensor wrap_relu(const at::Tensor & self) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sin.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::sin.out argument 'out'");
+  ::regen::check(regen_kernel_sin_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::trunc.out argument 'out'");
+  ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sub.out argument 'self'");
@@ -116,13 +197,22 @@ at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, a
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
+  m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
+  m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
+  m.impl("floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));
+  m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
+  m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
+  m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
   m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
   m.impl("_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
   m.impl("relu", TORCH_FN(regen_runtime_ops::wrap_relu));
+  m.impl("sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
+  m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
 }

@@ -11,7 +11,8 @@ use regen_runtime::view::{DType, Value, View, broadcast_shapes, check_can_cast, 
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
-use crate::ops::{self, Binary, Unary};
+use crate::kernels::unary;
+use crate::ops::{self, Binary};
 
 /// `out` resized to `shape` if needed, as a view.
 fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
@@ -61,24 +62,6 @@ impl Backend {
         unsafe { ops::binary(op, &va, &vb, alpha, &vo) }
     }
 
-    fn unary(&self, op: Unary, a: TensorRef<'_>, out: TensorRef<'_>, name: &str) -> Result<()> {
-        check_device(&a, name)?;
-        let va = View::of(&a)?;
-        if op == Unary::Abs && va.dtype == DType::Bool {
-            return Err(Error::runtime("\"abs_cpu\" not implemented for 'Bool'"));
-        }
-        let out_dtype = DType::from_scalar_type(out.dtype())?;
-        let result = if op.is_floating() && va.dtype.category() != regen_runtime::view::Category::Floating {
-            DType::F32
-        } else {
-            va.dtype
-        };
-        check_can_cast(result, out_dtype)?;
-        let vo = sized_output(&out, &va.sizes)?;
-        // SAFETY: as above.
-        unsafe { ops::unary(op, &va, &vo) }
-    }
-
     fn new_like(&self, v: &View) -> Result<Tensor> {
         host::empty_strided(&v.sizes, &contiguous_strides(&v.sizes), v.dtype.scalar_type().0)
     }
@@ -103,54 +86,19 @@ impl Kernels for Backend {
         self.binary(Binary::Div, self_, other, Value::Int(1), out, "div")
     }
 
-    fn neg_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Neg, self_, out, "neg")
-    }
-
-    fn abs_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Abs, self_, out, "abs")
-    }
-
-    fn exp_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Exp, self_, out, "exp")
-    }
-
-    fn log_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Log, self_, out, "log")
-    }
-
-    fn sqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Sqrt, self_, out, "sqrt")
-    }
-
-    fn sigmoid_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Sigmoid, self_, out, "sigmoid")
-    }
-
-    fn tanh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.unary(Unary::Tanh, self_, out, "tanh")
-    }
-
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let v = View::of(&self_)?;
-        if v.dtype == DType::Bool {
-            return Err(Error::runtime("Boolean inputs not supported for relu"));
-        }
         let out = self.new_like(&v)?;
-        let vo = View::of(&out.as_ref())?;
-        // SAFETY: as above; `out` is a fresh contiguous tensor.
-        unsafe { ops::unary(Unary::Relu, &v, &vo)? };
+        unary::relu(self_, out.as_ref())?;
         Ok(out)
     }
 
     fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()> {
-        let v = View::of(&self_)?;
-        if v.dtype == DType::Bool {
-            return Err(Error::runtime("Boolean inputs not supported for relu"));
-        }
-        // SAFETY: elementwise in place: each element is read before it is written.
-        unsafe { ops::unary(Unary::Relu, &v, &v) }
+        unary::relu(self_, self_)
     }
+
+    // Every row of the unary table (kernels/unary.rs).
+    crate::unary_table!(unary_methods);
 
     fn sum_int_list_out(
         &self,

@@ -2,4 +2,9 @@
 //! row per elementwise op, vectorised math. Modules land here one by one and are wired into
 //! [`crate::backend`] once each is tested.
 
+pub mod dtype;
+pub mod iter;
+pub mod loops;
+pub mod scalar;
+pub mod unary;
 pub mod vmath;

@@ -1,0 +1,509 @@
+//! The TensorIterator: built from a kernel's output and input tensors, it checks devices, applies
+//! PyTorch's type promotion, broadcasts, resizes outputs (`resize_output` semantics, silently),
+//! converts inputs of another dtype into temporaries of the common dtype (as ATen does on CPU),
+//! computes into a temporary when the output's dtype differs and casts back, sorts dimensions by
+//! stride and coalesces them, and runs a loop over (pointers, strides, length) runs — one run for
+//! contiguous tensors — split across threads for large work. `aten/src/ATen/TensorIterator.cpp`
+//! is the model; the loops themselves are in [`super::loops`].
+
+use rayon::prelude::*;
+use regen_runtime::bootstrap::with_size;
+use regen_runtime::{Error, Result, TensorRef};
+
+use super::dtype::{DType, Element, PromotionOperand, cast, check_can_cast, result_type};
+use crate::dispatch_all;
+
+/// Work smaller than this many elements runs on one thread (ATen's `GRAIN_SIZE`).
+pub const GRAIN: usize = 32768;
+
+/// A tensor as the iterator sees it: where element 0 is, its geometry in elements, its dtype.
+#[derive(Debug, Clone)]
+pub struct Operand {
+    pub data: *mut u8,
+    pub dtype: DType,
+    pub sizes: Vec<i64>,
+    pub strides: Vec<i64>,
+}
+
+// SAFETY: an operand describes tensor memory kept alive by the kernel call that built it; the
+// loops write disjoint output elements from different threads.
+unsafe impl Send for Operand {}
+unsafe impl Sync for Operand {}
+
+impl Operand {
+    pub fn of(t: &TensorRef<'_>) -> Result<Operand> {
+        Ok(Operand {
+            data: t.data_ptr().cast(),
+            dtype: DType::from_scalar_type(t.dtype())?,
+            sizes: t.sizes().to_vec(),
+            strides: t.strides().to_vec(),
+        })
+    }
+    pub fn numel(&self) -> usize {
+        self.sizes.iter().product::<i64>().max(0) as usize
+    }
+}
+
+/// 64-byte-aligned scratch memory for converted operands.
+struct Scratch {
+    words: Vec<u64>,
+}
+
+impl Scratch {
+    fn new(bytes: usize) -> Scratch {
+        Scratch { words: vec![0u64; bytes.div_ceil(8).max(1)] }
+    }
+    fn ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+}
+
+/// Contiguous strides (in elements) for `sizes`.
+pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1; sizes.len()];
+    for d in (0..sizes.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * sizes[d + 1].max(1);
+    }
+    strides
+}
+
+/// NumPy broadcasting of several shapes.
+pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
+    let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1i64; ndim];
+    for s in shapes {
+        for (k, &size) in s.iter().enumerate() {
+            let d = ndim - s.len() + k;
+            if out[d] == 1 {
+                out[d] = size;
+            } else if size != 1 && size != out[d] {
+                return Err(Error::runtime(format!(
+                    "The size of tensor a ({}) must match the size of tensor b ({size}) at non-singleton dimension {k}",
+                    out[d]
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Copies `src` (any strides, broadcast to `dst`'s shape) into `dst`, converting the dtype.
+///
+/// # Safety
+/// Both operands describe live memory; `dst` is writable and does not partially overlap `src`.
+pub unsafe fn copy_cast(src: &Operand, dst: &Operand) {
+    let it = Iter::new(std::slice::from_ref(dst), std::slice::from_ref(src), &dst.sizes);
+    dispatch_all!(src.dtype, |S| dispatch_all!(dst.dtype, |D| super::loops::unary::<S, D>(&it, cast::<S, D>)))
+}
+
+/// The loop nest of one kernel call, after broadcasting, reordering and coalescing: dimension 0
+/// is the fastest. Operand 0.. are the outputs, then the inputs.
+pub struct Iter {
+    shape: Vec<usize>,
+    /// Per operand, per dimension, in bytes.
+    strides: Vec<Vec<isize>>,
+    ptrs: Vec<*mut u8>,
+    numel: usize,
+}
+
+// SAFETY: as for Operand.
+unsafe impl Send for Iter {}
+unsafe impl Sync for Iter {}
+
+impl Iter {
+    /// Builds the loop nest of `outputs` and `inputs` broadcast to `shape` (every operand's
+    /// dtype is taken as it is: conversions are the caller's, see [`prepare`]).
+    pub fn new(outputs: &[Operand], inputs: &[Operand], shape: &[i64]) -> Iter {
+        let ndim = shape.len();
+        let operands: Vec<&Operand> = outputs.iter().chain(inputs).collect();
+        // Byte strides in the broadcast shape, innermost dimension first.
+        let mut strides: Vec<Vec<isize>> = operands
+            .iter()
+            .map(|o| {
+                let elem = o.dtype.size() as isize;
+                (0..ndim)
+                    .rev()
+                    .map(|d| {
+                        let k = d as isize - (ndim - o.sizes.len()) as isize;
+                        if k < 0 || o.sizes[k as usize] == 1 && shape[d] != 1 {
+                            0
+                        } else {
+                            o.strides[k as usize] as isize * elem
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut sizes: Vec<usize> = shape.iter().rev().map(|&s| s.max(0) as usize).collect();
+        // Reorder: sort dimensions so that the first operand with a non-zero stride walks memory
+        // forwards fastest (ATen's reorder_dimensions: an insertion sort, stable for ties).
+        let mut perm: Vec<usize> = (0..ndim).collect();
+        for i in 1..ndim {
+            let mut j = i;
+            while j > 0 && should_swap(&strides, perm[j - 1], perm[j]) {
+                perm.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        sizes = perm.iter().map(|&d| sizes[d]).collect();
+        for s in &mut strides {
+            *s = perm.iter().map(|&d| s[d]).collect();
+        }
+        // Coalesce: merge dimension d+1 into d where every operand steps through both as one.
+        let mut shape_out: Vec<usize> = Vec::with_capacity(ndim);
+        let mut strides_out: Vec<Vec<isize>> = vec![Vec::with_capacity(ndim); strides.len()];
+        for d in 0..ndim {
+            if sizes[d] == 1 {
+                continue;
+            }
+            if let Some(last) = shape_out.len().checked_sub(1) {
+                let mergeable =
+                    strides.iter().zip(&strides_out).all(|(s, so)| so[last] * shape_out[last] as isize == s[d]);
+                if mergeable {
+                    shape_out[last] *= sizes[d];
+                    continue;
+                }
+            }
+            shape_out.push(sizes[d]);
+            for (so, s) in strides_out.iter_mut().zip(&strides) {
+                so.push(s[d]);
+            }
+        }
+        let numel = if sizes.contains(&0) { 0 } else { shape_out.iter().product() };
+        if shape_out.is_empty() {
+            shape_out.push(1);
+            for so in &mut strides_out {
+                so.push(0);
+            }
+        }
+        Iter { shape: shape_out, strides: strides_out, ptrs: operands.iter().map(|o| o.data).collect(), numel }
+    }
+
+    pub fn numel(&self) -> usize {
+        self.numel
+    }
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// The coalesced shape, fastest dimension first (for tests and loops that need it).
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// The byte strides of operand `k`, fastest dimension first.
+    pub fn strides(&self, k: usize) -> &[isize] {
+        &self.strides[k]
+    }
+
+    /// Calls `f(pointers, inner byte strides, n)` for runs of `n` elements along dimension 0
+    /// covering every element once; runs go to several threads when the work is large.
+    pub fn for_each<F>(&self, f: F)
+    where
+        F: Fn(&[*mut u8], &[isize], usize) + Sync,
+    {
+        if self.numel == 0 {
+            return;
+        }
+        let threads = rayon::current_num_threads();
+        if self.numel < GRAIN || threads < 2 {
+            return self.run(0, self.numel, &f);
+        }
+        let chunks = threads.min(self.numel / (GRAIN / 2)).max(1);
+        let per = self.numel.div_ceil(chunks);
+        (0..chunks).into_par_iter().for_each(|c| {
+            let start = c * per;
+            let end = (start + per).min(self.numel);
+            if start < end {
+                self.run(start, end, &f);
+            }
+        });
+    }
+
+    /// Runs elements `start..end` in linear (dimension 0 fastest) order.
+    fn run<F>(&self, start: usize, end: usize, f: &F)
+    where
+        F: Fn(&[*mut u8], &[isize], usize),
+    {
+        let ndim = self.shape.len();
+        let nops = self.ptrs.len();
+        let mut rest = start;
+        let mut index: Vec<usize> = self
+            .shape
+            .iter()
+            .map(|&size| {
+                let i = rest % size;
+                rest /= size;
+                i
+            })
+            .collect();
+        let inner: Vec<isize> = self.strides.iter().map(|s| s[0]).collect();
+        let mut ptrs = vec![std::ptr::null_mut::<u8>(); nops];
+        let mut pos = start;
+        while pos < end {
+            for (k, p) in ptrs.iter_mut().enumerate() {
+                let offset: isize = (0..ndim).map(|d| index[d] as isize * self.strides[k][d]).sum();
+                // SAFETY: the index is inside the shape, so the offset is inside the operand.
+                *p = unsafe { self.ptrs[k].offset(offset) };
+            }
+            let n = (self.shape[0] - index[0]).min(end - pos);
+            f(&ptrs, &inner, n);
+            pos += n;
+            index[0] += n;
+            // Carry into the outer dimensions.
+            let mut d = 0;
+            while d + 1 < ndim && index[d] == self.shape[d] {
+                index[d] = 0;
+                index[d + 1] += 1;
+                d += 1;
+            }
+        }
+    }
+}
+
+fn should_swap(strides: &[Vec<isize>], a: usize, b: usize) -> bool {
+    // Is dimension `a` (currently inner) to go outside `b`? Decided by the first operand whose
+    // strides in the two differ and are both non-zero (ATen also skips zero strides).
+    for s in strides {
+        let (sa, sb) = (s[a], s[b]);
+        if sa == 0 || sb == 0 {
+            continue;
+        }
+        if sa != sb {
+            return sa.abs() > sb.abs();
+        }
+    }
+    false
+}
+
+/// How a kernel's operands are typed (ATen's TensorIteratorConfig flags, as data).
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Compute in `result_type` of the inputs (else every input must have the output's dtype).
+    pub promote_inputs: bool,
+    /// Integral and bool inputs compute in the default float dtype (`torch.exp(int)` is float).
+    pub int_to_float: bool,
+    /// The result must be castable to the output's dtype (`can_cast`).
+    pub safe_cast_to_output: bool,
+    /// The output has this dtype whatever the inputs are (comparisons: Bool), and the loop
+    /// writes it directly.
+    pub output_dtype: Option<DType>,
+}
+
+impl Config {
+    /// Elementwise arithmetic: promote, check the cast to `out`.
+    pub const ARITHMETIC: Config =
+        Config { promote_inputs: true, int_to_float: false, safe_cast_to_output: true, output_dtype: None };
+    /// Floating functions: integral inputs become float.
+    pub const FLOATING: Config =
+        Config { promote_inputs: true, int_to_float: true, safe_cast_to_output: true, output_dtype: None };
+    /// Predicates and comparisons: the result is Bool.
+    pub const PREDICATE: Config = Config {
+        promote_inputs: true,
+        int_to_float: false,
+        safe_cast_to_output: false,
+        output_dtype: Some(DType::Bool),
+    };
+}
+
+/// What [`prepare`] decided: the dtype the kernel computes in, and the loop nest whose inputs
+/// (and output, unless the config fixes its dtype) all have that dtype.
+pub struct Prepared {
+    pub common: DType,
+    pub iter: Iter,
+    /// The kernel's output operand as the loop sees it.
+    pub output: Operand,
+    _scratch: Vec<Scratch>,
+    writeback: Option<(Operand, Operand)>,
+}
+
+impl Prepared {
+    /// Casts a temporary output back into the real one (no-op when none was needed).
+    pub fn finish(self) -> Result<()> {
+        if let Some((tmp, out)) = &self.writeback {
+            // SAFETY: both live for this call; the temporary is ours.
+            unsafe { copy_cast(tmp, out) };
+        }
+        Ok(())
+    }
+}
+
+fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
+    // CPU (0) zero-dimensional tensors are scalars (`x + 1`, `torch.tensor(2.0)`); PrivateUse1 is 20.
+    const CPU: i32 = 0;
+    const PRIVATE_USE1: i32 = 20;
+    let device = t.device();
+    if device.device_type == PRIVATE_USE1 || (device.device_type == CPU && t.dim() == 0) {
+        Ok(())
+    } else {
+        Err(Error::runtime(format!(
+            "{op}: Expected all tensors to be on the same device, but found a tensor of device type {} (cpu is 0)",
+            device.device_type
+        )))
+    }
+}
+
+/// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
+/// writes the result back. `op` names the op in errors.
+pub fn elementwise(
+    op: &str,
+    config: Config,
+    out: &TensorRef<'_>,
+    inputs: &[TensorRef<'_>],
+    body: impl FnOnce(&Prepared) -> Result<()>,
+) -> Result<()> {
+    for t in inputs.iter().chain(std::iter::once(out)) {
+        check_device(t, op)?;
+    }
+    let ins: Vec<Operand> = inputs.iter().map(Operand::of).collect::<Result<_>>()?;
+    let out_dtype = DType::from_scalar_type(out.dtype())?;
+    let promotion: Vec<PromotionOperand> = inputs
+        .iter()
+        .zip(&ins)
+        .map(|(t, o)| PromotionOperand { dtype: o.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() })
+        .collect();
+    let mut common = if config.promote_inputs {
+        result_type(&promotion).unwrap_or(out_dtype)
+    } else {
+        ins.first().map_or(out_dtype, |o| o.dtype)
+    };
+    if config.int_to_float && !common.is_floating() && !common.is_complex() {
+        common = DType::DEFAULT_FLOAT;
+    }
+    let result_dtype = config.output_dtype.unwrap_or(common);
+    if config.safe_cast_to_output {
+        check_can_cast(result_dtype, out_dtype)?;
+    }
+    let shapes: Vec<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
+    let shape = broadcast_shapes(&shapes)?;
+    with_size(out, &shape, |out| {
+        let real_out = Operand::of(out)?;
+        let mut scratch = Vec::new();
+        let mut converted = Vec::with_capacity(ins.len());
+        for o in ins {
+            if o.dtype == common {
+                converted.push(o);
+                continue;
+            }
+            let mut buf = Scratch::new(o.numel() * common.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: common,
+                strides: contiguous_strides(&o.sizes),
+                sizes: o.sizes.clone(),
+            };
+            // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
+            unsafe { copy_cast(&o, &tmp) };
+            scratch.push(buf);
+            converted.push(tmp);
+        }
+        let (output, writeback) = if real_out.dtype == result_dtype {
+            (real_out, None)
+        } else {
+            let mut buf = Scratch::new(real_out.numel() * result_dtype.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: result_dtype,
+                strides: contiguous_strides(&real_out.sizes),
+                sizes: real_out.sizes.clone(),
+            };
+            scratch.push(buf);
+            (tmp.clone(), Some((tmp, real_out)))
+        };
+        let iter = Iter::new(std::slice::from_ref(&output), &converted, &shape);
+        let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
+        body(&prepared)?;
+        prepared.finish()
+    })
+}
+
+/// A scalar of `dtype` from a kernel's Scalar argument.
+pub fn scalar_as<T: Element>(s: regen_runtime::Scalar) -> T {
+    T::from_num(super::dtype::Num::from_scalar(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operand<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
+        Operand { data: data.as_mut_ptr().cast(), dtype, sizes: sizes.to_vec(), strides: strides.to_vec() }
+    }
+
+    #[test]
+    fn contiguous_operands_coalesce_into_one_run() {
+        let (mut a, mut b, mut o) = (vec![0f32; 24], vec![0f32; 24], vec![0f32; 24]);
+        let s = [2, 3, 4];
+        let st = contiguous_strides(&s);
+        let it = Iter::new(
+            &[operand(&mut o, &s, &st, DType::F32)],
+            &[operand(&mut a, &s, &st, DType::F32), operand(&mut b, &s, &st, DType::F32)],
+            &s,
+        );
+        assert_eq!(it.shape(), &[24]);
+        assert_eq!(it.strides(1), &[4]);
+    }
+
+    #[test]
+    fn broadcast_rows_keep_a_contiguous_inner_dimension() {
+        // [3, 4] * [4]: the row vector steps with the matrix inside, stays put outside.
+        let (mut a, mut b, mut o) = (vec![0f32; 12], vec![0f32; 4], vec![0f32; 12]);
+        let it = Iter::new(
+            &[operand(&mut o, &[3, 4], &[4, 1], DType::F32)],
+            &[operand(&mut a, &[3, 4], &[4, 1], DType::F32), operand(&mut b, &[4], &[1], DType::F32)],
+            &[3, 4],
+        );
+        assert_eq!(it.shape(), &[4, 3]);
+        assert_eq!(it.strides(2), &[4, 0]);
+    }
+
+    #[test]
+    fn transposed_inputs_are_walked_in_memory_order() {
+        // Output transposed in memory: the loop follows the output's fastest dimension.
+        let (mut a, mut o) = (vec![0f64; 6], vec![0f64; 6]);
+        let it = Iter::new(
+            &[operand(&mut o, &[2, 3], &[1, 2], DType::F64)],
+            &[operand(&mut a, &[2, 3], &[1, 2], DType::F64)],
+            &[2, 3],
+        );
+        assert_eq!(it.shape(), &[6]);
+        assert_eq!(it.strides(0), &[8]);
+    }
+
+    #[test]
+    fn runs_cover_every_element_once_in_parallel_too() {
+        let n = 3 * GRAIN + 17;
+        let mut src: Vec<i64> = (0..n as i64).collect();
+        let mut dst = vec![0i64; n];
+        // A strided view of every element of a [n/17*?] shape: use [n] reversed order via negative? keep simple.
+        let s = [n as i64];
+        let it = Iter::new(&[operand(&mut dst, &s, &[1], DType::I64)], &[operand(&mut src, &s, &[1], DType::I64)], &s);
+        super::super::loops::unary::<i64, i64>(&it, |x| x * 2);
+        assert!(dst.iter().enumerate().all(|(k, &v)| v == 2 * k as i64));
+        // A non-coalescible strided shape: every other column of a [7, 10] matrix.
+        let mut m: Vec<f32> = (0..70).map(|x| x as f32).collect();
+        let mut out = vec![0f32; 35];
+        let it = Iter::new(
+            &[operand(&mut out, &[7, 5], &[5, 1], DType::F32)],
+            &[operand(&mut m, &[7, 5], &[10, 2], DType::F32)],
+            &[7, 5],
+        );
+        super::super::loops::unary::<f32, f32>(&it, |x| x + 0.5);
+        for r in 0..7 {
+            for c in 0..5 {
+                assert_eq!(out[r * 5 + c], (r * 10 + c * 2) as f32 + 0.5);
+            }
+        }
+    }
+
+    #[test]
+    fn copy_cast_converts_and_broadcasts() {
+        let mut src = vec![1.5f32, -2.5, 3.0];
+        let mut dst = vec![0i32; 6];
+        // SAFETY: both live for the call.
+        unsafe {
+            copy_cast(&operand(&mut src, &[3], &[1], DType::F32), &operand(&mut dst, &[2, 3], &[3, 1], DType::I32))
+        };
+        assert_eq!(dst, [1, -2, 3, 1, -2, 3]);
+        assert!(broadcast_shapes(&[&[2, 1, 4], &[3, 1]]).unwrap() == [2, 3, 4]);
+        assert!(broadcast_shapes(&[&[2], &[3]]).is_err());
+    }
+}
