@@ -53,6 +53,34 @@ pub trait Kernels: Send + Sync + 'static {
     fn atan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn copysign_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logical_xor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logical_and_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logical_or_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn ceil_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor`
@@ -77,6 +105,14 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`
+    fn div_out_mode(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        rounding_mode: Option<&str>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
@@ -120,8 +156,37 @@ pub trait Kernels: Send + Sync + 'static {
     fn fill_inplace_scalar(&self, self_: TensorRef<'_>, value: Scalar) -> Result<()>;
     /// `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn floor_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::floor_divide(Tensor self, Tensor other) -> Tensor`
+    fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    fn floor_divide_inplace_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn floor_divide_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn frac_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn gcd_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lcm_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn log_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -130,6 +195,27 @@ pub trait Kernels: Send + Sync + 'static {
     fn log1p_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn log2_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logaddexp_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logaddexp2_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn xlogy_out_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -194,6 +280,13 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)`
+    fn heaviside_out(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     fn addmm_out(
         &self,
@@ -231,14 +324,209 @@ pub trait Kernels: Send + Sync + 'static {
     fn set_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
+    /// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_and_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_or_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_xor_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn ne_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn ne_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eq_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eq_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn ge_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn ge_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn le_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn le_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn gt_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn gt_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lt_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lt_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn lgamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sign_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn atan2_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn fmod_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn hypot_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn nextafter_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn remainder_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`
+    fn remainder_scalar_tensor(
+        &self,
+        self_: Scalar,
+        other: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn fmin_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn fmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn maximum_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn minimum_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
+    fn pow_tensor_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        exponent: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
+    fn pow_scalar_out(
+        &self,
+        self_: Scalar,
+        exponent: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`
+    fn pow_tensor_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        exponent: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 59] = [
+pub const OPS: [&str; 101] = [
     "abs.out",
     "sgn.out",
     "acos.out",
@@ -250,12 +538,17 @@ pub const OPS: [&str; 59] = [
     "asin.out",
     "atan.out",
     "bitwise_not.out",
+    "copysign.out",
+    "logical_xor.out",
+    "logical_and.out",
+    "logical_or.out",
     "ceil.out",
     "_copy_from",
     "_copy_from_and_resize",
     "cos.out",
     "cosh.out",
     "div.out",
+    "div.out_mode",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -266,11 +559,19 @@ pub const OPS: [&str; 59] = [
     "expm1.out",
     "fill_.Scalar",
     "floor.out",
+    "floor_divide",
+    "floor_divide_.Tensor",
+    "floor_divide.out",
     "frac.out",
+    "gcd.out",
+    "lcm.out",
     "log.out",
     "log10.out",
     "log1p.out",
     "log2.out",
+    "logaddexp.out",
+    "logaddexp2.out",
+    "xlogy.OutTensor",
     "mm.out",
     "mul.out",
     "reciprocal.out",
@@ -289,6 +590,7 @@ pub const OPS: [&str; 59] = [
     "tanh.out",
     "trunc.out",
     "sub.out",
+    "heaviside.out",
     "addmm.out",
     "_local_scalar_dense",
     "set_.source_Storage",
@@ -296,11 +598,39 @@ pub const OPS: [&str; 59] = [
     "set_.source_Tensor",
     "set_",
     "view",
+    "bitwise_and.Tensor_out",
+    "bitwise_or.Tensor_out",
+    "bitwise_xor.Tensor_out",
+    "ne.Scalar_out",
+    "ne.Tensor_out",
+    "eq.Scalar_out",
+    "eq.Tensor_out",
+    "ge.Scalar_out",
+    "ge.Tensor_out",
+    "le.Scalar_out",
+    "le.Tensor_out",
+    "gt.Scalar_out",
+    "gt.Tensor_out",
+    "lt.Scalar_out",
+    "lt.Tensor_out",
     "lgamma.out",
     "sign.out",
+    "atan2.out",
+    "fmod.Tensor_out",
+    "hypot.out",
+    "nextafter.out",
+    "remainder.Tensor_out",
+    "remainder.Scalar_Tensor",
+    "fmin.out",
+    "fmax.out",
+    "maximum.out",
+    "minimum.out",
+    "pow.Tensor_Tensor_out",
+    "pow.Scalar_out",
+    "pow.Tensor_Scalar_out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 59] = [const { AtomicU64::new(0) }; 59];
+static CALLS: [AtomicU64; 101] = [const { AtomicU64::new(0) }; 101];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -583,6 +913,106 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
         },
     )
 }
+/// Entry point of `aten::copysign.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_copysign_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::copysign.out",
+        &CALLS[11usize],
+        || {
+            kernels()?
+                .copysign_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logical_xor.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logical_xor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logical_xor.out",
+        &CALLS[12usize],
+        || {
+            kernels()?
+                .logical_xor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logical_and.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logical_and_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logical_and.out",
+        &CALLS[13usize],
+        || {
+            kernels()?
+                .logical_and_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logical_or.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logical_or_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logical_or.out",
+        &CALLS[14usize],
+        || {
+            kernels()?
+                .logical_or_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::ceil.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -595,7 +1025,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[11usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .ceil_out(
@@ -620,7 +1050,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[12usize],
+        &CALLS[16usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -646,7 +1076,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[13usize],
+        &CALLS[17usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -670,7 +1100,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[14usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .cos_out(
@@ -693,7 +1123,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[15usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .cosh_out(
@@ -717,12 +1147,39 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[16usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .div_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::div.out_mode`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_div_out_mode(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    rounding_mode: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::div.out_mode",
+        &CALLS[21usize],
+        || {
+            kernels()?
+                .div_out_mode(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&rounding_mode) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -746,7 +1203,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[17usize],
+        &CALLS[22usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -777,7 +1234,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[18usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -808,7 +1265,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[19usize],
+        &CALLS[24usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -836,7 +1293,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[20usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .erf_out(
@@ -859,7 +1316,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[21usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .erfc_out(
@@ -882,7 +1339,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[22usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .exp_out(
@@ -905,7 +1362,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[23usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .exp2_out(
@@ -928,7 +1385,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[24usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .expm1_out(
@@ -951,7 +1408,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[25usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -974,11 +1431,84 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[26usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .floor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::floor_divide`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_floor_divide(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::floor_divide",
+        &CALLS[32usize],
+        || {
+            let regen_v0 = kernels()?
+                .floor_divide(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::floor_divide_.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::floor_divide_.Tensor",
+        &CALLS[33usize],
+        || {
+            kernels()?
+                .floor_divide_inplace_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::floor_divide.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_floor_divide_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::floor_divide.out",
+        &CALLS[34usize],
+        || {
+            kernels()?
+                .floor_divide_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -997,11 +1527,61 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[27usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .frac_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gcd.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gcd_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gcd.out",
+        &CALLS[36usize],
+        || {
+            kernels()?
+                .gcd_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lcm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lcm_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lcm.out",
+        &CALLS[37usize],
+        || {
+            kernels()?
+                .lcm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1020,7 +1600,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[28usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .log_out(
@@ -1043,7 +1623,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[29usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .log10_out(
@@ -1066,7 +1646,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[30usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .log1p_out(
@@ -1089,11 +1669,86 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[31usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .log2_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logaddexp.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logaddexp_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logaddexp.out",
+        &CALLS[42usize],
+        || {
+            kernels()?
+                .logaddexp_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logaddexp2.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logaddexp2.out",
+        &CALLS[43usize],
+        || {
+            kernels()?
+                .logaddexp2_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::xlogy.OutTensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::xlogy.OutTensor",
+        &CALLS[44usize],
+        || {
+            kernels()?
+                .xlogy_out_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1113,7 +1768,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[32usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .mm_out(
@@ -1138,7 +1793,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[33usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .mul_out(
@@ -1162,7 +1817,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[34usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -1185,7 +1840,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[35usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .neg_out(
@@ -1210,7 +1865,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[36usize],
+        &CALLS[49usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -1235,7 +1890,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[37usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .round_out(
@@ -1258,7 +1913,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[38usize],
+        &CALLS[51usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -1278,7 +1933,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[39usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -1300,7 +1955,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[40usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -1323,7 +1978,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[41usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -1346,7 +2001,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[42usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .sin_out(
@@ -1369,7 +2024,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[43usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .sinh_out(
@@ -1395,7 +2050,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[44usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -1421,7 +2076,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[45usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -1444,7 +2099,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[46usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .tan_out(
@@ -1467,7 +2122,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[47usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .tanh_out(
@@ -1490,7 +2145,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[48usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .trunc_out(
@@ -1515,13 +2170,38 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[49usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .sub_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::heaviside.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_heaviside_out(
+    self_: abi::regen_tensor,
+    values: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::heaviside.out",
+        &CALLS[63usize],
+        || {
+            kernels()?
+                .heaviside_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1544,7 +2224,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[50usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .addmm_out(
@@ -1571,7 +2251,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[51usize],
+        &CALLS[65usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -1594,7 +2274,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[52usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -1620,7 +2300,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[53usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -1646,7 +2326,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[54usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -1668,7 +2348,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[55usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .set_inplace(
@@ -1691,7 +2371,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[56usize],
+        &CALLS[70usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -1699,6 +2379,381 @@ pub unsafe extern "C" fn regen_kernel_view(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&size) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_and.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_and.Tensor_out",
+        &CALLS[71usize],
+        || {
+            kernels()?
+                .bitwise_and_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_or.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_or.Tensor_out",
+        &CALLS[72usize],
+        || {
+            kernels()?
+                .bitwise_or_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_xor.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_xor.Tensor_out",
+        &CALLS[73usize],
+        || {
+            kernels()?
+                .bitwise_xor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::ne.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::ne.Scalar_out",
+        &CALLS[74usize],
+        || {
+            kernels()?
+                .ne_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::ne.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::ne.Tensor_out",
+        &CALLS[75usize],
+        || {
+            kernels()?
+                .ne_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eq.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eq.Scalar_out",
+        &CALLS[76usize],
+        || {
+            kernels()?
+                .eq_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eq.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eq.Tensor_out",
+        &CALLS[77usize],
+        || {
+            kernels()?
+                .eq_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::ge.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::ge.Scalar_out",
+        &CALLS[78usize],
+        || {
+            kernels()?
+                .ge_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::ge.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::ge.Tensor_out",
+        &CALLS[79usize],
+        || {
+            kernels()?
+                .ge_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::le.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_le_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::le.Scalar_out",
+        &CALLS[80usize],
+        || {
+            kernels()?
+                .le_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::le.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_le_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::le.Tensor_out",
+        &CALLS[81usize],
+        || {
+            kernels()?
+                .le_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gt.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gt.Scalar_out",
+        &CALLS[82usize],
+        || {
+            kernels()?
+                .gt_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gt.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gt.Tensor_out",
+        &CALLS[83usize],
+        || {
+            kernels()?
+                .gt_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lt.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lt.Scalar_out",
+        &CALLS[84usize],
+        || {
+            kernels()?
+                .lt_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lt.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lt.Tensor_out",
+        &CALLS[85usize],
+        || {
+            kernels()?
+                .lt_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -1715,7 +2770,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[57usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -1738,11 +2793,336 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[58usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .sign_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::atan2.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_atan2_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::atan2.out",
+        &CALLS[88usize],
+        || {
+            kernels()?
+                .atan2_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fmod.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fmod.Tensor_out",
+        &CALLS[89usize],
+        || {
+            kernels()?
+                .fmod_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hypot.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hypot_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hypot.out",
+        &CALLS[90usize],
+        || {
+            kernels()?
+                .hypot_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nextafter.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nextafter_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nextafter.out",
+        &CALLS[91usize],
+        || {
+            kernels()?
+                .nextafter_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::remainder.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::remainder.Tensor_out",
+        &CALLS[92usize],
+        || {
+            kernels()?
+                .remainder_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::remainder.Scalar_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
+    self_: abi::regen_scalar,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::remainder.Scalar_Tensor",
+        &CALLS[93usize],
+        || {
+            let regen_v0 = kernels()?
+                .remainder_scalar_tensor(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fmin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fmin_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fmin.out",
+        &CALLS[94usize],
+        || {
+            kernels()?
+                .fmin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fmax_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fmax.out",
+        &CALLS[95usize],
+        || {
+            kernels()?
+                .fmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::maximum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_maximum_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::maximum.out",
+        &CALLS[96usize],
+        || {
+            kernels()?
+                .maximum_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::minimum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_minimum_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::minimum.out",
+        &CALLS[97usize],
+        || {
+            kernels()?
+                .minimum_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::pow.Tensor_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
+    self_: abi::regen_tensor,
+    exponent: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::pow.Tensor_Tensor_out",
+        &CALLS[98usize],
+        || {
+            kernels()?
+                .pow_tensor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&exponent) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::pow.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
+    self_: abi::regen_scalar,
+    exponent: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::pow.Scalar_out",
+        &CALLS[99usize],
+        || {
+            kernels()?
+                .pow_scalar_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&exponent) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::pow.Tensor_Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
+    self_: abi::regen_tensor,
+    exponent: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::pow.Tensor_Scalar_out",
+        &CALLS[100usize],
+        || {
+            kernels()?
+                .pow_tensor_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())

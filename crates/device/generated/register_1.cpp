@@ -13,7 +13,10 @@ extern "C" {
 regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
+regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
@@ -21,6 +24,11 @@ regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim
 regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace(regen_tensor self);
 regen_error* regen_kernel_view(regen_tensor self, regen_i64_list size, regen_tensor* regen_r0);
+regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -52,6 +60,24 @@ at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logical_xor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_xor.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_xor.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_xor.out argument 'out'");
+  ::regen::check(regen_kernel_logical_xor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_and.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_and.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_and.out argument 'out'");
+  ::regen::check(regen_kernel_logical_and_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor
 at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_copy_from argument 'self'");
@@ -60,6 +86,16 @@ at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel__copy_from(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_div_out_mode(const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::div.out_mode argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::div.out_mode argument 'other'");
+  auto regen_a2 = ::regen::lift_opt_str(rounding_mode, "aten::div.out_mode argument 'rounding_mode'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::div.out_mode argument 'out'");
+  ::regen::check(regen_kernel_div_out_mode(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -124,6 +160,51 @@ at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_or_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_or.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_or.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_or.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_or_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ne.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::ne.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_ne_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::eq.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_eq_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_nextafter_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nextafter.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::nextafter.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::nextafter.out argument 'out'");
+  ::regen::check(regen_kernel_nextafter_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::remainder.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::remainder.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_remainder_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -131,7 +212,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
   m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
   m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
+  m.impl("logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
+  m.impl("logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
+  m.impl("div.out_mode", TORCH_FN(regen_runtime_ops::wrap_div_out_mode));
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
@@ -139,4 +223,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));
   m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));
   m.impl("view", TORCH_FN(regen_runtime_ops::wrap_view));
+  m.impl("bitwise_or.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_tensor_out));
+  m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
+  m.impl("eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
+  m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
+  m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
 }

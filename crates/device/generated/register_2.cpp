@@ -16,14 +16,26 @@ regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
+regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
+regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_atan2_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -82,6 +94,51 @@ at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & valu
   return self;
 }
 
+// aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_floor_divide_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::floor_divide.out argument 'out'");
+  ::regen::check(regen_kernel_floor_divide_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lcm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lcm.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::lcm.out argument 'out'");
+  ::regen::check(regen_kernel_lcm_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logaddexp_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logaddexp.out argument 'out'");
+  ::regen::check(regen_kernel_logaddexp_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logaddexp2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp2.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp2.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logaddexp2.out argument 'out'");
+  ::regen::check(regen_kernel_logaddexp2_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_xlogy_out_tensor(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::xlogy.OutTensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::xlogy.OutTensor argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::xlogy.OutTensor argument 'out'");
+  ::regen::check(regen_kernel_xlogy_out_tensor(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.out argument 'self'");
@@ -131,6 +188,15 @@ at::Tensor & wrap_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_heaviside_out(const at::Tensor & self, const at::Tensor & values, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::heaviside.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(values, "aten::heaviside.out argument 'values'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::heaviside.out argument 'out'");
+  ::regen::check(regen_kernel_heaviside_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)
 at::Tensor & wrap_set_inplace_source_storage(at::Tensor & self, at::Storage source) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::set_.source_Storage argument 'self'");
@@ -147,6 +213,60 @@ at::Tensor & wrap_set_inplace_source_tensor(at::Tensor & self, const at::Tensor 
   return self;
 }
 
+// aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_ne_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ne.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::ne.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_ne_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::eq.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_eq_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_atan2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan2.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::atan2.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::atan2.out argument 'out'");
+  ::regen::check(regen_kernel_atan2_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_fmod_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmod.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmod.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::fmod.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_fmod_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_fmin_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmin.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmin.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::fmin.out argument 'out'");
+  ::regen::check(regen_kernel_fmin_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::minimum.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::minimum.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::minimum.out argument 'out'");
+  ::regen::check(regen_kernel_minimum_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -157,12 +277,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
+  m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
+  m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
+  m.impl("logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
+  m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
+  m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
   m.impl("sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
+  m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
+  m.impl("ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
+  m.impl("eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
+  m.impl("atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
+  m.impl("fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
+  m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
+  m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
 }

@@ -11,6 +11,7 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
@@ -24,8 +25,17 @@ regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
+regen_error* regen_kernel_bitwise_and_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_bitwise_xor_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
+regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -40,6 +50,15 @@ at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, con
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.out argument 'alpha'");
   auto regen_a3 = ::regen::lift_tensor(out, "aten::add.out argument 'out'");
   ::regen::check(regen_kernel_add_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logical_or_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_or.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_or.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_or.out argument 'out'");
+  ::regen::check(regen_kernel_logical_or_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -154,6 +173,60 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
   return ::regen::from_c(regen_r0);
 }
 
+// aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_and_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_and.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_and.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_and.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_and_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_xor_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_xor.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_xor.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_xor.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_xor_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_ge_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ge.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::ge.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_ge_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_le_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::le.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::le.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_le_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_gt_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gt.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::gt.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_gt_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lt_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::lt.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::lt.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_lt_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma.out argument 'self'");
@@ -170,11 +243,39 @@ at::Tensor & wrap_sign_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+at::Tensor wrap_remainder_scalar_tensor(const at::Scalar & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_scalar(self, "aten::remainder.Scalar_Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Scalar_Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_remainder_scalar_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_pow_scalar_out(const at::Scalar & self, const at::Tensor & exponent, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(self, "aten::pow.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow.Scalar_out argument 'exponent'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_pow_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::pow.Tensor_Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(exponent, "aten::pow.Tensor_Scalar_out argument 'exponent'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_pow_tensor_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
@@ -188,6 +289,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  m.impl("bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
+  m.impl("bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
+  m.impl("ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
+  m.impl("le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
+  m.impl("gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
+  m.impl("lt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lt_scalar_out));
   m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
   m.impl("sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
+  m.impl("remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
+  m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
+  m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
 }

@@ -12,11 +12,15 @@
 extern "C" {
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_floor_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_floor_divide(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_floor_divide_inplace_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -28,6 +32,14 @@ regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
+regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_le_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_gt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -48,6 +60,15 @@ at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atanh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
   ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_copysign_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::copysign.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::copysign.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::copysign.out argument 'out'");
+  ::regen::check(regen_kernel_copysign_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -89,11 +110,37 @@ at::Tensor & wrap_floor_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::floor_divide(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_floor_divide(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_floor_divide(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+at::Tensor & wrap_floor_divide_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_floor_divide_inplace_tensor(regen_a0, regen_a1));
+  return self;
+}
+
 // aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_frac_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::frac.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::frac.out argument 'out'");
   ::regen::check(regen_kernel_frac_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gcd.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gcd.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::gcd.out argument 'out'");
+  ::regen::check(regen_kernel_gcd_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -193,17 +240,93 @@ at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, a
   return self;
 }
 
+// aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_ge_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ge.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::ge.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_ge_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_le_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::le.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::le.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_le_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_gt_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::gt.Scalar_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::gt.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_gt_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lt_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lt.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::lt.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_lt_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_hypot_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hypot.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::hypot.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::hypot.out argument 'out'");
+  ::regen::check(regen_kernel_hypot_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_fmax_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmax.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::fmax.out argument 'out'");
+  ::regen::check(regen_kernel_fmax_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::maximum.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::maximum.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::maximum.out argument 'out'");
+  ::regen::check(regen_kernel_maximum_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tensor & exponent, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::pow.Tensor_Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow.Tensor_Tensor_out argument 'exponent'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_pow_tensor_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
+  m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
   m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
   m.impl("floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));
+  m.impl("floor_divide", TORCH_FN(regen_runtime_ops::wrap_floor_divide));
+  m.impl("floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
   m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
+  m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
@@ -215,4 +338,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
+  m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
+  m.impl("le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
+  m.impl("gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
+  m.impl("lt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lt_tensor_out));
+  m.impl("hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
+  m.impl("fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
+  m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
+  m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
 }

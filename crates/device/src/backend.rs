@@ -1,67 +1,28 @@
 //! The "regen" device's native kernels: the generated `Kernels` trait implemented on host memory.
 //!
-//! The bootstrap ops come from regen-runtime's defaults; each compute method checks what PyTorch
-//! checks (shapes, dtypes), sizes its output through the host services, and runs a loop from
-//! [`crate::ops`]. The generated entry points count every call, so tests can tell a native kernel
-//! from the CPU fallback.
+//! The bootstrap ops come from regen-runtime's defaults; elementwise ops are the rows of the op
+//! tables in [`crate::kernels`]; sum, mm and addmm still run the older loops of [`crate::ops`].
+//! The generated entry points count every call, so tests can tell a native kernel from the CPU
+//! fallback.
 
-use regen_runtime::bootstrap::{scalar_value, with_size};
+use regen_runtime::bootstrap::with_size;
 use regen_runtime::host;
-use regen_runtime::view::{DType, Value, View, broadcast_shapes, check_can_cast, contiguous_strides, result_type};
+use regen_runtime::view::{View, broadcast_shapes, contiguous_strides};
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
-use crate::kernels::unary;
-use crate::ops::{self, Binary};
+use crate::kernels::iter::Input;
+use crate::kernels::{binary, unary};
+use crate::ops;
 
 /// `out` resized to `shape` if needed, as a view.
 fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
     with_size(out, shape, View::of)
 }
 
-fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
-    // CPU (0) zero-dimensional tensors are wrapped scalars (`x + 1`); PrivateUse1 is 20.
-    const CPU: i32 = 0;
-    const PRIVATE_USE1: i32 = 20;
-    let device = t.device();
-    if device.device_type == PRIVATE_USE1 || (device.device_type == CPU && t.dim() == 0) {
-        Ok(())
-    } else {
-        Err(Error::runtime(format!(
-            "{op}: expected all tensors on the regen device (or CPU scalars), found a tensor of device type {}",
-            device.device_type
-        )))
-    }
-}
-
 pub struct Backend;
 
 impl Backend {
-    fn binary(
-        &self,
-        op: Binary,
-        a: TensorRef<'_>,
-        b: TensorRef<'_>,
-        alpha: Value,
-        out: TensorRef<'_>,
-        name: &str,
-    ) -> Result<()> {
-        for t in [&a, &b, &out] {
-            check_device(t, name)?;
-        }
-        let (va, vb) = (View::of(&a)?, View::of(&b)?);
-        let mut result = result_type(&[&va, &vb]);
-        if op == Binary::Div && result.category() != regen_runtime::view::Category::Floating {
-            result = DType::F32;
-        }
-        let out_dtype = DType::from_scalar_type(out.dtype())?;
-        check_can_cast(result, out_dtype)?;
-        let shape = broadcast_shapes(&[&va.sizes, &vb.sizes])?;
-        let vo = sized_output(&out, &shape)?;
-        // SAFETY: the views describe live tensors for the duration of the call.
-        unsafe { ops::binary(op, &va, &vb, alpha, &vo) }
-    }
-
     fn new_like(&self, v: &View) -> Result<Tensor> {
         host::empty_strided(&v.sizes, &contiguous_strides(&v.sizes), v.dtype.scalar_type().0)
     }
@@ -69,22 +30,6 @@ impl Backend {
 
 impl Kernels for Backend {
     regen_runtime::host_memory_bootstrap!();
-
-    fn add_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar, out: TensorRef<'_>) -> Result<()> {
-        self.binary(Binary::Add, self_, other, scalar_value(alpha), out, "add")
-    }
-
-    fn sub_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar, out: TensorRef<'_>) -> Result<()> {
-        self.binary(Binary::Sub, self_, other, scalar_value(alpha), out, "sub")
-    }
-
-    fn mul_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.binary(Binary::Mul, self_, other, Value::Int(1), out, "mul")
-    }
-
-    fn div_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        self.binary(Binary::Div, self_, other, Value::Int(1), out, "div")
-    }
 
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let v = View::of(&self_)?;
@@ -97,8 +42,32 @@ impl Kernels for Backend {
         unary::relu(self_, self_)
     }
 
-    // Every row of the unary table (kernels/unary.rs).
+    // Every row of the unary and binary tables (kernels/unary.rs, kernels/binary.rs).
     crate::unary_table!(unary_methods);
+    crate::binary_table!(binary_methods);
+
+    // Not derived from `.out` by PyTorch: registered as they are.
+    fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor> {
+        binary::functional::<binary::ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other))
+    }
+
+    fn floor_divide_inplace_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<()> {
+        binary::run::<binary::ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other), None, self_)
+    }
+
+    fn remainder_scalar_tensor(&self, self_: Scalar, other: TensorRef<'_>) -> Result<Tensor> {
+        binary::functional::<binary::ops::Remainder>(Input::Scalar(self_), Input::Tensor(other))
+    }
+
+    fn div_out_mode(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        rounding_mode: Option<&str>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        binary::div_mode(self_, other, rounding_mode, out)
+    }
 
     fn sum_int_list_out(
         &self,

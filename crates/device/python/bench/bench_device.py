@@ -1,11 +1,24 @@
 """Compares the regen device with PyTorch's CPU kernels (a benchmark, not a test).
 
-Run after `cargo xtask e2e`:  .venv/bin/python crates/device/python/bench/bench_device.py
-Prints, per op and size, the median time on each device and the ratio device/CPU
-(the goal is 1.1-1.3x of CPU). Both sides run on this machine's cores; torch's CPU kernels
-use its intra-op threads, the regen kernels one thread.
+    cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_device.py [--quick]
+
+Prints, per op, layout and size, the median time of the device and of CPU and their ratio
+device/CPU (the goal is 1.1-1.3x of CPU). Everything runs in ONE process: device and CPU samples
+alternate (so a change in machine load hits both sides alike), with the same torch thread count
+(printed). torch's CPU kernels use its intra-op (OpenMP) threads; the regen kernels run on one
+thread, and ops without a Rust kernel run on CPU through the fallback plus copies.
+
+Layouts: "contiguous" (two contiguous matrices), "broadcast" (a matrix against a row vector; for
+unary ops and sum the input is the row vector expanded to the matrix, stride 0) and
+"transposed" (transposed matrices, not contiguous). Sizes: 1K, 64K and 4M float32 elements.
+
+PyTorch's OpenMP threads slow down 5-8x when the cores are busy (spin-waiting barriers), which
+flatters the device: the script warns when the machine looks busy; take such numbers as
+indicative only.
 """
 
+import argparse
+import os
 import statistics
 import time
 
@@ -13,47 +26,133 @@ import torch
 
 import regen_device  # noqa: F401  (registers the device)
 
+SIZES = {"1K": (32, 32), "64K": (256, 256), "4M": (2048, 2048)}
+LAYOUTS = ("contiguous", "broadcast", "transposed")
 
-def timed(fn, repeat):
-    for _ in range(5):  # warm-up: allocator caches, lazy initialisation
-        fn()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+ELEMENTWISE = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "exp": lambda a, b: a.exp(),
+    "tanh": lambda a, b: a.tanh(),
+    "sigmoid": lambda a, b: a.sigmoid(),
+    "where": lambda a, b: torch.where(a > 0, a, b),
+    "sum": lambda a, b: a.sum(),
+}
+BINARY = {"add", "mul", "where"}
+
+
+def operands(op, layout, shape, device):
+    """The two operands of `op` in `layout`, made on CPU (same values on both sides)."""
+    g = torch.Generator().manual_seed(0)
+    rows, cols = shape
+    if layout == "contiguous":
+        a, b = torch.randn(rows, cols, generator=g), torch.randn(rows, cols, generator=g)
+        return a.to(device), b.to(device)
+    if layout == "transposed":
+        a, b = torch.randn(cols, rows, generator=g), torch.randn(cols, rows, generator=g)
+        return a.to(device).t(), b.to(device).t()
+    row = torch.randn(1, cols, generator=g).to(device)
+    matrix = torch.randn(rows, cols, generator=g).to(device)
+    if op in BINARY:
+        return matrix, row
+    return row.expand(rows, cols), None
+
+
+def busy_probe():
+    """Wall time of a fixed workload that uses torch's intra-op threads."""
+    x = torch.ones(1 << 20)
+    start = time.perf_counter()
+    for _ in range(200):
+        x = x * 1.0000001
+    return time.perf_counter() - start
+
+
+def measure(dev_fn, cpu_fn, budget, max_repeat):
+    """Median device and CPU times (s), device and CPU samples alternating."""
+    for _ in range(3):  # warm-up: allocator caches, lazy initialisation
+        dev_fn()
+        cpu_fn()
+    start = time.perf_counter()
+    dev_fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    repeat = int(min(max_repeat, max(5, budget / once)))
+    dev, cpu = [], []
+    for i in range(repeat):
+        order = ((dev_fn, dev), (cpu_fn, cpu)) if i % 2 == 0 else ((cpu_fn, cpu), (dev_fn, dev))
+        for fn, samples in order:
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(dev), statistics.median(cpu), repeat
 
 
 def main():
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads")
-    print(f"{'op':<10}{'elements':>12}{'cpu ms':>12}{'regen ms':>12}{'ratio':>8}")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no 4M elements, no 1024² mm")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's own)")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    budget, max_repeat = (0.05, 50) if args.quick else (0.3, 500)
+    sizes = {k: v for k, v in SIZES.items() if not (args.quick and k == "4M")}
+
+    threads = torch.get_num_threads()
+    load = os.getloadavg()[0]
+    busy_probe()
+    probes = [busy_probe(), busy_probe()]
+    print(f"torch {torch.__version__}, {threads} torch threads for CPU and device "
+          f"({os.cpu_count()} cores), load average {load:.2f}")
+    warnings = []
+
+    def check_busy(when):
+        spread = abs(probes[-1] - probes[-2]) / min(probes[-2:])
+        if spread > 0.2:
+            warnings.append(f"{when}: a fixed warm-up loop took {probes[-2] * 1e3:.1f} and {probes[-1] * 1e3:.1f} ms "
+                            f"({spread:.0%} apart)")
+
+    check_busy("before")
+    if load > 0.5:
+        warnings.append(f"before: load average {load:.2f} > 0.5")
+    for w in warnings:
+        print(f"WARNING: machine looks busy: {w}")
+
     cases = []
-    for n in (1 << 20, 1 << 22, 1 << 24):
-        cases += [("add", n), ("mul", n), ("sum", n)]
-    for side in (256, 512, 1024):
-        cases.append(("mm", side * side))
-    cases.append(("add", 1))
-    for op, n in cases:
-        results = []
-        for device in ("cpu", "regen"):
+    for op in ELEMENTWISE:
+        for layout in LAYOUTS:
+            for size, shape in sizes.items():
+                name = "mul-broadcast" if (op, layout) == ("mul", "broadcast") else op
+                cases.append((name, layout, size, op, shape))
+    for side in (256, 1024):
+        if not (args.quick and side == 1024):
+            cases.append(("mm", "contiguous", f"{side}²", "mm", (side, side)))
+    cases.append(("add-1elem", "contiguous", "1", "add1", (1, 1)))
+
+    print(f"{'op':<14}{'layout':<12}{'elements':>9}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
+    for name, layout, size, op, shape in cases:
+        fns = []
+        for device in ("regen", "cpu"):
             if op == "mm":
-                side = int(n**0.5)
-                a = torch.randn(side, side).to(device)
-                b = torch.randn(side, side).to(device)
-                fn = lambda a=a, b=b: a @ b  # noqa: E731
+                a, b = operands("mm", "contiguous", shape, device)
+                fns.append(lambda a=a, b=b: a @ b)
+            elif op == "add1":
+                a, b = torch.randn(1).to(device), torch.randn(1).to(device)
+                fns.append(lambda a=a, b=b: a + b)
             else:
-                a = torch.randn(n).to(device)
-                b = torch.randn(n).to(device)
-                fn = {
-                    "add": lambda a=a, b=b: a + b,
-                    "mul": lambda a=a, b=b: a * b,
-                    "sum": lambda a=a: a.sum(),
-                }[op]
-            repeat = 500 if n == 1 else (5 if op == "mm" and n >= 1 << 20 else 30)
-            results.append(timed(fn, repeat))
-        cpu, dev = results
-        print(f"{op:<10}{n:>12}{cpu * 1e3:>12.3f}{dev * 1e3:>12.3f}{dev / cpu:>8.2f}")
+                a, b = operands(op, layout, shape, device)
+                fns.append(lambda a=a, b=b, f=ELEMENTWISE[op]: f(a, b))
+        dev, cpu, repeat = measure(fns[0], fns[1], budget, max_repeat)
+        print(f"{name:<14}{layout:<12}{size:>9}{dev * 1e3:>11.4f}{cpu * 1e3:>11.4f}{dev / cpu:>8.2f}{repeat:>6}", flush=True)
+
+    probes.append(busy_probe())
+    check_busy("after the table, against before")
+    load_after = os.getloadavg()[0]
+    if load_after > 0.5:
+        warnings.append(f"after: load average {load_after:.2f} > 0.5")
+    if warnings:
+        print("WARNING: the machine looked busy; PyTorch's OpenMP threads slow down 5-8x on busy cores, "
+              "which flatters the device. Take these ratios as indicative only:")
+        for w in warnings:
+            print(f"  - {w}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,13 @@ Each (op, dtype) records the native Rust kernels that ran on the device (the dif
 the passes computed by Rust kernels from those that went through the CPU fallback.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/opinfo/sweep.py \
-        [results.json] [--ops cumsum,add] [--dtypes float32] [--chunk 20] [--jobs 2]
+        [results.json] [--ops cumsum,add] [--dtypes float32] [--chunk 20] [--jobs 2] \
+        [--known-failures draft.txt]
+
+--known-failures drafts tests/opinfo_known_failures.txt, each failure named by its diagnosed
+cause (CAUSES below; an unknown failure shows as UNDIAGNOSED: diagnose it, then add a cause).
+--from-results re-summarizes an existing results file without running anything.
+A full sweep (about 3100 (op, dtype) pairs) takes 10-15 minutes with --jobs 2 on 2 busy cores.
 """
 
 import argparse
@@ -48,8 +54,10 @@ DTYPES = {
     "complex64": torch.complex64,
 }
 
-# The 30 ops with native Rust kernels: the `implement` list of crates/device/regen.toml.
-NATIVE_OPS = [
+# The ops with native Rust kernels: the `implement` list of crates/device/regen.toml (read from the
+# checkout; the 30 ops of the first release if it is not there).
+REGEN_TOML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "regen.toml")
+NATIVE_OPS_V1 = [
     "empty.memory_format", "empty_strided", "as_strided", "view", "_reshape_alias", "resize_",
     "_copy_from", "_copy_from_and_resize", "_local_scalar_dense",
     "set_.source_Storage", "set_.source_Storage_storage_offset", "set_.source_Tensor", "set_",
@@ -57,6 +65,19 @@ NATIVE_OPS = [
     "add.out", "sub.out", "mul.out", "div.out", "neg.out", "abs.out", "exp.out", "log.out",
     "sqrt.out", "sigmoid.out", "tanh.out", "relu", "relu_", "sum.IntList_out", "mm.out", "addmm.out",
 ]
+
+
+def read_native_ops(path=REGEN_TOML):
+    try:
+        import tomllib
+
+        with open(path, "rb") as f:
+            return list(tomllib.load(f)["implement"])
+    except (ImportError, OSError, KeyError):
+        return NATIVE_OPS_V1
+
+
+NATIVE_OPS = read_native_ops()
 # Plumbing that every device op uses, the CPU fallback included (it allocates device outputs and
 # copies its inputs and results through _copy_from): these do not make a result "native".
 PLUMBING_OPS = {"empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize",
@@ -118,11 +139,13 @@ def uses_generator(obj):
 
 
 def to_device(obj, device="regen"):
-    """Moves every tensor (and every torch.device("cpu") / device="cpu") to the device, recursively."""
+    """Moves every tensor (and every torch.device("cpu") or "cpu") to the device, recursively."""
     if isinstance(obj, torch.Tensor):
         return obj.to(device)
     if isinstance(obj, torch.device):
         return torch.device(device) if obj.type == "cpu" else obj
+    if isinstance(obj, str) and obj == "cpu":
+        return device
     if isinstance(obj, torch.Size):
         return obj
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):  # namedtuple
@@ -130,8 +153,24 @@ def to_device(obj, device="regen"):
     if isinstance(obj, (list, tuple)):
         return type(obj)(to_device(o, device) for o in obj)
     if isinstance(obj, dict):
-        return {k: (device if k == "device" and v in ("cpu", torch.device("cpu")) else to_device(v, device)) for k, v in obj.items()}
+        return {k: to_device(v, device) for k, v in obj.items()}
     return obj
+
+
+def involves_device(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.device.type == "regen"
+    if isinstance(obj, (torch.device, str)):
+        return str(obj).startswith("regen")
+    if isinstance(obj, (list, tuple)):
+        return any(involves_device(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(involves_device(o) for o in obj.values())
+    return False
+
+
+# Arguments that PyTorch requires on CPU whatever the device (as sample_inputs(device) makes them).
+CPU_ARGS = {"tensor_split": "indices_or_sections tensor must be on CPU"}
 
 
 def to_cpu(obj, path="result"):
@@ -186,7 +225,8 @@ def native_snapshot():
 def describe(sample):
     def d(o):
         if isinstance(o, torch.Tensor):
-            return f"T{tuple(o.shape)}{'' if o.is_contiguous() else 'nc'}"
+            contiguous = o.layout != torch.strided or o.is_contiguous()
+            return f"T{tuple(o.shape)}{'' if contiguous else 'nc'}{'' if o.layout == torch.strided else str(o.layout)[6:]}"
         if isinstance(o, (list, tuple)) and not isinstance(o, torch.Size):
             return "[" + ",".join(d(x) for x in o[:6]) + ("..." if len(o) > 6 else "") + "]"
         return repr(o)[:40]
@@ -194,9 +234,19 @@ def describe(sample):
     return f"{d(sample.input)} args={d(list(sample.args))} kwargs={ {k: d(v) for k, v in sample.kwargs.items()} }"[:200]
 
 
+class NotOnDevice(Exception):
+    """The sample has no tensor or device argument: nothing of it runs on the device."""
+
+
 def run_sample(op, sample):
     """Runs one sample on CPU and on the device. Returns None if they agree, else the mismatch."""
-    device_sample = (to_device(sample.input), to_device(sample.args), to_device(sample.kwargs))
+    try:
+        args = sample.args if op.name in CPU_ARGS else to_device(sample.args)
+        device_sample = (to_device(sample.input), args, to_device(sample.kwargs))
+    except Exception as exc:  # noqa: BLE001
+        return "moving the inputs to the device raised " + error_text(exc)
+    if not involves_device(device_sample):
+        raise NotOnDevice()
     try:
         expected = op(sample.input, *sample.args, **sample.kwargs)
         expected = sample.output_process_fn_grad(expected)
@@ -207,11 +257,8 @@ def run_sample(op, sample):
         cpu_error = exc
     try:
         got = op(device_sample[0], *device_sample[1], **device_sample[2])
-        got = sample.output_process_fn_grad(to_cpu(got))
     except SampleTimeout:
         raise
-    except AssertionError as exc:
-        return f"AssertionError: {exc}"[:TRUNCATE]
     except Exception as exc:  # noqa: BLE001
         if cpu_error is None:
             return error_text(exc)
@@ -221,9 +268,14 @@ def run_sample(op, sample):
     if cpu_error is not None:
         return f"device succeeded where CPU raised {error_text(cpu_error)}"[:TRUNCATE]
     try:
+        got = sample.output_process_fn_grad(to_cpu(got))
         compare(got, expected)
+    except SampleTimeout:
+        raise
     except AssertionError as exc:
         return error_text(exc)
+    except Exception as exc:  # noqa: BLE001
+        return "comparing the results raised " + error_text(exc)
     return None
 
 
@@ -255,13 +307,17 @@ def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
                 continue
             if log:
                 log({"sample": i, "desc": describe(sample)})
-            record["samples"] += 1
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, timeout)
                 # Hard limit for a kernel stuck in native code, where SIGALRM cannot interrupt it.
                 faulthandler.dump_traceback_later(timeout * 3 + 10, exit=True)
             try:
+                record["samples"] += 1
                 mismatch = run_sample(op, sample)
+            except NotOnDevice:
+                record["samples"] -= 1
+                record["skipped_samples"] += 1
+                continue
             except SampleTimeout:
                 mismatch = f"timeout: sample {i} ran longer than {timeout:g}s"
                 record["status"] = "timeout"
@@ -284,7 +340,8 @@ def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
     record["native_kernels"] = {k: after[k] - before[k] for k in NATIVE_OPS if after[k] != before[k]}
     record["native"] = any(k not in PLUMBING_OPS for k in record["native_kernels"])
     if record["samples"] == 0:
-        record.update(status="skip", error=f"no samples to run ({record['skipped_samples']} use a torch.Generator: random)")
+        record.update(status="skip", error=f"no samples to run ({record['skipped_samples']} skipped: "
+                      "they use a torch.Generator, or nothing of them is on the device)")
     record["seconds"] = round(time.perf_counter() - start, 3)
     return record
 
@@ -315,7 +372,13 @@ def worker(args):
         op = op_db[int(index)]
         for dtype_name in dtypes.split(","):
             log({"start": [int(index), dtype_name]})
-            record = check(op, dtype_name, args.timeout, log, args.max_samples)
+            try:
+                record = check(op, dtype_name, args.timeout, log, args.max_samples)
+            except Exception as exc:  # noqa: BLE001 - a bug of this script, not of the device
+                record = {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op),
+                          "dtype": dtype_name, "status": "fail", "error": "sweep error: " + error_text(exc),
+                          "traceback": traceback.format_exc()[-2000:], "samples": None, "failed": None,
+                          "skipped_samples": None, "native": False, "native_kernels": {}}
             log({"result": record, "index": int(index)})
     log({"done": True})
 
@@ -391,7 +454,7 @@ def _crash_record(op, dtype_name, returncode, stderr, last_sample):
         how = f"killed by {signal.Signals(-returncode).name}"
     else:
         how = f"exit status {returncode}"
-    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip() and not ln.startswith("Extension modules:")]
     cause = next((ln.strip() for ln in lines if re.search(r"panick|abort|terminate|what\(\)|Fatal|error", ln, re.I)), "")
     where = f" at sample {last_sample['sample']} {last_sample['desc']}" if last_sample else ""
     return {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op), "dtype": dtype_name,
@@ -402,6 +465,67 @@ def _crash_record(op, dtype_name, returncode, stderr, last_sample):
 
 
 STATUSES = ["pass", "fail", "crash", "timeout", "skip"]
+
+# Diagnoses of the failures seen so far, checked by hand (see tests/opinfo_known_failures.txt):
+# (status, key regex, error regex, reason); the first match names the cause of a failing record.
+CAUSES = [
+    ("crash", r"", r"SIGSEGV",
+     "crash: copying a conj-bit tensor recurses Conjugate fallback > clone > copy_ > _copy_from until the stack overflows"),
+    ("fail", r"", r"view size is not compatible",
+     "view: .view() of a 0-dim tensor to [1] or [1, 1] raises where CPU succeeds (native view strides)"),
+    ("fail", r"", r"aten::_copy_from: regen's native kernels do not compute in Complex",
+     "complex: native _copy_from raises TypeError on a dtype-converting copy to or from complex"),
+    ("fail", r"", r"aten::(\S+): regen's native kernels do not compute in Complex",
+     "complex: native {0} raises TypeError (no complex kernels)"),
+    ("fail", r"", r"NotImplementedType|unsupported operand type",
+     "complex: Tensor.__r*__ turns the native kernel's TypeError into NotImplemented"),
+    ("fail", r"", r"convolution_overrideable",
+     "conv: aten::convolution sends PrivateUse1 to convolution_overrideable, unimplemented (no CPU fallback)"),
+    ("fail", r"", r"Sparse(Csr)?regen",
+     "sparse: no Sparseregen kernels (sparse families excluded in regen.toml)"),
+    ("fail", r"^as_strided\.partial_views$", r"not (close|equal)",
+     "harness: as_strided reads storage outside the view; .to('regen') copies only the view (OpInfo xfails test_compare_cpu too)"),
+    ("fail", r"layer_norm$", r"not close",
+     "tolerance: PrivateUse1 runs math_native_layer_norm (via batch_norm), not CPU's fused kernel; 1-element rows amplify rounding"),
+    ("fail", r"group_norm$", r"not close",
+     "tolerance: PrivateUse1 runs math_group_norm, not CPU's fused kernel; bf16 rounds at each step (1 ulp)"),
+    ("fail", r"^addr$", r"not close",
+     "tolerance: PrivateUse1 runs math_addr (mul + add in bf16), not CPU's fused addr (1 ulp)"),
+    ("fail", r"^nn\.functional\.linear_cross_entropy", r"not close",
+     "bf16: off-CPU path adds 4 _to_copy (accumulation dtype differs), loss 0.0 vs CPU 0.003"),
+]
+
+
+def diagnose(record):
+    for status, key, error, reason in CAUSES:
+        match = re.search(error, record["error"] or "")
+        if record["status"] == status and re.search(key, record["key"]) and match:
+            return reason.format(*match.groups())
+    return "UNDIAGNOSED: " + normalize(record["error"] or "")[:120]
+
+
+def write_known_failures(records, path):
+    """A draft of tests/opinfo_known_failures.txt: every failing record, grouped by cause."""
+    groups = collections.defaultdict(list)
+    for r in records:
+        if r["status"] in ("fail", "crash", "timeout"):
+            groups[diagnose(r)].append(r)
+    with open(path, "w") as f:
+        f.write(KNOWN_FAILURES_HEADER)
+        for reason, rs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            f.write(f"\n# {len(rs)} x {reason}\n")
+            width = max(len(r["key"]) for r in rs)
+            for r in rs:
+                f.write(f"{r['key']:<{width}}  {r['dtype']:<9}  {r['status']:<5}  {reason}\n")
+
+
+KNOWN_FAILURES_HEADER = """\
+# Known failures of the regen device in PyTorch's OpInfo sweep (crates/device/python/opinfo/sweep.py):
+# one line per `op[.variant]  dtype  status  reason`, grouped by cause. tests/test_opinfo.py
+# xfails the listed entries of its slice and FAILS when a listed entry passes: delete the line
+# when a fix lands, so the list only shrinks. Redraft it from a full sweep with
+#   sweep.py results.json --known-failures draft.txt
+"""
 
 
 def summarize(records, seconds):
@@ -442,12 +566,22 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="torch threads per subprocess")
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per sample")
     parser.add_argument("--max-samples", type=int, default=None, help="samples per (op, dtype) (default: all)")
+    parser.add_argument("--known-failures", metavar="PATH", help="also write a draft known-failures list")
+    parser.add_argument("--from-results", action="store_true",
+                        help="do not run: summarize the JSON file `out` (and draft --known-failures)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--progress", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
 
+    if args.from_results:
+        with open(args.out) as f:
+            data = json.load(f)
+        print(summarize(data["results"], data["seconds"]))
+        if args.known_failures:
+            write_known_failures(data["results"], args.known_failures)
+        return 0
     start = time.perf_counter()
     op_db = args.op_db = load_op_db()
     wanted = set(args.ops.split(",")) if args.ops else None
@@ -484,6 +618,9 @@ def main():
         json.dump({"torch": torch.__version__, "seconds": round(seconds, 1), "dtypes": dtypes,
                    "native_ops": NATIVE_OPS, "results": records}, f, indent=1)
     print(f"results: {args.out}")
+    if args.known_failures:
+        write_known_failures(records, args.known_failures)
+        print(f"draft known failures: {args.known_failures}")
 
 
 if __name__ == "__main__":

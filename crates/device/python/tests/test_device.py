@@ -152,6 +152,70 @@ def test_unary_table_matches_cpu(op, dtype):
     compare(fn(on_device(a).t()), fn(a.t()))
 
 
+# Rows of the binary table (src/kernels/binary.rs): (torch function, native op key).
+BINARY_TABLE = [
+    ("add", "add.out"), ("sub", "sub.out"), ("mul", "mul.out"), ("div", "div.out"),
+    ("remainder", "remainder.Tensor_out"), ("fmod", "fmod.Tensor_out"), ("pow", "pow.Tensor_Tensor_out"),
+    ("atan2", "atan2.out"), ("hypot", "hypot.out"), ("copysign", "copysign.out"), ("nextafter", "nextafter.out"),
+    ("maximum", "maximum.out"), ("minimum", "minimum.out"), ("fmax", "fmax.out"), ("fmin", "fmin.out"),
+    ("logaddexp", "logaddexp.out"), ("logaddexp2", "logaddexp2.out"), ("xlogy", "xlogy.OutTensor"),
+    ("heaviside", "heaviside.out"), ("gcd", "gcd.out"), ("lcm", "lcm.out"), ("floor_divide", "floor_divide"),
+    ("bitwise_and", "bitwise_and.Tensor_out"), ("bitwise_or", "bitwise_or.Tensor_out"), ("bitwise_xor", "bitwise_xor.Tensor_out"),
+    ("logical_and", "logical_and.out"), ("logical_or", "logical_or.out"), ("logical_xor", "logical_xor.out"),
+    ("eq", "eq.Tensor_out"), ("ne", "ne.Tensor_out"), ("lt", "lt.Tensor_out"), ("le", "le.Tensor_out"),
+    ("gt", "gt.Tensor_out"), ("ge", "ge.Tensor_out"),
+]
+
+
+@pytest.mark.parametrize("op,native", BINARY_TABLE, ids=[n for n, _ in BINARY_TABLE])
+@pytest.mark.parametrize("dtype", TABLE_DTYPES, ids=str)
+def test_binary_table_matches_cpu(op, native, dtype):
+    a, b = make_any((3, 4), dtype, 1), make_any((4,), dtype, 2)
+    if op in ("remainder", "fmod", "floor_divide", "div") and not (dtype.is_floating_point or dtype.is_complex):
+        a = torch.where(a == 0, torch.ones_like(a), a)
+        b = torch.where(b == 0, torch.ones_like(b), b)
+    if op == "pow" and not (dtype.is_floating_point or dtype.is_complex):
+        b = b.abs() if dtype != torch.bool else b
+    fn = getattr(torch, op)
+    try:
+        expected = fn(a, b)
+    except (RuntimeError, TypeError):
+        # Where CPU rejects the dtype, so does the device (PyTorch itself raises TypeError for
+        # maximum of complex tensors; the device's kernels raise RuntimeError).
+        with pytest.raises((RuntimeError, TypeError)):
+            fn(on_device(a), on_device(b)).cpu()
+        return
+    with counted(native):
+        got = fn(on_device(a), on_device(b))
+    assert got.dtype == expected.dtype
+    compare(got, expected)
+    # Broadcast the other way, transposed, and with a Python scalar.
+    compare(fn(on_device(b), on_device(a).t().t()), fn(b, a))
+    if op not in ("gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor") or not dtype.is_floating_point:
+        try:
+            scalar_expected = fn(a, 2)
+        except (RuntimeError, TypeError):
+            return
+        compare(fn(on_device(a), 2), scalar_expected)
+
+
+def test_division_modes_and_errors():
+    a, b = make((3, 4), torch.float32, 1), make((3, 4), torch.float32, 2)
+    for mode in (None, "trunc", "floor"):
+        with counted("div.out_mode"):
+            compare(torch.div(on_device(a), on_device(b), rounding_mode=mode), torch.div(a, b, rounding_mode=mode))
+    i = torch.tensor([7, -7, 3])
+    compare(torch.div(on_device(i), 2, rounding_mode="floor"), torch.div(i, 2, rounding_mode="floor"))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.remainder(on_device(i), on_device(torch.tensor([1, 0, 1]))).cpu()
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point"):
+        torch.add(on_device(i), on_device(i), alpha=1.5)
+    # Promotion: int tensor with a float scalar, 0-dim float64 with a float32 tensor.
+    compare(on_device(i) * 2.5, i * 2.5)
+    compare(on_device(a) + torch.tensor(1.0, dtype=torch.float64), a + torch.tensor(1.0, dtype=torch.float64))
+    compare(on_device(i) + torch.tensor(1.5, dtype=torch.float64).to("regen"), i + torch.tensor(1.5, dtype=torch.float64))
+
+
 def test_non_contiguous_inputs_and_in_place_forms():
     a = make((4, 6), torch.float32)
     d = on_device(a)

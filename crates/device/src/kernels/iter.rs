@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::{Error, Result, TensorRef};
+use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 use super::dtype::{DType, Element, PromotionOperand, cast, check_can_cast, result_type};
 use crate::dispatch_all;
@@ -343,31 +343,96 @@ fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
 
 /// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
 /// writes the result back. `op` names the op in errors.
+/// An input of an elementwise kernel: a tensor, or a Scalar argument (which promotes as a
+/// wrapped Python number, as ATen wraps it).
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    Tensor(TensorRef<'a>),
+    Scalar(Scalar),
+}
+
+impl Input<'_> {
+    fn promotion(&self, operand: &Operand) -> PromotionOperand {
+        match self {
+            Input::Tensor(t) => {
+                PromotionOperand { dtype: operand.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() }
+            }
+            Input::Scalar(_) => PromotionOperand { dtype: operand.dtype, dim: 0, wrapped_number: true },
+        }
+    }
+}
+
+/// The dtype a Scalar argument has as a wrapped number.
+fn scalar_dtype(s: Scalar) -> DType {
+    match s {
+        Scalar::Bool(_) => DType::Bool,
+        Scalar::Int(_) => DType::I64,
+        Scalar::Float(_) => DType::F64,
+        Scalar::Complex(..) => DType::C128,
+    }
+}
+
+/// The dtype a kernel computes in: `result_type` of the inputs (or the first input's dtype
+/// without promotion), float for integers where the config says so. `None` without inputs.
+fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> Option<DType> {
+    let promotion: Vec<PromotionOperand> = inputs.iter().zip(operands).map(|(i, o)| i.promotion(o)).collect();
+    let common = if config.promote_inputs { result_type(&promotion)? } else { operands.first()?.dtype };
+    Some(if config.int_to_float && !common.is_floating() && !common.is_complex() {
+        DType::DEFAULT_FLOAT
+    } else {
+        common
+    })
+}
+
+/// The dtype of a functional op's result (`torch.floor_divide(a, b)`): what [`elementwise`]
+/// would compute in, or the config's fixed output dtype.
+pub fn result_dtype(config: Config, inputs: &[Input<'_>]) -> Result<DType> {
+    let operands: Vec<Operand> = inputs
+        .iter()
+        .map(|i| match i {
+            Input::Tensor(t) => Operand::of(t),
+            Input::Scalar(s) => Ok(Operand {
+                data: std::ptr::null_mut(),
+                dtype: scalar_dtype(*s),
+                sizes: Vec::new(),
+                strides: Vec::new(),
+            }),
+        })
+        .collect::<Result<_>>()?;
+    let common = common_dtype(config, inputs, &operands).unwrap_or(DType::DEFAULT_FLOAT);
+    Ok(config.output_dtype.unwrap_or(common))
+}
+
 pub fn elementwise(
     op: &str,
     config: Config,
     out: &TensorRef<'_>,
-    inputs: &[TensorRef<'_>],
+    inputs: &[Input<'_>],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
-    for t in inputs.iter().chain(std::iter::once(out)) {
-        check_device(t, op)?;
+    check_device(out, op)?;
+    // Scalars live in scratch memory of their own dtype until the common dtype is known.
+    let mut scalar_scratch = Vec::new();
+    let mut ins: Vec<Operand> = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        ins.push(match input {
+            Input::Tensor(t) => {
+                check_device(t, op)?;
+                Operand::of(t)?
+            }
+            Input::Scalar(s) => {
+                let dtype = scalar_dtype(*s);
+                let mut buf = Scratch::new(16);
+                let data = buf.ptr();
+                // SAFETY: 16 bytes hold any element.
+                dispatch_all!(dtype, |T| unsafe { data.cast::<T>().write(scalar_as::<T>(*s)) });
+                scalar_scratch.push(buf);
+                Operand { data, dtype, sizes: Vec::new(), strides: Vec::new() }
+            }
+        });
     }
-    let ins: Vec<Operand> = inputs.iter().map(Operand::of).collect::<Result<_>>()?;
     let out_dtype = DType::from_scalar_type(out.dtype())?;
-    let promotion: Vec<PromotionOperand> = inputs
-        .iter()
-        .zip(&ins)
-        .map(|(t, o)| PromotionOperand { dtype: o.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() })
-        .collect();
-    let mut common = if config.promote_inputs {
-        result_type(&promotion).unwrap_or(out_dtype)
-    } else {
-        ins.first().map_or(out_dtype, |o| o.dtype)
-    };
-    if config.int_to_float && !common.is_floating() && !common.is_complex() {
-        common = DType::DEFAULT_FLOAT;
-    }
+    let common = common_dtype(config, inputs, &ins).unwrap_or(out_dtype);
     let result_dtype = config.output_dtype.unwrap_or(common);
     if config.safe_cast_to_output {
         check_can_cast(result_dtype, out_dtype)?;
@@ -409,6 +474,7 @@ pub fn elementwise(
             (tmp.clone(), Some((tmp, real_out)))
         };
         let iter = Iter::new(std::slice::from_ref(&output), &converted, &shape);
+        scratch.append(&mut scalar_scratch);
         let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
         body(&prepared)?;
         prepared.finish()
@@ -416,7 +482,7 @@ pub fn elementwise(
 }
 
 /// A scalar of `dtype` from a kernel's Scalar argument.
-pub fn scalar_as<T: Element>(s: regen_runtime::Scalar) -> T {
+pub fn scalar_as<T: Element>(s: Scalar) -> T {
     T::from_num(super::dtype::Num::from_scalar(s))
 }
 

@@ -2,6 +2,7 @@
 //! row per elementwise op, vectorised math. Modules land here one by one and are wired into
 //! [`crate::backend`] once each is tested.
 
+pub mod binary;
 pub mod dtype;
 pub mod iter;
 pub mod loops;

@@ -149,6 +149,16 @@ pub fn logaddexp<T: Real>(a: T, b: T) -> T {
     m + (-(a - b).abs()).exp().ln_1p()
 }
 
+/// `torch.logaddexp` of complex numbers: the larger real part factored out, as ATen's
+/// `_log_add_exp_helper` does.
+pub fn logaddexp_complex<T: Real>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
+    let (big, small) = if a.re >= b.re { (a, b) } else { (b, a) };
+    if big.re.is_infinite() && big.re < T::zero() {
+        return big;
+    }
+    big + ((small - big).exp() + Complex::new(T::one(), T::zero())).ln()
+}
+
 /// `torch.logaddexp2`.
 pub fn logaddexp2<T: Real>(a: T, b: T) -> T {
     if a.is_infinite() && a == b {

@@ -10,7 +10,7 @@ use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, TensorRef};
 
 use super::dtype::DType;
-use super::iter::{Config, elementwise};
+use super::iter::{Config, Input, elementwise};
 use super::loops;
 use super::scalar::{self, Real};
 
@@ -59,7 +59,7 @@ pub fn run<Op: Unary>(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
     if Op::COMPLEX_TO_REAL && input.is_complex() {
         config.output_dtype = Some(input.to_real());
     }
-    elementwise(Op::NAME, config, &out, &[self_], |p| {
+    elementwise(Op::NAME, config, &out, &[Input::Tensor(self_)], |p| {
         let it = &p.iter;
         match p.common {
             DType::Bool if Op::BOOL => loops::unary::<bool, bool>(it, Op::b),

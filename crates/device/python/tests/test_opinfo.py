@@ -1,0 +1,129 @@
+"""Device-generic tests of the "regen" device driven by PyTorch's OpInfo database: a CI slice of
+the full sweep (crates/device/python/opinfo/sweep.py), with the same comparison.
+
+Every op with a native Rust kernel (regen.toml `implement`) plus common ops (reductions, views,
+softmax, matmul, indexing, ...) runs each of its OpInfo samples on CPU and on the device, in
+float32 and float64, plus int64 and bool where the op supports them, and the results must agree.
+
+The (op, dtype) entries listed in opinfo_known_failures.txt are expected to fail and are marked
+xfail with the listed reason; but an entry listed there that now PASSES fails the test, so that
+the list only shrinks: remove its line when a fix lands. Entries listed as `crash` run in a
+subprocess so that they cannot take pytest down.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+
+import regen_device
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SWEEP_PATH = os.path.join(HERE, "..", "opinfo", "sweep.py")
+KNOWN_FAILURES_PATH = os.path.join(HERE, "opinfo_known_failures.txt")
+
+_spec = importlib.util.spec_from_file_location("regen_opinfo_sweep", SWEEP_PATH)
+sweep = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sweep)
+
+# Ops with native Rust kernels (regen.toml `implement`), as OpInfo names them.
+NATIVE_SLICE = [
+    "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding", "neg", "abs", "exp", "log",
+    "sqrt", "sigmoid", "tanh", "nn.functional.relu", "sum", "mm", "addmm", "addmm.decomposed",
+    "view", "reshape", "as_strided", "fill", "zero_",
+]
+COMMON_SLICE = [
+    "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",
+    "index_select", "gather", "masked_fill", "cat", "stack", "split", "where", "clamp", "pow",
+    "eq", "gt", "nn.functional.gelu", "view_as", "flatten", "transpose", "permute",
+    "squeeze", "unsqueeze", "expand", "t", "contiguous", "clone", "narrow", "select", "flip",
+    "mean", "amax", "argmax", "max.reduction_with_dim", "prod", "var",
+]
+# Native elementwise kernels: the OpInfo and the kernel that must run for it.
+NATIVE_ELEMENTWISE = {
+    "add": "add.out", "sub": "sub.out", "mul": "mul.out", "div.no_rounding_mode": "div.out",
+    "neg": "neg.out", "abs": "abs.out", "exp": "exp.out", "log": "log.out", "sqrt": "sqrt.out",
+    "sigmoid": "sigmoid.out", "tanh": "tanh.out", "nn.functional.relu": "relu",
+}
+DTYPES = ["float32", "float64", "int64", "bool"]
+
+
+def read_known_failures(path=KNOWN_FAILURES_PATH):
+    """{(op key, dtype): (status, reason)} from lines `op[.variant]  dtype  status  reason`."""
+    known = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, dtype, status, reason = line.split(None, 3)
+            assert dtype in sweep.DTYPES and status in ("fail", "crash", "timeout"), f"line {number}: {line}"
+            assert (key, dtype) not in known, f"line {number}: {key} {dtype} listed twice"
+            known[(key, dtype)] = (status, reason)
+    return known
+
+
+OPS = {sweep.op_key(op): op for op in sweep.load_op_db()}
+KNOWN = read_known_failures()
+
+
+def cases():
+    for key in NATIVE_SLICE + COMMON_SLICE:
+        supported = OPS[key].supported_dtypes("cpu")
+        for dtype in DTYPES:
+            if sweep.DTYPES[dtype] in supported:
+                yield key, dtype
+
+
+def run_in_subprocess(key, dtype):
+    """The sweep's record of (op, dtype), run in a subprocess that may crash."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        cmd = [sys.executable, SWEEP_PATH, out, "--ops", key, "--dtypes", dtype, "--jobs", "1"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        with open(out) as f:
+            (record,) = [r for r in json.load(f)["results"] if r["key"] == key]
+    return record
+
+
+@pytest.mark.parametrize("key,dtype", list(cases()), ids=lambda v: v)
+def test_op_matches_cpu(key, dtype):
+    known = KNOWN.get((key, dtype))
+    if known and known[0] in ("crash", "timeout"):
+        record = run_in_subprocess(key, dtype)
+    else:
+        record = sweep.check(OPS[key], dtype)
+    assert record["status"] != "skip", record["error"]
+    if known:
+        if record["status"] == "pass":
+            pytest.fail(f"{key} {dtype} is listed in opinfo_known_failures.txt as {known[0]} but now passes: "
+                        "remove its line")
+        pytest.xfail(f"{known[0]}: {known[1]}")
+    assert record["status"] == "pass", f"{record['failed']}/{record['samples']} samples: {record['error']}"
+
+
+@pytest.mark.parametrize("key", NATIVE_ELEMENTWISE, ids=str)
+def test_native_elementwise_ops_run_their_rust_kernel(key):
+    # A fallback cannot pass as native: the op's Rust kernel must have run for its samples.
+    native = NATIVE_ELEMENTWISE[key]
+    before = regen_device.native_calls(native)
+    record = sweep.check(OPS[key], "float32")
+    assert record["status"] == "pass", record["error"]
+    assert regen_device.native_calls(native) > before, f"{key}: {native} did not run natively"
+    assert record["native_kernels"].get(native, 0) > 0
+
+
+def test_known_failures_list_is_well_formed():
+    for key, dtype in KNOWN:
+        assert key in OPS, f"opinfo_known_failures.txt: no OpInfo {key}"
+        assert sweep.DTYPES[dtype] in OPS[key].supported_dtypes("cpu"), f"{key} does not support {dtype}"
+        assert sweep.skip_reason(OPS[key]) is None, f"{key} is skipped by the sweep"
+    assert torch.device("regen").type == "regen"
