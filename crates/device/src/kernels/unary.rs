@@ -82,7 +82,8 @@ pub fn run<Op: Unary>(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
     })
 }
 
-/// The table. Each row: `method, Struct, "name", int_to_float { domain: |x| function; ... }`.
+/// The table. Each row: `method, Struct, "name", int_to_float { domain: |x| function; ... }`,
+/// optionally ending with `v: f32_vector, f64_vector;` (kernels/vmath.rs) for contiguous runs.
 #[macro_export]
 macro_rules! unary_table {
     ($callback:ident) => {
@@ -91,13 +92,13 @@ macro_rules! unary_table {
             abs_out, Abs, "abs", false { i: |x| x.wrapping_abs(); f: |x| x.abs(); cr: |z| z.norm(); }
             sign_out, Sign, "sign", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::kernels::scalar::sign(x); }
             sgn_out, Sgn, "sgn", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::kernels::scalar::sign(x); c: |z| $crate::kernels::scalar::sgn(z); }
-            exp_out, Exp, "exp", true { f: |x| x.exp(); c: |z| z.exp(); }
-            exp2_out, Exp2, "exp2", true { f: |x| x.exp2(); c: |z| z.exp2(); }
-            expm1_out, Expm1, "expm1", true { f: |x| x.exp_m1(); c: |z| z.exp() - num_complex::Complex::new(T::one(), T::zero()); }
-            log_out, Log, "log", true { f: |x| x.ln(); c: |z| z.ln(); }
-            log2_out, Log2, "log2", true { f: |x| x.log2(); c: |z| z.log2(); }
-            log10_out, Log10, "log10", true { f: |x| x.log10(); c: |z| z.log10(); }
-            log1p_out, Log1p, "log1p", true { f: |x| x.ln_1p(); c: |z| (z + num_complex::Complex::new(T::one(), T::zero())).ln(); }
+            exp_out, Exp, "exp", true { f: |x| x.exp(); c: |z| z.exp(); v: $crate::kernels::vmath::exp_f32_raw, $crate::kernels::vmath::exp_f64_raw; }
+            exp2_out, Exp2, "exp2", true { f: |x| x.exp2(); c: |z| z.exp2(); v: $crate::kernels::vmath::exp2_f32_raw, $crate::kernels::vmath::exp2_f64_raw; }
+            expm1_out, Expm1, "expm1", true { f: |x| x.exp_m1(); c: |z| z.exp() - num_complex::Complex::new(T::one(), T::zero()); v: $crate::kernels::vmath::expm1_f32_raw, $crate::kernels::vmath::expm1_f64_raw; }
+            log_out, Log, "log", true { f: |x| x.ln(); c: |z| z.ln(); v: $crate::kernels::vmath::log_f32_raw, $crate::kernels::vmath::log_f64_raw; }
+            log2_out, Log2, "log2", true { f: |x| x.log2(); c: |z| z.log2(); v: $crate::kernels::vmath::log2_f32_raw, $crate::kernels::vmath::log2_f64_raw; }
+            log10_out, Log10, "log10", true { f: |x| x.log10(); c: |z| z.log10(); v: $crate::kernels::vmath::log10_f32_raw, $crate::kernels::vmath::log10_f64_raw; }
+            log1p_out, Log1p, "log1p", true { f: |x| x.ln_1p(); c: |z| (z + num_complex::Complex::new(T::one(), T::zero())).ln(); v: $crate::kernels::vmath::log1p_f32_raw, $crate::kernels::vmath::log1p_f64_raw; }
             sqrt_out, Sqrt, "sqrt", true { f: |x| x.sqrt(); c: |z| z.sqrt(); }
             rsqrt_out, Rsqrt, "rsqrt", true { f: |x| x.sqrt().recip(); c: |z| z.sqrt().inv(); }
             reciprocal_out, Reciprocal, "reciprocal", true { f: |x| x.recip(); c: |z| z.inv(); }
@@ -109,12 +110,12 @@ macro_rules! unary_table {
             atan_out, Atan, "atan", true { f: |x| x.atan(); c: |z| z.atan(); }
             sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); }
             cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); }
-            tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); }
+            tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::kernels::vmath::tanh_f32_raw, $crate::kernels::vmath::tanh_f64_raw; }
             asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| z.asinh(); }
             acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
             atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); }
-            sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::kernels::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); }
-            erf_out, Erf, "erf", true { f: |x| x.erf(); }
+            sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::kernels::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::kernels::vmath::sigmoid_f32_raw, $crate::kernels::vmath::sigmoid_f64_raw; }
+            erf_out, Erf, "erf", true { f: |x| x.erf(); v: $crate::kernels::vmath::erf_f32_raw, $crate::kernels::vmath::erf_f64_raw; }
             erfc_out, Erfc, "erfc", true { f: |x| x.erfc(); }
             lgamma_out, Lgamma, "lgamma", true { f: |x| x.lgamma(); }
             ceil_out, Ceil, "ceil", false { i: |x| x; f: |x| x.ceil(); }
@@ -134,6 +135,7 @@ macro_rules! define_unary_ops {
         $method:ident, $op:ident, $name:literal, $int_to_float:literal {
             $(b: |$bx:ident| $b:expr;)? $(i: |$ix:ident| $i:expr;)? $(f: |$fx:ident| $f:expr;)? $(c: |$cx:ident| $c:expr;)?
             $(cr: |$crx:ident| $cr:expr;)?
+            $(v: $v32:path, $v64:path;)?
         }
     )*) => {$(
         pub struct $op;
@@ -145,6 +147,8 @@ macro_rules! define_unary_ops {
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
             const COMPLEX_TO_REAL: bool = false $(|| { let _ = stringify!($cr); true })?;
+            $(const V32: Option<$crate::kernels::unary::Vector<f32>> = Some($v32);)?
+            $(const V64: Option<$crate::kernels::unary::Vector<f64>> = Some($v64);)?
             $(fn b($bx: bool) -> bool { $b })?
             $(fn i($ix: i64) -> i64 { $i })?
             $(fn f<T: $crate::kernels::scalar::Real>($fx: T) -> T { $f })?
