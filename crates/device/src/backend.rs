@@ -20,6 +20,19 @@ fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
     with_size(out, shape, View::of)
 }
 
+/// The older sum and matmul loops compute real dtypes only; complex waits for the reduction and
+/// GEMM engines.
+fn real_only(v: &View, op: &str) -> Result<()> {
+    if v.dtype.category() == regen_runtime::view::Category::Complex {
+        Err(Error::not_implemented(format!(
+            "\"{op}\" is not implemented for '{}' on the regen device yet",
+            v.dtype.name()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
 pub struct Backend;
 
 impl Backend {
@@ -78,6 +91,7 @@ impl Kernels for Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let v = View::of(&self_)?;
+        real_only(&v, "sum")?;
         let ndim = v.dim() as i64;
         let mut dims: Vec<usize> = Vec::new();
         match dim {
@@ -113,6 +127,7 @@ impl Kernels for Backend {
 
     fn mm_out(&self, self_: TensorRef<'_>, mat2: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
         let (a, b) = (View::of(&self_)?, View::of(&mat2)?);
+        real_only(&a, "mm")?;
         check_matmul(&a, &b, "mm")?;
         let vo = sized_output(&out, &[a.sizes[0], b.sizes[1]])?;
         // SAFETY: as above.
@@ -130,6 +145,7 @@ impl Kernels for Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let (bias, a, b) = (View::of(&self_)?, View::of(&mat1)?, View::of(&mat2)?);
+        real_only(&a, "addmm")?;
         check_matmul(&a, &b, "addmm")?;
         let shape = [a.sizes[0], b.sizes[1]];
         broadcast_shapes(&[&bias.sizes, &shape])?;

@@ -1,66 +1,11 @@
-//! The native compute kernels, on [`View`]s of host memory. Callers (the backend) check shapes
-//! and dtypes and size the outputs; these loops only compute. Each has a generic strided path
-//! (values converted through f64/i64) and a fast path for contiguous same-dtype float data.
+//! The older native loops still in use: sum and matmul on [`View`]s of host memory (the
+//! reduction and GEMM engines replace them). Callers (the backend) check shapes and dtypes and
+//! size the outputs; these loops only compute. Each has a generic strided path (values converted
+//! through f64/i64) and a fast path for contiguous same-dtype float data.
 
 use rayon::prelude::*;
 
 use regen_runtime::view::{Category, DType, Value, View, for_each_offset, load, store};
-use regen_runtime::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binary {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unary {
-    Neg,
-    Abs,
-    Exp,
-    Log,
-    Sqrt,
-    Sigmoid,
-    Tanh,
-    Relu,
-}
-
-impl Unary {
-    /// Ops whose result is floating even for integral input (`torch.exp(int_tensor)` is float).
-    pub fn is_floating(self) -> bool {
-        matches!(self, Unary::Exp | Unary::Log | Unary::Sqrt | Unary::Sigmoid | Unary::Tanh)
-    }
-
-    fn f(self, x: f64) -> f64 {
-        match self {
-            Unary::Neg => -x,
-            Unary::Abs => x.abs(),
-            Unary::Exp => x.exp(),
-            Unary::Log => x.ln(),
-            Unary::Sqrt => x.sqrt(),
-            Unary::Sigmoid => 1.0 / (1.0 + (-x).exp()),
-            Unary::Tanh => x.tanh(),
-            Unary::Relu => {
-                if x > 0.0 || x.is_nan() {
-                    x
-                } else {
-                    0.0
-                }
-            }
-        }
-    }
-
-    fn i(self, x: i64) -> i64 {
-        match self {
-            Unary::Neg => x.wrapping_neg(),
-            Unary::Abs => x.wrapping_abs(),
-            Unary::Relu => x.max(0),
-            _ => unreachable!("floating unary ops compute in f64"),
-        }
-    }
-}
 
 /// `f32` and `f64` elements, for the contiguous fast paths.
 trait Float: Copy {
@@ -94,159 +39,11 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Runs `f` over matching chunks of `out` and the inputs, on rayon's pool for large work
-/// (a persistent pool: spawning threads per op cost more than a 4 MB op).
-fn par_chunks<T: Send + Sync, U: Send>(inputs: &[&[T]], out: &mut [U], f: impl Fn(&[&[T]], &mut [U]) + Sync) {
-    if out.len() < PARALLEL_MIN || cores() < 2 {
-        return f(inputs, out);
-    }
-    let chunk = out.len().div_ceil(cores() * 4).max(PARALLEL_MIN / 4);
-    out.par_chunks_mut(chunk).enumerate().for_each(|(k, out_chunk)| {
-        let range = k * chunk..(k * chunk + out_chunk.len());
-        let parts: Vec<&[T]> = inputs.iter().map(|i| &i[range.clone()]).collect();
-        f(&parts, out_chunk);
-    });
-}
-
 /// # Safety
 /// `v` is contiguous with `numel` readable (and, for outputs, writable) elements of `T`.
 unsafe fn slice_of<'a, T>(v: &View) -> &'a mut [T] {
     // SAFETY: per the contract.
     unsafe { std::slice::from_raw_parts_mut(v.data.cast::<T>(), v.numel() as usize) }
-}
-
-fn same_contiguous(views: &[&View], dtype: DType) -> bool {
-    let shape = &views[0].sizes;
-    views.iter().all(|v| v.dtype == dtype && v.is_contiguous() && &v.sizes == shape)
-}
-
-fn binary_f<T: Float + Send + Sync>(op: Binary, alpha: f64, a: &[T], b: &[T], out: &mut [T]) {
-    par_chunks(&[a, b], out, |ins, out| binary_chunk(op, alpha, ins[0], ins[1], out));
-}
-
-fn binary_chunk<T: Float>(op: Binary, alpha: f64, a: &[T], b: &[T], out: &mut [T]) {
-    match op {
-        Binary::Add if alpha == 1.0 => {
-            out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() + y.to()))
-        }
-        Binary::Add => {
-            out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() + alpha * y.to()))
-        }
-        Binary::Sub => {
-            out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() - alpha * y.to()))
-        }
-        Binary::Mul => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() * y.to())),
-        Binary::Div => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = T::from(x.to() / y.to())),
-    }
-}
-
-/// `out = a op (alpha *) b`, with `a` and `b` broadcast to `out`'s shape and converted to its dtype.
-///
-/// # Safety
-/// Every view describes live memory; `out` is writable and does not partially overlap the inputs.
-pub unsafe fn binary(op: Binary, a: &View, b: &View, alpha: Value, out: &View) -> Result<()> {
-    for dtype in [DType::F32, DType::F64] {
-        if same_contiguous(&[a, b, out], dtype) {
-            // SAFETY: contiguous views of `numel` elements of the dtype, per the contract.
-            unsafe {
-                match dtype {
-                    DType::F32 => binary_f::<f32>(op, alpha.as_f64(), slice_of(a), slice_of(b), slice_of(out)),
-                    _ => binary_f::<f64>(op, alpha.as_f64(), slice_of(a), slice_of(b), slice_of(out)),
-                }
-            }
-            return Ok(());
-        }
-    }
-    let shape = &out.sizes;
-    let (sa, sb) = (a.broadcast_strides(shape), b.broadcast_strides(shape));
-    let category = if op == Binary::Div { Category::Floating } else { out.dtype.category() };
-    if category == Category::Bool && op == Binary::Sub {
-        return Err(Error::runtime(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
-        ));
-    }
-    let (ea, eb, eo) = (a.dtype.size() as isize, b.dtype.size() as isize, out.dtype.size() as isize);
-    for_each_offset(shape, [&sa, &sb, &out.strides], |[ia, ib, io]| {
-        // SAFETY: offsets stay within each view's extent, per the contract.
-        unsafe {
-            let x = load(a.dtype, a.data.offset(ia * ea));
-            let y = load(b.dtype, b.data.offset(ib * eb));
-            let r = match category {
-                Category::Floating => {
-                    let (x, y, al) = (x.as_f64(), y.as_f64(), alpha.as_f64());
-                    Value::Float(match op {
-                        Binary::Add => x + al * y,
-                        Binary::Sub => x - al * y,
-                        Binary::Mul => x * y,
-                        Binary::Div => x / y,
-                    })
-                }
-                Category::Integral => {
-                    let (x, y, al) = (x.as_i64(), y.as_i64(), alpha.as_i64());
-                    Value::Int(match op {
-                        Binary::Add => x.wrapping_add(al.wrapping_mul(y)),
-                        Binary::Sub => x.wrapping_sub(al.wrapping_mul(y)),
-                        Binary::Mul => x.wrapping_mul(y),
-                        Binary::Div => unreachable!("division computes in floating point"),
-                    })
-                }
-                Category::Bool => Value::Bool(match op {
-                    Binary::Add => x.as_bool() || (alpha.as_bool() && y.as_bool()),
-                    _ => x.as_bool() && y.as_bool(),
-                }),
-            };
-            store(out.dtype, out.data.offset(io * eo), r);
-        }
-    });
-    Ok(())
-}
-
-/// `out = op(a)`, elementwise, `a` broadcast to `out`'s shape.
-///
-/// # Safety
-/// As for [`binary`].
-pub unsafe fn unary(op: Unary, a: &View, out: &View) -> Result<()> {
-    for dtype in [DType::F32, DType::F64] {
-        if same_contiguous(&[a, out], dtype) {
-            fn run<T: Float + Send + Sync>(op: Unary, a: &[T], out: &mut [T]) {
-                par_chunks(&[a], out, |ins, out| {
-                    out.iter_mut().zip(ins[0]).for_each(|(o, x)| *o = T::from(op.f(x.to())))
-                });
-            }
-            // SAFETY: contiguous views of `numel` elements, per the contract.
-            unsafe {
-                match dtype {
-                    DType::F32 => run::<f32>(op, slice_of(a), slice_of(out)),
-                    _ => run::<f64>(op, slice_of(a), slice_of(out)),
-                }
-            }
-            return Ok(());
-        }
-    }
-    let floating = op.is_floating() || out.dtype.category() == Category::Floating;
-    if !floating && out.dtype == DType::Bool && op == Unary::Neg {
-        return Err(Error::runtime(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-        ));
-    }
-    let sa = a.broadcast_strides(&out.sizes);
-    let (ea, eo) = (a.dtype.size() as isize, out.dtype.size() as isize);
-    for_each_offset(&out.sizes, [&sa, &out.strides], |[ia, io]| {
-        // SAFETY: as above.
-        unsafe {
-            let x = load(a.dtype, a.data.offset(ia * ea));
-            let r = if floating {
-                Value::Float(op.f(x.as_f64()))
-            } else if out.dtype == DType::Bool {
-                // abs and relu of a bool are the bool itself.
-                Value::Bool(x.as_bool())
-            } else {
-                Value::Int(op.i(x.as_i64()))
-            };
-            store(out.dtype, out.data.offset(io * eo), r);
-        }
-    });
-    Ok(())
 }
 
 /// Sums `a` over `dims` (already normalised, non-negative) into `out`, whose shape is `a`'s with
@@ -521,40 +318,10 @@ pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use regen_runtime::bootstrap::copy;
     use regen_runtime::view::contiguous_strides;
 
     fn view<T>(data: &mut [T], sizes: &[i64], dtype: DType) -> View {
         View { data: data.as_mut_ptr().cast(), sizes: sizes.to_vec(), strides: contiguous_strides(sizes), dtype }
-    }
-
-    #[test]
-    fn broadcast_binary_with_mixed_dtypes_and_alpha() {
-        let mut a = [1i32, 2, 3, 4, 5, 6];
-        let mut b = [0.5f64, 1.5, 2.5];
-        let mut out = [0f32; 6];
-        let (va, vb, vo) =
-            (view(&mut a, &[2, 3], DType::I32), view(&mut b, &[3], DType::F64), view(&mut out, &[2, 3], DType::F32));
-        // SAFETY: the views describe the local arrays.
-        unsafe { binary(Binary::Sub, &va, &vb, Value::Int(2), &vo).unwrap() };
-        assert_eq!(out, [0.0, -1.0, -2.0, 3.0, 2.0, 1.0]);
-    }
-
-    #[test]
-    fn non_contiguous_inputs_and_fast_path_agree() {
-        let mut a = [1f32, 2., 3., 4., 5., 6.];
-        let mut t = [0f32; 6];
-        let mut out = [0f32; 6];
-        // The transpose of a 2x3 matrix, as a strided view.
-        let at = View { data: a.as_mut_ptr().cast(), sizes: vec![3, 2], strides: vec![1, 3], dtype: DType::F32 };
-        let (vt, vo) = (view(&mut t, &[3, 2], DType::F32), view(&mut out, &[3, 2], DType::F32));
-        // SAFETY: as above.
-        unsafe {
-            copy(&at, &vt);
-            binary(Binary::Mul, &at, &vt, Value::Int(1), &vo).unwrap();
-        }
-        assert_eq!(t, [1., 4., 2., 5., 3., 6.]);
-        assert_eq!(out, [1., 16., 4., 25., 9., 36.]);
     }
 
     #[test]
@@ -592,13 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn unary_sum_and_matmul() {
-        let mut a = [-1f64, 0., 2., -3.];
-        let mut out = [0f64; 4];
-        let (va, vo) = (view(&mut a, &[2, 2], DType::F64), view(&mut out, &[2, 2], DType::F64));
-        // SAFETY: as above.
-        unsafe { unary(Unary::Relu, &va, &vo).unwrap() };
-        assert_eq!(out, [0., 0., 2., 0.]);
+    fn sum_and_matmul() {
         let mut s = [0i64; 2];
         let mut ints = [1i32, 2, 3, 4, 5, 6];
         let vs = view(&mut s, &[2], DType::I64);

@@ -62,6 +62,10 @@ pub fn view_strides(old_sizes: &[i64], old_strides: &[i64], size: &[i64]) -> Opt
     if numel == 0 {
         return Some(contiguous_strides(size));
     }
+    // A 0-dim tensor has one element: any all-ones shape views it (computeStride's first case).
+    if old_sizes.is_empty() {
+        return Some(vec![1; size.len()]);
+    }
     let mut new_strides = vec![0i64; size.len()];
     let mut view_d = size.len() as isize - 1;
     let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
@@ -152,7 +156,8 @@ pub unsafe fn fill(dst: &View, value: Value) {
 /// A kernel's Scalar argument in the element domain.
 pub fn scalar_value(s: Scalar) -> Value {
     match s {
-        Scalar::Float(f) | Scalar::Complex(f, _) => Value::Float(f),
+        Scalar::Float(f) => Value::Float(f),
+        Scalar::Complex(re, im) => Value::Complex(re, im),
         Scalar::Int(i) => Value::Int(i),
         Scalar::Bool(b) => Value::Bool(b),
     }
@@ -245,6 +250,7 @@ pub fn _local_scalar_dense(self_: TensorRef<'_>) -> Result<Scalar> {
         Value::Bool(b) => Scalar::Bool(b),
         Value::Int(i) => Scalar::Int(i),
         Value::Float(f) => Scalar::Float(f),
+        Value::Complex(re, im) => Scalar::Complex(re, im),
     })
 }
 
@@ -398,5 +404,8 @@ mod tests {
         assert_eq!(infer_size(&[-1, 3], 12).unwrap(), vec![4, 3]);
         assert!(infer_size(&[-1, 5], 12).is_err());
         assert_eq!(strides_for(&[2, 3, 4, 5], Some(MemoryFormat::CHANNELS_LAST)), vec![60, 1, 15, 3]);
+        // A 0-dim tensor views as [1] and [1, 1] (torch.tensor(2.).view(1, 1)).
+        assert_eq!(view_strides(&[], &[], &[1, 1]), Some(vec![1, 1]));
+        assert_eq!(view_strides(&[], &[], &[]), Some(vec![]));
     }
 }

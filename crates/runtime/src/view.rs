@@ -17,14 +17,19 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// complex64 (`c10::complex<float>`: two f32).
+    C64,
+    /// complex128.
+    C128,
 }
 
-/// Type-promotion category: bool < integral < floating.
+/// Type-promotion category: bool < integral < floating < complex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
     Bool,
     Integral,
     Floating,
+    Complex,
 }
 
 impl DType {
@@ -40,15 +45,13 @@ impl DType {
             ScalarType::BFLOAT16 => DType::BF16,
             ScalarType::FLOAT => DType::F32,
             ScalarType::DOUBLE => DType::F64,
+            ScalarType(9) => DType::C64,
+            ScalarType(10) => DType::C128,
             other => {
-                let name = match other.0 {
-                    8 => "ComplexHalf",
-                    9 => "ComplexFloat",
-                    10 => "ComplexDouble",
-                    _ => "this dtype",
-                };
-                return Err(Error::type_error(format!(
-                    "regen's native kernels do not compute in {name} (ScalarType {}); convert to float32 or float64 first",
+                // A RuntimeError, never a TypeError: Python turns a TypeError from `a + b` into
+                // "unsupported operand type(s)".
+                return Err(Error::runtime(format!(
+                    "this device's kernels do not compute in ScalarType {} (float8, qint, bits, ...); convert the tensor first",
                     other.0
                 )));
             }
@@ -67,6 +70,8 @@ impl DType {
             DType::BF16 => ScalarType::BFLOAT16,
             DType::F32 => ScalarType::FLOAT,
             DType::F64 => ScalarType::DOUBLE,
+            DType::C64 => ScalarType(9),
+            DType::C128 => ScalarType(10),
         }
     }
 
@@ -75,7 +80,8 @@ impl DType {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -83,6 +89,7 @@ impl DType {
         match self {
             DType::Bool => Category::Bool,
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Category::Floating,
+            DType::C64 | DType::C128 => Category::Complex,
             _ => Category::Integral,
         }
     }
@@ -99,6 +106,8 @@ impl DType {
             DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
+            DType::C64 => "ComplexFloat",
+            DType::C128 => "ComplexDouble",
         }
     }
 
@@ -130,6 +139,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// Real and imaginary parts.
+    Complex(f64, f64),
 }
 
 impl Value {
@@ -137,14 +148,21 @@ impl Value {
         match self {
             Value::Bool(b) => f64::from(u8::from(b)),
             Value::Int(i) => i as f64,
-            Value::Float(f) => f,
+            Value::Float(f) | Value::Complex(f, _) => f,
+        }
+    }
+    /// Real and imaginary parts (0 imaginary for reals).
+    pub fn as_complex(self) -> (f64, f64) {
+        match self {
+            Value::Complex(re, im) => (re, im),
+            other => (other.as_f64(), 0.0),
         }
     }
     pub fn as_i64(self) -> i64 {
         match self {
             Value::Bool(b) => i64::from(b),
             Value::Int(i) => i,
-            Value::Float(f) => f as i64,
+            Value::Float(f) | Value::Complex(f, _) => f as i64,
         }
     }
     pub fn as_bool(self) -> bool {
@@ -152,6 +170,7 @@ impl Value {
             Value::Bool(b) => b,
             Value::Int(i) => i != 0,
             Value::Float(f) => f != 0.0,
+            Value::Complex(re, im) => re != 0.0 || im != 0.0,
         }
     }
 }
@@ -172,6 +191,14 @@ pub unsafe fn load(dtype: DType, p: *const u8) -> Value {
             DType::BF16 => Value::Float(half::bf16::from_bits(p.cast::<u16>().read_unaligned()).to_f64()),
             DType::F32 => Value::Float(f64::from(p.cast::<f32>().read_unaligned())),
             DType::F64 => Value::Float(p.cast::<f64>().read_unaligned()),
+            DType::C64 => {
+                let [re, im] = p.cast::<[f32; 2]>().read_unaligned();
+                Value::Complex(f64::from(re), f64::from(im))
+            }
+            DType::C128 => {
+                let [re, im] = p.cast::<[f64; 2]>().read_unaligned();
+                Value::Complex(re, im)
+            }
         }
     }
 }
@@ -193,6 +220,14 @@ pub unsafe fn store(dtype: DType, p: *mut u8, v: Value) {
             DType::BF16 => p.cast::<u16>().write_unaligned(half::bf16::from_f32(v.as_f64() as f32).to_bits()),
             DType::F32 => p.cast::<f32>().write_unaligned(v.as_f64() as f32),
             DType::F64 => p.cast::<f64>().write_unaligned(v.as_f64()),
+            DType::C64 => {
+                let (re, im) = v.as_complex();
+                p.cast::<[f32; 2]>().write_unaligned([re as f32, im as f32]);
+            }
+            DType::C128 => {
+                let (re, im) = v.as_complex();
+                p.cast::<[f64; 2]>().write_unaligned([re, im]);
+            }
         }
     }
 }
