@@ -8,6 +8,8 @@
 
 use rayon::prelude::*;
 use regen_runtime::bootstrap::with_size;
+// Broadcasting and contiguous strides are regen-runtime's (the bootstrap kernels use them too).
+pub use regen_runtime::view::{broadcast_shapes, contiguous_strides};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 use super::dtype::{DType, Element, PromotionOperand, cast, check_can_cast, result_type};
@@ -58,35 +60,6 @@ impl Scratch {
     fn ptr(&mut self) -> *mut u8 {
         self.words.as_mut_ptr().cast()
     }
-}
-
-/// Contiguous strides (in elements) for `sizes`.
-pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; sizes.len()];
-    for d in (0..sizes.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * sizes[d + 1].max(1);
-    }
-    strides
-}
-
-/// NumPy broadcasting of several shapes.
-pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
-    let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut out = vec![1i64; ndim];
-    for s in shapes {
-        for (k, &size) in s.iter().enumerate() {
-            let d = ndim - s.len() + k;
-            if out[d] == 1 {
-                out[d] = size;
-            } else if size != 1 && size != out[d] {
-                return Err(Error::runtime(format!(
-                    "The size of tensor a ({}) must match the size of tensor b ({size}) at non-singleton dimension {k}",
-                    out[d]
-                )));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Copies `src` (any strides, broadcast to `dst`'s shape) into `dst`, converting the dtype.
