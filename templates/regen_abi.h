@@ -32,8 +32,10 @@ typedef struct regen_tensor {
 } regen_tensor;
 
 /* regen_tensor.flags: a wrapped number is a Python scalar PyTorch turned into a 0-dim CPU tensor
- * (`x + 1`); type promotion ranks it below every tensor. */
-enum { REGEN_TENSOR_WRAPPED_NUMBER = 1 };
+ * (`x + 1`); type promotion ranks it below every tensor. CONJ and NEG are PyTorch's lazy
+ * conjugate and negative bits (`x.conj()`, `torch._neg_view(x)`): the memory holds the
+ * conjugate / negation of the tensor's values, and `copy_` resolves them. */
+enum { REGEN_TENSOR_WRAPPED_NUMBER = 1, REGEN_TENSOR_CONJ = 2, REGEN_TENSOR_NEG = 4 };
 
 typedef struct regen_tensor_list {
   const regen_tensor* ptr;

@@ -55,7 +55,8 @@ inline regen_tensor lift_tensor(const at::Tensor& t, const char*) {
   r.dtype = static_cast<int32_t>(t.scalar_type());
   r.device_type = static_cast<int32_t>(t.device().type());
   r.device_index = t.device().index();
-  r.flags = t.unsafeGetTensorImpl()->is_wrapped_number() ? REGEN_TENSOR_WRAPPED_NUMBER : 0;
+  r.flags = (t.unsafeGetTensorImpl()->is_wrapped_number() ? REGEN_TENSOR_WRAPPED_NUMBER : 0) |
+            (t.is_conj() ? REGEN_TENSOR_CONJ : 0) | (t.is_neg() ? REGEN_TENSOR_NEG : 0);
   return r;
 }
 

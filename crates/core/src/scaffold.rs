@@ -17,6 +17,7 @@ pub const BOOTSTRAP_OPS: &[&str] = &[
     "view",
     "_reshape_alias",
     "resize_",
+    "copy_",
     "_copy_from",
     "_copy_from_and_resize",
     "_local_scalar_dense",

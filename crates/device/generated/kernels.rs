@@ -83,6 +83,13 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn ceil_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
+    fn copy_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        src: TensorRef<'_>,
+        non_blocking: bool,
+    ) -> Result<()>;
     /// `aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor`
     fn _copy_from(
         &self,
@@ -526,7 +533,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 101] = [
+pub const OPS: [&str; 102] = [
     "abs.out",
     "sgn.out",
     "acos.out",
@@ -543,6 +550,7 @@ pub const OPS: [&str; 101] = [
     "logical_and.out",
     "logical_or.out",
     "ceil.out",
+    "copy_",
     "_copy_from",
     "_copy_from_and_resize",
     "cos.out",
@@ -630,7 +638,7 @@ pub const OPS: [&str; 101] = [
     "pow.Tensor_Scalar_out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 101] = [const { AtomicU64::new(0) }; 101];
+static CALLS: [AtomicU64; 102] = [const { AtomicU64::new(0) }; 102];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1036,6 +1044,31 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
         },
     )
 }
+/// Entry point of `aten::copy_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_copy_inplace(
+    self_: abi::regen_tensor,
+    src: abi::regen_tensor,
+    non_blocking: bool,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::copy_",
+        &CALLS[16usize],
+        || {
+            kernels()?
+                .copy_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&non_blocking) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::_copy_from`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1050,7 +1083,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[16usize],
+        &CALLS[17usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -1076,7 +1109,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[17usize],
+        &CALLS[18usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -1100,7 +1133,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[18usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .cos_out(
@@ -1123,7 +1156,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[19usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .cosh_out(
@@ -1147,7 +1180,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[20usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .div_out(
@@ -1173,7 +1206,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[21usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -1203,7 +1236,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[22usize],
+        &CALLS[23usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -1234,7 +1267,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[23usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -1265,7 +1298,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[24usize],
+        &CALLS[25usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -1293,7 +1326,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[25usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .erf_out(
@@ -1316,7 +1349,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[26usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .erfc_out(
@@ -1339,7 +1372,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[27usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .exp_out(
@@ -1362,7 +1395,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[28usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .exp2_out(
@@ -1385,7 +1418,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[29usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .expm1_out(
@@ -1408,7 +1441,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[30usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -1431,7 +1464,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[31usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .floor_out(
@@ -1455,7 +1488,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[32usize],
+        &CALLS[33usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -1479,7 +1512,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[33usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -1503,7 +1536,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[34usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -1527,7 +1560,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[35usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .frac_out(
@@ -1551,7 +1584,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[36usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .gcd_out(
@@ -1576,7 +1609,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[37usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .lcm_out(
@@ -1600,7 +1633,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[38usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .log_out(
@@ -1623,7 +1656,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[39usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .log10_out(
@@ -1646,7 +1679,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[40usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .log1p_out(
@@ -1669,7 +1702,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[41usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .log2_out(
@@ -1693,7 +1726,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[42usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -1718,7 +1751,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[43usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -1743,7 +1776,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[44usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -1768,7 +1801,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[45usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .mm_out(
@@ -1793,7 +1826,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[46usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .mul_out(
@@ -1817,7 +1850,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[47usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -1840,7 +1873,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[48usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .neg_out(
@@ -1865,7 +1898,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[49usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -1890,7 +1923,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[50usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .round_out(
@@ -1913,7 +1946,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[51usize],
+        &CALLS[52usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -1933,7 +1966,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[52usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -1955,7 +1988,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[53usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -1978,7 +2011,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[54usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -2001,7 +2034,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[55usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .sin_out(
@@ -2024,7 +2057,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[56usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .sinh_out(
@@ -2050,7 +2083,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[57usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -2076,7 +2109,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[58usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -2099,7 +2132,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[59usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .tan_out(
@@ -2122,7 +2155,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[60usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .tanh_out(
@@ -2145,7 +2178,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[61usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .trunc_out(
@@ -2170,7 +2203,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[62usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .sub_out(
@@ -2196,7 +2229,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[63usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -2224,7 +2257,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[64usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .addmm_out(
@@ -2251,7 +2284,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[65usize],
+        &CALLS[66usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -2274,7 +2307,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[66usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -2300,7 +2333,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[67usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -2326,7 +2359,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[68usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -2348,7 +2381,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[69usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .set_inplace(
@@ -2371,7 +2404,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[70usize],
+        &CALLS[71usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -2396,7 +2429,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[71usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -2421,7 +2454,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[72usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -2446,7 +2479,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[73usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -2471,7 +2504,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[74usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -2496,7 +2529,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[75usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -2521,7 +2554,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[76usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -2546,7 +2579,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[77usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -2571,7 +2604,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[78usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -2596,7 +2629,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[79usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -2621,7 +2654,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[80usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -2646,7 +2679,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[81usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -2671,7 +2704,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[82usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -2696,7 +2729,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[83usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -2721,7 +2754,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[84usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -2746,7 +2779,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[85usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -2770,7 +2803,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[86usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -2793,7 +2826,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[87usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .sign_out(
@@ -2817,7 +2850,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[88usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .atan2_out(
@@ -2842,7 +2875,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[89usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -2867,7 +2900,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[90usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .hypot_out(
@@ -2892,7 +2925,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[91usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -2917,7 +2950,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[92usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -2942,7 +2975,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[93usize],
+        &CALLS[94usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -2967,7 +3000,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[94usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .fmin_out(
@@ -2992,7 +3025,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[95usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .fmax_out(
@@ -3017,7 +3050,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[96usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .maximum_out(
@@ -3042,7 +3075,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[97usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .minimum_out(
@@ -3067,7 +3100,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[98usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -3092,7 +3125,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[99usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -3117,7 +3150,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[100usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(

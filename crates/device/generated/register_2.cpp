@@ -15,6 +15,7 @@ regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_copy_inplace(regen_tensor self, regen_tensor src, bool non_blocking);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -84,6 +85,15 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
   ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+at::Tensor & wrap_copy_inplace(at::Tensor & self, const at::Tensor & src, bool non_blocking) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::copy_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(src, "aten::copy_ argument 'src'");
+  auto regen_a2 = ::regen::lift_plain(non_blocking, "aten::copy_ argument 'non_blocking'");
+  ::regen::check(regen_kernel_copy_inplace(regen_a0, regen_a1, regen_a2));
+  return self;
 }
 
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -276,6 +286,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  m.impl("copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));

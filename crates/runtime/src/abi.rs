@@ -24,6 +24,11 @@ pub struct regen_tensor {
 
 /// `regen_tensor.flags`: a Python scalar wrapped as a 0-dim CPU tensor (`x + 1`).
 pub const REGEN_TENSOR_WRAPPED_NUMBER: i32 = 1;
+/// `regen_tensor.flags`: PyTorch's lazy conjugate bit (`x.conj()`): memory holds the conjugates.
+pub const REGEN_TENSOR_CONJ: i32 = 2;
+/// `regen_tensor.flags`: PyTorch's lazy negative bit (`torch._neg_view(x)`): memory holds the
+/// negations.
+pub const REGEN_TENSOR_NEG: i32 = 4;
 
 impl regen_tensor {
     /// The undefined tensor / None.

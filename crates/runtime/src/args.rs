@@ -81,6 +81,14 @@ impl<'a> TensorRef<'a> {
     pub fn is_wrapped_number(&self) -> bool {
         self.raw.flags & REGEN_TENSOR_WRAPPED_NUMBER != 0
     }
+    /// PyTorch's lazy conjugate bit: the memory holds the conjugates of the values.
+    pub fn is_conj(&self) -> bool {
+        self.raw.flags & REGEN_TENSOR_CONJ != 0
+    }
+    /// PyTorch's lazy negative bit: the memory holds the negations of the values.
+    pub fn is_neg(&self) -> bool {
+        self.raw.flags & REGEN_TENSOR_NEG != 0
+    }
     pub fn device(&self) -> Device {
         Device { device_type: self.raw.device_type, index: self.raw.device_index }
     }

@@ -19,6 +19,7 @@ pub const OPS: &[&str] = &[
     "view",
     "_reshape_alias",
     "resize_",
+    "copy_",
     "_copy_from",
     "_copy_from_and_resize",
     "_local_scalar_dense",
@@ -229,6 +230,54 @@ pub fn resize_(self_: TensorRef<'_>, size: &[i64]) -> Result<()> {
     host::resize(&self_, size).map(|_| ())
 }
 
+/// `copy_` of any tensors the device is involved in (device or CPU memory, any dtypes), with
+/// PyTorch's lazy conjugate and negative bits resolved as ATen's `copy_impl` does: the bytes
+/// are copied, then `self` is conjugated or negated in place where the bits differ. Registering
+/// it keeps such copies away from `_copy_from`, which PyTorch's Conjugate fallback would
+/// intercept (it resolves the bit by a copy, which calls `_copy_from` again, without end).
+pub fn copy_(self_: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
+    let same_data = self_.data_ptr() == src.data_ptr()
+        && self_.sizes() == src.sizes()
+        && self_.strides() == src.strides()
+        && self_.dtype() == src.dtype()
+        && self_.is_conj() == src.is_conj()
+        && self_.is_neg() == src.is_neg();
+    if same_data {
+        return Ok(());
+    }
+    let shape = broadcast_shapes(&[self_.sizes(), src.sizes()])?;
+    if shape != self_.sizes() {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {shape:?}",
+            self_.sizes()
+        )));
+    }
+    copy_into(&src, &self_)?;
+    let conj = self_.is_conj() != src.is_conj();
+    let neg = self_.is_neg() != src.is_neg();
+    if conj || neg {
+        let v = View::of(&self_)?;
+        let e = v.dtype.size() as isize;
+        for_each_offset(&v.sizes, [&v.strides], |[i]| {
+            // SAFETY: `self` is a live writable tensor; each element is read, then written.
+            unsafe {
+                let p = v.data.offset(i * e);
+                let value = match load(v.dtype, p) {
+                    Value::Complex(re, im) if conj && neg => Value::Complex(-re, im),
+                    Value::Complex(re, im) if conj => Value::Complex(re, -im),
+                    _ if !neg => return,
+                    Value::Complex(re, im) => Value::Complex(-re, -im),
+                    Value::Float(f) => Value::Float(-f),
+                    Value::Int(x) => Value::Int(x.wrapping_neg()),
+                    Value::Bool(b) => Value::Bool(b),
+                };
+                store(v.dtype, p, value);
+            }
+        });
+    }
+    Ok(())
+}
+
 pub fn _copy_from(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
     broadcast_shapes(&[self_.sizes(), dst.sizes()])?;
     copy_into(&self_, &dst)?;
@@ -338,6 +387,14 @@ macro_rules! host_memory_bootstrap {
             _memory_format: Option<$crate::MemoryFormat>,
         ) -> $crate::Result<()> {
             $crate::bootstrap::resize_(self_, size)
+        }
+        fn copy_inplace(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            src: $crate::TensorRef<'_>,
+            _non_blocking: bool,
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::copy_(self_, src)
         }
         fn _copy_from(
             &self,

@@ -270,13 +270,14 @@ def test_mm_and_addmm_match_cpu(dtype):
 
 def test_fallback_runs_on_cpu_with_equal_results():
     a = make((3, 5), torch.float32)
-    before = regen_device.native_calls("_copy_from")
-    result = torch.cumsum(on_device(a), dim=1)
+    x = on_device(a)
+    before = regen_device.native_calls("copy_")
+    result = torch.cumsum(x, dim=1)
     assert result.device.type == "regen"
     torch.testing.assert_close(result.cpu(), torch.cumsum(a, dim=1))
-    # cumsum has no Rust kernel: the CPU fallback copied its inputs and result through _copy_from.
+    # cumsum has no Rust kernel: the CPU fallback copied its input and result through copy_.
     assert regen_device.native_calls("cumsum.out") == 0
-    assert regen_device.native_calls("_copy_from") > before
+    assert regen_device.native_calls("copy_") >= before + 2
 
 
 def test_mlp_training_step_matches_cpu():
@@ -411,3 +412,27 @@ def test_complex_computes_natively_and_unsupported_dtypes_raise_runtime_errors()
     f8 = torch.ones(3).to(torch.float8_e5m2)
     with pytest.raises(RuntimeError, match="no kernels for ScalarType"):
         torch.neg(f8.to("regen"))
+
+
+def test_lazily_conjugated_and_negated_tensors_copy_natively():
+    # x.conj() and torch._neg_view(x) only set a bit; copying them must resolve it. Through
+    # `_copy_from`, PyTorch's Conjugate fallback recursed without end (a crash); the device's
+    # `copy_` resolves the bits itself.
+    c = make_any((4, 3), torch.complex64)
+    x = on_device(c)
+    with counted("copy_"):
+        assert torch.equal(x.conj().cpu(), c.conj())
+    compare(x.conj().clone(), c.conj())
+    compare(x.t().conj().contiguous(), c.t().conj().contiguous())
+    compare(torch._neg_view(x), -c)
+    compare(torch._neg_view(x.conj()), -c.conj())
+    compare(x.conj() + x, c.conj() + c)
+    compare(x.conj().to(torch.complex128), c.conj().to(torch.complex128))
+    # A conjugated destination stores conjugates: its values are still the source's.
+    y = torch.empty(4, 3, dtype=torch.complex64, device="regen").conj()
+    y.copy_(x)
+    compare(y.resolve_conj(), c)
+    r = make((5,), torch.float32)
+    compare(torch._neg_view(on_device(r)), -r)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.empty(3, device="regen").copy_(on_device(make((2, 3), torch.float32)))
