@@ -21,8 +21,14 @@ use regen_runtime::args::IntoSlot;
 pub trait Kernels: Send + Sync + 'static {
     /// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn abs_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::angle(Tensor self) -> Tensor`
+    fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn angle_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sgn_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn conj_physical_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
@@ -60,6 +66,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logical_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn logical_xor_out(
         &self,
@@ -83,6 +91,64 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn ceil_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_out(
+        &self,
+        self_: TensorRef<'_>,
+        min: Option<Scalar>,
+        max: Option<Scalar>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        min: Option<TensorRef<'_>>,
+        max: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_max_out(
+        &self,
+        self_: TensorRef<'_>,
+        max: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_max_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        max: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_min_out(
+        &self,
+        self_: TensorRef<'_>,
+        min: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`
+    fn clamp_min_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        min: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)`
+    fn complex_out(
+        &self,
+        real: TensorRef<'_>,
+        imag: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)`
+    fn polar_out(
+        &self,
+        abs: TensorRef<'_>,
+        angle: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
     fn copy_inplace(
         &self,
@@ -161,6 +227,12 @@ pub trait Kernels: Send + Sync + 'static {
     fn expm1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
     fn fill_inplace_scalar(&self, self_: TensorRef<'_>, value: Scalar) -> Result<()>;
+    /// `aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
+    fn fill_inplace_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        value: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn floor_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::floor_divide(Tensor self, Tensor other) -> Tensor`
@@ -192,6 +264,17 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isnan(Tensor self) -> Tensor`
+    fn isnan(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn nan_to_num_out(
+        &self,
+        self_: TensorRef<'_>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -237,6 +320,13 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)`
+    fn mvlgamma_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn reciprocal_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -250,16 +340,77 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<Tensor>;
     /// `aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn round_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)`
+    fn round_decimals_out(
+        &self,
+        self_: TensorRef<'_>,
+        decimals: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::relu(Tensor self) -> Tensor`
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
     fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
+    /// `aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)`
+    fn gelu_out(
+        &self,
+        self_: TensorRef<'_>,
+        approximate: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)`
+    fn gelu_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        approximate: &str,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)`
+    fn hardshrink_out(
+        &self,
+        self_: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn hardshrink_backward_grad_input(
+        &self,
+        grad_out: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        lambd: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn rsqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn silu_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn silu_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn mish_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sigmoid_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::logit(Tensor self, float? eps=None) -> Tensor`
+    fn logit(&self, self_: TensorRef<'_>, eps: Option<f64>) -> Result<Tensor>;
+    /// `aten::logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
+    fn logit_inplace(&self, self_: TensorRef<'_>, eps: Option<f64>) -> Result<()>;
+    /// `aten::logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logit_out(
+        &self,
+        self_: TensorRef<'_>,
+        eps: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sin_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn sinc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sinh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
@@ -277,8 +428,41 @@ pub trait Kernels: Send + Sync + 'static {
     fn tan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn tanh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+    fn threshold_out(
+        &self,
+        self_: TensorRef<'_>,
+        threshold: Scalar,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn threshold_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        threshold: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
+    fn where_self(
+        &self,
+        condition: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn where_self_out(
+        &self,
+        condition: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
+    fn zero_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
     /// `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     fn sub_out(
         &self,
@@ -287,6 +471,13 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    fn rsub_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)`
     fn heaviside_out(
         &self,
@@ -329,6 +520,20 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::set_(Tensor(a!) self) -> Tensor(a!)`
     fn set_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
+    /// `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
+    fn masked_fill_inplace_scalar(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        value: Scalar,
+    ) -> Result<()>;
+    /// `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
+    fn masked_fill_inplace_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        value: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
     /// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -347,6 +552,60 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_xor_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor`
+    fn dunder_lshift_scalar(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor`
+    fn dunder_lshift_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    fn dunder_ilshift_scalar(&self, self_: TensorRef<'_>, other: Scalar) -> Result<()>;
+    /// `aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    fn dunder_ilshift_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_left_shift_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor`
+    fn dunder_rshift_scalar(
+        &self,
+        self_: TensorRef<'_>,
+        other: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor`
+    fn dunder_rshift_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
+    fn dunder_irshift_scalar(&self, self_: TensorRef<'_>, other: Scalar) -> Result<()>;
+    /// `aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
+    fn dunder_irshift_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bitwise_right_shift_tensor_out(
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
@@ -436,15 +695,64 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
+    fn addcmul_out(
+        &self,
+        self_: TensorRef<'_>,
+        tensor1: TensorRef<'_>,
+        tensor2: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
+    fn addcdiv_out(
+        &self,
+        self_: TensorRef<'_>,
+        tensor1: TensorRef<'_>,
+        tensor2: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn lgamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn digamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn polygamma_out(
+        &self,
+        n: i64,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn erfinv_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn i0_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sign_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn signbit_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn atan2_out(
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lerp_scalar_out(
+        &self,
+        self_: TensorRef<'_>,
+        end: TensorRef<'_>,
+        weight: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)`
+    fn lerp_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        end: TensorRef<'_>,
+        weight: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -456,6 +764,20 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn hypot_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn igamma_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn igammac_out(
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
@@ -530,12 +852,368 @@ pub trait Kernels: Send + Sync + 'static {
         exponent: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn elu_out(
+        &self,
+        self_: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn elu_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        is_result: bool,
+        self_or_result: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn hardsigmoid_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn hardsigmoid_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn hardtanh_out(
+        &self,
+        self_: TensorRef<'_>,
+        min_val: Scalar,
+        max_val: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
+    fn hardtanh(
+        &self,
+        self_: TensorRef<'_>,
+        min_val: Scalar,
+        max_val: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn hardtanh_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        min_val: Scalar,
+        max_val: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor`
+    fn hardtanh_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        min_val: Scalar,
+        max_val: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
+    fn hardtanh_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        min_val: Scalar,
+        max_val: Scalar,
+    ) -> Result<()>;
+    /// `aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn hardswish_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::hardswish(Tensor self) -> Tensor`
+    fn hardswish(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::hardswish_(Tensor(a!) self) -> Tensor(a!)`
+    fn hardswish_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
+    /// `aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor`
+    fn hardswish_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`
+    fn leaky_relu_out(
+        &self,
+        self_: TensorRef<'_>,
+        negative_slope: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn leaky_relu_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        negative_slope: Scalar,
+        self_is_result: bool,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn log_sigmoid_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        buffer: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor`
+    fn log_sigmoid_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        buffer: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`
+    fn softplus_out(
+        &self,
+        self_: TensorRef<'_>,
+        beta: Scalar,
+        threshold: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn softplus_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        beta: Scalar,
+        threshold: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)`
+    fn softshrink_out(
+        &self,
+        self_: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn softshrink_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        lambd: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn sigmoid_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn logit_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        eps: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn tanh_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn isposinf_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn isneginf_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_entr_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_ndtri_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_log_ndtr_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_erfcx_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_xlog1py_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_zeta_out(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_i0e_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_i1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_i1e_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_airy_ai_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_bessel_j0_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_bessel_j1_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_bessel_y0_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_bessel_y1_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_chebyshev_polynomial_t_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_chebyshev_polynomial_u_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_chebyshev_polynomial_v_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_chebyshev_polynomial_w_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_hermite_polynomial_h_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_hermite_polynomial_he_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_laguerre_polynomial_l_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_legendre_polynomial_p_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_modified_bessel_i0_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_modified_bessel_i1_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_modified_bessel_k0_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_modified_bessel_k1_out(
+        &self,
+        self_: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_scaled_modified_bessel_k0_out(
+        &self,
+        x: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_scaled_modified_bessel_k1_out(
+        &self,
+        x: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_shifted_chebyshev_polynomial_t_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_shifted_chebyshev_polynomial_u_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_shifted_chebyshev_polynomial_v_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_shifted_chebyshev_polynomial_w_out(
+        &self,
+        x: TensorRef<'_>,
+        n: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
+    fn special_spherical_bessel_j0_out(
+        &self,
+        x: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 102] = [
+pub const OPS: [&str; 218] = [
     "abs.out",
+    "angle",
+    "angle.out",
     "sgn.out",
+    "conj_physical.out",
     "acos.out",
     "add.out",
     "acosh.out",
@@ -546,10 +1224,19 @@ pub const OPS: [&str; 102] = [
     "atan.out",
     "bitwise_not.out",
     "copysign.out",
+    "logical_not.out",
     "logical_xor.out",
     "logical_and.out",
     "logical_or.out",
     "ceil.out",
+    "clamp.out",
+    "clamp.Tensor_out",
+    "clamp_max.out",
+    "clamp_max.Tensor_out",
+    "clamp_min.out",
+    "clamp_min.Tensor_out",
+    "complex.out",
+    "polar.out",
     "copy_",
     "_copy_from",
     "_copy_from_and_resize",
@@ -566,6 +1253,7 @@ pub const OPS: [&str; 102] = [
     "exp2.out",
     "expm1.out",
     "fill_.Scalar",
+    "fill_.Tensor",
     "floor.out",
     "floor_divide",
     "floor_divide_.Tensor",
@@ -573,6 +1261,8 @@ pub const OPS: [&str; 102] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "isnan",
+    "nan_to_num.out",
     "log.out",
     "log10.out",
     "log1p.out",
@@ -582,22 +1272,41 @@ pub const OPS: [&str; 102] = [
     "xlogy.OutTensor",
     "mm.out",
     "mul.out",
+    "mvlgamma.out",
     "reciprocal.out",
     "neg.out",
     "_reshape_alias",
     "round.out",
+    "round.decimals_out",
     "relu",
     "relu_",
+    "gelu.out",
+    "gelu_backward.grad_input",
+    "hardshrink.out",
+    "hardshrink_backward.grad_input",
     "rsqrt.out",
+    "silu.out",
+    "silu_backward.grad_input",
+    "mish.out",
     "sigmoid.out",
+    "logit",
+    "logit_",
+    "logit.out",
     "sin.out",
+    "sinc.out",
     "sinh.out",
     "sum.IntList_out",
     "sqrt.out",
     "tan.out",
     "tanh.out",
+    "threshold.out",
+    "threshold_backward.grad_input",
     "trunc.out",
+    "where.self",
+    "where.self_out",
+    "zero_",
     "sub.out",
+    "rsub.Tensor",
     "heaviside.out",
     "addmm.out",
     "_local_scalar_dense",
@@ -605,10 +1314,22 @@ pub const OPS: [&str; 102] = [
     "set_.source_Storage_storage_offset",
     "set_.source_Tensor",
     "set_",
+    "masked_fill_.Scalar",
+    "masked_fill_.Tensor",
     "view",
     "bitwise_and.Tensor_out",
     "bitwise_or.Tensor_out",
     "bitwise_xor.Tensor_out",
+    "__lshift__.Scalar",
+    "__lshift__.Tensor",
+    "__ilshift__.Scalar",
+    "__ilshift__.Tensor",
+    "bitwise_left_shift.Tensor_out",
+    "__rshift__.Scalar",
+    "__rshift__.Tensor",
+    "__irshift__.Scalar",
+    "__irshift__.Tensor",
+    "bitwise_right_shift.Tensor_out",
     "ne.Scalar_out",
     "ne.Tensor_out",
     "eq.Scalar_out",
@@ -621,11 +1342,22 @@ pub const OPS: [&str; 102] = [
     "gt.Tensor_out",
     "lt.Scalar_out",
     "lt.Tensor_out",
+    "addcmul.out",
+    "addcdiv.out",
     "lgamma.out",
+    "digamma.out",
+    "polygamma.out",
+    "erfinv.out",
+    "i0.out",
     "sign.out",
+    "signbit.out",
     "atan2.out",
+    "lerp.Scalar_out",
+    "lerp.Tensor_out",
     "fmod.Tensor_out",
     "hypot.out",
+    "igamma.out",
+    "igammac.out",
     "nextafter.out",
     "remainder.Tensor_out",
     "remainder.Scalar_Tensor",
@@ -636,9 +1368,68 @@ pub const OPS: [&str; 102] = [
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
+    "elu.out",
+    "elu_backward.grad_input",
+    "hardsigmoid.out",
+    "hardsigmoid_backward.grad_input",
+    "hardtanh.out",
+    "hardtanh",
+    "hardtanh_backward.grad_input",
+    "hardtanh_backward",
+    "hardtanh_",
+    "hardswish.out",
+    "hardswish",
+    "hardswish_",
+    "hardswish_backward",
+    "leaky_relu.out",
+    "leaky_relu_backward.grad_input",
+    "log_sigmoid_backward.grad_input",
+    "log_sigmoid_backward",
+    "softplus.out",
+    "softplus_backward.grad_input",
+    "softshrink.out",
+    "softshrink_backward.grad_input",
+    "sigmoid_backward.grad_input",
+    "logit_backward.grad_input",
+    "tanh_backward.grad_input",
+    "isposinf.out",
+    "isneginf.out",
+    "special_entr.out",
+    "special_ndtri.out",
+    "special_log_ndtr.out",
+    "special_erfcx.out",
+    "special_xlog1py.out",
+    "special_zeta.out",
+    "special_i0e.out",
+    "special_i1.out",
+    "special_i1e.out",
+    "special_airy_ai.out",
+    "special_bessel_j0.out",
+    "special_bessel_j1.out",
+    "special_bessel_y0.out",
+    "special_bessel_y1.out",
+    "special_chebyshev_polynomial_t.out",
+    "special_chebyshev_polynomial_u.out",
+    "special_chebyshev_polynomial_v.out",
+    "special_chebyshev_polynomial_w.out",
+    "special_hermite_polynomial_h.out",
+    "special_hermite_polynomial_he.out",
+    "special_laguerre_polynomial_l.out",
+    "special_legendre_polynomial_p.out",
+    "special_modified_bessel_i0.out",
+    "special_modified_bessel_i1.out",
+    "special_modified_bessel_k0.out",
+    "special_modified_bessel_k1.out",
+    "special_scaled_modified_bessel_k0.out",
+    "special_scaled_modified_bessel_k1.out",
+    "special_shifted_chebyshev_polynomial_t.out",
+    "special_shifted_chebyshev_polynomial_u.out",
+    "special_shifted_chebyshev_polynomial_v.out",
+    "special_shifted_chebyshev_polynomial_w.out",
+    "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 102] = [const { AtomicU64::new(0) }; 102];
+static CALLS: [AtomicU64; 218] = [const { AtomicU64::new(0) }; 218];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -681,6 +1472,50 @@ pub unsafe extern "C" fn regen_kernel_abs_out(
         },
     )
 }
+/// Entry point of `aten::angle`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_angle(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::angle",
+        &CALLS[1usize],
+        || {
+            let regen_v0 = kernels()?
+                .angle(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::angle.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_angle_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::angle.out",
+        &CALLS[2usize],
+        || {
+            kernels()?
+                .angle_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::sgn.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -693,10 +1528,33 @@ pub unsafe extern "C" fn regen_kernel_sgn_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sgn.out",
-        &CALLS[1usize],
+        &CALLS[3usize],
         || {
             kernels()?
                 .sgn_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::conj_physical.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_conj_physical_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::conj_physical.out",
+        &CALLS[4usize],
+        || {
+            kernels()?
+                .conj_physical_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -716,7 +1574,7 @@ pub unsafe extern "C" fn regen_kernel_acos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acos.out",
-        &CALLS[2usize],
+        &CALLS[5usize],
         || {
             kernels()?
                 .acos_out(
@@ -741,7 +1599,7 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[3usize],
+        &CALLS[6usize],
         || {
             kernels()?
                 .add_out(
@@ -766,7 +1624,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[4usize],
+        &CALLS[7usize],
         || {
             kernels()?
                 .acosh_out(
@@ -789,7 +1647,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[5usize],
+        &CALLS[8usize],
         || {
             kernels()?
                 .asinh_out(
@@ -812,7 +1670,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[6usize],
+        &CALLS[9usize],
         || {
             kernels()?
                 .atanh_out(
@@ -838,7 +1696,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[7usize],
+        &CALLS[10usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -864,7 +1722,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[8usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .asin_out(
@@ -887,7 +1745,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[9usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .atan_out(
@@ -910,7 +1768,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[10usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -934,12 +1792,35 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[11usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .copysign_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logical_not.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logical_not_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logical_not.out",
+        &CALLS[15usize],
+        || {
+            kernels()?
+                .logical_not_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -959,7 +1840,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[12usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -984,7 +1865,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[13usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -1009,7 +1890,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[14usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -1033,11 +1914,215 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[15usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .ceil_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_out(
+    self_: abi::regen_tensor,
+    min: abi::regen_scalar,
+    max: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp.out",
+        &CALLS[20usize],
+        || {
+            kernels()?
+                .clamp_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
+    self_: abi::regen_tensor,
+    min: abi::regen_tensor,
+    max: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp.Tensor_out",
+        &CALLS[21usize],
+        || {
+            kernels()?
+                .clamp_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp_max.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_max_out(
+    self_: abi::regen_tensor,
+    max: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp_max.out",
+        &CALLS[22usize],
+        || {
+            kernels()?
+                .clamp_max_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp_max.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
+    self_: abi::regen_tensor,
+    max: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp_max.Tensor_out",
+        &CALLS[23usize],
+        || {
+            kernels()?
+                .clamp_max_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp_min.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_min_out(
+    self_: abi::regen_tensor,
+    min: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp_min.out",
+        &CALLS[24usize],
+        || {
+            kernels()?
+                .clamp_min_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::clamp_min.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
+    self_: abi::regen_tensor,
+    min: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::clamp_min.Tensor_out",
+        &CALLS[25usize],
+        || {
+            kernels()?
+                .clamp_min_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::complex.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_complex_out(
+    real: abi::regen_tensor,
+    imag: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::complex.out",
+        &CALLS[26usize],
+        || {
+            kernels()?
+                .complex_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&real) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&imag) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::polar.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_polar_out(
+    abs: abi::regen_tensor,
+    angle: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::polar.out",
+        &CALLS[27usize],
+        || {
+            kernels()?
+                .polar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&abs) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&angle) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1057,7 +2142,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[16usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -1083,7 +2168,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[17usize],
+        &CALLS[29usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -1109,7 +2194,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[18usize],
+        &CALLS[30usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -1133,7 +2218,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[19usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .cos_out(
@@ -1156,7 +2241,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[20usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .cosh_out(
@@ -1180,7 +2265,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[21usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .div_out(
@@ -1206,7 +2291,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[22usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -1236,7 +2321,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[23usize],
+        &CALLS[35usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -1267,7 +2352,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[24usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -1298,7 +2383,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[25usize],
+        &CALLS[37usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -1326,7 +2411,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[26usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .erf_out(
@@ -1349,7 +2434,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[27usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .erfc_out(
@@ -1372,7 +2457,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[28usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .exp_out(
@@ -1395,7 +2480,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[29usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .exp2_out(
@@ -1418,7 +2503,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[30usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .expm1_out(
@@ -1441,12 +2526,35 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[31usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fill_.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
+    self_: abi::regen_tensor,
+    value: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fill_.Tensor",
+        &CALLS[44usize],
+        || {
+            kernels()?
+                .fill_inplace_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
                 )?;
             Ok(())
         },
@@ -1464,7 +2572,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[32usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .floor_out(
@@ -1488,7 +2596,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[33usize],
+        &CALLS[46usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -1512,7 +2620,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[34usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -1536,7 +2644,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[35usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -1560,7 +2668,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[36usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .frac_out(
@@ -1584,7 +2692,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[37usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .gcd_out(
@@ -1609,12 +2717,62 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[38usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .lcm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isnan`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isnan(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isnan",
+        &CALLS[52usize],
+        || {
+            let regen_v0 = kernels()?
+                .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nan_to_num.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
+    self_: abi::regen_tensor,
+    nan: abi::regen_opt_f64,
+    posinf: abi::regen_opt_f64,
+    neginf: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nan_to_num.out",
+        &CALLS[53usize],
+        || {
+            kernels()?
+                .nan_to_num_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&nan) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&posinf) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&neginf) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1633,7 +2791,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[39usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .log_out(
@@ -1656,7 +2814,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[40usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .log10_out(
@@ -1679,7 +2837,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[41usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .log1p_out(
@@ -1702,7 +2860,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[42usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .log2_out(
@@ -1726,7 +2884,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[43usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -1751,7 +2909,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[44usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -1776,7 +2934,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[45usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -1801,7 +2959,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[46usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .mm_out(
@@ -1826,12 +2984,37 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[47usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .mul_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mvlgamma.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
+    self_: abi::regen_tensor,
+    p: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mvlgamma.out",
+        &CALLS[63usize],
+        || {
+            kernels()?
+                .mvlgamma_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&p) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1850,7 +3033,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[48usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -1873,7 +3056,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[49usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .neg_out(
@@ -1898,7 +3081,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[50usize],
+        &CALLS[66usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -1923,11 +3106,36 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[51usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .round_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::round.decimals_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_round_decimals_out(
+    self_: abi::regen_tensor,
+    decimals: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::round.decimals_out",
+        &CALLS[68usize],
+        || {
+            kernels()?
+                .round_decimals_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&decimals) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1946,7 +3154,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[52usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -1966,11 +3174,115 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[53usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .relu_inplace(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gelu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gelu_out(
+    self_: abi::regen_tensor,
+    approximate: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gelu.out",
+        &CALLS[71usize],
+        || {
+            kernels()?
+                .gelu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&approximate) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gelu_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    approximate: abi::regen_str,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gelu_backward.grad_input",
+        &CALLS[72usize],
+        || {
+            kernels()?
+                .gelu_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&approximate) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardshrink.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardshrink_out(
+    self_: abi::regen_tensor,
+    lambd: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardshrink.out",
+        &CALLS[73usize],
+        || {
+            kernels()?
+                .hardshrink_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardshrink_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
+    grad_out: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    lambd: abi::regen_scalar,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardshrink_backward.grad_input",
+        &CALLS[74usize],
+        || {
+            kernels()?
+                .hardshrink_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -1988,10 +3300,81 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[54usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .rsqrt_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::silu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_silu_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::silu.out",
+        &CALLS[76usize],
+        || {
+            kernels()?
+                .silu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::silu_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::silu_backward.grad_input",
+        &CALLS[77usize],
+        || {
+            kernels()?
+                .silu_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mish.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mish_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mish.out",
+        &CALLS[78usize],
+        || {
+            kernels()?
+                .mish_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -2011,11 +3394,84 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[55usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .sigmoid_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logit`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logit(
+    self_: abi::regen_tensor,
+    eps: abi::regen_opt_f64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logit",
+        &CALLS[80usize],
+        || {
+            let regen_v0 = kernels()?
+                .logit(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logit_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logit_inplace(
+    self_: abi::regen_tensor,
+    eps: abi::regen_opt_f64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logit_",
+        &CALLS[81usize],
+        || {
+            kernels()?
+                .logit_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logit.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logit_out(
+    self_: abi::regen_tensor,
+    eps: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logit.out",
+        &CALLS[82usize],
+        || {
+            kernels()?
+                .logit_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&eps) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2034,10 +3490,33 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[56usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .sin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sinc.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sinc_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sinc.out",
+        &CALLS[84usize],
+        || {
+            kernels()?
+                .sinc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -2057,7 +3536,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[57usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .sinh_out(
@@ -2083,7 +3562,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[58usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -2109,7 +3588,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[59usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -2132,7 +3611,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[60usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .tan_out(
@@ -2155,12 +3634,66 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[61usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .tanh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::threshold.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_threshold_out(
+    self_: abi::regen_tensor,
+    threshold: abi::regen_scalar,
+    value: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::threshold.out",
+        &CALLS[90usize],
+        || {
+            kernels()?
+                .threshold_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::threshold_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    threshold: abi::regen_scalar,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::threshold_backward.grad_input",
+        &CALLS[91usize],
+        || {
+            kernels()?
+                .threshold_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -2178,12 +3711,87 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[62usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::where.self`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_where_self(
+    condition: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::where.self",
+        &CALLS[93usize],
+        || {
+            let regen_v0 = kernels()?
+                .where_self(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&condition) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::where.self_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_where_self_out(
+    condition: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::where.self_out",
+        &CALLS[94usize],
+        || {
+            kernels()?
+                .where_self_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&condition) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::zero_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_zero_inplace(
+    self_: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::zero_",
+        &CALLS[95usize],
+        || {
+            kernels()?
+                .zero_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                 )?;
             Ok(())
         },
@@ -2203,7 +3811,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[63usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .sub_out(
@@ -2212,6 +3820,33 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::rsub.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_rsub_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::rsub.Tensor",
+        &CALLS[97usize],
+        || {
+            let regen_v0 = kernels()?
+                .rsub_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -2229,7 +3864,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[64usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -2257,7 +3892,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[65usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .addmm_out(
@@ -2284,7 +3919,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[66usize],
+        &CALLS[100usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -2307,7 +3942,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[67usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -2333,7 +3968,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[68usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -2359,7 +3994,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[69usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -2381,11 +4016,61 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[70usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .set_inplace(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_fill_.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    value: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_fill_.Scalar",
+        &CALLS[105usize],
+        || {
+            kernels()?
+                .masked_fill_inplace_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_fill_.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    value: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_fill_.Tensor",
+        &CALLS[106usize],
+        || {
+            kernels()?
+                .masked_fill_inplace_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
                 )?;
             Ok(())
         },
@@ -2404,7 +4089,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[71usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -2429,7 +4114,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[72usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -2454,7 +4139,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[73usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -2479,10 +4164,252 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[74usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__lshift__.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__lshift__.Scalar",
+        &CALLS[111usize],
+        || {
+            let regen_v0 = kernels()?
+                .dunder_lshift_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__lshift__.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__lshift__.Tensor",
+        &CALLS[112usize],
+        || {
+            let regen_v0 = kernels()?
+                .dunder_lshift_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__ilshift__.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__ilshift__.Scalar",
+        &CALLS[113usize],
+        || {
+            kernels()?
+                .dunder_ilshift_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__ilshift__.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__ilshift__.Tensor",
+        &CALLS[114usize],
+        || {
+            kernels()?
+                .dunder_ilshift_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_left_shift.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_left_shift.Tensor_out",
+        &CALLS[115usize],
+        || {
+            kernels()?
+                .bitwise_left_shift_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__rshift__.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__rshift__.Scalar",
+        &CALLS[116usize],
+        || {
+            let regen_v0 = kernels()?
+                .dunder_rshift_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__rshift__.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__rshift__.Tensor",
+        &CALLS[117usize],
+        || {
+            let regen_v0 = kernels()?
+                .dunder_rshift_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__irshift__.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
+    self_: abi::regen_tensor,
+    other: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__irshift__.Scalar",
+        &CALLS[118usize],
+        || {
+            kernels()?
+                .dunder_irshift_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::__irshift__.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::__irshift__.Tensor",
+        &CALLS[119usize],
+        || {
+            kernels()?
+                .dunder_irshift_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bitwise_right_shift.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bitwise_right_shift.Tensor_out",
+        &CALLS[120usize],
+        || {
+            kernels()?
+                .bitwise_right_shift_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
@@ -2504,7 +4431,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[75usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -2529,7 +4456,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[76usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -2554,7 +4481,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[77usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -2579,7 +4506,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[78usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -2604,7 +4531,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[79usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -2629,7 +4556,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[80usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -2654,7 +4581,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[81usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -2679,7 +4606,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[82usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -2704,7 +4631,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[83usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -2729,7 +4656,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[84usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -2754,7 +4681,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[85usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -2779,12 +4706,70 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[86usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .lt_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addcmul.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addcmul_out(
+    self_: abi::regen_tensor,
+    tensor1: abi::regen_tensor,
+    tensor2: abi::regen_tensor,
+    value: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addcmul.out",
+        &CALLS[133usize],
+        || {
+            kernels()?
+                .addcmul_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&tensor1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&tensor2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addcdiv.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addcdiv_out(
+    self_: abi::regen_tensor,
+    tensor1: abi::regen_tensor,
+    tensor2: abi::regen_tensor,
+    value: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addcdiv.out",
+        &CALLS[134usize],
+        || {
+            kernels()?
+                .addcdiv_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&tensor1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&tensor2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2803,10 +4788,104 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[87usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .lgamma_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::digamma.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_digamma_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::digamma.out",
+        &CALLS[136usize],
+        || {
+            kernels()?
+                .digamma_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::polygamma.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_polygamma_out(
+    n: i64,
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::polygamma.out",
+        &CALLS[137usize],
+        || {
+            kernels()?
+                .polygamma_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::erfinv.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_erfinv_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::erfinv.out",
+        &CALLS[138usize],
+        || {
+            kernels()?
+                .erfinv_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::i0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_i0_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::i0.out",
+        &CALLS[139usize],
+        || {
+            kernels()?
+                .i0_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -2826,10 +4905,33 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[88usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .sign_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::signbit.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_signbit_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::signbit.out",
+        &CALLS[141usize],
+        || {
+            kernels()?
+                .signbit_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
@@ -2850,12 +4952,66 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[89usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .atan2_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lerp.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
+    self_: abi::regen_tensor,
+    end: abi::regen_tensor,
+    weight: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lerp.Scalar_out",
+        &CALLS[143usize],
+        || {
+            kernels()?
+                .lerp_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::lerp.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
+    self_: abi::regen_tensor,
+    end: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::lerp.Tensor_out",
+        &CALLS[144usize],
+        || {
+            kernels()?
+                .lerp_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2875,7 +5031,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[90usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -2900,10 +5056,60 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[91usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .hypot_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::igamma.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_igamma_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::igamma.out",
+        &CALLS[147usize],
+        || {
+            kernels()?
+                .igamma_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::igammac.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_igammac_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::igammac.out",
+        &CALLS[148usize],
+        || {
+            kernels()?
+                .igammac_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
@@ -2925,7 +5131,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[92usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -2950,7 +5156,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[93usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -2975,7 +5181,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[94usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -3000,7 +5206,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[95usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .fmin_out(
@@ -3025,7 +5231,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[96usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .fmax_out(
@@ -3050,7 +5256,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[97usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .maximum_out(
@@ -3075,7 +5281,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[98usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .minimum_out(
@@ -3100,7 +5306,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[99usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -3125,7 +5331,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[100usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -3150,12 +5356,1479 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[101usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::elu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_elu_out(
+    self_: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    scale: abi::regen_scalar,
+    input_scale: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::elu.out",
+        &CALLS[159usize],
+        || {
+            kernels()?
+                .elu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&scale) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&input_scale) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::elu_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    scale: abi::regen_scalar,
+    input_scale: abi::regen_scalar,
+    is_result: bool,
+    self_or_result: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::elu_backward.grad_input",
+        &CALLS[160usize],
+        || {
+            kernels()?
+                .elu_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&scale) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&input_scale) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&is_result) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_or_result)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardsigmoid.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardsigmoid.out",
+        &CALLS[161usize],
+        || {
+            kernels()?
+                .hardsigmoid_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardsigmoid_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardsigmoid_backward.grad_input",
+        &CALLS[162usize],
+        || {
+            kernels()?
+                .hardsigmoid_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardtanh.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardtanh_out(
+    self_: abi::regen_tensor,
+    min_val: abi::regen_scalar,
+    max_val: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardtanh.out",
+        &CALLS[163usize],
+        || {
+            kernels()?
+                .hardtanh_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min_val) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max_val) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardtanh`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardtanh(
+    self_: abi::regen_tensor,
+    min_val: abi::regen_scalar,
+    max_val: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardtanh",
+        &CALLS[164usize],
+        || {
+            let regen_v0 = kernels()?
+                .hardtanh(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min_val) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max_val) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardtanh_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    min_val: abi::regen_scalar,
+    max_val: abi::regen_scalar,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardtanh_backward.grad_input",
+        &CALLS[165usize],
+        || {
+            kernels()?
+                .hardtanh_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min_val) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max_val) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardtanh_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    min_val: abi::regen_scalar,
+    max_val: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardtanh_backward",
+        &CALLS[166usize],
+        || {
+            let regen_v0 = kernels()?
+                .hardtanh_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min_val) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max_val) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardtanh_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
+    self_: abi::regen_tensor,
+    min_val: abi::regen_scalar,
+    max_val: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardtanh_",
+        &CALLS[167usize],
+        || {
+            kernels()?
+                .hardtanh_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min_val) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max_val) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardswish.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardswish_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardswish.out",
+        &CALLS[168usize],
+        || {
+            kernels()?
+                .hardswish_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardswish`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardswish(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardswish",
+        &CALLS[169usize],
+        || {
+            let regen_v0 = kernels()?
+                .hardswish(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardswish_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
+    self_: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardswish_",
+        &CALLS[170usize],
+        || {
+            kernels()?
+                .hardswish_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::hardswish_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_hardswish_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::hardswish_backward",
+        &CALLS[171usize],
+        || {
+            let regen_v0 = kernels()?
+                .hardswish_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::leaky_relu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
+    self_: abi::regen_tensor,
+    negative_slope: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::leaky_relu.out",
+        &CALLS[172usize],
+        || {
+            kernels()?
+                .leaky_relu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&negative_slope) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::leaky_relu_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    negative_slope: abi::regen_scalar,
+    self_is_result: bool,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::leaky_relu_backward.grad_input",
+        &CALLS[173usize],
+        || {
+            kernels()?
+                .leaky_relu_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&negative_slope) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&self_is_result) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log_sigmoid_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    buffer: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_sigmoid_backward.grad_input",
+        &CALLS[174usize],
+        || {
+            kernels()?
+                .log_sigmoid_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&buffer) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log_sigmoid_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    buffer: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_sigmoid_backward",
+        &CALLS[175usize],
+        || {
+            let regen_v0 = kernels()?
+                .log_sigmoid_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&buffer) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::softplus.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_softplus_out(
+    self_: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    threshold: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::softplus.out",
+        &CALLS[176usize],
+        || {
+            kernels()?
+                .softplus_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::softplus_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    threshold: abi::regen_scalar,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::softplus_backward.grad_input",
+        &CALLS[177usize],
+        || {
+            kernels()?
+                .softplus_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::softshrink.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_softshrink_out(
+    self_: abi::regen_tensor,
+    lambd: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::softshrink.out",
+        &CALLS[178usize],
+        || {
+            kernels()?
+                .softshrink_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::softshrink_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    lambd: abi::regen_scalar,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::softshrink_backward.grad_input",
+        &CALLS[179usize],
+        || {
+            kernels()?
+                .softshrink_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sigmoid_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sigmoid_backward.grad_input",
+        &CALLS[180usize],
+        || {
+            kernels()?
+                .sigmoid_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logit_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    eps: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logit_backward.grad_input",
+        &CALLS[181usize],
+        || {
+            kernels()?
+                .logit_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tanh_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tanh_backward.grad_input",
+        &CALLS[182usize],
+        || {
+            kernels()?
+                .tanh_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isposinf.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isposinf_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isposinf.out",
+        &CALLS[183usize],
+        || {
+            kernels()?
+                .isposinf_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isneginf.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isneginf_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isneginf.out",
+        &CALLS[184usize],
+        || {
+            kernels()?
+                .isneginf_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_entr.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_entr_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_entr.out",
+        &CALLS[185usize],
+        || {
+            kernels()?
+                .special_entr_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_ndtri.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_ndtri.out",
+        &CALLS[186usize],
+        || {
+            kernels()?
+                .special_ndtri_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_log_ndtr.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_log_ndtr.out",
+        &CALLS[187usize],
+        || {
+            kernels()?
+                .special_log_ndtr_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_erfcx.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_erfcx.out",
+        &CALLS[188usize],
+        || {
+            kernels()?
+                .special_erfcx_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_xlog1py.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_xlog1py.out",
+        &CALLS[189usize],
+        || {
+            kernels()?
+                .special_xlog1py_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_zeta.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_zeta_out(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_zeta.out",
+        &CALLS[190usize],
+        || {
+            kernels()?
+                .special_zeta_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_i0e.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_i0e_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_i0e.out",
+        &CALLS[191usize],
+        || {
+            kernels()?
+                .special_i0e_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_i1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_i1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_i1.out",
+        &CALLS[192usize],
+        || {
+            kernels()?
+                .special_i1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_i1e.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_i1e_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_i1e.out",
+        &CALLS[193usize],
+        || {
+            kernels()?
+                .special_i1e_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_airy_ai.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
+    x: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_airy_ai.out",
+        &CALLS[194usize],
+        || {
+            kernels()?
+                .special_airy_ai_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_bessel_j0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_bessel_j0.out",
+        &CALLS[195usize],
+        || {
+            kernels()?
+                .special_bessel_j0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_bessel_j1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_bessel_j1.out",
+        &CALLS[196usize],
+        || {
+            kernels()?
+                .special_bessel_j1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_bessel_y0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_bessel_y0.out",
+        &CALLS[197usize],
+        || {
+            kernels()?
+                .special_bessel_y0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_bessel_y1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_bessel_y1.out",
+        &CALLS[198usize],
+        || {
+            kernels()?
+                .special_bessel_y1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_chebyshev_polynomial_t.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_chebyshev_polynomial_t.out",
+        &CALLS[199usize],
+        || {
+            kernels()?
+                .special_chebyshev_polynomial_t_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_chebyshev_polynomial_u.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_chebyshev_polynomial_u.out",
+        &CALLS[200usize],
+        || {
+            kernels()?
+                .special_chebyshev_polynomial_u_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_chebyshev_polynomial_v.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_chebyshev_polynomial_v.out",
+        &CALLS[201usize],
+        || {
+            kernels()?
+                .special_chebyshev_polynomial_v_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_chebyshev_polynomial_w.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_chebyshev_polynomial_w.out",
+        &CALLS[202usize],
+        || {
+            kernels()?
+                .special_chebyshev_polynomial_w_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_hermite_polynomial_h.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_hermite_polynomial_h.out",
+        &CALLS[203usize],
+        || {
+            kernels()?
+                .special_hermite_polynomial_h_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_hermite_polynomial_he.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_hermite_polynomial_he.out",
+        &CALLS[204usize],
+        || {
+            kernels()?
+                .special_hermite_polynomial_he_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_laguerre_polynomial_l.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_laguerre_polynomial_l.out",
+        &CALLS[205usize],
+        || {
+            kernels()?
+                .special_laguerre_polynomial_l_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_legendre_polynomial_p.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_legendre_polynomial_p.out",
+        &CALLS[206usize],
+        || {
+            kernels()?
+                .special_legendre_polynomial_p_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_modified_bessel_i0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_modified_bessel_i0.out",
+        &CALLS[207usize],
+        || {
+            kernels()?
+                .special_modified_bessel_i0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_modified_bessel_i1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_modified_bessel_i1.out",
+        &CALLS[208usize],
+        || {
+            kernels()?
+                .special_modified_bessel_i1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_modified_bessel_k0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_modified_bessel_k0.out",
+        &CALLS[209usize],
+        || {
+            kernels()?
+                .special_modified_bessel_k0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_modified_bessel_k1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_modified_bessel_k1.out",
+        &CALLS[210usize],
+        || {
+            kernels()?
+                .special_modified_bessel_k1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_scaled_modified_bessel_k0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
+    x: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_scaled_modified_bessel_k0.out",
+        &CALLS[211usize],
+        || {
+            kernels()?
+                .special_scaled_modified_bessel_k0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_scaled_modified_bessel_k1.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
+    x: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_scaled_modified_bessel_k1.out",
+        &CALLS[212usize],
+        || {
+            kernels()?
+                .special_scaled_modified_bessel_k1_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_shifted_chebyshev_polynomial_t.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_shifted_chebyshev_polynomial_t.out",
+        &CALLS[213usize],
+        || {
+            kernels()?
+                .special_shifted_chebyshev_polynomial_t_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_shifted_chebyshev_polynomial_u.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_shifted_chebyshev_polynomial_u.out",
+        &CALLS[214usize],
+        || {
+            kernels()?
+                .special_shifted_chebyshev_polynomial_u_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_shifted_chebyshev_polynomial_v.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_shifted_chebyshev_polynomial_v.out",
+        &CALLS[215usize],
+        || {
+            kernels()?
+                .special_shifted_chebyshev_polynomial_v_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_shifted_chebyshev_polynomial_w.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out(
+    x: abi::regen_tensor,
+    n: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_shifted_chebyshev_polynomial_w.out",
+        &CALLS[216usize],
+        || {
+            kernels()?
+                .special_shifted_chebyshev_polynomial_w_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::special_spherical_bessel_j0.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
+    x: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::special_spherical_bessel_j0.out",
+        &CALLS[217usize],
+        || {
+            kernels()?
+                .special_spherical_bessel_j0_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())

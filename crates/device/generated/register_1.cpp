@@ -10,31 +10,69 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_angle(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
 regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
+regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
+regen_error* regen_kernel_gelu_out(regen_tensor self, regen_str approximate, regen_tensor out);
+regen_error* regen_kernel_hardshrink_backward_grad_input(regen_tensor grad_out, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
+regen_error* regen_kernel_silu_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logit(regen_tensor self, regen_opt_f64 eps, regen_tensor* regen_r0);
+regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_zero_inplace(regen_tensor self);
+regen_error* regen_kernel_rsub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace(regen_tensor self);
+regen_error* regen_kernel_masked_fill_inplace_tensor(regen_tensor self, regen_tensor mask, regen_tensor value);
 regen_error* regen_kernel_view(regen_tensor self, regen_i64_list size, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_dunder_lshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_dunder_irshift_scalar(regen_tensor self, regen_scalar other);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
+regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor grad_input);
+regen_error* regen_kernel_hardswish_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_softplus_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel_special_log_ndtr_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_i1e_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_bessel_j0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_bessel_y1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_chebyshev_polynomial_v_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_hermite_polynomial_he_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_k1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_shifted_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_spherical_bessel_j0_out(regen_tensor x, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+
+// aten::angle(Tensor self) -> Tensor
+at::Tensor wrap_angle(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::angle argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_angle(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
 
 // aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_asinh_out(const at::Tensor & self, at::Tensor & out) {
@@ -60,6 +98,14 @@ at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logical_not_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_not.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::logical_not.out argument 'out'");
+  ::regen::check(regen_kernel_logical_not_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_xor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_xor.out argument 'self'");
@@ -75,6 +121,16 @@ at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & ot
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_and.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_and.out argument 'out'");
   ::regen::check(regen_kernel_logical_and_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optional<at::Tensor> & min, const ::std::optional<at::Tensor> & max, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_tensor(min, "aten::clamp.Tensor_out argument 'min'");
+  auto regen_a2 = ::regen::lift_opt_tensor(max, "aten::clamp.Tensor_out argument 'max'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_clamp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -114,11 +170,72 @@ at::Tensor & wrap_expm1_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fill_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(value, "aten::fill_.Tensor argument 'value'");
+  ::regen::check(regen_kernel_fill_inplace_tensor(regen_a0, regen_a1));
+  return self;
+}
+
+// aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_round_decimals_out(const at::Tensor & self, int64_t decimals, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::round.decimals_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(decimals, "aten::round.decimals_out argument 'decimals'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::round.decimals_out argument 'out'");
+  ::regen::check(regen_kernel_round_decimals_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::relu_(Tensor(a!) self) -> Tensor(a!)
 at::Tensor & wrap_relu_inplace(at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::relu_ argument 'self'");
   ::regen::check(regen_kernel_relu_inplace(regen_a0));
   return self;
+}
+
+// aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gelu.out argument 'self'");
+  auto regen_a1 = ::regen::lift_str(approximate, "aten::gelu.out argument 'approximate'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::gelu.out argument 'out'");
+  ::regen::check(regen_kernel_gelu_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_hardshrink_backward_grad_input(const at::Tensor & grad_out, const at::Tensor & self, const at::Scalar & lambd, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::hardshrink_backward.grad_input argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::hardshrink_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(lambd, "aten::hardshrink_backward.grad_input argument 'lambd'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::hardshrink_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_hardshrink_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_silu_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::silu.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::silu.out argument 'out'");
+  ::regen::check(regen_kernel_silu_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::logit(Tensor self, float? eps=None) -> Tensor
+at::Tensor wrap_logit(const at::Tensor & self, ::std::optional<double> eps) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logit argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logit(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_sinc_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinc.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::sinc.out argument 'out'");
+  ::regen::check(regen_kernel_sinc_out(regen_a0, regen_a1));
+  return out;
 }
 
 // aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -130,6 +247,33 @@ at::Tensor & wrap_sum_int_list_out(const at::Tensor & self, at::OptionalIntArray
   auto regen_a4 = ::regen::lift_tensor(out, "aten::sum.IntList_out argument 'out'");
   ::regen::check(regen_kernel_sum_int_list_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(condition, "aten::where.self argument 'condition'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::where.self argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(other, "aten::where.self argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_where_self(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::zero_(Tensor(a!) self) -> Tensor(a!)
+at::Tensor & wrap_zero_inplace(at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::zero_ argument 'self'");
+  ::regen::check(regen_kernel_zero_inplace(regen_a0));
+  return self;
+}
+
+// aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+at::Tensor wrap_rsub_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rsub.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::rsub.Tensor argument 'other'");
+  auto regen_a2 = ::regen::lift_scalar(alpha, "aten::rsub.Tensor argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_rsub_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -151,6 +295,15 @@ at::Tensor & wrap_set_inplace(at::Tensor & self) {
   return self;
 }
 
+// aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+at::Tensor & wrap_masked_fill_inplace_tensor(at::Tensor & self, const at::Tensor & mask, const at::Tensor & value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_fill_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_fill_.Tensor argument 'mask'");
+  auto regen_a2 = ::regen::lift_tensor(value, "aten::masked_fill_.Tensor argument 'value'");
+  ::regen::check(regen_kernel_masked_fill_inplace_tensor(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
 // aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::view argument 'self'");
@@ -169,6 +322,23 @@ at::Tensor & wrap_bitwise_or_tensor_out(const at::Tensor & self, const at::Tenso
   return out;
 }
 
+// aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_dunder_lshift_tensor(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__lshift__.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::__lshift__.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_dunder_lshift_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+at::Tensor & wrap_dunder_irshift_scalar(at::Tensor & self, const at::Scalar & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__irshift__.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::__irshift__.Scalar argument 'other'");
+  ::regen::check(regen_kernel_dunder_irshift_scalar(regen_a0, regen_a1));
+  return self;
+}
+
 // aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor_out argument 'self'");
@@ -184,6 +354,25 @@ at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & othe
   auto regen_a1 = ::regen::lift_scalar(other, "aten::eq.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Scalar_out argument 'out'");
   ::regen::check(regen_kernel_eq_scalar_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp.Tensor_out argument 'end'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::lerp.Tensor_out argument 'weight'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::lerp.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_lerp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_igammac_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::igammac.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::igammac.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::igammac.out argument 'out'");
+  ::regen::check(regen_kernel_igammac_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -205,27 +394,162 @@ at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor
   return out;
 }
 
+// aten::hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardtanh_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::hardtanh_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(min_val, "aten::hardtanh_backward.grad_input argument 'min_val'");
+  auto regen_a3 = ::regen::lift_scalar(max_val, "aten::hardtanh_backward.grad_input argument 'max_val'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::hardtanh_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_hardtanh_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_hardswish_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::hardswish.out argument 'out'");
+  ::regen::check(regen_kernel_hardswish_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::softplus_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::softplus_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(beta, "aten::softplus_backward.grad_input argument 'beta'");
+  auto regen_a3 = ::regen::lift_scalar(threshold, "aten::softplus_backward.grad_input argument 'threshold'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::softplus_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_softplus_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_log_ndtr_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_log_ndtr.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_log_ndtr.out argument 'out'");
+  ::regen::check(regen_kernel_special_log_ndtr_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_i1e_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1e.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i1e.out argument 'out'");
+  ::regen::check(regen_kernel_special_i1e_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_bessel_j0_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j0.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_j0.out argument 'out'");
+  ::regen::check(regen_kernel_special_bessel_j0_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_bessel_y1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_y1.out argument 'out'");
+  ::regen::check(regen_kernel_special_bessel_y1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_chebyshev_polynomial_v_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_v.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_v.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_v.out argument 'out'");
+  ::regen::check(regen_kernel_special_chebyshev_polynomial_v_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_hermite_polynomial_he_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_hermite_polynomial_he.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_hermite_polynomial_he.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_hermite_polynomial_he.out argument 'out'");
+  ::regen::check(regen_kernel_special_hermite_polynomial_he_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_modified_bessel_k1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k1.out argument 'out'");
+  ::regen::check(regen_kernel_special_modified_bessel_k1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_shifted_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_t.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_t.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_t.out argument 'out'");
+  ::regen::check(regen_kernel_special_shifted_chebyshev_polynomial_t_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_spherical_bessel_j0_out(const at::Tensor & x, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_spherical_bessel_j0.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_spherical_bessel_j0.out argument 'out'");
+  ::regen::check(regen_kernel_special_spherical_bessel_j0_out(regen_a0, regen_a1));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("angle", TORCH_FN(regen_runtime_ops::wrap_angle));
   m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
   m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
   m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
+  m.impl("logical_not.out", TORCH_FN(regen_runtime_ops::wrap_logical_not_out));
   m.impl("logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
   m.impl("logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
+  m.impl("clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
   m.impl("div.out_mode", TORCH_FN(regen_runtime_ops::wrap_div_out_mode));
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
+  m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
+  m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
+  m.impl("gelu.out", TORCH_FN(regen_runtime_ops::wrap_gelu_out));
+  m.impl("hardshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardshrink_backward_grad_input));
+  m.impl("silu.out", TORCH_FN(regen_runtime_ops::wrap_silu_out));
+  m.impl("logit", TORCH_FN(regen_runtime_ops::wrap_logit));
+  m.impl("sinc.out", TORCH_FN(regen_runtime_ops::wrap_sinc_out));
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
+  m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
+  m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));
+  m.impl("rsub.Tensor", TORCH_FN(regen_runtime_ops::wrap_rsub_tensor));
   m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));
   m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));
+  m.impl("masked_fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_tensor));
   m.impl("view", TORCH_FN(regen_runtime_ops::wrap_view));
   m.impl("bitwise_or.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_tensor_out));
+  m.impl("__lshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_tensor));
+  m.impl("__irshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_scalar));
   m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
   m.impl("eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
+  m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
+  m.impl("igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
   m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
+  m.impl("hardtanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward_grad_input));
+  m.impl("hardswish.out", TORCH_FN(regen_runtime_ops::wrap_hardswish_out));
+  m.impl("softplus_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softplus_backward_grad_input));
+  m.impl("special_log_ndtr.out", TORCH_FN(regen_runtime_ops::wrap_special_log_ndtr_out));
+  m.impl("special_i1e.out", TORCH_FN(regen_runtime_ops::wrap_special_i1e_out));
+  m.impl("special_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j0_out));
+  m.impl("special_bessel_y1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y1_out));
+  m.impl("special_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_v_out));
+  m.impl("special_hermite_polynomial_he.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_he_out));
+  m.impl("special_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k1_out));
+  m.impl("special_shifted_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_t_out));
+  m.impl("special_spherical_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_spherical_bessel_j0_out));
 }

@@ -15,6 +15,10 @@ regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
+regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
+regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, regen_tensor out);
+regen_error* regen_kernel_polar_out(regen_tensor abs, regen_tensor angle, regen_tensor out);
 regen_error* regen_kernel_copy_inplace(regen_tensor self, regen_tensor src, bool non_blocking);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -23,20 +27,48 @@ regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, r
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
+regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logit_inplace(regen_tensor self, regen_opt_f64 eps);
 regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
 regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
+regen_error* regen_kernel_masked_fill_inplace_scalar(regen_tensor self, regen_tensor mask, regen_scalar value);
+regen_error* regen_kernel_dunder_lshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_dunder_irshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_digamma_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_erfinv_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_signbit_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atan2_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lerp_scalar_out(regen_tensor self, regen_tensor end, regen_scalar weight, regen_tensor out);
 regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
+regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
+regen_error* regen_kernel_hardtanh(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
+regen_error* regen_kernel_leaky_relu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar negative_slope, bool self_is_result, regen_tensor grad_input);
+regen_error* regen_kernel_softshrink_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
+regen_error* regen_kernel_logit_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_opt_f64 eps, regen_tensor grad_input);
+regen_error* regen_kernel_tanh_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
+regen_error* regen_kernel_special_erfcx_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_i1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_hermite_polynomial_h_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_legendre_polynomial_p_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_i0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_scaled_modified_bessel_k1_out(regen_tensor x, regen_tensor out);
+regen_error* regen_kernel_special_shifted_chebyshev_polynomial_w_out(regen_tensor x, regen_tensor n, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -84,6 +116,42 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
   ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_min_out(const at::Tensor & self, const at::Scalar & min, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(min, "aten::clamp_min.out argument 'min'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_min.out argument 'out'");
+  ::regen::check(regen_kernel_clamp_min_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_min_tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(min, "aten::clamp_min.Tensor_out argument 'min'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_min.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_clamp_min_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_complex_out(const at::Tensor & real, const at::Tensor & imag, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(real, "aten::complex.out argument 'real'");
+  auto regen_a1 = ::regen::lift_tensor(imag, "aten::complex.out argument 'imag'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::complex.out argument 'out'");
+  ::regen::check(regen_kernel_complex_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_polar_out(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(abs, "aten::polar.out argument 'abs'");
+  auto regen_a1 = ::regen::lift_tensor(angle, "aten::polar.out argument 'angle'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::polar.out argument 'out'");
+  ::regen::check(regen_kernel_polar_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -158,6 +226,15 @@ at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::T
   return out;
 }
 
+// aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mvlgamma.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(p, "aten::mvlgamma.out argument 'p'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::mvlgamma.out argument 'out'");
+  ::regen::check(regen_kernel_mvlgamma_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_round_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::round.out argument 'self'");
@@ -182,6 +259,14 @@ at::Tensor & wrap_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
+at::Tensor & wrap_logit_inplace(at::Tensor & self, ::std::optional<double> eps) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logit_ argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit_ argument 'eps'");
+  ::regen::check(regen_kernel_logit_inplace(regen_a0, regen_a1));
+  return self;
+}
+
 // aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sinh.out argument 'self'");
@@ -196,6 +281,16 @@ at::Tensor & wrap_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sqrt.out argument 'out'");
   ::regen::check(regen_kernel_sqrt_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::threshold_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::threshold_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(threshold, "aten::threshold_backward.grad_input argument 'threshold'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::threshold_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_threshold_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
 }
 
 // aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
@@ -223,6 +318,41 @@ at::Tensor & wrap_set_inplace_source_tensor(at::Tensor & self, const at::Tensor 
   return self;
 }
 
+// aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+at::Tensor & wrap_masked_fill_inplace_scalar(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_fill_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_fill_.Scalar argument 'mask'");
+  auto regen_a2 = ::regen::lift_scalar(value, "aten::masked_fill_.Scalar argument 'value'");
+  ::regen::check(regen_kernel_masked_fill_inplace_scalar(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
+// aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_dunder_lshift_scalar(const at::Tensor & self, const at::Scalar & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__lshift__.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::__lshift__.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_dunder_lshift_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_left_shift_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_left_shift.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_left_shift.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_left_shift.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_left_shift_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+at::Tensor & wrap_dunder_irshift_tensor(at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__irshift__.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::__irshift__.Tensor argument 'other'");
+  ::regen::check(regen_kernel_dunder_irshift_tensor(regen_a0, regen_a1));
+  return self;
+}
+
 // aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Scalar_out argument 'self'");
@@ -241,12 +371,46 @@ at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & othe
   return out;
 }
 
+// aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_digamma_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::digamma.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::digamma.out argument 'out'");
+  ::regen::check(regen_kernel_digamma_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_erfinv_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfinv.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::erfinv.out argument 'out'");
+  ::regen::check(regen_kernel_erfinv_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_signbit_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::signbit.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::signbit.out argument 'out'");
+  ::regen::check(regen_kernel_signbit_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_atan2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan2.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::atan2.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::atan2.out argument 'out'");
   ::regen::check(regen_kernel_atan2_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_lerp_scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Scalar_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp.Scalar_out argument 'end'");
+  auto regen_a2 = ::regen::lift_scalar(weight, "aten::lerp.Scalar_out argument 'weight'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::lerp.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_lerp_scalar_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -277,6 +441,161 @@ at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other,
   return out;
 }
 
+// aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_elu_out(const at::Tensor & self, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::elu.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(alpha, "aten::elu.out argument 'alpha'");
+  auto regen_a2 = ::regen::lift_scalar(scale, "aten::elu.out argument 'scale'");
+  auto regen_a3 = ::regen::lift_scalar(input_scale, "aten::elu.out argument 'input_scale'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::elu.out argument 'out'");
+  ::regen::check(regen_kernel_elu_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardsigmoid_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::hardsigmoid_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::hardsigmoid_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_hardsigmoid_backward_grad_input(regen_a0, regen_a1, regen_a2));
+  return grad_input;
+}
+
+// aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+at::Tensor wrap_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh argument 'min_val'");
+  auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh argument 'max_val'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_hardtanh(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_leaky_relu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & negative_slope, bool self_is_result, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::leaky_relu_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::leaky_relu_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(negative_slope, "aten::leaky_relu_backward.grad_input argument 'negative_slope'");
+  auto regen_a3 = ::regen::lift_plain(self_is_result, "aten::leaky_relu_backward.grad_input argument 'self_is_result'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::leaky_relu_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_leaky_relu_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_softshrink_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & lambd, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::softshrink_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::softshrink_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(lambd, "aten::softshrink_backward.grad_input argument 'lambd'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::softshrink_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_softshrink_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_logit_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, ::std::optional<double> eps, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::logit_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::logit_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_opt_float(eps, "aten::logit_backward.grad_input argument 'eps'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::logit_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_logit_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_tanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::tanh_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::tanh_backward.grad_input argument 'output'");
+  auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::tanh_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_tanh_backward_grad_input(regen_a0, regen_a1, regen_a2));
+  return grad_input;
+}
+
+// aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_erfcx.out argument 'out'");
+  ::regen::check(regen_kernel_special_erfcx_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_zeta_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_zeta.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::special_zeta.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_zeta.out argument 'out'");
+  ::regen::check(regen_kernel_special_zeta_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_i0e_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i0e.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i0e.out argument 'out'");
+  ::regen::check(regen_kernel_special_i0e_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_i1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i1.out argument 'out'");
+  ::regen::check(regen_kernel_special_i1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_u.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_u.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_u.out argument 'out'");
+  ::regen::check(regen_kernel_special_chebyshev_polynomial_u_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_hermite_polynomial_h_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_hermite_polynomial_h.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_hermite_polynomial_h.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_hermite_polynomial_h.out argument 'out'");
+  ::regen::check(regen_kernel_special_hermite_polynomial_h_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_legendre_polynomial_p_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_legendre_polynomial_p.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_legendre_polynomial_p.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_legendre_polynomial_p.out argument 'out'");
+  ::regen::check(regen_kernel_special_legendre_polynomial_p_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_modified_bessel_i0_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i0.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_i0.out argument 'out'");
+  ::regen::check(regen_kernel_special_modified_bessel_i0_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_scaled_modified_bessel_k1_out(const at::Tensor & x, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k1.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_scaled_modified_bessel_k1.out argument 'out'");
+  ::regen::check(regen_kernel_special_scaled_modified_bessel_k1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_shifted_chebyshev_polynomial_w_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_w.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_w.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_w.out argument 'out'");
+  ::regen::check(regen_kernel_special_shifted_chebyshev_polynomial_w_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -286,6 +605,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  m.impl("clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
+  m.impl("clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
+  m.impl("complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
+  m.impl("polar.out", TORCH_FN(regen_runtime_ops::wrap_polar_out));
   m.impl("copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
@@ -294,18 +617,46 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
+  m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
+  m.impl("logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
   m.impl("sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
+  m.impl("threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
   m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
+  m.impl("masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));
+  m.impl("__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
+  m.impl("bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
+  m.impl("__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
   m.impl("ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
   m.impl("eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
+  m.impl("digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));
+  m.impl("erfinv.out", TORCH_FN(regen_runtime_ops::wrap_erfinv_out));
+  m.impl("signbit.out", TORCH_FN(regen_runtime_ops::wrap_signbit_out));
   m.impl("atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
+  m.impl("lerp.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lerp_scalar_out));
   m.impl("fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
   m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
+  m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
+  m.impl("hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
+  m.impl("hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));
+  m.impl("leaky_relu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_backward_grad_input));
+  m.impl("softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
+  m.impl("logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
+  m.impl("tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
+  m.impl("special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
+  m.impl("special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
+  m.impl("special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));
+  m.impl("special_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_i1_out));
+  m.impl("special_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_u_out));
+  m.impl("special_hermite_polynomial_h.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_h_out));
+  m.impl("special_legendre_polynomial_p.out", TORCH_FN(regen_runtime_ops::wrap_special_legendre_polynomial_p_out));
+  m.impl("special_modified_bessel_i0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i0_out));
+  m.impl("special_scaled_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k1_out));
+  m.impl("special_shifted_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_w_out));
 }

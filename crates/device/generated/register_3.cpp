@@ -10,9 +10,11 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_angle_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -20,28 +22,64 @@ regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size,
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_isnan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
 regen_error* regen_kernel_bitwise_and_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_bitwise_xor_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_dunder_ilshift_scalar(regen_tensor self, regen_scalar other);
+regen_error* regen_kernel_dunder_rshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_bitwise_right_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_addcdiv_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
+regen_error* regen_kernel_elu_backward_grad_input(regen_tensor grad_output, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, bool is_result, regen_tensor self_or_result, regen_tensor grad_input);
+regen_error* regen_kernel_hardsigmoid_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_hardtanh_inplace(regen_tensor self, regen_scalar min_val, regen_scalar max_val);
+regen_error* regen_kernel_hardswish(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_hardswish_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_leaky_relu_out(regen_tensor self, regen_scalar negative_slope, regen_tensor out);
+regen_error* regen_kernel_log_sigmoid_backward(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor* regen_r0);
+regen_error* regen_kernel_softshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
+regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
+regen_error* regen_kernel_isposinf_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_isneginf_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_entr_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_ndtri_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_laguerre_polynomial_l_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_i1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_scaled_modified_bessel_k0_out(regen_tensor x, regen_tensor out);
+regen_error* regen_kernel_special_shifted_chebyshev_polynomial_v_out(regen_tensor x, regen_tensor n, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+
+// aten::angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_angle_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::angle.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::angle.out argument 'out'");
+  ::regen::check(regen_kernel_angle_out(regen_a0, regen_a1));
+  return out;
+}
 
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
@@ -67,6 +105,16 @@ at::Tensor & wrap_ceil_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ceil.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::ceil.out argument 'out'");
   ::regen::check(regen_kernel_ceil_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_out(const at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_scalar(min, "aten::clamp.out argument 'min'");
+  auto regen_a2 = ::regen::lift_opt_scalar(max, "aten::clamp.out argument 'max'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.out argument 'out'");
+  ::regen::check(regen_kernel_clamp_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -133,6 +181,14 @@ at::Tensor & wrap_exp_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::isnan(Tensor self) -> Tensor
+at::Tensor wrap_isnan(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::isnan argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_isnan(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log10_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log10.out argument 'self'");
@@ -149,6 +205,23 @@ at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_mish_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mish.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::mish.out argument 'out'");
+  ::regen::check(regen_kernel_mish_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logit_out(const at::Tensor & self, ::std::optional<double> eps, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logit.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit.out argument 'eps'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::logit.out argument 'out'");
+  ::regen::check(regen_kernel_logit_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_tan_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tan.out argument 'self'");
@@ -162,6 +235,16 @@ at::Tensor & wrap_tanh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tanh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::tanh.out argument 'out'");
   ::regen::check(regen_kernel_tanh_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & threshold, const at::Scalar & value, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::threshold.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(threshold, "aten::threshold.out argument 'threshold'");
+  auto regen_a2 = ::regen::lift_scalar(value, "aten::threshold.out argument 'value'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::threshold.out argument 'out'");
+  ::regen::check(regen_kernel_threshold_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -188,6 +271,32 @@ at::Tensor & wrap_bitwise_xor_tensor_out(const at::Tensor & self, const at::Tens
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_xor.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_xor.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_bitwise_xor_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+at::Tensor & wrap_dunder_ilshift_scalar(at::Tensor & self, const at::Scalar & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__ilshift__.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::__ilshift__.Scalar argument 'other'");
+  ::regen::check(regen_kernel_dunder_ilshift_scalar(regen_a0, regen_a1));
+  return self;
+}
+
+// aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_dunder_rshift_tensor(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__rshift__.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::__rshift__.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_dunder_rshift_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bitwise_right_shift_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_right_shift.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_right_shift.Tensor_out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_right_shift.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bitwise_right_shift_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -227,11 +336,39 @@ at::Tensor & wrap_lt_scalar_out(const at::Tensor & self, const at::Scalar & othe
   return out;
 }
 
+// aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addcdiv.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcdiv.out argument 'tensor1'");
+  auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcdiv.out argument 'tensor2'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::addcdiv.out argument 'value'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::addcdiv.out argument 'out'");
+  ::regen::check(regen_kernel_addcdiv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::lgamma.out argument 'out'");
   ::regen::check(regen_kernel_lgamma_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_polygamma_out(int64_t n, const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_int(n, "aten::polygamma.out argument 'n'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::polygamma.out argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::polygamma.out argument 'out'");
+  ::regen::check(regen_kernel_polygamma_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_i0_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::i0.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::i0.out argument 'out'");
+  ::regen::check(regen_kernel_i0_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -270,13 +407,174 @@ at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scala
   return out;
 }
 
+// aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_elu_backward_grad_input(const at::Tensor & grad_output, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, bool is_result, const at::Tensor & self_or_result, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::elu_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_scalar(alpha, "aten::elu_backward.grad_input argument 'alpha'");
+  auto regen_a2 = ::regen::lift_scalar(scale, "aten::elu_backward.grad_input argument 'scale'");
+  auto regen_a3 = ::regen::lift_scalar(input_scale, "aten::elu_backward.grad_input argument 'input_scale'");
+  auto regen_a4 = ::regen::lift_plain(is_result, "aten::elu_backward.grad_input argument 'is_result'");
+  auto regen_a5 = ::regen::lift_tensor(self_or_result, "aten::elu_backward.grad_input argument 'self_or_result'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::elu_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_elu_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return grad_input;
+}
+
+// aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardsigmoid.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::hardsigmoid.out argument 'out'");
+  ::regen::check(regen_kernel_hardsigmoid_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
+at::Tensor & wrap_hardtanh_inplace(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh_ argument 'min_val'");
+  auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh_ argument 'max_val'");
+  ::regen::check(regen_kernel_hardtanh_inplace(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
+// aten::hardswish(Tensor self) -> Tensor
+at::Tensor wrap_hardswish(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_hardswish(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+at::Tensor wrap_hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardswish_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::hardswish_backward argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_hardswish_backward(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_leaky_relu_out(const at::Tensor & self, const at::Scalar & negative_slope, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::leaky_relu.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(negative_slope, "aten::leaky_relu.out argument 'negative_slope'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::leaky_relu.out argument 'out'");
+  ::regen::check(regen_kernel_leaky_relu_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+at::Tensor wrap_log_sigmoid_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & buffer) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::log_sigmoid_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::log_sigmoid_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_backward argument 'buffer'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log_sigmoid_backward(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_softshrink_out(const at::Tensor & self, const at::Scalar & lambd, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::softshrink.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(lambd, "aten::softshrink.out argument 'lambd'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::softshrink.out argument 'out'");
+  ::regen::check(regen_kernel_softshrink_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::sigmoid_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::sigmoid_backward.grad_input argument 'output'");
+  auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::sigmoid_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_sigmoid_backward_grad_input(regen_a0, regen_a1, regen_a2));
+  return grad_input;
+}
+
+// aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_isposinf_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::isposinf.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::isposinf.out argument 'out'");
+  ::regen::check(regen_kernel_isposinf_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_isneginf_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::isneginf.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::isneginf.out argument 'out'");
+  ::regen::check(regen_kernel_isneginf_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_entr_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_entr.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_entr.out argument 'out'");
+  ::regen::check(regen_kernel_special_entr_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_ndtri.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_ndtri.out argument 'out'");
+  ::regen::check(regen_kernel_special_ndtri_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_t.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_t.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_t.out argument 'out'");
+  ::regen::check(regen_kernel_special_chebyshev_polynomial_t_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_laguerre_polynomial_l_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_laguerre_polynomial_l.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_laguerre_polynomial_l.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_laguerre_polynomial_l.out argument 'out'");
+  ::regen::check(regen_kernel_special_laguerre_polynomial_l_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_modified_bessel_i1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_i1.out argument 'out'");
+  ::regen::check(regen_kernel_special_modified_bessel_i1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_scaled_modified_bessel_k0_out(const at::Tensor & x, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k0.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_scaled_modified_bessel_k0.out argument 'out'");
+  ::regen::check(regen_kernel_special_scaled_modified_bessel_k0_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_shifted_chebyshev_polynomial_v_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_v.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_v.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_v.out argument 'out'");
+  ::regen::check(regen_kernel_special_shifted_chebyshev_polynomial_v_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("angle.out", TORCH_FN(regen_runtime_ops::wrap_angle_out));
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
   m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
+  m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
   m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
@@ -284,20 +582,48 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
   m.impl("erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
   m.impl("exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
+  m.impl("isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
   m.impl("log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
   m.impl("log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
+  m.impl("mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
+  m.impl("logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
+  m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
   m.impl("bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
   m.impl("bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
+  m.impl("__ilshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_scalar));
+  m.impl("__rshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_tensor));
+  m.impl("bitwise_right_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_tensor_out));
   m.impl("ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
   m.impl("le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
   m.impl("gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
   m.impl("lt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lt_scalar_out));
+  m.impl("addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
   m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
+  m.impl("polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
+  m.impl("i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
   m.impl("sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
   m.impl("remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
+  m.impl("elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));
+  m.impl("hardsigmoid.out", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_out));
+  m.impl("hardtanh_", TORCH_FN(regen_runtime_ops::wrap_hardtanh_inplace));
+  m.impl("hardswish", TORCH_FN(regen_runtime_ops::wrap_hardswish));
+  m.impl("hardswish_backward", TORCH_FN(regen_runtime_ops::wrap_hardswish_backward));
+  m.impl("leaky_relu.out", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_out));
+  m.impl("log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
+  m.impl("softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
+  m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
+  m.impl("isposinf.out", TORCH_FN(regen_runtime_ops::wrap_isposinf_out));
+  m.impl("isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
+  m.impl("special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));
+  m.impl("special_ndtri.out", TORCH_FN(regen_runtime_ops::wrap_special_ndtri_out));
+  m.impl("special_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_t_out));
+  m.impl("special_laguerre_polynomial_l.out", TORCH_FN(regen_runtime_ops::wrap_special_laguerre_polynomial_l_out));
+  m.impl("special_modified_bessel_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1_out));
+  m.impl("special_scaled_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0_out));
+  m.impl("special_shifted_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_v_out));
 }

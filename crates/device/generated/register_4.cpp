@@ -10,9 +10,12 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_clamp_max_out(regen_tensor self, regen_scalar max, regen_tensor out);
+regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
@@ -21,6 +24,7 @@ regen_error* regen_kernel_floor_divide(regen_tensor self, regen_tensor other, re
 regen_error* regen_kernel_floor_divide_inplace_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -28,24 +32,52 @@ regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__reshape_alias(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_relu(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_gelu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_str approximate, regen_tensor grad_input);
+regen_error* regen_kernel_hardshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
+regen_error* regen_kernel_silu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_where_self_out(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
+regen_error* regen_kernel_dunder_ilshift_tensor(regen_tensor self, regen_tensor other);
+regen_error* regen_kernel_dunder_rshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_le_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_gt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
+regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
+regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
+regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
+regen_error* regen_kernel_log_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor grad_input);
+regen_error* regen_kernel_softplus_out(regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor out);
+regen_error* regen_kernel_special_xlog1py_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_special_airy_ai_out(regen_tensor x, regen_tensor out);
+regen_error* regen_kernel_special_bessel_j1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_bessel_y0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_chebyshev_polynomial_w_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_k0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_shifted_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+
+// aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::conj_physical.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::conj_physical.out argument 'out'");
+  ::regen::check(regen_kernel_conj_physical_out(regen_a0, regen_a1));
+  return out;
+}
 
 // aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_acosh_out(const at::Tensor & self, at::Tensor & out) {
@@ -69,6 +101,24 @@ at::Tensor & wrap_copysign_out(const at::Tensor & self, const at::Tensor & other
   auto regen_a1 = ::regen::lift_tensor(other, "aten::copysign.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::copysign.out argument 'out'");
   ::regen::check(regen_kernel_copysign_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_max_out(const at::Tensor & self, const at::Scalar & max, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(max, "aten::clamp_max.out argument 'max'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_max.out argument 'out'");
+  ::regen::check(regen_kernel_clamp_max_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_clamp_max_tensor_out(const at::Tensor & self, const at::Tensor & max, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(max, "aten::clamp_max.Tensor_out argument 'max'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_max.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_clamp_max_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -144,6 +194,17 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
   return out;
 }
 
+// aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_nan_to_num_out(const at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nan_to_num.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_float(nan, "aten::nan_to_num.out argument 'nan'");
+  auto regen_a2 = ::regen::lift_opt_float(posinf, "aten::nan_to_num.out argument 'posinf'");
+  auto regen_a3 = ::regen::lift_opt_float(neginf, "aten::nan_to_num.out argument 'neginf'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::nan_to_num.out argument 'out'");
+  ::regen::check(regen_kernel_nan_to_num_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log.out argument 'self'");
@@ -203,6 +264,34 @@ at::Tensor wrap_relu(const at::Tensor & self) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_gelu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::gelu_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::gelu_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_str(approximate, "aten::gelu_backward.grad_input argument 'approximate'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::gelu_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_gelu_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_hardshrink_out(const at::Tensor & self, const at::Scalar & lambd, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardshrink.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(lambd, "aten::hardshrink.out argument 'lambd'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::hardshrink.out argument 'out'");
+  ::regen::check(regen_kernel_hardshrink_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_silu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::silu_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::silu_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::silu_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_silu_backward_grad_input(regen_a0, regen_a1, regen_a2));
+  return grad_input;
+}
+
 // aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sin.out argument 'self'");
@@ -216,6 +305,16 @@ at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::trunc.out argument 'out'");
   ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(condition, "aten::where.self_out argument 'condition'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::where.self_out argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(other, "aten::where.self_out argument 'other'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::where.self_out argument 'out'");
+  ::regen::check(regen_kernel_where_self_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -238,6 +337,23 @@ at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, a
   auto regen_a4 = ::regen::lift_int_list(stride, "aten::set_.source_Storage_storage_offset argument 'stride'");
   ::regen::check(regen_kernel_set_inplace_source_storage_storage_offset(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return self;
+}
+
+// aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+at::Tensor & wrap_dunder_ilshift_tensor(at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__ilshift__.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::__ilshift__.Tensor argument 'other'");
+  ::regen::check(regen_kernel_dunder_ilshift_tensor(regen_a0, regen_a1));
+  return self;
+}
+
+// aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_dunder_rshift_scalar(const at::Tensor & self, const at::Scalar & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::__rshift__.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::__rshift__.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_dunder_rshift_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -276,12 +392,32 @@ at::Tensor & wrap_lt_tensor_out(const at::Tensor & self, const at::Tensor & othe
   return out;
 }
 
+// aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_addcmul_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addcmul.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcmul.out argument 'tensor1'");
+  auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcmul.out argument 'tensor2'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::addcmul.out argument 'value'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::addcmul.out argument 'out'");
+  ::regen::check(regen_kernel_addcmul_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hypot_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hypot.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::hypot.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::hypot.out argument 'out'");
   ::regen::check(regen_kernel_hypot_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_igamma_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::igamma.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::igamma.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::igamma.out argument 'out'");
+  ::regen::check(regen_kernel_igamma_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -312,13 +448,123 @@ at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tenso
   return out;
 }
 
+// aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh.out argument 'min_val'");
+  auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh.out argument 'max_val'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::hardtanh.out argument 'out'");
+  ::regen::check(regen_kernel_hardtanh_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+at::Tensor wrap_hardtanh_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardtanh_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::hardtanh_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_scalar(min_val, "aten::hardtanh_backward argument 'min_val'");
+  auto regen_a3 = ::regen::lift_scalar(max_val, "aten::hardtanh_backward argument 'max_val'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_hardtanh_backward(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::hardswish_(Tensor(a!) self) -> Tensor(a!)
+at::Tensor & wrap_hardswish_inplace(at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish_ argument 'self'");
+  ::regen::check(regen_kernel_hardswish_inplace(regen_a0));
+  return self;
+}
+
+// aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_log_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & buffer, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::log_sigmoid_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::log_sigmoid_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_backward.grad_input argument 'buffer'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::log_sigmoid_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_log_sigmoid_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::softplus.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(beta, "aten::softplus.out argument 'beta'");
+  auto regen_a2 = ::regen::lift_scalar(threshold, "aten::softplus.out argument 'threshold'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::softplus.out argument 'out'");
+  ::regen::check(regen_kernel_softplus_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_xlog1py.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::special_xlog1py.out argument 'other'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_xlog1py.out argument 'out'");
+  ::regen::check(regen_kernel_special_xlog1py_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_airy_ai_out(const at::Tensor & x, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_airy_ai.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_airy_ai.out argument 'out'");
+  ::regen::check(regen_kernel_special_airy_ai_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_bessel_j1_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j1.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_j1.out argument 'out'");
+  ::regen::check(regen_kernel_special_bessel_j1_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_bessel_y0_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y0.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_y0.out argument 'out'");
+  ::regen::check(regen_kernel_special_bessel_y0_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_chebyshev_polynomial_w_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_w.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_w.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_w.out argument 'out'");
+  ::regen::check(regen_kernel_special_chebyshev_polynomial_w_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_modified_bessel_k0_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k0.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k0.out argument 'out'");
+  ::regen::check(regen_kernel_special_modified_bessel_k0_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_u.out argument 'x'");
+  auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_u.out argument 'n'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_u.out argument 'out'");
+  ::regen::check(regen_kernel_special_shifted_chebyshev_polynomial_u_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
   m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
+  m.impl("clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
+  m.impl("clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
   m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
@@ -327,6 +573,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
   m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
   m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
+  m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
@@ -334,16 +581,36 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
   m.impl("_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
   m.impl("relu", TORCH_FN(regen_runtime_ops::wrap_relu));
+  m.impl("gelu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_gelu_backward_grad_input));
+  m.impl("hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
+  m.impl("silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
   m.impl("sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
   m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
+  m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
+  m.impl("__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
+  m.impl("__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
   m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
   m.impl("le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
   m.impl("gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
   m.impl("lt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lt_tensor_out));
+  m.impl("addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
   m.impl("hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
+  m.impl("igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
   m.impl("fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
   m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
+  m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
+  m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
+  m.impl("hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
+  m.impl("log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
+  m.impl("softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
+  m.impl("special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
+  m.impl("special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
+  m.impl("special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));
+  m.impl("special_bessel_y0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0_out));
+  m.impl("special_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_w_out));
+  m.impl("special_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0_out));
+  m.impl("special_shifted_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_u_out));
 }

@@ -11,7 +11,9 @@ use regen_runtime::view::{View, broadcast_shapes, contiguous_strides};
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
-use crate::kernels::iter::Input;
+use crate::kernels::dtype::Num;
+use crate::kernels::iter::{self, Input};
+use crate::kernels::pointwise::{self, ops as pw};
 use crate::kernels::{binary, unary};
 use crate::ops;
 
@@ -58,6 +60,20 @@ impl Kernels for Backend {
     // Every row of the unary and binary tables (kernels/unary.rs, kernels/binary.rs).
     crate::unary_table!(unary_methods);
     crate::binary_table!(binary_methods);
+    // Ternary, parameterised and predicate ops (kernels/pointwise.rs).
+    crate::pointwise_methods!();
+
+    fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
+        let dtype = if input.is_complex() {
+            input.to_real()
+        } else {
+            iter::result_dtype(iter::Config::FLOATING, &[Input::Tensor(self_)])?
+        };
+        let out = host::empty_strided(&[0], &[1], dtype.code())?;
+        unary::run::<unary::ops::Angle>(self_, out.as_ref())?;
+        Ok(out)
+    }
 
     // Not derived from `.out` by PyTorch: registered as they are.
     fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor> {

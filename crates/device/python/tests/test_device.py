@@ -199,6 +199,195 @@ def test_binary_table_matches_cpu(op, native, dtype):
         compare(fn(on_device(a), 2), scalar_expected)
 
 
+F = torch.nn.functional
+# Rows of the pointwise table (src/kernels/pointwise.rs): (id, native op key, function of three
+# tensors a (3x4), b (4), c (3x4) — some ignored).
+POINTWISE_TABLE = [
+    ("where", "where.self", lambda a, b, c: torch.where(a > b, a, c)),
+    ("lerp", "lerp.Scalar_out", lambda a, b, c: torch.lerp(a, c, 0.3)),
+    ("lerp_tensor", "lerp.Tensor_out", lambda a, b, c: torch.lerp(a, c, b)),
+    ("addcmul", "addcmul.out", lambda a, b, c: torch.addcmul(a, b, c, value=2)),
+    ("addcdiv", "addcdiv.out", lambda a, b, c: torch.addcdiv(a, b, c, value=2)),
+    ("clamp", "clamp.out", lambda a, b, c: torch.clamp(a, -1, 1)),
+    ("clamp_tensor", "clamp.Tensor_out", lambda a, b, c: torch.clamp(a, b, c)),
+    ("clamp_min", "clamp_min.out", lambda a, b, c: torch.clamp_min(a, 0)),
+    ("clamp_max_tensor", "clamp_max.Tensor_out", lambda a, b, c: torch.clamp_max(a, b)),
+    ("masked_fill", "masked_fill_.Scalar", lambda a, b, c: a.clone().masked_fill_(b > 0, 3)),
+    ("threshold", "threshold.out", lambda a, b, c: F.threshold(a, 0.2, -7)),
+    ("gelu", "gelu.out", lambda a, b, c: F.gelu(a)),
+    ("gelu_tanh", "gelu.out", lambda a, b, c: F.gelu(a, approximate="tanh")),
+    ("silu", "silu.out", lambda a, b, c: F.silu(a)),
+    ("mish", "mish.out", lambda a, b, c: F.mish(a)),
+    ("elu", "elu.out", lambda a, b, c: F.elu(a, 0.7)),
+    ("selu", "elu.out", lambda a, b, c: F.selu(a)),
+    ("leaky_relu", "leaky_relu.out", lambda a, b, c: F.leaky_relu(a, 0.1)),
+    ("hardtanh", "hardtanh", lambda a, b, c: F.hardtanh(a, -0.5, 0.5)),
+    ("hardsigmoid", "hardsigmoid.out", lambda a, b, c: F.hardsigmoid(a * 4)),
+    ("hardswish", "hardswish", lambda a, b, c: F.hardswish(a * 4)),
+    ("softplus", "softplus.out", lambda a, b, c: F.softplus(a, 2, 1)),
+    ("softshrink", "softshrink.out", lambda a, b, c: F.softshrink(a, 0.5)),
+    ("hardshrink", "hardshrink.out", lambda a, b, c: F.hardshrink(a, 0.5)),
+    ("nan_to_num", "nan_to_num.out", lambda a, b, c: torch.nan_to_num(a / b.abs().round())),
+    ("round_decimals", "round.decimals_out", lambda a, b, c: torch.round(a * 100, decimals=-1)),
+    ("isnan", "isnan", lambda a, b, c: torch.isnan(a / b.round())),
+    ("isposinf", "isposinf.out", lambda a, b, c: torch.isposinf(a / b.round())),
+    ("signbit", "signbit.out", lambda a, b, c: torch.signbit(a)),
+    ("logical_not", "logical_not.out", lambda a, b, c: torch.logical_not(a)),
+    ("angle", "angle", lambda a, b, c: torch.angle(a)),
+    # conj_physical of a real tensor is the tensor itself: no kernel runs.
+    ("conj_physical", "conj_physical.out", lambda a, b, c: torch.conj_physical(a if a.is_complex() else a.to(torch.complex128))),
+    ("lshift", "__lshift__.Tensor", lambda a, b, c: a << (b.abs() % 9)),
+    ("rshift", "__rshift__.Scalar", lambda a, b, c: a >> 2),
+    ("rsub", "rsub.Tensor", lambda a, b, c: torch.rsub(a, c, alpha=2)),
+]
+# Backward ops, through autograd of the forward functions (float dtypes only).
+BACKWARD_TABLE = [
+    ("threshold", "threshold_backward.grad_input", lambda x: F.threshold(x, 0.1, 0.0)),
+    ("gelu", "gelu_backward.grad_input", F.gelu),
+    ("gelu_tanh", "gelu_backward.grad_input", lambda x: F.gelu(x, approximate="tanh")),
+    # silu_backward is CompositeImplicitAutograd: it decomposes into sigmoid and products.
+    ("silu", "sigmoid.out", F.silu),
+    ("elu", "elu_backward.grad_input", F.elu),
+    ("leaky_relu", "leaky_relu_backward.grad_input", lambda x: F.leaky_relu(x, 0.2)),
+    ("hardtanh", "hardtanh_backward", F.hardtanh),
+    ("hardsigmoid", "hardsigmoid_backward.grad_input", lambda x: F.hardsigmoid(x * 4)),
+    ("hardswish", "hardswish_backward", lambda x: F.hardswish(x * 4)),
+    ("softplus", "softplus_backward.grad_input", F.softplus),
+    ("softshrink", "softshrink_backward.grad_input", F.softshrink),
+    ("hardshrink", "hardshrink_backward.grad_input", F.hardshrink),
+    ("sigmoid", "sigmoid_backward.grad_input", torch.sigmoid),
+    ("tanh", "tanh_backward.grad_input", torch.tanh),
+    ("logsigmoid", "log_sigmoid_backward", F.logsigmoid),
+]
+
+
+@pytest.mark.parametrize("name,native,fn", POINTWISE_TABLE, ids=[r[0] for r in POINTWISE_TABLE])
+@pytest.mark.parametrize("dtype", TABLE_DTYPES, ids=str)
+def test_pointwise_table_matches_cpu(name, native, fn, dtype):
+    a, b, c = make_any((3, 4), dtype, 1), make_any((4,), dtype, 2), make_any((3, 4), dtype, 3)
+    try:
+        expected = fn(a, b, c)
+    except (RuntimeError, TypeError, NotImplementedError):
+        with pytest.raises((RuntimeError, TypeError, NotImplementedError)):
+            fn(on_device(a), on_device(b), on_device(c)).cpu()
+        return
+    with counted(native):
+        got = fn(on_device(a), on_device(b), on_device(c))
+    assert got.dtype == expected.dtype
+    compare(got, expected)
+    # Transposed inputs.
+    compare(fn(on_device(a.t().contiguous()).t(), on_device(b), on_device(c)), fn(a, b, c))
+
+
+@pytest.mark.parametrize("name,native,fn", BACKWARD_TABLE, ids=[r[0] for r in BACKWARD_TABLE])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_backward_table_matches_cpu(name, native, fn, dtype):
+    if name == "silu" and dtype == torch.bfloat16:
+        pytest.skip("silu_backward is CompositeImplicitAutograd: on the device it rounds each step to bfloat16, CPU's fused kernel does not")
+    x = make_any((5, 6), dtype, 4)
+    g = make_any((5, 6), dtype, 5)
+    xc = x.clone().requires_grad_()
+    fn(xc).backward(g)
+    xd = on_device(x).requires_grad_()
+    with counted(native):
+        fn(xd).backward(on_device(g))
+    compare(xd.grad, xc.grad)
+
+
+# Special functions (src/kernels/special.rs): (torch function, native op key, input transform).
+SPECIAL_UNARY = [
+    (torch.erfinv, "erfinv.out", lambda a: a / 4), (torch.digamma, "digamma.out", None),
+    (torch.i0, "i0.out", None), (torch.sinc, "sinc.out", None),
+    (torch.special.i0e, "special_i0e.out", None), (torch.special.i1, "special_i1.out", None),
+    (torch.special.i1e, "special_i1e.out", None), (torch.special.ndtri, "special_ndtri.out", lambda a: a / 4 + 0.5),
+    (torch.special.log_ndtr, "special_log_ndtr.out", None), (torch.special.erfcx, "special_erfcx.out", None),
+    (torch.special.entr, "special_entr.out", None), (torch.special.bessel_j0, "special_bessel_j0.out", None),
+    (torch.special.bessel_j1, "special_bessel_j1.out", None), (torch.special.bessel_y0, "special_bessel_y0.out", torch.abs),
+    (torch.special.bessel_y1, "special_bessel_y1.out", torch.abs),
+    (torch.special.modified_bessel_i0, "special_modified_bessel_i0.out", None),
+    (torch.special.modified_bessel_i1, "special_modified_bessel_i1.out", None),
+    (torch.special.modified_bessel_k0, "special_modified_bessel_k0.out", torch.abs),
+    (torch.special.modified_bessel_k1, "special_modified_bessel_k1.out", torch.abs),
+    (torch.special.scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0.out", torch.abs),
+    (torch.special.scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1.out", torch.abs),
+    (torch.special.spherical_bessel_j0, "special_spherical_bessel_j0.out", None),
+    (torch.special.airy_ai, "special_airy_ai.out", None),
+    (lambda a: torch.polygamma(2, a), "polygamma.out", None),
+    (lambda a: torch.mvlgamma(a, 3, out=torch.empty_like(a, dtype=a.dtype if a.is_floating_point() else torch.float32)), "mvlgamma.out", lambda a: a.abs() + 1.5),
+    (lambda a: torch.logit(a, 0.1), "logit", lambda a: a / 4 + 0.5),
+    (lambda a: torch.igamma(a, a * 2), "igamma.out", torch.abs),
+    (lambda a: torch.igammac(a, a + 1), "igammac.out", torch.abs),
+    (lambda a: torch.special.xlog1py(a, a), "special_xlog1py.out", torch.abs),
+    (lambda a: torch.special.zeta(a + 2, a), "special_zeta.out", torch.abs),
+] + [
+    (lambda a, f=getattr(torch.special, name): f(a / 3, 4), f"special_{name}.out", None)
+    for name in ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                 "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                 "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                 "laguerre_polynomial_l", "legendre_polynomial_p"]
+]
+
+
+@pytest.mark.parametrize("fn,native,prep", SPECIAL_UNARY, ids=[r[1] for r in SPECIAL_UNARY])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16], ids=str)
+def test_special_functions_match_cpu(fn, native, prep, dtype):
+    a = make_any((4, 5), dtype, 6)
+    if prep is not None and dtype.is_floating_point:
+        a = prep(a)
+    try:
+        expected = fn(a)
+    except RuntimeError:
+        if dtype != torch.bfloat16:
+            with pytest.raises(RuntimeError):
+                fn(on_device(a)).cpu()
+            return
+        # CPU has no bfloat16 kernel for most of these; the device computes them through f32.
+        with counted(native):
+            got = fn(on_device(a))
+        # Within one bfloat16 ulp of the f32 result rounded (both round an f32 value).
+        torch.testing.assert_close(got.cpu(), fn(a.float()).to(dtype), rtol=0.016, atol=1e-2)
+        return
+    with counted(native):
+        got = fn(on_device(a))
+    assert got.dtype == expected.dtype
+    if dtype == torch.bfloat16:
+        # CPU's bfloat16 special functions round every intermediate step to bfloat16; the
+        # device computes in f32 and rounds once: two ulps apart at most.
+        torch.testing.assert_close(got.cpu(), expected, rtol=0.032, atol=1e-2)
+    else:
+        compare(got, expected)
+
+
+def test_special_function_errors_match_cpu():
+    x = on_device(torch.ones(3))
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        torch.mvlgamma(x, 0, out=torch.empty_like(x))
+    with pytest.raises(RuntimeError, match="does not support negative n"):
+        torch.polygamma(-1, x)
+
+
+def test_pointwise_errors_match_cpu():
+    x = on_device(make((3,), torch.float32))
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        torch.clamp(x)
+    with pytest.raises(RuntimeError, match="expected dtype float for `end` but got dtype double"):
+        torch.lerp(x, x.double(), 0.5)
+    with pytest.raises(RuntimeError, match="boolean masks"):
+        x.masked_fill_(x, 1.0)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        i = on_device(torch.ones(3, dtype=torch.int64))
+        torch.addcdiv(i, i, i)
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        torch.ops.aten.gelu(x, approximate="fast")
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        i = on_device(torch.ones(3, dtype=torch.int64))
+        i <<= on_device(torch.ones(2, 3, dtype=torch.int64))
+    u8 = on_device(torch.tensor([0, 1, 3, 5], dtype=torch.uint8))
+    assert torch.clamp(u8, -1, 1).tolist() == [0, 1, 1, 1]
+    with pytest.raises(RuntimeError, match="Clamp max value -1 is outside the representable range of Byte"):
+        torch.clamp(u8, max=-1)
+
+
 def test_division_modes_and_errors():
     a, b = make((3, 4), torch.float32, 1), make((3, 4), torch.float32, 2)
     for mode in (None, "trunc", "floor"):

@@ -219,6 +219,7 @@ macro_rules! binary_ops {
 pub mod ops {
     //! The binary op structs.
     use super::super::scalar as s;
+    use super::super::special as sp;
     use super::{Binary, Predicate, divisor};
     use num_complex::Complex;
     use num_traits::Zero;
@@ -229,7 +230,7 @@ pub mod ops {
         op Add "add" false { b: |x, y| x || y; i: |x, y| x.wrapping_add(y); f: |x, y| x + y; c: |x, y| x + y; }
         op Sub "sub" false { i: |x, y| x.wrapping_sub(y); f: |x, y| x - y; c: |x, y| x - y; }
         op Mul "mul" false { b: |x, y| x && y; i: |x, y| x.wrapping_mul(y); f: |x, y| x * y; c: |x, y| x * y; }
-        op Div "div" true { f: |x, y| x / y; c: |x, y| x / y; }
+        op Div "div" true { f: |x, y| x / y; c: |x, y| s::complex_div(x, y); }
         op DivTrunc "div" false { i: |x, y| x.wrapping_div(divisor(y)); f: |x, y| (x / y).trunc(); }
         op DivFloor "div" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
         op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); }
@@ -253,6 +254,22 @@ pub mod ops {
         op BitwiseAnd "bitwise_and" false { b: |x, y| x && y; i: |x, y| x & y; }
         op BitwiseOr "bitwise_or" false { b: |x, y| x || y; i: |x, y| x | y; }
         op BitwiseXor "bitwise_xor" false { b: |x, y| x ^ y; i: |x, y| x ^ y; }
+        op Igamma "igamma" false { f: |x, y| sp::igamma(x, y); }
+        op Igammac "igammac" false { f: |x, y| sp::igammac(x, y); }
+        op Xlog1py "special_xlog1py" true { f: |x, y| sp::xlog1py(x, y); }
+        op Zeta "special_zeta" true { f: |x, y| sp::zeta(x, y); }
+        op ChebyshevPolynomialT "special_chebyshev_polynomial_t" true { f: |x, y| sp::chebyshev_polynomial_t(x, y); }
+        op ChebyshevPolynomialU "special_chebyshev_polynomial_u" true { f: |x, y| sp::chebyshev_polynomial_u(x, y); }
+        op ChebyshevPolynomialV "special_chebyshev_polynomial_v" true { f: |x, y| sp::chebyshev_polynomial_v(x, y); }
+        op ChebyshevPolynomialW "special_chebyshev_polynomial_w" true { f: |x, y| sp::chebyshev_polynomial_w(x, y); }
+        op ShiftedChebyshevPolynomialT "special_shifted_chebyshev_polynomial_t" true { f: |x, y| sp::shifted_chebyshev_polynomial_t(x, y); }
+        op ShiftedChebyshevPolynomialU "special_shifted_chebyshev_polynomial_u" true { f: |x, y| sp::shifted_chebyshev_polynomial_u(x, y); }
+        op ShiftedChebyshevPolynomialV "special_shifted_chebyshev_polynomial_v" true { f: |x, y| sp::shifted_chebyshev_polynomial_v(x, y); }
+        op ShiftedChebyshevPolynomialW "special_shifted_chebyshev_polynomial_w" true { f: |x, y| sp::shifted_chebyshev_polynomial_w(x, y); }
+        op HermitePolynomialH "special_hermite_polynomial_h" true { f: |x, y| sp::hermite_polynomial_h(x, y); }
+        op HermitePolynomialHe "special_hermite_polynomial_he" true { f: |x, y| sp::hermite_polynomial_he(x, y); }
+        op LaguerrePolynomialL "special_laguerre_polynomial_l" true { f: |x, y| sp::laguerre_polynomial_l(x, y); }
+        op LegendrePolynomialP "special_legendre_polynomial_p" true { f: |x, y| sp::legendre_polynomial_p(x, y); }
         predicate LogicalAnd "logical_and" false { b: |x, y| x && y; i: |x, y| x != 0 && y != 0; f: |x, y| x != T::zero() && y != T::zero(); c: |x, y| !x.is_zero() && !y.is_zero(); }
         predicate LogicalOr "logical_or" false { b: |x, y| x || y; i: |x, y| x != 0 || y != 0; f: |x, y| x != T::zero() || y != T::zero(); c: |x, y| !x.is_zero() || !y.is_zero(); }
         predicate LogicalXor "logical_xor" false { b: |x, y| x ^ y; i: |x, y| (x != 0) ^ (y != 0); f: |x, y| (x != T::zero()) ^ (y != T::zero()); c: |x, y| x.is_zero() ^ y.is_zero(); }
@@ -354,6 +371,22 @@ macro_rules! binary_table {
             gt_scalar_out pts Gt;
             ge_tensor_out ptt Ge;
             ge_scalar_out pts Ge;
+            igamma_out tt Igamma;
+            igammac_out tt Igammac;
+            special_xlog1py_out tt Xlog1py;
+            special_zeta_out tt Zeta;
+            special_chebyshev_polynomial_t_out tt ChebyshevPolynomialT;
+            special_chebyshev_polynomial_u_out tt ChebyshevPolynomialU;
+            special_chebyshev_polynomial_v_out tt ChebyshevPolynomialV;
+            special_chebyshev_polynomial_w_out tt ChebyshevPolynomialW;
+            special_shifted_chebyshev_polynomial_t_out tt ShiftedChebyshevPolynomialT;
+            special_shifted_chebyshev_polynomial_u_out tt ShiftedChebyshevPolynomialU;
+            special_shifted_chebyshev_polynomial_v_out tt ShiftedChebyshevPolynomialV;
+            special_shifted_chebyshev_polynomial_w_out tt ShiftedChebyshevPolynomialW;
+            special_hermite_polynomial_h_out tt HermitePolynomialH;
+            special_hermite_polynomial_he_out tt HermitePolynomialHe;
+            special_laguerre_polynomial_l_out tt LaguerrePolynomialL;
+            special_legendre_polynomial_p_out tt LegendrePolynomialP;
         }
     };
 }

@@ -324,15 +324,19 @@ fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
 pub enum Input<'a> {
     Tensor(TensorRef<'a>),
     Scalar(Scalar),
+    /// A condition or mask (`torch.where`, `masked_fill_`): it takes no part in type promotion
+    /// and the loop reads it as Bool (a uint8 mask is converted, as ATen accepts both).
+    Mask(TensorRef<'a>),
 }
 
 impl Input<'_> {
-    fn promotion(&self, operand: &Operand) -> PromotionOperand {
+    fn promotion(&self, operand: &Operand) -> Option<PromotionOperand> {
         match self {
             Input::Tensor(t) => {
-                PromotionOperand { dtype: operand.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() }
+                Some(PromotionOperand { dtype: operand.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() })
             }
-            Input::Scalar(_) => PromotionOperand { dtype: operand.dtype, dim: 0, wrapped_number: true },
+            Input::Scalar(_) => Some(PromotionOperand { dtype: operand.dtype, dim: 0, wrapped_number: true }),
+            Input::Mask(_) => None,
         }
     }
 }
@@ -350,8 +354,12 @@ fn scalar_dtype(s: Scalar) -> DType {
 /// The dtype a kernel computes in: `result_type` of the inputs (or the first input's dtype
 /// without promotion), float for integers where the config says so. `None` without inputs.
 fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> Option<DType> {
-    let promotion: Vec<PromotionOperand> = inputs.iter().zip(operands).map(|(i, o)| i.promotion(o)).collect();
-    let common = if config.promote_inputs { result_type(&promotion)? } else { operands.first()?.dtype };
+    let promotion: Vec<PromotionOperand> = inputs.iter().zip(operands).filter_map(|(i, o)| i.promotion(o)).collect();
+    let common = if config.promote_inputs {
+        result_type(&promotion)?
+    } else {
+        inputs.iter().zip(operands).find(|(i, _)| !matches!(i, Input::Mask(_)))?.1.dtype
+    };
     Some(if config.int_to_float && !common.is_floating() && !common.is_complex() {
         DType::DEFAULT_FLOAT
     } else {
@@ -365,7 +373,7 @@ pub fn result_dtype(config: Config, inputs: &[Input<'_>]) -> Result<DType> {
     let operands: Vec<Operand> = inputs
         .iter()
         .map(|i| match i {
-            Input::Tensor(t) => Operand::of(t),
+            Input::Tensor(t) | Input::Mask(t) => Operand::of(t),
             Input::Scalar(s) => Ok(Operand {
                 data: std::ptr::null_mut(),
                 dtype: scalar_dtype(*s),
@@ -395,6 +403,17 @@ pub fn elementwise(
                 check_device(t, op)?;
                 Operand::of(t)?
             }
+            Input::Mask(t) => {
+                check_device(t, op)?;
+                let o = Operand::of(t)?;
+                if !matches!(o.dtype, DType::Bool | DType::U8) {
+                    return Err(Error::runtime(format!(
+                        "{op} expected a boolean condition or mask, but got a tensor with dtype {}",
+                        o.dtype.name()
+                    )));
+                }
+                o
+            }
             Input::Scalar(s) => {
                 let dtype = scalar_dtype(*s);
                 let mut buf = Scratch::new(16);
@@ -418,18 +437,15 @@ pub fn elementwise(
         let real_out = Operand::of(out)?;
         let mut scratch = Vec::new();
         let mut converted = Vec::with_capacity(ins.len());
-        for o in ins {
-            if o.dtype == common {
+        for (o, input) in ins.into_iter().zip(inputs) {
+            let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
+            if o.dtype == want {
                 converted.push(o);
                 continue;
             }
-            let mut buf = Scratch::new(o.numel() * common.size());
-            let tmp = Operand {
-                data: buf.ptr(),
-                dtype: common,
-                strides: contiguous_strides(&o.sizes),
-                sizes: o.sizes.clone(),
-            };
+            let mut buf = Scratch::new(o.numel() * want.size());
+            let tmp =
+                Operand { data: buf.ptr(), dtype: want, strides: contiguous_strides(&o.sizes), sizes: o.sizes.clone() };
             // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
             unsafe { copy_cast(&o, &tmp) };
             scratch.push(buf);

@@ -105,3 +105,27 @@ pub fn ternary<A: Copy + Send + Sync, B: Copy + Send + Sync, C: Copy + Send + Sy
         }
     });
 }
+
+/// `out = f([a, b, ...])` over every element, for `N` inputs of one dtype (the parameterised
+/// ops of [`super::pointwise`]).
+pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(it: &Iter, f: impl Fn([T; N]) -> O + Sync) {
+    it.for_each(|p, s, n| {
+        let o = p[0].cast::<O>();
+        let ins: [*const T; N] = std::array::from_fn(|k| p[k + 1].cast::<T>().cast_const());
+        // SAFETY: as in `unary_vec`.
+        unsafe {
+            if dense::<O>(s[0]) && (1..=N).all(|k| dense::<T>(s[k])) {
+                for k in 0..n {
+                    o.add(k).write(f(ins.map(|a| a.add(k).read())));
+                }
+            } else {
+                let o = o.cast::<u8>();
+                for k in 0..n as isize {
+                    let x: [T; N] =
+                        std::array::from_fn(|j| ins[j].cast::<u8>().offset(k * s[j + 1]).cast::<T>().read_unaligned());
+                    o.offset(k * s[0]).cast::<O>().write_unaligned(f(x));
+                }
+            }
+        }
+    });
+}

@@ -6,6 +6,8 @@ pub mod binary;
 pub mod dtype;
 pub mod iter;
 pub mod loops;
+pub mod pointwise;
 pub mod scalar;
+pub mod special;
 pub mod unary;
 pub mod vmath;

@@ -207,6 +207,88 @@ pub fn nextafter<T: Real>(a: T, b: T) -> T {
     }
 }
 
+/// `torch.lerp`, as ATen computes it: from the nearer end, so weight 1 gives `end` exactly.
+pub fn lerp<T: Real>(x: T, end: T, w: T) -> T {
+    if w.abs() < T::from_f64(0.5) { x + w * (end - x) } else { end - (end - x) * (T::one() - w) }
+}
+
+/// `torch.lerp` of complex numbers.
+pub fn lerp_complex<T: Real>(x: Complex<T>, end: Complex<T>, w: Complex<T>) -> Complex<T> {
+    let one = Complex::new(T::one(), T::zero());
+    if w.norm() < T::from_f64(0.5) { x + w * (end - x) } else { end - (end - x) * (one - w) }
+}
+
+/// `gelu(x)` with the exact (erf) formula.
+pub fn gelu<T: Real>(x: T) -> T {
+    x * T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf())
+}
+
+const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+const GELU_KAPPA: f64 = 0.044715;
+
+/// `gelu(x, approximate="tanh")`.
+pub fn gelu_tanh<T: Real>(x: T) -> T {
+    let inner = T::from_f64(GELU_BETA) * (x + T::from_f64(GELU_KAPPA) * x * x * x);
+    T::from_f64(0.5) * x * (T::one() + inner.tanh())
+}
+
+/// The gradient of [`gelu`] times `g`.
+pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
+    let beta = T::from_f64(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5);
+    let cdf = T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf());
+    let pdf = beta * (x * x * T::from_f64(-0.5)).exp();
+    g * (cdf + x * pdf)
+}
+
+/// The gradient of [`gelu_tanh`] times `g`.
+pub fn gelu_tanh_backward<T: Real>(g: T, x: T) -> T {
+    let (beta, kappa) = (T::from_f64(GELU_BETA), T::from_f64(GELU_KAPPA));
+    let x_sq = x * x;
+    let tanh_inner = (beta * (x + kappa * x_sq * x)).tanh();
+    let left = T::from_f64(0.5) * x;
+    let right = T::one() + tanh_inner;
+    let left_derivative = T::from_f64(0.5) * right;
+    let right_derivative =
+        left * (T::one() - tanh_inner * tanh_inner) * beta * (T::one() + T::from_f64(3.0) * kappa * x_sq);
+    g * (left_derivative + right_derivative)
+}
+
+/// Complex division as c10::complex (numpy's algorithm): scaled by the larger part of the
+/// divisor, and a zero divisor gives infinities or NaN per part rather than NaN + NaN·i.
+pub fn complex_div<T: Real>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+    let (a, b, c, d) = (x.re, x.im, y.re, y.im);
+    let (abs_c, abs_d) = (c.abs(), d.abs());
+    if abs_c >= abs_d {
+        if abs_c == T::zero() && abs_d == T::zero() {
+            return Complex::new(a / abs_c, b / abs_d);
+        }
+        let rat = d / c;
+        let scl = T::one() / (c + d * rat);
+        Complex::new((a + b * rat) * scl, (b - a * rat) * scl)
+    } else {
+        let rat = c / d;
+        let scl = T::one() / (d + c * rat);
+        Complex::new((a * rat + b) * scl, (b * rat - a) * scl)
+    }
+}
+
+/// `torch.nan_to_num` of a real.
+pub fn nan_to_num<T: Real>(x: T, nan: T, posinf: T, neginf: T) -> T {
+    if x.is_nan() {
+        nan
+    } else if x.is_infinite() {
+        if x > T::zero() { posinf } else { neginf }
+    } else {
+        x
+    }
+}
+
+/// `torch.round(x, decimals=d)`: scaled by 10^|d|, rounded half to even, scaled back.
+pub fn round_decimals<T: Real>(x: T, decimals: i64) -> T {
+    let ten_pow = T::from_f64(10f64.powi(decimals.unsigned_abs().min(400) as i32));
+    if decimals < 0 { (x / ten_pow).round_even() * ten_pow } else { (x * ten_pow).round_even() / ten_pow }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,6 +124,31 @@ macro_rules! unary_table {
             trunc_out, Trunc, "trunc", false { i: |x| x; f: |x| x.trunc(); }
             frac_out, Frac, "frac", false { f: |x| x - x.trunc(); }
             bitwise_not_out, BitwiseNot, "bitwise_not", false { b: |x| !x; i: |x| !x; }
+            angle_out, Angle, "angle", true { f: |x| if x < T::zero() { T::PI() } else if x.is_nan() { x } else { T::zero() }; cr: |z| z.im.atan2(z.re); }
+            conj_physical_out, ConjPhysical, "conj_physical", false { b: |x| x; i: |x| x; f: |x| x; c: |z| z.conj(); }
+            erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::kernels::special::erfinv(x); }
+            digamma_out, Digamma, "digamma", true { f: |x| $crate::kernels::special::digamma(x); }
+            i0_out, I0, "i0", true { f: |x| $crate::kernels::special::i0(x); }
+            sinc_out, Sinc, "sinc", true { f: |x| $crate::kernels::special::sinc(x); }
+            special_i0e_out, I0e, "special_i0e", true { f: |x| $crate::kernels::special::i0e(x); }
+            special_i1_out, I1, "special_i1", true { f: |x| $crate::kernels::special::i1(x); }
+            special_i1e_out, I1e, "special_i1e", true { f: |x| $crate::kernels::special::i1e(x); }
+            special_ndtri_out, Ndtri, "special_ndtri", true { f: |x| $crate::kernels::special::ndtri(x); }
+            special_log_ndtr_out, LogNdtr, "special_log_ndtr", true { f: |x| $crate::kernels::special::log_ndtr(x); }
+            special_erfcx_out, Erfcx, "special_erfcx", true { f: |x| $crate::kernels::special::erfcx(x); }
+            special_entr_out, Entr, "special_entr", true { f: |x| $crate::kernels::special::entr(x); }
+            special_bessel_j0_out, BesselJ0, "special_bessel_j0", true { f: |x| $crate::kernels::special::bessel_j0(x); }
+            special_bessel_j1_out, BesselJ1, "special_bessel_j1", true { f: |x| $crate::kernels::special::bessel_j1(x); }
+            special_bessel_y0_out, BesselY0, "special_bessel_y0", true { f: |x| $crate::kernels::special::bessel_y0(x); }
+            special_bessel_y1_out, BesselY1, "special_bessel_y1", true { f: |x| $crate::kernels::special::bessel_y1(x); }
+            special_modified_bessel_i0_out, ModifiedBesselI0, "special_modified_bessel_i0", true { f: |x| $crate::kernels::special::modified_bessel_i0(x); }
+            special_modified_bessel_i1_out, ModifiedBesselI1, "special_modified_bessel_i1", true { f: |x| $crate::kernels::special::modified_bessel_i1(x); }
+            special_modified_bessel_k0_out, ModifiedBesselK0, "special_modified_bessel_k0", true { f: |x| $crate::kernels::special::modified_bessel_k0(x); }
+            special_modified_bessel_k1_out, ModifiedBesselK1, "special_modified_bessel_k1", true { f: |x| $crate::kernels::special::modified_bessel_k1(x); }
+            special_scaled_modified_bessel_k0_out, ScaledModifiedBesselK0, "special_scaled_modified_bessel_k0", true { f: |x| $crate::kernels::special::scaled_modified_bessel_k0(x); }
+            special_scaled_modified_bessel_k1_out, ScaledModifiedBesselK1, "special_scaled_modified_bessel_k1", true { f: |x| $crate::kernels::special::scaled_modified_bessel_k1(x); }
+            special_spherical_bessel_j0_out, SphericalBesselJ0, "special_spherical_bessel_j0", true { f: |x| $crate::kernels::special::spherical_bessel_j0(x); }
+            special_airy_ai_out, AiryAi, "special_airy_ai", true { f: |x| $crate::kernels::special::airy_ai(x); }
         }
     };
 }
