@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/Parallel.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/Allocator.h>
@@ -229,6 +230,12 @@ static const char* host_set_tensor(void* impl, void* source, regen_tensor* out) 
   });
 }
 
+void host_parallel_for(int64_t n, int64_t grain, void (*f)(void*, int64_t, int64_t), void* ctx) {
+  at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) { f(ctx, begin, end); });
+}
+
+int host_num_threads() { return at::get_num_threads(); }
+
 struct Init {
   Init() {
     static Hooks hooks;
@@ -236,6 +243,7 @@ struct Init {
     static const regen_host host = {
         sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
         &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
+        &host_parallel_for, &host_num_threads,
     };
     regen_backend_init(&host);
   }

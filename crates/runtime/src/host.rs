@@ -29,6 +29,8 @@ pub struct Host {
         *mut regen_tensor,
     ) -> *const c_char,
     pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
+    pub parallel_for: unsafe extern "C" fn(i64, i64, unsafe extern "C" fn(*mut c_void, i64, i64), *mut c_void),
+    pub num_threads: unsafe extern "C" fn() -> i32,
 }
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -51,6 +53,38 @@ pub unsafe fn init(host: *const Host) {
 
 pub fn host() -> Option<&'static Host> {
     HOST.get()
+}
+
+/// PyTorch's intra-op thread count (`torch.get_num_threads()`); 1 without the host.
+pub fn num_threads() -> usize {
+    // SAFETY: a service of the installed table.
+    host().map_or(1, |h| unsafe { (h.num_threads)() }.max(1) as usize)
+}
+
+/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long, on PyTorch's
+/// intra-op thread pool (`at::parallel_for`), so device and CPU kernels share one warm pool. Without
+/// the host (unit tests) it runs `f(0, n)`. A panic in `f` is carried back to the caller's thread
+/// (it must not unwind through C++), where the kernel boundary turns it into an error.
+pub fn parallel_for<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, f: F) {
+    struct Ctx<'a, F> {
+        f: &'a F,
+        panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    }
+    unsafe extern "C" fn chunk<F: Fn(usize, usize) + Sync>(ctx: *mut c_void, begin: i64, end: i64) {
+        // SAFETY: `ctx` is the `Ctx` below, alive until `parallel_for` returns.
+        let ctx = unsafe { &*ctx.cast::<Ctx<'_, F>>() };
+        let run = std::panic::AssertUnwindSafe(|| (ctx.f)(begin as usize, end as usize));
+        if let Err(payload) = std::panic::catch_unwind(run) {
+            ctx.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
+        }
+    }
+    let Some(h) = host() else { return f(0, n) };
+    let ctx = Ctx { f: &f, panic: std::sync::Mutex::new(None) };
+    // SAFETY: `chunk::<F>` matches the callback type and `ctx` outlives the call.
+    unsafe { (h.parallel_for)(n as i64, grain as i64, chunk::<F>, std::ptr::from_ref(&ctx).cast_mut().cast()) };
+    if let Some(payload) = ctx.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        std::panic::resume_unwind(payload);
+    }
 }
 
 fn installed() -> Result<&'static Host> {

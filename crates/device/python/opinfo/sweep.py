@@ -79,8 +79,8 @@ def read_native_ops(path=REGEN_TOML):
 
 NATIVE_OPS = read_native_ops()
 # Plumbing that every device op uses, the CPU fallback included (it allocates device outputs and
-# copies its inputs and results through _copy_from): these do not make a result "native".
-PLUMBING_OPS = {"empty.memory_format", "empty_strided", "_copy_from", "_copy_from_and_resize",
+# copies its inputs and results through copy_ and _copy_from): these do not make a result "native".
+PLUMBING_OPS = {"empty.memory_format", "empty_strided", "copy_", "_copy_from", "_copy_from_and_resize",
                 "resize_", "_local_scalar_dense"}
 
 # Ops whose output is drawn from a random number generator: device and CPU draw differently.

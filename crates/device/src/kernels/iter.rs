@@ -6,7 +6,6 @@
 //! contiguous tensors — split across threads for large work. `aten/src/ATen/TensorIterator.cpp`
 //! is the model; the loops themselves are in [`super::loops`].
 
-use rayon::prelude::*;
 use regen_runtime::bootstrap::with_size;
 // Broadcasting and contiguous strides are regen-runtime's (the bootstrap kernels use them too).
 pub use regen_runtime::view::{broadcast_shapes, contiguous_strides};
@@ -15,10 +14,11 @@ use regen_runtime::{Error, Result, Scalar, TensorRef};
 use super::dtype::{DType, Element, PromotionOperand, cast, check_can_cast, result_type};
 use crate::dispatch_all;
 
-/// Work smaller than this many elements runs on one thread. ATen's `GRAIN_SIZE` is 32768, but
-/// its OpenMP workers spin while rayon's sleep: waking them costs about 10 µs here, so a 64K add
-/// took 22 µs split over two threads against 12 µs on one. From 256K elements on, splitting wins.
-pub const GRAIN: usize = 1 << 18;
+/// Work smaller than this many elements runs on one thread: ATen's `GRAIN_SIZE`. The work is
+/// split on PyTorch's own intra-op pool (`regen_runtime::host::parallel_for`), whose OpenMP
+/// workers are warm; a rayon pool of its own (tried first) needed 256K elements to pay for waking
+/// its sleeping workers, and competed for the cores with OpenMP's spinning ones.
+pub const GRAIN: usize = 32768;
 
 /// A tensor as the iterator sees it: where element 0 is, its geometry in elements, its dtype.
 #[derive(Debug, Clone)]
@@ -178,19 +178,10 @@ impl Iter {
         if self.numel == 0 {
             return;
         }
-        let threads = rayon::current_num_threads();
-        if self.numel < GRAIN || threads < 2 {
+        if self.numel < GRAIN || regen_runtime::host::num_threads() < 2 {
             return self.run(0, self.numel, &f);
         }
-        let chunks = threads.min(self.numel / (GRAIN / 4)).max(1);
-        let per = self.numel.div_ceil(chunks);
-        (0..chunks).into_par_iter().for_each(|c| {
-            let start = c * per;
-            let end = (start + per).min(self.numel);
-            if start < end {
-                self.run(start, end, &f);
-            }
-        });
+        regen_runtime::host::parallel_for(self.numel, GRAIN, |start, end| self.run(start, end, &f));
     }
 
     /// Runs elements `start..end` in linear (dimension 0 fastest) order.

@@ -223,9 +223,9 @@ pub mod ops {
             f: s::lerp(x, end, w);
             c: s::lerp_complex(x, end, w);
         }
-        op LerpScalar "lerp" ARITHMETIC [x, end] (weight: f64) {
-            f: s::lerp(x, end, t(weight));
-            c: s::lerp_complex(x, end, Complex::new(t(weight), T::zero()));
+        op LerpScalar "lerp" ARITHMETIC [x, end] (weight: super::Num) {
+            f: s::lerp(x, end, t(weight.as_f64()));
+            c: s::lerp_complex(x, end, Complex::new(t(weight.as_complex().0), t(weight.as_complex().1)));
         }
         op Addcmul "addcmul" ARITHMETIC [x, a, b] (value: super::Num) {
             i: x.wrapping_add(value.as_i64().wrapping_mul(a).wrapping_mul(b));
@@ -355,8 +355,16 @@ pub mod ops {
         op Mvlgamma "mvlgamma" FLOATING [x] (p: i64) {
             f: super::super::special::mvlgamma(x, p);
         }
-        op Logit "logit" FLOATING [x] (eps: Option<f64>) {
-            f: super::super::special::logit(x, eps);
+        // The bounds come rounded to the tensor's dtype, as ATen converts eps (see `logit`).
+        op Logit "logit" FLOATING [x] (bounds: Option<(f64, f64)>) {
+            f: {
+                let x = match bounds {
+                    Some((lo, _)) if x < t(lo) => t(lo),
+                    Some((_, hi)) if x > t(hi) => t(hi),
+                    _ => x,
+                };
+                super::super::special::logit(x, None)
+            };
         }
         op LogitBackward "logit_backward" ARITHMETIC [g, x] (eps: Option<f64>) {
             f: match eps {
@@ -512,7 +520,7 @@ pub fn lerp(self_: TensorRef<'_>, end: TensorRef<'_>, weight: Input<'_>, out: Te
     }
     match weight {
         Input::Scalar(w) => {
-            run(&ops::LerpScalar { weight: w.to_f64() }, [Input::Tensor(self_), Input::Tensor(end)], out)
+            run(&ops::LerpScalar { weight: Num::from_scalar(w) }, [Input::Tensor(self_), Input::Tensor(end)], out)
         }
         w => run(&ops::Lerp {}, [Input::Tensor(self_), Input::Tensor(end), w], out),
     }
@@ -567,6 +575,22 @@ pub fn mvlgamma(x: TensorRef<'_>, p: i64, out: TensorRef<'_>) -> Result<()> {
         return Err(Error::runtime("p has to be greater than or equal to 1"));
     }
     run(&ops::Mvlgamma { p }, [Input::Tensor(x)], out)
+}
+
+/// The `logit` op for `x`'s dtype: `eps` and `1 - eps` rounded to the dtype as ATen computes them
+/// (in bfloat16, `1 - 1e-3` is 0.9990234375), and no clamping for a negative or NaN eps.
+pub fn logit(x: &TensorRef<'_>, eps: Option<f64>) -> Result<ops::Logit> {
+    let round: fn(f64) -> f64 = match DType::from_scalar_type(x.dtype())? {
+        DType::F16 => |v| f64::from(f16::from_f64(v)),
+        DType::BF16 => |v| f64::from(bf16::from_f64(v)),
+        DType::F32 => |v| f64::from(v as f32),
+        _ => |v| v,
+    };
+    let bounds = eps.filter(|e| *e >= 0.0).map(|e| {
+        let lo = round(e);
+        (lo, round(1.0 - lo))
+    });
+    Ok(ops::Logit { bounds })
 }
 
 /// `torch.nan_to_num`.
@@ -981,13 +1005,13 @@ macro_rules! pointwise_methods {
             pointwise::mvlgamma(x, p, out)
         }
         fn logit_out(&self, x: TensorRef<'_>, eps: Option<f64>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Logit { eps }, [Input::Tensor(x)], out)
+            pointwise::run(&pointwise::logit(&x, eps)?, [Input::Tensor(x)], out)
         }
         fn logit(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<Tensor> {
-            pointwise::functional(&pw::Logit { eps }, [Input::Tensor(x)])
+            pointwise::functional(&pointwise::logit(&x, eps)?, [Input::Tensor(x)])
         }
         fn logit_inplace(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<()> {
-            pointwise::in_place(&pw::Logit { eps }, [Input::Tensor(x)])
+            pointwise::in_place(&pointwise::logit(&x, eps)?, [Input::Tensor(x)])
         }
         fn logit_backward_grad_input(
             &self,

@@ -129,7 +129,7 @@ macro_rules! unary_table {
             erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::kernels::special::erfinv(x); }
             digamma_out, Digamma, "digamma", true { f: |x| $crate::kernels::special::digamma(x); }
             i0_out, I0, "i0", true { f: |x| $crate::kernels::special::i0(x); }
-            sinc_out, Sinc, "sinc", true { f: |x| $crate::kernels::special::sinc(x); }
+            sinc_out, Sinc, "sinc", true { f: |x| $crate::kernels::special::sinc(x); c: |z| if z == num_complex::Complex::new(T::zero(), T::zero()) { num_complex::Complex::new(T::one(), T::zero()) } else { let p = z * T::PI(); p.sin() / p }; }
             special_i0e_out, I0e, "special_i0e", true { f: |x| $crate::kernels::special::i0e(x); }
             special_i1_out, I1, "special_i1", true { f: |x| $crate::kernels::special::i1(x); }
             special_i1e_out, I1e, "special_i1e", true { f: |x| $crate::kernels::special::i1e(x); }
