@@ -307,6 +307,13 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
         .flag("-fvisibility=hidden")
         .flag("-fvisibility-inlines-hidden")
         .cargo_warnings(false);
+    // ATen's `at::parallel_for` is header code: compiled without OpenMP it runs serially. With the
+    // OpenMP runtime the wheel ships (same soname as the one torch loaded, so one pool), the glue's
+    // parallel_for service runs on PyTorch's own intra-op threads.
+    let gomp = openmp_runtime(&torch.lib_dir);
+    if gomp.is_some() {
+        build.flag("-fopenmp");
+    }
     for i in &torch.include_paths {
         build.flag("-isystem").flag(i.to_str().ok_or_else(|| error("regen-build: a non-UTF-8 torch include path"))?);
     }
@@ -361,7 +368,26 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
     println!("cargo::rustc-link-lib=dylib=torch_cpu");
     println!("cargo::rustc-link-lib=dylib=c10");
     println!("cargo::rustc-link-arg=-Wl,-rpath,{lib_dir}");
+    if let Some(gomp) = gomp {
+        println!("cargo::rustc-link-arg={}", gomp.display());
+    }
     Ok(())
+}
+
+/// The OpenMP runtime a Linux wheel ships in `torch/lib` (`libgomp.so.1`, or a hashed name in
+/// some releases), if any.
+fn openmp_runtime(lib_dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(lib_dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libgomp") && n.to_string_lossy().contains(".so"))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 /// Compiles `(source, object)` pairs, as many at once as the machine has cores.

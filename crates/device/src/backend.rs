@@ -6,8 +6,7 @@
 //! fallback.
 
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::host;
-use regen_runtime::view::{View, broadcast_shapes, contiguous_strides};
+use regen_runtime::view::{View, broadcast_shapes};
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
@@ -37,18 +36,12 @@ fn real_only(v: &View, op: &str) -> Result<()> {
 
 pub struct Backend;
 
-impl Backend {
-    fn new_like(&self, v: &View) -> Result<Tensor> {
-        host::empty_strided(&v.sizes, &contiguous_strides(&v.sizes), v.dtype.scalar_type().0)
-    }
-}
-
 impl Kernels for Backend {
     regen_runtime::host_memory_bootstrap!();
 
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-        let v = View::of(&self_)?;
-        let out = self.new_like(&v)?;
+        let dtype = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
+        let out = iter::new_output(dtype, &[Input::Tensor(self_)])?;
         unary::relu(self_, out.as_ref())?;
         Ok(out)
     }
@@ -70,7 +63,7 @@ impl Kernels for Backend {
         } else {
             iter::result_dtype(iter::Config::FLOATING, &[Input::Tensor(self_)])?
         };
-        let out = host::empty_strided(&[0], &[1], dtype.code())?;
+        let out = iter::new_output(dtype, &[Input::Tensor(self_)])?;
         unary::run::<unary::ops::Angle>(self_, out.as_ref())?;
         Ok(out)
     }

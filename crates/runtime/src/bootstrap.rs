@@ -142,16 +142,59 @@ pub unsafe fn copy_bytes(src: &View, dst: &View, elem: usize) {
     });
 }
 
-/// Sets every element of `dst` to `value`.
+/// Contiguous work of at least this many bytes is split over PyTorch's intra-op threads.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Sets every element of `dst` to `value`: the element's bytes are formed once, then written
+/// as fixed-size words (memset speed for contiguous tensors, split over PyTorch's threads when
+/// large).
 ///
 /// # Safety
 /// `dst` is a writable live view.
 pub unsafe fn fill(dst: &View, value: Value) {
-    let e = dst.dtype.size() as isize;
+    let e = dst.dtype.size();
+    let mut pattern = [0u64; 2];
+    // SAFETY: 16 aligned bytes hold any element.
+    unsafe { store(dst.dtype, pattern.as_mut_ptr().cast(), value) };
+    let bytes: [u8; 16] = bytemuck_bytes(pattern);
+    if dst.is_contiguous() {
+        let n = dst.numel().max(0) as usize;
+        let base = dst.data as usize;
+        let fill_range = |begin: usize, end: usize| {
+            let p = (base + begin * e) as *mut u8;
+            let len = end - begin;
+            // SAFETY: elements begin..end of a contiguous live tensor, aligned to their size.
+            unsafe {
+                match e {
+                    1 => std::slice::from_raw_parts_mut(p, len).fill(bytes[0]),
+                    2 => std::slice::from_raw_parts_mut(p.cast::<u16>(), len)
+                        .fill(u16::from_ne_bytes([bytes[0], bytes[1]])),
+                    4 => std::slice::from_raw_parts_mut(p.cast::<u32>(), len)
+                        .fill(u32::from_ne_bytes(bytes[..4].try_into().expect("4 bytes"))),
+                    8 => std::slice::from_raw_parts_mut(p.cast::<u64>(), len).fill(pattern[0]),
+                    _ => std::slice::from_raw_parts_mut(p.cast::<[u64; 2]>(), len).fill(pattern),
+                }
+            }
+        };
+        if n * e >= PARALLEL_BYTES {
+            crate::host::parallel_for(n, PARALLEL_BYTES / e, fill_range);
+        } else {
+            fill_range(0, n);
+        }
+        return;
+    }
+    let es = e as isize;
     for_each_offset(&dst.sizes, [&dst.strides], |[i]| {
         // SAFETY: as above.
-        unsafe { store(dst.dtype, dst.data.offset(i * e), value) }
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.data.offset(i * es), e) }
     });
+}
+
+fn bytemuck_bytes(words: [u64; 2]) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&words[0].to_ne_bytes());
+    out[8..].copy_from_slice(&words[1].to_ne_bytes());
+    out
 }
 
 /// A kernel's Scalar argument in the element domain.
@@ -171,6 +214,22 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
     if src.dtype() == dst.dtype()
         && let Some(elem) = crate::view::element_size(src.dtype())
     {
+        if src.sizes() == dst.sizes() && is_dense_row_major(src) && is_dense_row_major(dst) {
+            // One memcpy, split over PyTorch's threads when large.
+            let n = src.numel().max(0) as usize * elem;
+            let (s, d) = (src.data_ptr() as usize, dst.data_ptr() as usize);
+            let copy_range = |begin: usize, end: usize| {
+                // SAFETY: bytes begin..end of two live contiguous tensors of n bytes; a full
+                // overlap (s == d) is a copy onto itself.
+                unsafe { std::ptr::copy((s + begin) as *const u8, (d + begin) as *mut u8, end - begin) }
+            };
+            if n >= PARALLEL_BYTES && s.abs_diff(d) >= n {
+                crate::host::parallel_for(n, PARALLEL_BYTES, copy_range);
+            } else {
+                copy_range(0, n);
+            }
+            return Ok(());
+        }
         let geometry = |t: &TensorRef<'_>| View {
             data: t.data_ptr().cast(),
             sizes: t.sizes().to_vec(),
@@ -185,6 +244,18 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
     // SAFETY: both views describe live tensors.
     unsafe { copy(&s, &d) };
     Ok(())
+}
+
+/// Whether `t`'s elements are contiguous in row-major order.
+fn is_dense_row_major(t: &TensorRef<'_>) -> bool {
+    let mut expected = 1;
+    for (&size, &stride) in t.sizes().iter().zip(t.strides()).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
 }
 
 // The kernels, one per op in `OPS`, with the generated trait's parameters.

@@ -440,7 +440,7 @@ macro_rules! binary_methods {
 pub fn functional<Op: Binary>(a: Input<'_>, b: Input<'_>) -> Result<regen_runtime::Tensor> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
     let dtype = super::iter::result_dtype(config, &[a, b])?;
-    let out = regen_runtime::host::empty_strided(&[0], &[1], dtype.code())?;
+    let out = super::iter::new_output(dtype, &[a, b])?;
     run::<Op>(a, b, None, out.as_ref())?;
     Ok(out)
 }

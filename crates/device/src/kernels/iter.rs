@@ -10,6 +10,7 @@ use regen_runtime::bootstrap::with_size;
 // Broadcasting and contiguous strides are regen-runtime's (the bootstrap kernels use them too).
 pub use regen_runtime::view::{broadcast_shapes, contiguous_strides};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
+use smallvec::SmallVec;
 
 use super::dtype::{DType, Element, PromotionOperand, cast, check_can_cast, result_type};
 use crate::dispatch_all;
@@ -20,13 +21,18 @@ use crate::dispatch_all;
 /// its sleeping workers, and competed for the cores with OpenMP's spinning ones.
 pub const GRAIN: usize = 32768;
 
+/// Per-dimension values, inline up to 6 dimensions (no allocation per kernel call).
+pub type Dims<T> = SmallVec<[T; 6]>;
+/// Per-operand values, inline up to 4 operands.
+pub type PerOperand<T> = SmallVec<[T; 4]>;
+
 /// A tensor as the iterator sees it: where element 0 is, its geometry in elements, its dtype.
 #[derive(Debug, Clone)]
 pub struct Operand {
     pub data: *mut u8,
     pub dtype: DType,
-    pub sizes: Vec<i64>,
-    pub strides: Vec<i64>,
+    pub sizes: Dims<i64>,
+    pub strides: Dims<i64>,
 }
 
 // SAFETY: an operand describes tensor memory kept alive by the kernel call that built it; the
@@ -39,8 +45,8 @@ impl Operand {
         Ok(Operand {
             data: t.data_ptr().cast(),
             dtype: DType::from_scalar_type(t.dtype())?,
-            sizes: t.sizes().to_vec(),
-            strides: t.strides().to_vec(),
+            sizes: Dims::from_slice(t.sizes()),
+            strides: Dims::from_slice(t.strides()),
         })
     }
     pub fn numel(&self) -> usize {
@@ -74,10 +80,10 @@ pub unsafe fn copy_cast(src: &Operand, dst: &Operand) {
 /// The loop nest of one kernel call, after broadcasting, reordering and coalescing: dimension 0
 /// is the fastest. Operand 0.. are the outputs, then the inputs.
 pub struct Iter {
-    shape: Vec<usize>,
+    shape: Dims<usize>,
     /// Per operand, per dimension, in bytes.
-    strides: Vec<Vec<isize>>,
-    ptrs: Vec<*mut u8>,
+    strides: PerOperand<Dims<isize>>,
+    ptrs: PerOperand<*mut u8>,
     numel: usize,
 }
 
@@ -90,9 +96,9 @@ impl Iter {
     /// dtype is taken as it is: conversions are the caller's, see [`prepare`]).
     pub fn new(outputs: &[Operand], inputs: &[Operand], shape: &[i64]) -> Iter {
         let ndim = shape.len();
-        let operands: Vec<&Operand> = outputs.iter().chain(inputs).collect();
+        let operands: PerOperand<&Operand> = outputs.iter().chain(inputs).collect();
         // Byte strides in the broadcast shape, innermost dimension first.
-        let mut strides: Vec<Vec<isize>> = operands
+        let mut strides: PerOperand<Dims<isize>> = operands
             .iter()
             .map(|o| {
                 let elem = o.dtype.size() as isize;
@@ -109,10 +115,10 @@ impl Iter {
                     .collect()
             })
             .collect();
-        let mut sizes: Vec<usize> = shape.iter().rev().map(|&s| s.max(0) as usize).collect();
+        let mut sizes: Dims<usize> = shape.iter().rev().map(|&s| s.max(0) as usize).collect();
         // Reorder: sort dimensions so that the first operand with a non-zero stride walks memory
         // forwards fastest (ATen's reorder_dimensions: an insertion sort, stable for ties).
-        let mut perm: Vec<usize> = (0..ndim).collect();
+        let mut perm: Dims<usize> = (0..ndim).collect();
         for i in 1..ndim {
             let mut j = i;
             while j > 0 && should_swap(&strides, perm[j - 1], perm[j]) {
@@ -125,8 +131,8 @@ impl Iter {
             *s = perm.iter().map(|&d| s[d]).collect();
         }
         // Coalesce: merge dimension d+1 into d where every operand steps through both as one.
-        let mut shape_out: Vec<usize> = Vec::with_capacity(ndim);
-        let mut strides_out: Vec<Vec<isize>> = vec![Vec::with_capacity(ndim); strides.len()];
+        let mut shape_out: Dims<usize> = Dims::new();
+        let mut strides_out: PerOperand<Dims<isize>> = (0..strides.len()).map(|_| Dims::new()).collect();
         for d in 0..ndim {
             if sizes[d] == 1 {
                 continue;
@@ -192,7 +198,7 @@ impl Iter {
         let ndim = self.shape.len();
         let nops = self.ptrs.len();
         let mut rest = start;
-        let mut index: Vec<usize> = self
+        let mut index: Dims<usize> = self
             .shape
             .iter()
             .map(|&size| {
@@ -201,8 +207,8 @@ impl Iter {
                 i
             })
             .collect();
-        let inner: Vec<isize> = self.strides.iter().map(|s| s[0]).collect();
-        let mut ptrs = vec![std::ptr::null_mut::<u8>(); nops];
+        let inner: PerOperand<isize> = self.strides.iter().map(|s| s[0]).collect();
+        let mut ptrs: PerOperand<*mut u8> = smallvec::smallvec![std::ptr::null_mut::<u8>(); nops];
         let mut pos = start;
         while pos < end {
             for (k, p) in ptrs.iter_mut().enumerate() {
@@ -225,7 +231,7 @@ impl Iter {
     }
 }
 
-fn should_swap(strides: &[Vec<isize>], a: usize, b: usize) -> bool {
+fn should_swap(strides: &[Dims<isize>], a: usize, b: usize) -> bool {
     // Is dimension `a` (currently inner) to go outside `b`? Decided by the first operand whose
     // strides in the two differ and are both non-zero (ATen also skips zero strides).
     for s in strides {
@@ -345,7 +351,8 @@ fn scalar_dtype(s: Scalar) -> DType {
 /// The dtype a kernel computes in: `result_type` of the inputs (or the first input's dtype
 /// without promotion), float for integers where the config says so. `None` without inputs.
 fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> Option<DType> {
-    let promotion: Vec<PromotionOperand> = inputs.iter().zip(operands).filter_map(|(i, o)| i.promotion(o)).collect();
+    let promotion: PerOperand<PromotionOperand> =
+        inputs.iter().zip(operands).filter_map(|(i, o)| i.promotion(o)).collect();
     let common = if config.promote_inputs {
         result_type(&promotion)?
     } else {
@@ -361,20 +368,60 @@ fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> O
 /// The dtype of a functional op's result (`torch.floor_divide(a, b)`): what [`elementwise`]
 /// would compute in, or the config's fixed output dtype.
 pub fn result_dtype(config: Config, inputs: &[Input<'_>]) -> Result<DType> {
-    let operands: Vec<Operand> = inputs
+    let operands: PerOperand<Operand> = inputs
         .iter()
         .map(|i| match i {
             Input::Tensor(t) | Input::Mask(t) => Operand::of(t),
             Input::Scalar(s) => Ok(Operand {
                 data: std::ptr::null_mut(),
                 dtype: scalar_dtype(*s),
-                sizes: Vec::new(),
-                strides: Vec::new(),
+                sizes: Dims::new(),
+                strides: Dims::new(),
             }),
         })
         .collect::<Result<_>>()?;
     let common = common_dtype(config, inputs, &operands).unwrap_or(DType::DEFAULT_FLOAT);
     Ok(config.output_dtype.unwrap_or(common))
+}
+
+/// A new output for a functional form (`torch.where(c, a, b)`): the broadcast shape of the
+/// inputs, laid out in memory like the first input of that shape when it is dense (ATen's
+/// TensorIterator gives a new output its inputs' permutation), so a transposed input is not
+/// walked across its rows to fill a row-major output. Contiguous otherwise.
+pub fn new_output(dtype: DType, inputs: &[Input<'_>]) -> Result<regen_runtime::Tensor> {
+    let tensors: Vec<&TensorRef<'_>> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Tensor(t) | Input::Mask(t) => Some(t),
+            Input::Scalar(_) => None,
+        })
+        .collect();
+    let shapes: Vec<&[i64]> = tensors.iter().map(|t| t.sizes()).collect();
+    let shape = broadcast_shapes(&shapes)?;
+    let strides = tensors
+        .iter()
+        .find(|t| t.sizes() == shape.as_slice())
+        .and_then(|t| dense_strides_like(t.sizes(), t.strides()))
+        .unwrap_or_else(|| contiguous_strides(&shape));
+    regen_runtime::host::empty_strided(&shape, &strides, dtype.code())
+}
+
+/// Strides of a dense tensor of `sizes` with the dimension order of `strides`, if `strides`
+/// themselves describe a dense (non-overlapping, gap-free) tensor; `None` otherwise.
+fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Option<Vec<i64>> {
+    let mut perm: Vec<usize> = (0..sizes.len()).collect();
+    // Fastest dimension first; ties (size-1 dimensions) keep the row-major order.
+    perm.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(b.cmp(&a)));
+    let mut expected = 1i64;
+    let mut out = vec![0i64; sizes.len()];
+    for &d in &perm {
+        if sizes[d] != 1 && strides[d] != expected {
+            return None;
+        }
+        out[d] = expected;
+        expected *= sizes[d].max(1);
+    }
+    Some(out)
 }
 
 pub fn elementwise(
@@ -385,10 +432,11 @@ pub fn elementwise(
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
     check_device(out, op)?;
-    // Scalars live in scratch memory of their own dtype until the common dtype is known.
-    let mut scalar_scratch = Vec::new();
-    let mut ins: Vec<Operand> = Vec::with_capacity(inputs.len());
-    for input in inputs {
+    // Scalars live in slots of this frame, in their own dtype, until the common dtype is known
+    // (16 aligned bytes hold any element; the slots never move while the loop runs).
+    let mut scalar_slots: PerOperand<[u64; 2]> = smallvec::smallvec![[0u64; 2]; inputs.len()];
+    let mut ins: PerOperand<Operand> = PerOperand::new();
+    for (k, input) in inputs.iter().enumerate() {
         ins.push(match input {
             Input::Tensor(t) => {
                 check_device(t, op)?;
@@ -407,12 +455,10 @@ pub fn elementwise(
             }
             Input::Scalar(s) => {
                 let dtype = scalar_dtype(*s);
-                let mut buf = Scratch::new(16);
-                let data = buf.ptr();
-                // SAFETY: 16 bytes hold any element.
+                let data: *mut u8 = scalar_slots[k].as_mut_ptr().cast();
+                // SAFETY: 16 bytes, 8-aligned, hold any element.
                 dispatch_all!(dtype, |T| unsafe { data.cast::<T>().write(scalar_as::<T>(*s)) });
-                scalar_scratch.push(buf);
-                Operand { data, dtype, sizes: Vec::new(), strides: Vec::new() }
+                Operand { data, dtype, sizes: Dims::new(), strides: Dims::new() }
             }
         });
     }
@@ -422,12 +468,14 @@ pub fn elementwise(
     if config.safe_cast_to_output {
         check_can_cast(result_dtype, out_dtype)?;
     }
-    let shapes: Vec<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
-    let shape = broadcast_shapes(&shapes)?;
+    let shape = {
+        let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
+        broadcast_shapes(&shapes)?
+    };
     with_size(out, &shape, |out| {
         let real_out = Operand::of(out)?;
         let mut scratch = Vec::new();
-        let mut converted = Vec::with_capacity(ins.len());
+        let mut converted: PerOperand<Operand> = PerOperand::new();
         for (o, input) in ins.into_iter().zip(inputs) {
             let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
             if o.dtype == want {
@@ -435,8 +483,12 @@ pub fn elementwise(
                 continue;
             }
             let mut buf = Scratch::new(o.numel() * want.size());
-            let tmp =
-                Operand { data: buf.ptr(), dtype: want, strides: contiguous_strides(&o.sizes), sizes: o.sizes.clone() };
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: want,
+                strides: contiguous_strides(&o.sizes).into(),
+                sizes: o.sizes.clone(),
+            };
             // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
             unsafe { copy_cast(&o, &tmp) };
             scratch.push(buf);
@@ -449,14 +501,13 @@ pub fn elementwise(
             let tmp = Operand {
                 data: buf.ptr(),
                 dtype: result_dtype,
-                strides: contiguous_strides(&real_out.sizes),
+                strides: Dims::from_vec(contiguous_strides(&real_out.sizes)),
                 sizes: real_out.sizes.clone(),
             };
             scratch.push(buf);
             (tmp.clone(), Some((tmp, real_out)))
         };
         let iter = Iter::new(std::slice::from_ref(&output), &converted, &shape);
-        scratch.append(&mut scalar_scratch);
         let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
         body(&prepared)?;
         prepared.finish()
@@ -473,7 +524,12 @@ mod tests {
     use super::*;
 
     fn operand<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
-        Operand { data: data.as_mut_ptr().cast(), dtype, sizes: sizes.to_vec(), strides: strides.to_vec() }
+        Operand {
+            data: data.as_mut_ptr().cast(),
+            dtype,
+            sizes: Dims::from_slice(sizes),
+            strides: Dims::from_slice(strides),
+        }
     }
 
     #[test]
@@ -540,6 +596,15 @@ mod tests {
                 assert_eq!(out[r * 5 + c], (r * 10 + c * 2) as f32 + 0.5);
             }
         }
+    }
+
+    #[test]
+    fn new_outputs_follow_a_dense_input_layout() {
+        assert_eq!(dense_strides_like(&[3, 4], &[1, 3]), Some(vec![1, 3]));
+        assert_eq!(dense_strides_like(&[2, 3, 4], &[12, 4, 1]), Some(vec![12, 4, 1]));
+        assert_eq!(dense_strides_like(&[2, 1, 4], &[1, 1, 2]), Some(vec![1, 1, 2]));
+        // Every other column: not dense, so the output is contiguous instead.
+        assert_eq!(dense_strides_like(&[3, 4], &[8, 2]), None);
     }
 
     #[test]

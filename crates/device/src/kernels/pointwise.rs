@@ -8,10 +8,10 @@
 
 use half::{bf16, f16};
 use num_complex::{Complex, Complex32, Complex64};
-use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef, host};
+use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
 use super::dtype::{DType, Num};
-use super::iter::{Config, Input, elementwise, result_dtype, scalar_as};
+use super::iter::{Config, Input, elementwise, new_output, result_dtype, scalar_as};
 use super::loops;
 use super::scalar::Real;
 use super::unary::not_implemented_for;
@@ -118,7 +118,7 @@ pub fn run_test<Op: Test<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], ou
 
 /// A new tensor holding `op(inputs)`, for functional forms PyTorch does not derive from `.out`.
 pub fn functional<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N]) -> Result<Tensor> {
-    let out = new_output(result_dtype(Op::CONFIG, &inputs)?)?;
+    let out = new_output(result_dtype(Op::CONFIG, &inputs)?, &inputs)?;
     run(op, inputs, out.as_ref())?;
     Ok(out)
 }
@@ -147,10 +147,6 @@ fn check_in_place(self_: &TensorRef<'_>, inputs: &[Input<'_>]) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn new_output(dtype: DType) -> Result<Tensor> {
-    host::empty_strided(&[0], &[1], dtype.code())
 }
 
 /// Defines op structs: `op Struct "name" CONFIG [inputs] (params) { domain: expr; ... }` (the
@@ -418,7 +414,8 @@ pub fn where_(condition: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>, out:
 
 /// The functional `torch.where`.
 pub fn where_functional(condition: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
-    let out = new_output(result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), Input::Tensor(b)])?)?;
+    let dtype = result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), Input::Tensor(b)])?;
+    let out = new_output(dtype, &[Input::Tensor(a), Input::Tensor(b), Input::Mask(condition)])?;
     where_(condition, a, b, out.as_ref())?;
     Ok(out)
 }
@@ -652,7 +649,7 @@ pub fn shift(a: Input<'_>, b: Input<'_>, left: bool, out: TensorRef<'_>) -> Resu
 
 /// The functional form of a shift.
 pub fn shift_functional(a: TensorRef<'_>, b: Input<'_>, left: bool) -> Result<Tensor> {
-    let out = new_output(result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), b])?)?;
+    let out = new_output(result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), b])?, &[Input::Tensor(a), b])?;
     shift(Input::Tensor(a), b, left, out.as_ref())?;
     Ok(out)
 }
@@ -975,11 +972,7 @@ macro_rules! pointwise_methods {
         fn rsub_tensor(&self, x: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar) -> Result<Tensor> {
             // other - alpha * self.
             let (a, b) = (Input::Tensor(other), Input::Tensor(x));
-            let out = regen_runtime::host::empty_strided(
-                &[0],
-                &[1],
-                iter::result_dtype(iter::Config::ARITHMETIC, &[b, a])?.code(),
-            )?;
+            let out = iter::new_output(iter::result_dtype(iter::Config::ARITHMETIC, &[b, a])?, &[b, a])?;
             binary::run::<binary::ops::Sub>(a, b, Some(alpha), out.as_ref())?;
             Ok(out)
         }
@@ -1023,7 +1016,7 @@ macro_rules! pointwise_methods {
             pointwise::run(&pw::LogitBackward { eps }, [Input::Tensor(g), Input::Tensor(x)], out)
         }
         fn isnan(&self, x: TensorRef<'_>) -> Result<Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], ScalarType::BOOL.0)?;
+            let out = iter::new_output($crate::kernels::dtype::DType::Bool, &[Input::Tensor(x)])?;
             pointwise::run_test(&pw::Isnan {}, [Input::Tensor(x)], out.as_ref())?;
             Ok(out)
         }
