@@ -13,7 +13,7 @@ use crate::generated::Kernels;
 use crate::kernels::dtype::Num;
 use crate::kernels::iter::{self, Input};
 use crate::kernels::pointwise::{self, ops as pw};
-use crate::kernels::{binary, unary};
+use crate::kernels::{binary, copy, unary};
 use crate::ops;
 
 /// `out` resized to `shape` if needed, as a view.
@@ -37,7 +37,20 @@ fn real_only(v: &View, op: &str) -> Result<()> {
 pub struct Backend;
 
 impl Kernels for Backend {
-    regen_runtime::host_memory_bootstrap!();
+    // Views, allocation and fill_ from regen-runtime; the copies through the engine below.
+    regen_runtime::host_memory_bootstrap!(own_copies);
+
+    fn copy_inplace(&self, self_: TensorRef<'_>, src: TensorRef<'_>, _non_blocking: bool) -> Result<()> {
+        copy::copy_(self_, src)
+    }
+
+    fn _copy_from(&self, self_: TensorRef<'_>, dst: TensorRef<'_>, _non_blocking: bool) -> Result<Tensor> {
+        copy::copy_from(self_, dst)
+    }
+
+    fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
+        copy::copy_from_and_resize(self_, dst)
+    }
 
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let dtype = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -409,6 +409,12 @@ pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
 #[macro_export]
 macro_rules! host_memory_bootstrap {
     () => {
+        $crate::host_memory_bootstrap!(own_copies);
+        $crate::host_memory_copies!();
+    };
+    // Everything but the copies (`copy_`, `_copy_from`, `_copy_from_and_resize`), for a backend
+    // that copies with its own kernels (the reference device converts dtypes with its engine).
+    (own_copies) => {
         fn empty_memory_format(
             &self,
             size: &[i64],
@@ -459,29 +465,6 @@ macro_rules! host_memory_bootstrap {
         ) -> $crate::Result<()> {
             $crate::bootstrap::resize_(self_, size)
         }
-        fn copy_inplace(
-            &self,
-            self_: $crate::TensorRef<'_>,
-            src: $crate::TensorRef<'_>,
-            _non_blocking: bool,
-        ) -> $crate::Result<()> {
-            $crate::bootstrap::copy_(self_, src)
-        }
-        fn _copy_from(
-            &self,
-            self_: $crate::TensorRef<'_>,
-            dst: $crate::TensorRef<'_>,
-            _non_blocking: bool,
-        ) -> $crate::Result<$crate::Tensor> {
-            $crate::bootstrap::_copy_from(self_, dst)
-        }
-        fn _copy_from_and_resize(
-            &self,
-            self_: $crate::TensorRef<'_>,
-            dst: $crate::TensorRef<'_>,
-        ) -> $crate::Result<$crate::Tensor> {
-            $crate::bootstrap::_copy_from_and_resize(self_, dst)
-        }
         fn _local_scalar_dense(&self, self_: $crate::TensorRef<'_>) -> $crate::Result<$crate::Scalar> {
             $crate::bootstrap::_local_scalar_dense(self_)
         }
@@ -514,6 +497,37 @@ macro_rules! host_memory_bootstrap {
         }
         fn fill_inplace_scalar(&self, self_: $crate::TensorRef<'_>, value: $crate::Scalar) -> $crate::Result<()> {
             $crate::bootstrap::fill_(self_, value)
+        }
+    };
+}
+
+/// The copies of [`OPS`] (`copy_`, `_copy_from`, `_copy_from_and_resize`) as trait methods
+/// forwarding to this module; part of [`host_memory_bootstrap!`](crate::host_memory_bootstrap).
+#[macro_export]
+macro_rules! host_memory_copies {
+    () => {
+        fn copy_inplace(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            src: $crate::TensorRef<'_>,
+            _non_blocking: bool,
+        ) -> $crate::Result<()> {
+            $crate::bootstrap::copy_(self_, src)
+        }
+        fn _copy_from(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            dst: $crate::TensorRef<'_>,
+            _non_blocking: bool,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::_copy_from(self_, dst)
+        }
+        fn _copy_from_and_resize(
+            &self,
+            self_: $crate::TensorRef<'_>,
+            dst: $crate::TensorRef<'_>,
+        ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::_copy_from_and_resize(self_, dst)
         }
     };
 }

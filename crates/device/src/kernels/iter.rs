@@ -95,8 +95,24 @@ impl Iter {
     /// Builds the loop nest of `outputs` and `inputs` broadcast to `shape` (every operand's
     /// dtype is taken as it is: conversions are the caller's, see [`prepare`]).
     pub fn new(outputs: &[Operand], inputs: &[Operand], shape: &[i64]) -> Iter {
-        let ndim = shape.len();
         let operands: PerOperand<&Operand> = outputs.iter().chain(inputs).collect();
+        // The common case first: every operand contiguous in the full shape, or a single element
+        // broadcast (`x + 1`), is one run, with nothing to reorder or coalesce.
+        let numel = shape.iter().product::<i64>().max(0) as usize;
+        let scalar = |o: &Operand| o.sizes.iter().all(|&s| s == 1) && o.sizes.len() <= shape.len();
+        let full = |o: &Operand| o.sizes.as_slice() == shape && is_row_major(&o.sizes, &o.strides);
+        if operands.iter().all(|o| full(o) || scalar(o)) && full(operands[0]) {
+            return Iter {
+                shape: smallvec::smallvec![numel.max(1)],
+                strides: operands
+                    .iter()
+                    .map(|o| smallvec::smallvec![if full(o) { o.dtype.size() as isize } else { 0 }])
+                    .collect(),
+                ptrs: operands.iter().map(|o| o.data).collect(),
+                numel,
+            };
+        }
+        let ndim = shape.len();
         // Byte strides in the broadcast shape, innermost dimension first.
         let mut strides: PerOperand<Dims<isize>> = operands
             .iter()
@@ -196,6 +212,17 @@ impl Iter {
         F: Fn(&[*mut u8], &[isize], usize),
     {
         let ndim = self.shape.len();
+        if ndim == 1 {
+            let ptrs: PerOperand<*mut u8> = self
+                .ptrs
+                .iter()
+                .zip(&self.strides)
+                // SAFETY: `start` is inside the one dimension.
+                .map(|(&p, s)| unsafe { p.offset(start as isize * s[0]) })
+                .collect();
+            let inner: PerOperand<isize> = self.strides.iter().map(|s| s[0]).collect();
+            return f(&ptrs, &inner, end - start);
+        }
         let nops = self.ptrs.len();
         let mut rest = start;
         let mut index: Dims<usize> = self
@@ -229,6 +256,18 @@ impl Iter {
             }
         }
     }
+}
+
+/// Whether `strides` walk `sizes` in row-major order without gaps.
+fn is_row_major(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expected = 1;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
 }
 
 fn should_swap(strides: &[Dims<isize>], a: usize, b: usize) -> bool {

@@ -3,6 +3,7 @@
 //! [`crate::backend`] once each is tested.
 
 pub mod binary;
+pub mod copy;
 pub mod dtype;
 pub mod iter;
 pub mod loops;
