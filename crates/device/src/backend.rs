@@ -1,6 +1,6 @@
 //! The "regen" device's native kernels: the generated `Kernels` trait implemented on host memory.
 //!
-//! The bootstrap ops come from regen-runtime's defaults; elementwise ops are the rows of the op
+//! The bootstrap ops come from regen-runtime's defaults (copies from the engine); elementwise ops are the rows of the op
 //! tables in [`crate::kernels`]; sum, mm and addmm still run the older loops of [`crate::ops`].
 //! The generated entry points count every call, so tests can tell a native kernel from the CPU
 //! fallback.
@@ -19,19 +19,6 @@ use crate::ops;
 /// `out` resized to `shape` if needed, as a view.
 fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
     with_size(out, shape, View::of)
-}
-
-/// The older sum and matmul loops compute real dtypes only; complex waits for the reduction and
-/// GEMM engines.
-fn real_only(v: &View, op: &str) -> Result<()> {
-    if v.dtype.category() == regen_runtime::view::Category::Complex {
-        Err(Error::not_implemented(format!(
-            "\"{op}\" is not implemented for '{}' on the regen device yet",
-            v.dtype.name()
-        )))
-    } else {
-        Ok(())
-    }
 }
 
 pub struct Backend;
@@ -113,7 +100,6 @@ impl Kernels for Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let v = View::of(&self_)?;
-        real_only(&v, "sum")?;
         let ndim = v.dim() as i64;
         let mut dims: Vec<usize> = Vec::new();
         match dim {
@@ -149,7 +135,6 @@ impl Kernels for Backend {
 
     fn mm_out(&self, self_: TensorRef<'_>, mat2: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
         let (a, b) = (View::of(&self_)?, View::of(&mat2)?);
-        real_only(&a, "mm")?;
         check_matmul(&a, &b, "mm")?;
         let vo = sized_output(&out, &[a.sizes[0], b.sizes[1]])?;
         // SAFETY: as above.
@@ -167,7 +152,6 @@ impl Kernels for Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let (bias, a, b) = (View::of(&self_)?, View::of(&mat1)?, View::of(&mat2)?);
-        real_only(&a, "addmm")?;
         check_matmul(&a, &b, "addmm")?;
         let shape = [a.sizes[0], b.sizes[1]];
         broadcast_shapes(&[&bias.sizes, &shape])?;

@@ -3,6 +3,7 @@
 //! size the outputs; these loops only compute. Each has a generic strided path (values converted
 //! through f64/i64) and a fast path for contiguous same-dtype float data.
 
+use num_complex::Complex64;
 use rayon::prelude::*;
 
 use regen_runtime::view::{Category, DType, Value, View, for_each_offset, load, store};
@@ -71,16 +72,21 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
             k += 1;
         }
     }
-    let n: i64 = kept.iter().product();
-    let floating = out.dtype.category() == Category::Floating;
-    let mut acc_f = vec![0f64; if floating { n as usize } else { 0 }];
-    let mut acc_i = vec![0i64; if floating { 0 } else { n as usize }];
+    let n = kept.iter().product::<i64>() as usize;
+    let category = out.dtype.category();
+    let (floating, complex) = (category == Category::Floating, category == Category::Complex);
+    let mut acc_f = vec![0f64; if floating { n } else { 0 }];
+    let mut acc_c = vec![Complex64::new(0.0, 0.0); if complex { n } else { 0 }];
+    let mut acc_i = vec![0i64; if floating || complex { 0 } else { n }];
     let ea = a.dtype.size() as isize;
     for_each_offset(&a.sizes, [&a.strides, &acc_strides], |[ia, iacc]| {
         // SAFETY: as above.
         let x = unsafe { load(a.dtype, a.data.offset(ia * ea)) };
         if floating {
             acc_f[iacc as usize] += x.as_f64();
+        } else if complex {
+            let (re, im) = x.as_complex();
+            acc_c[iacc as usize] += Complex64::new(re, im);
         } else {
             acc_i[iacc as usize] += x.as_i64();
         }
@@ -89,7 +95,13 @@ pub unsafe fn sum(a: &View, dims: &[usize], out: &View) {
     let eo = out.dtype.size() as isize;
     let mut next = 0usize;
     for_each_offset(&out.sizes, [&out.strides], |[io]| {
-        let v = if floating { Value::Float(acc_f[next]) } else { Value::Int(acc_i[next]) };
+        let v = if floating {
+            Value::Float(acc_f[next])
+        } else if complex {
+            Value::Complex(acc_c[next].re, acc_c[next].im)
+        } else {
+            Value::Int(acc_i[next])
+        };
         next += 1;
         // SAFETY: as above.
         unsafe { store(out.dtype, out.data.offset(io * eo), v) }
@@ -267,23 +279,25 @@ pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f
             return;
         }
     }
-    // Gather both operands into contiguous f64 rows, then accumulate row by row (i-k-j order).
-    let gather = |v: &View| -> Vec<f64> {
+    // Gather both operands into contiguous complex f64 rows (the imaginary parts stay 0 for real
+    // dtypes), then accumulate row by row (i-k-j order).
+    let gather = |v: &View| -> Vec<Complex64> {
         let mut buf = Vec::with_capacity(v.numel() as usize);
         let e = v.dtype.size() as isize;
         for_each_offset(&v.sizes, [&v.strides], |[i]| {
             // SAFETY: as above.
-            buf.push(unsafe { load(v.dtype, v.data.offset(i * e)) }.as_f64())
+            let (re, im) = unsafe { load(v.dtype, v.data.offset(i * e)) }.as_complex();
+            buf.push(Complex64::new(re, im))
         });
         buf
     };
     let (av, bv) = (gather(a), gather(b));
-    let mut acc = vec![0f64; n * m];
+    let mut acc = vec![Complex64::new(0.0, 0.0); n * m];
     for i in 0..n {
         let row = &mut acc[i * m..(i + 1) * m];
         for p in 0..k {
             let x = av[i * k + p];
-            if x == 0.0 {
+            if x == Complex64::new(0.0, 0.0) {
                 continue;
             }
             let brow = &bv[p * m..(p + 1) * m];
@@ -296,20 +310,25 @@ pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f
         let mut values = Vec::with_capacity(n * m);
         for_each_offset(&out.sizes, [&sb], |[i]| {
             // SAFETY: as above.
-            values.push(unsafe { load(bias.dtype, bias.data.offset(i * e)) }.as_f64())
+            let (re, im) = unsafe { load(bias.dtype, bias.data.offset(i * e)) }.as_complex();
+            values.push(Complex64::new(re, im))
         });
         values
     });
-    let integral = out.dtype.category() != Category::Floating;
+    let category = out.dtype.category();
     let eo = out.dtype.size() as isize;
     let mut next = 0;
     for_each_offset(&out.sizes, [&out.strides], |[io]| {
-        let mut v = alpha * acc[next];
+        let mut v = acc[next] * alpha;
         if let Some(bias) = &bias_values {
-            v += beta * bias[next];
+            v += bias[next] * beta;
         }
         next += 1;
-        let value = if integral { Value::Int(v as i64) } else { Value::Float(v) };
+        let value = match category {
+            Category::Complex => Value::Complex(v.re, v.im),
+            Category::Floating => Value::Float(v.re),
+            _ => Value::Int(v.re as i64),
+        };
         // SAFETY: as above.
         unsafe { store(out.dtype, out.data.offset(io * eo), value) }
     });

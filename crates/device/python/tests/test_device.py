@@ -436,10 +436,10 @@ def test_cpu_scalars_mix_with_device_tensors():
     compare(on_device(i) + 1, i + 1)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.complex64], ids=str)
 @pytest.mark.parametrize("dim,keepdim", [(None, False), ((0,), False), ((1,), False), ((0, 2), True), ((-1,), True), ((1, 2), False)])
 def test_sum_matches_cpu(dtype, dim, keepdim):
-    a = make((2, 3, 4), dtype)
+    a = make_any((2, 3, 4), dtype)
     with counted("sum.IntList_out"):
         if dim is None:
             compare(on_device(a).sum(), a.sum())
@@ -447,9 +447,9 @@ def test_sum_matches_cpu(dtype, dim, keepdim):
             compare(on_device(a).sum(dim, keepdim=keepdim), a.sum(dim, keepdim=keepdim))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.complex64], ids=str)
 def test_mm_and_addmm_match_cpu(dtype):
-    m1, m2, bias = make((5, 3), dtype, 1), make((3, 4), dtype, 2), make((4,), dtype, 3)
+    m1, m2, bias = make_any((5, 3), dtype, 1), make_any((3, 4), dtype, 2), make_any((4,), dtype, 3)
     with counted("mm.out"):
         compare(on_device(m1) @ on_device(m2), m1 @ m2)
     with counted("addmm.out"):
