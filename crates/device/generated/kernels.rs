@@ -31,6 +31,13 @@ pub trait Kernels: Send + Sync + 'static {
     fn conj_physical_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    fn add_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     fn add_out(
         &self,
@@ -173,6 +180,8 @@ pub trait Kernels: Send + Sync + 'static {
     fn cos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn cosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
+    fn div_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn div_out(
         &self,
@@ -313,6 +322,8 @@ pub trait Kernels: Send + Sync + 'static {
         mat2: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
+    fn mul_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn mul_out(
         &self,
@@ -471,6 +482,13 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
+    fn sub_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
     fn rsub_tensor(
         &self,
@@ -1208,13 +1226,14 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 218] = [
+pub const OPS: [&str; 222] = [
     "abs.out",
     "angle",
     "angle.out",
     "sgn.out",
     "conj_physical.out",
     "acos.out",
+    "add.Tensor",
     "add.out",
     "acosh.out",
     "asinh.out",
@@ -1242,6 +1261,7 @@ pub const OPS: [&str; 218] = [
     "_copy_from_and_resize",
     "cos.out",
     "cosh.out",
+    "div.Tensor",
     "div.out",
     "div.out_mode",
     "empty.memory_format",
@@ -1271,6 +1291,7 @@ pub const OPS: [&str; 218] = [
     "logaddexp2.out",
     "xlogy.OutTensor",
     "mm.out",
+    "mul.Tensor",
     "mul.out",
     "mvlgamma.out",
     "reciprocal.out",
@@ -1306,6 +1327,7 @@ pub const OPS: [&str; 218] = [
     "where.self_out",
     "zero_",
     "sub.out",
+    "sub.Tensor",
     "rsub.Tensor",
     "heaviside.out",
     "addmm.out",
@@ -1429,7 +1451,7 @@ pub const OPS: [&str; 218] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 218] = [const { AtomicU64::new(0) }; 218];
+static CALLS: [AtomicU64; 222] = [const { AtomicU64::new(0) }; 222];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1585,6 +1607,33 @@ pub unsafe extern "C" fn regen_kernel_acos_out(
         },
     )
 }
+/// Entry point of `aten::add.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_add_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::add.Tensor",
+        &CALLS[6usize],
+        || {
+            let regen_v0 = kernels()?
+                .add_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::add.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1599,7 +1648,7 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[6usize],
+        &CALLS[7usize],
         || {
             kernels()?
                 .add_out(
@@ -1624,7 +1673,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[7usize],
+        &CALLS[8usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1647,7 +1696,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[8usize],
+        &CALLS[9usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1670,7 +1719,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[9usize],
+        &CALLS[10usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1696,7 +1745,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[10usize],
+        &CALLS[11usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1722,7 +1771,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[11usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .asin_out(
@@ -1745,7 +1794,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[12usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .atan_out(
@@ -1768,7 +1817,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[13usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -1792,7 +1841,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[14usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .copysign_out(
@@ -1816,7 +1865,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[15usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -1840,7 +1889,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[16usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -1865,7 +1914,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[17usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -1890,7 +1939,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[18usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -1914,7 +1963,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[19usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .ceil_out(
@@ -1939,7 +1988,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[20usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .clamp_out(
@@ -1966,7 +2015,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[21usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -1992,7 +2041,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[22usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2017,7 +2066,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[23usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2042,7 +2091,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[24usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2067,7 +2116,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[25usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2092,7 +2141,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[26usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .complex_out(
@@ -2117,7 +2166,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[27usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .polar_out(
@@ -2142,7 +2191,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[28usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2168,7 +2217,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[29usize],
+        &CALLS[30usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2194,7 +2243,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[30usize],
+        &CALLS[31usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2218,7 +2267,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[31usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .cos_out(
@@ -2241,13 +2290,38 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[32usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .cosh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::div.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_div_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::div.Tensor",
+        &CALLS[34usize],
+        || {
+            let regen_v0 = kernels()?
+                .div_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -2265,7 +2339,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[33usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .div_out(
@@ -2291,7 +2365,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[34usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2321,7 +2395,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[35usize],
+        &CALLS[37usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2352,7 +2426,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[36usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2383,7 +2457,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[37usize],
+        &CALLS[39usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2411,7 +2485,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[38usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .erf_out(
@@ -2434,7 +2508,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[39usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2457,7 +2531,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[40usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .exp_out(
@@ -2480,7 +2554,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[41usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2503,7 +2577,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[42usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .expm1_out(
@@ -2526,7 +2600,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[43usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2549,7 +2623,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[44usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2572,7 +2646,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[45usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .floor_out(
@@ -2596,7 +2670,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[46usize],
+        &CALLS[48usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2620,7 +2694,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[47usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -2644,7 +2718,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[48usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -2668,7 +2742,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[49usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .frac_out(
@@ -2692,7 +2766,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[50usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .gcd_out(
@@ -2717,7 +2791,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[51usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .lcm_out(
@@ -2741,7 +2815,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[52usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2765,7 +2839,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[53usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2791,7 +2865,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[54usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .log_out(
@@ -2814,7 +2888,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[55usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .log10_out(
@@ -2837,7 +2911,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[56usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .log1p_out(
@@ -2860,7 +2934,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[57usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .log2_out(
@@ -2884,7 +2958,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[58usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -2909,7 +2983,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[59usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -2934,7 +3008,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[60usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -2959,7 +3033,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[61usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .mm_out(
@@ -2967,6 +3041,31 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mul.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mul_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mul.Tensor",
+        &CALLS[64usize],
+        || {
+            let regen_v0 = kernels()?
+                .mul_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -2984,7 +3083,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[62usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .mul_out(
@@ -3009,7 +3108,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[63usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3033,7 +3132,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[64usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3056,7 +3155,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[65usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .neg_out(
@@ -3081,7 +3180,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[66usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3106,7 +3205,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[67usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .round_out(
@@ -3130,7 +3229,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[68usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3154,7 +3253,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[69usize],
+        &CALLS[72usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3174,7 +3273,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[70usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3197,7 +3296,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[71usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3223,7 +3322,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[72usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3249,7 +3348,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[73usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3275,7 +3374,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[74usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3300,7 +3399,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[75usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3323,7 +3422,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[76usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .silu_out(
@@ -3347,7 +3446,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[77usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3371,7 +3470,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[78usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .mish_out(
@@ -3394,7 +3493,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[79usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3418,7 +3517,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[80usize],
+        &CALLS[83usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3442,7 +3541,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[81usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3466,7 +3565,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[82usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .logit_out(
@@ -3490,7 +3589,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[83usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .sin_out(
@@ -3513,7 +3612,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[84usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3536,7 +3635,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[85usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3562,7 +3661,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[86usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3588,7 +3687,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[87usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3611,7 +3710,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[88usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .tan_out(
@@ -3634,7 +3733,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[89usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3659,7 +3758,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[90usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3686,7 +3785,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[91usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3711,7 +3810,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[92usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3736,7 +3835,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[93usize],
+        &CALLS[96usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -3763,7 +3862,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[94usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .where_self_out(
@@ -3787,7 +3886,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[95usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -3811,7 +3910,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[96usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .sub_out(
@@ -3820,6 +3919,33 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sub.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sub_tensor(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sub.Tensor",
+        &CALLS[100usize],
+        || {
+            let regen_v0 = kernels()?
+                .sub_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -3838,7 +3964,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[97usize],
+        &CALLS[101usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -3864,7 +3990,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[98usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -3892,7 +4018,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[99usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .addmm_out(
@@ -3919,7 +4045,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[100usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -3942,7 +4068,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[101usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -3968,7 +4094,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[102usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -3994,7 +4120,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[103usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4016,7 +4142,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[104usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4039,7 +4165,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[105usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4064,7 +4190,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[106usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4089,7 +4215,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[107usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4114,7 +4240,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[108usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4139,7 +4265,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[109usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4164,7 +4290,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[110usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4189,7 +4315,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[111usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4214,7 +4340,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[112usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4238,7 +4364,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[113usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4261,7 +4387,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[114usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4285,7 +4411,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[115usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4310,7 +4436,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[116usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4335,7 +4461,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[117usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4359,7 +4485,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[118usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4382,7 +4508,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[119usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4406,7 +4532,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[120usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4431,7 +4557,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[121usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4456,7 +4582,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[122usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4481,7 +4607,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[123usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4506,7 +4632,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4531,7 +4657,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[125usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4556,7 +4682,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[126usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4581,7 +4707,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[127usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4606,7 +4732,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[128usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4631,7 +4757,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[129usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4656,7 +4782,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[130usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4681,7 +4807,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[131usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4706,7 +4832,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[132usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -4733,7 +4859,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[133usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -4762,7 +4888,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[134usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -4788,7 +4914,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[135usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -4811,7 +4937,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[136usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .digamma_out(
@@ -4835,7 +4961,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[137usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -4859,7 +4985,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[138usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -4882,7 +5008,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[139usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .i0_out(
@@ -4905,7 +5031,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[140usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .sign_out(
@@ -4928,7 +5054,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[141usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .signbit_out(
@@ -4952,7 +5078,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[142usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .atan2_out(
@@ -4978,7 +5104,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[143usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5005,7 +5131,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[144usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5031,7 +5157,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[145usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5056,7 +5182,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[146usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5081,7 +5207,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[147usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5106,7 +5232,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[148usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5131,7 +5257,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[149usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5156,7 +5282,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[150usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5181,7 +5307,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[151usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5206,7 +5332,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[152usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5231,7 +5357,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[153usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5256,7 +5382,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[154usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5281,7 +5407,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[155usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5306,7 +5432,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[156usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5331,7 +5457,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[157usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5356,7 +5482,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[158usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5383,7 +5509,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[159usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .elu_out(
@@ -5414,7 +5540,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[160usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5444,7 +5570,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[161usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5468,7 +5594,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[162usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5494,7 +5620,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[163usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5521,7 +5647,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[164usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5549,7 +5675,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[165usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5578,7 +5704,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[166usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5605,7 +5731,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[167usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5629,7 +5755,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[168usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5652,7 +5778,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[169usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5674,7 +5800,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[170usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5697,7 +5823,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[171usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -5722,7 +5848,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[172usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -5749,7 +5875,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[173usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -5777,7 +5903,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[174usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -5804,7 +5930,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[175usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -5831,7 +5957,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[176usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .softplus_out(
@@ -5859,7 +5985,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[177usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -5886,7 +6012,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[178usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -5912,7 +6038,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[179usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -5938,7 +6064,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[180usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -5964,7 +6090,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[181usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -5990,7 +6116,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6014,7 +6140,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[183usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6037,7 +6163,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[184usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6060,7 +6186,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[185usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6083,7 +6209,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[186usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6106,7 +6232,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[187usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6129,7 +6255,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[188usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6153,7 +6279,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[189usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6178,7 +6304,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[190usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6202,7 +6328,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[191usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6225,7 +6351,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[192usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6248,7 +6374,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[193usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6271,7 +6397,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[194usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6294,7 +6420,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[195usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6317,7 +6443,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[196usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6340,7 +6466,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[197usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6363,7 +6489,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[198usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6387,7 +6513,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[199usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6412,7 +6538,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[200usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6437,7 +6563,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[201usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6462,7 +6588,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[202usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6487,7 +6613,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[203usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6512,7 +6638,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[204usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6537,7 +6663,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[205usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6562,7 +6688,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[206usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6586,7 +6712,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[207usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6609,7 +6735,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[208usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6632,7 +6758,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[209usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6655,7 +6781,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[210usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -6678,7 +6804,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[211usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -6701,7 +6827,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[212usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -6725,7 +6851,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[213usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -6750,7 +6876,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[214usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -6775,7 +6901,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[215usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -6800,7 +6926,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[216usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -6824,7 +6950,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[217usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -23,6 +23,7 @@ regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, re
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
+regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
 regen_error* regen_kernel_gelu_out(regen_tensor self, regen_str approximate, regen_tensor out);
@@ -33,6 +34,7 @@ regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_zero_inplace(regen_tensor self);
+regen_error* regen_kernel_sub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_rsub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace(regen_tensor self);
@@ -178,6 +180,15 @@ at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & valu
   return self;
 }
 
+// aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_mul_tensor(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mul.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::mul.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_mul_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_round_decimals_out(const at::Tensor & self, int64_t decimals, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::round.decimals_out argument 'self'");
@@ -264,6 +275,16 @@ at::Tensor & wrap_zero_inplace(at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::zero_ argument 'self'");
   ::regen::check(regen_kernel_zero_inplace(regen_a0));
   return self;
+}
+
+// aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+at::Tensor wrap_sub_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sub.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::sub.Tensor argument 'other'");
+  auto regen_a2 = ::regen::lift_scalar(alpha, "aten::sub.Tensor argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sub_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -516,6 +537,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
+  m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
   m.impl("gelu.out", TORCH_FN(regen_runtime_ops::wrap_gelu_out));
@@ -526,6 +548,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
   m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
   m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));
+  m.impl("sub.Tensor", TORCH_FN(regen_runtime_ops::wrap_sub_tensor));
   m.impl("rsub.Tensor", TORCH_FN(regen_runtime_ops::wrap_rsub_tensor));
   m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));
   m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));

@@ -11,12 +11,14 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_add_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_max_out(regen_tensor self, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
+regen_error* regen_kernel_div_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_floor_out(regen_tensor self, regen_tensor out);
@@ -79,6 +81,16 @@ at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+at::Tensor wrap_add_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::add.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::add.Tensor argument 'other'");
+  auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.Tensor argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_add_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_acosh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::acosh.out argument 'self'");
@@ -128,6 +140,15 @@ at::Tensor wrap__copy_from_and_resize(const at::Tensor & self, const at::Tensor 
   auto regen_a1 = ::regen::lift_tensor(dst, "aten::_copy_from_and_resize argument 'dst'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel__copy_from_and_resize(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::div.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_div_tensor(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::div.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::div.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_div_tensor(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -560,12 +581,14 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & 
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
+  m.impl("add.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_tensor));
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
   m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
   m.impl("clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
   m.impl("clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
+  m.impl("div.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_tensor));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
   m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
   m.impl("floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));

@@ -71,7 +71,7 @@ def test_device_basics():
     assert torch.regen.is_available() and torch.regen.device_count() == 1
 
 
-@pytest.mark.parametrize("op,native", [("add", "add.out"), ("sub", "sub.out"), ("mul", "mul.out"), ("div", "div.out")])
+@pytest.mark.parametrize("op,native", [("add", "add.Tensor"), ("sub", "sub.Tensor"), ("mul", "mul.Tensor"), ("div", "div.Tensor")])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shapes", SHAPE_PAIRS, ids=str)
 def test_binary_ops_match_cpu(op, native, dtype, shapes):
@@ -89,6 +89,11 @@ def test_binary_ops_match_cpu(op, native, dtype, shapes):
         return
     with counted(native):
         compare(fn(on_device(a), on_device(b)), expected)
+    # The `.out` form, into an output of the result's dtype (resized from empty).
+    out = torch.empty(0, dtype=expected.dtype, device="regen")
+    with counted(native.replace(".Tensor", ".out")):
+        fn(on_device(a), on_device(b), out=out)
+    compare(out, expected)
 
 
 @pytest.mark.parametrize("op", ["neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh"])
@@ -154,7 +159,7 @@ def test_unary_table_matches_cpu(op, dtype):
 
 # Rows of the binary table (src/kernels/binary.rs): (torch function, native op key).
 BINARY_TABLE = [
-    ("add", "add.out"), ("sub", "sub.out"), ("mul", "mul.out"), ("div", "div.out"),
+    ("add", "add.Tensor"), ("sub", "sub.Tensor"), ("mul", "mul.Tensor"), ("div", "div.Tensor"),
     ("remainder", "remainder.Tensor_out"), ("fmod", "fmod.Tensor_out"), ("pow", "pow.Tensor_Tensor_out"),
     ("atan2", "atan2.out"), ("hypot", "hypot.out"), ("copysign", "copysign.out"), ("nextafter", "nextafter.out"),
     ("maximum", "maximum.out"), ("minimum", "minimum.out"), ("fmax", "fmax.out"), ("fmin", "fmin.out"),
@@ -586,7 +591,7 @@ def test_any_dtype_moves_to_the_device_and_back(dtype):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_half_types_compute_and_convert(dtype):
     a, b = make((3, 4), torch.float32, 1).to(dtype), make((3, 4), torch.float32, 2).to(dtype)
-    with counted("mul.out"):
+    with counted("mul.Tensor"):
         compare(on_device(a) * on_device(b), a * b)
     compare(on_device(a).float() + 1, a.float() + 1)
     compare(on_device(a.float()).to(dtype), a)

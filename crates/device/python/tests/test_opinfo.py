@@ -48,7 +48,7 @@ COMMON_SLICE = [
 ]
 # Native elementwise kernels: the OpInfo and the kernel that must run for it.
 NATIVE_ELEMENTWISE = {
-    "add": "add.out", "sub": "sub.out", "mul": "mul.out", "div.no_rounding_mode": "div.out",
+    "add": "add.Tensor", "sub": "sub.Tensor", "mul": "mul.Tensor", "div.no_rounding_mode": "div.Tensor",
     "neg": "neg.out", "abs": "abs.out", "exp": "exp.out", "log": "log.out", "sqrt": "sqrt.out",
     "sigmoid": "sigmoid.out", "tanh": "tanh.out", "nn.functional.relu": "relu",
 }

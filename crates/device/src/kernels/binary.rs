@@ -329,6 +329,10 @@ pub mod ops {
 macro_rules! binary_table {
     ($callback:ident) => {
         $crate::$callback! {
+            add_tensor ftta Add;
+            sub_tensor ftta Sub;
+            mul_tensor ftt Mul;
+            div_tensor ftt Div;
             add_out tta Add;
             sub_out tta Sub;
             mul_out tt Mul;
@@ -421,6 +425,18 @@ macro_rules! binary_methods {
             $crate::kernels::binary::run::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha), out)
         }
     };
+    (@one $method:ident ftt $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::iter::Input;
+            $crate::kernels::binary::functional_alpha::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), None)
+        }
+    };
+    (@one $method:ident ftta $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, alpha: regen_runtime::Scalar) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::iter::Input;
+            $crate::kernels::binary::functional_alpha::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha))
+        }
+    };
     (@one $method:ident ptt $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
             use $crate::kernels::iter::Input;
@@ -438,10 +454,19 @@ macro_rules! binary_methods {
 /// A functional form (`torch.floor_divide(a, b)`) of an op whose functional form PyTorch does
 /// not derive from `.out`: a new tensor of the result dtype, filled by [`run`].
 pub fn functional<Op: Binary>(a: Input<'_>, b: Input<'_>) -> Result<regen_runtime::Tensor> {
+    functional_alpha::<Op>(a, b, None)
+}
+
+/// [`functional`] with `alpha` scaling `b` (`torch.add(a, b, alpha=2)`).
+pub fn functional_alpha<Op: Binary>(
+    a: Input<'_>,
+    b: Input<'_>,
+    alpha: Option<Scalar>,
+) -> Result<regen_runtime::Tensor> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
     let dtype = super::iter::result_dtype(config, &[a, b])?;
     let out = super::iter::new_output(dtype, &[a, b])?;
-    run::<Op>(a, b, None, out.as_ref())?;
+    run::<Op>(a, b, alpha, out.as_ref())?;
     Ok(out)
 }
 
