@@ -25,6 +25,10 @@ pub trait Kernels: Send + Sync + 'static {
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn angle_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::view_as_real(Tensor(a) self) -> Tensor(a)`
+    fn view_as_real(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::view_as_complex(Tensor(a) self) -> Tensor(a)`
+    fn view_as_complex(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sgn_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1226,10 +1230,12 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 222] = [
+pub const OPS: [&str; 224] = [
     "abs.out",
     "angle",
     "angle.out",
+    "view_as_real",
+    "view_as_complex",
     "sgn.out",
     "conj_physical.out",
     "acos.out",
@@ -1451,7 +1457,7 @@ pub const OPS: [&str; 222] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 222] = [const { AtomicU64::new(0) }; 222];
+static CALLS: [AtomicU64; 224] = [const { AtomicU64::new(0) }; 224];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1538,6 +1544,52 @@ pub unsafe extern "C" fn regen_kernel_angle_out(
         },
     )
 }
+/// Entry point of `aten::view_as_real`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_view_as_real(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::view_as_real",
+        &CALLS[3usize],
+        || {
+            let regen_v0 = kernels()?
+                .view_as_real(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::view_as_complex`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_view_as_complex(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::view_as_complex",
+        &CALLS[4usize],
+        || {
+            let regen_v0 = kernels()?
+                .view_as_complex(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::sgn.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1550,7 +1602,7 @@ pub unsafe extern "C" fn regen_kernel_sgn_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sgn.out",
-        &CALLS[3usize],
+        &CALLS[5usize],
         || {
             kernels()?
                 .sgn_out(
@@ -1573,7 +1625,7 @@ pub unsafe extern "C" fn regen_kernel_conj_physical_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conj_physical.out",
-        &CALLS[4usize],
+        &CALLS[6usize],
         || {
             kernels()?
                 .conj_physical_out(
@@ -1596,7 +1648,7 @@ pub unsafe extern "C" fn regen_kernel_acos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acos.out",
-        &CALLS[5usize],
+        &CALLS[7usize],
         || {
             kernels()?
                 .acos_out(
@@ -1621,7 +1673,7 @@ pub unsafe extern "C" fn regen_kernel_add_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.Tensor",
-        &CALLS[6usize],
+        &CALLS[8usize],
         || {
             let regen_v0 = kernels()?
                 .add_tensor(
@@ -1648,7 +1700,7 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[7usize],
+        &CALLS[9usize],
         || {
             kernels()?
                 .add_out(
@@ -1673,7 +1725,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[8usize],
+        &CALLS[10usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1696,7 +1748,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[9usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1719,7 +1771,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[10usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1745,7 +1797,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[11usize],
+        &CALLS[13usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1771,7 +1823,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[12usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .asin_out(
@@ -1794,7 +1846,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[13usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .atan_out(
@@ -1817,7 +1869,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[14usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -1841,7 +1893,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[15usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .copysign_out(
@@ -1865,7 +1917,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[16usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -1889,7 +1941,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[17usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -1914,7 +1966,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[18usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -1939,7 +1991,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[19usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -1963,7 +2015,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[20usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .ceil_out(
@@ -1988,7 +2040,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[21usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2015,7 +2067,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[22usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -2041,7 +2093,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[23usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2066,7 +2118,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[24usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2091,7 +2143,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[25usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2116,7 +2168,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[26usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2141,7 +2193,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[27usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .complex_out(
@@ -2166,7 +2218,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[28usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .polar_out(
@@ -2191,7 +2243,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[29usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2217,7 +2269,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[30usize],
+        &CALLS[32usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2243,7 +2295,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[31usize],
+        &CALLS[33usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2267,7 +2319,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[32usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .cos_out(
@@ -2290,7 +2342,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[33usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .cosh_out(
@@ -2314,7 +2366,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[34usize],
+        &CALLS[36usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -2339,7 +2391,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[35usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .div_out(
@@ -2365,7 +2417,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[36usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2395,7 +2447,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[37usize],
+        &CALLS[39usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2426,7 +2478,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[38usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2457,7 +2509,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[39usize],
+        &CALLS[41usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2485,7 +2537,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[40usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .erf_out(
@@ -2508,7 +2560,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[41usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2531,7 +2583,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[42usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .exp_out(
@@ -2554,7 +2606,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[43usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2577,7 +2629,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[44usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .expm1_out(
@@ -2600,7 +2652,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[45usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2623,7 +2675,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[46usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2646,7 +2698,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[47usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .floor_out(
@@ -2670,7 +2722,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[48usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2694,7 +2746,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[49usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -2718,7 +2770,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[50usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -2742,7 +2794,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[51usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .frac_out(
@@ -2766,7 +2818,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[52usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .gcd_out(
@@ -2791,7 +2843,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[53usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .lcm_out(
@@ -2815,7 +2867,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[54usize],
+        &CALLS[56usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2839,7 +2891,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[55usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2865,7 +2917,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[56usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .log_out(
@@ -2888,7 +2940,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[57usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .log10_out(
@@ -2911,7 +2963,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[58usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .log1p_out(
@@ -2934,7 +2986,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[59usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .log2_out(
@@ -2958,7 +3010,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[60usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -2983,7 +3035,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[61usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3008,7 +3060,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[62usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -3033,7 +3085,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[63usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .mm_out(
@@ -3058,7 +3110,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[64usize],
+        &CALLS[66usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3083,7 +3135,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[65usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .mul_out(
@@ -3108,7 +3160,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[66usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3132,7 +3184,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[67usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3155,7 +3207,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[68usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .neg_out(
@@ -3180,7 +3232,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[69usize],
+        &CALLS[71usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3205,7 +3257,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[70usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .round_out(
@@ -3229,7 +3281,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[71usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3253,7 +3305,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[72usize],
+        &CALLS[74usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3273,7 +3325,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[73usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3296,7 +3348,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[74usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3322,7 +3374,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[75usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3348,7 +3400,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[76usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3374,7 +3426,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[77usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3399,7 +3451,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[78usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3422,7 +3474,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[79usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .silu_out(
@@ -3446,7 +3498,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[80usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3470,7 +3522,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[81usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .mish_out(
@@ -3493,7 +3545,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[82usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3517,7 +3569,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[83usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3541,7 +3593,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[84usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3565,7 +3617,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[85usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .logit_out(
@@ -3589,7 +3641,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[86usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .sin_out(
@@ -3612,7 +3664,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[87usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3635,7 +3687,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[88usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3661,7 +3713,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[89usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3687,7 +3739,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[90usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3710,7 +3762,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[91usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .tan_out(
@@ -3733,7 +3785,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[92usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3758,7 +3810,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[93usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3785,7 +3837,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[94usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3810,7 +3862,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[95usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3835,7 +3887,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[96usize],
+        &CALLS[98usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -3862,7 +3914,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[97usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .where_self_out(
@@ -3886,7 +3938,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[98usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -3910,7 +3962,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[99usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .sub_out(
@@ -3937,7 +3989,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[100usize],
+        &CALLS[102usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -3964,7 +4016,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[101usize],
+        &CALLS[103usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -3990,7 +4042,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[102usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4018,7 +4070,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[103usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4045,7 +4097,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[104usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4068,7 +4120,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[105usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4094,7 +4146,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[106usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4120,7 +4172,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[107usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4142,7 +4194,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[108usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4165,7 +4217,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[109usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4190,7 +4242,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[110usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4215,7 +4267,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[111usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4240,7 +4292,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[112usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4265,7 +4317,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[113usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4290,7 +4342,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[114usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4315,7 +4367,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[115usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4340,7 +4392,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[116usize],
+        &CALLS[118usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4364,7 +4416,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[117usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4387,7 +4439,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[118usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4411,7 +4463,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[119usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4436,7 +4488,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[120usize],
+        &CALLS[122usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4461,7 +4513,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[121usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4485,7 +4537,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4508,7 +4560,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4532,7 +4584,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4557,7 +4609,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[125usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4582,7 +4634,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[126usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4607,7 +4659,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[127usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4632,7 +4684,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[128usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4657,7 +4709,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[129usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4682,7 +4734,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[130usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4707,7 +4759,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[131usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4732,7 +4784,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[132usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4757,7 +4809,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[133usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4782,7 +4834,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[134usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4807,7 +4859,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[135usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4832,7 +4884,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[136usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -4859,7 +4911,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[137usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -4888,7 +4940,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[138usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -4914,7 +4966,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[139usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -4937,7 +4989,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[140usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .digamma_out(
@@ -4961,7 +5013,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[141usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -4985,7 +5037,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[142usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5008,7 +5060,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[143usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .i0_out(
@@ -5031,7 +5083,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[144usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .sign_out(
@@ -5054,7 +5106,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[145usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5078,7 +5130,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[146usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5104,7 +5156,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[147usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5131,7 +5183,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[148usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5157,7 +5209,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[149usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5182,7 +5234,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[150usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5207,7 +5259,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[151usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5232,7 +5284,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[152usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5257,7 +5309,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[153usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5282,7 +5334,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5307,7 +5359,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[155usize],
+        &CALLS[157usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5332,7 +5384,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[156usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5357,7 +5409,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[157usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5382,7 +5434,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[158usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5407,7 +5459,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[159usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5432,7 +5484,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[160usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5457,7 +5509,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[161usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5482,7 +5534,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[162usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5509,7 +5561,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[163usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .elu_out(
@@ -5540,7 +5592,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[164usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5570,7 +5622,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[165usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5594,7 +5646,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[166usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5620,7 +5672,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[167usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5647,7 +5699,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[168usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5675,7 +5727,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5704,7 +5756,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[170usize],
+        &CALLS[172usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5731,7 +5783,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[171usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5755,7 +5807,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[172usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5778,7 +5830,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[173usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5800,7 +5852,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[174usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5823,7 +5875,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[175usize],
+        &CALLS[177usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -5848,7 +5900,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[176usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -5875,7 +5927,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[177usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -5903,7 +5955,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[178usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -5930,7 +5982,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[179usize],
+        &CALLS[181usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -5957,7 +6009,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[180usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .softplus_out(
@@ -5985,7 +6037,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[181usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6012,7 +6064,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[182usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6038,7 +6090,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[183usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6064,7 +6116,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[184usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6090,7 +6142,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6116,7 +6168,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[186usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6140,7 +6192,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[187usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6163,7 +6215,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[188usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6186,7 +6238,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[189usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6209,7 +6261,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[190usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6232,7 +6284,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[191usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6255,7 +6307,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[192usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6279,7 +6331,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[193usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6304,7 +6356,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[194usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6328,7 +6380,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[195usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6351,7 +6403,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[196usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6374,7 +6426,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[197usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6397,7 +6449,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[198usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6420,7 +6472,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[199usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6443,7 +6495,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[200usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6466,7 +6518,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[201usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6489,7 +6541,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[202usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6513,7 +6565,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[203usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6538,7 +6590,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[204usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6563,7 +6615,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[205usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6588,7 +6640,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[206usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6613,7 +6665,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[207usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6638,7 +6690,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[208usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6663,7 +6715,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[209usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6688,7 +6740,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[210usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6712,7 +6764,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[211usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6735,7 +6787,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[212usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6758,7 +6810,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[213usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6781,7 +6833,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[214usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -6804,7 +6856,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[215usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -6827,7 +6879,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[216usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -6851,7 +6903,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[217usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -6876,7 +6928,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[218usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -6901,7 +6953,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[219usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -6926,7 +6978,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[220usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -6950,7 +7002,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[221usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

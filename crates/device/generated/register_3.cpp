@@ -11,6 +11,8 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_angle_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_view_as_real(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
@@ -79,6 +81,22 @@ at::Tensor & wrap_angle_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::angle.out argument 'out'");
   ::regen::check(regen_kernel_angle_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::view_as_real(Tensor(a) self) -> Tensor(a)
+at::Tensor wrap_view_as_real(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::view_as_real argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_view_as_real(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::view_as_complex(Tensor(a) self) -> Tensor(a)
+at::Tensor wrap_view_as_complex(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::view_as_complex argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_view_as_complex(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -571,6 +589,8 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_v_out(const at::Tensor & 
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("angle.out", TORCH_FN(regen_runtime_ops::wrap_angle_out));
+  m.impl("view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
+  m.impl("view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
   m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));

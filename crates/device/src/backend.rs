@@ -1,7 +1,8 @@
 //! The "regen" device's native kernels: the generated `Kernels` trait implemented on host memory.
 //!
-//! The bootstrap ops come from regen-runtime's defaults (copies from the engine); elementwise ops are the rows of the op
-//! tables in [`crate::kernels`]; sum, mm and addmm still run the older loops of [`crate::ops`].
+//! The bootstrap ops come from regen-runtime's defaults, the copies from the engine; elementwise
+//! ops are the rows of the op tables in [`crate::kernels`]; sum, mm and addmm still run the older
+//! loops of [`crate::ops`].
 //! The generated entry points count every call, so tests can tell a native kernel from the CPU
 //! fallback.
 
@@ -37,6 +38,14 @@ impl Kernels for Backend {
 
     fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
         copy::copy_from_and_resize(self_, dst)
+    }
+
+    fn view_as_real(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        copy::view_as_real(self_)
+    }
+
+    fn view_as_complex(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        copy::view_as_complex(self_)
     }
 
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor> {

@@ -35,6 +35,10 @@ typedef struct regen_host {
   void (*parallel_for)(int64_t n, int64_t grain, void (*f)(void* ctx, int64_t begin, int64_t end), void* ctx);
   /* torch.get_num_threads(). */
   int (*num_threads)(void);
+  /* A new view of impl's storage with another dtype (view_as_real, view_as_complex): geometry in
+   * elements of `dtype` (owned reference in *out). */
+  const char* (*view_dtype)(void* impl, int32_t dtype, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                            int64_t storage_offset, regen_tensor* out);
 } regen_host;
 
 /* Exported by the backend's Rust code. */

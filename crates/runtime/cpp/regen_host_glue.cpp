@@ -230,6 +230,19 @@ static const char* host_set_tensor(void* impl, void* source, regen_tensor* out) 
   });
 }
 
+const char* host_view_dtype(void* impl, int32_t dtype, const int64_t* sizes, const int64_t* strides, int64_t ndim,
+                            int64_t storage_offset, regen_tensor* out) {
+  return guarded([&] {
+    at::Tensor src = borrow(impl);
+    at::Tensor view = at::detail::make_tensor<c10::TensorImpl>(
+        c10::TensorImpl::VIEW, c10::Storage(src.storage()), src.key_set(),
+        c10::scalarTypeToTypeMeta(static_cast<at::ScalarType>(dtype)));
+    view.unsafeGetTensorImpl()->set_sizes_and_strides(at::IntArrayRef(sizes, ndim), at::IntArrayRef(strides, ndim),
+                                                      storage_offset);
+    *out = hand_over(std::move(view));
+  });
+}
+
 void host_parallel_for(int64_t n, int64_t grain, void (*f)(void*, int64_t, int64_t), void* ctx) {
   at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) { f(ctx, begin, end); });
 }
@@ -243,7 +256,7 @@ struct Init {
     static const regen_host host = {
         sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
         &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
-        &host_parallel_for, &host_num_threads,
+        &host_parallel_for, &host_num_threads, &host_view_dtype,
     };
     regen_backend_init(&host);
   }

@@ -31,6 +31,8 @@ pub struct Host {
     pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
     pub parallel_for: unsafe extern "C" fn(i64, i64, unsafe extern "C" fn(*mut c_void, i64, i64), *mut c_void),
     pub num_threads: unsafe extern "C" fn() -> i32,
+    pub view_dtype:
+        unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
 }
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -142,6 +144,23 @@ pub fn as_strided(t: &TensorRef<'_>, sizes: &[i64], strides: &[i64], storage_off
     // SAFETY: as above.
     describe(|h, out| unsafe {
         (h.as_strided)(t, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, storage_offset, out)
+    })
+    .map(owned)
+}
+
+/// A new view of `t`'s storage as `dtype` (`view_as_real`, `view_as_complex`), with geometry in
+/// elements of `dtype`.
+pub fn view_dtype(
+    t: &TensorRef<'_>,
+    dtype: i32,
+    sizes: &[i64],
+    strides: &[i64],
+    storage_offset: i64,
+) -> Result<Tensor> {
+    let t = impl_of(t)?;
+    // SAFETY: as above.
+    describe(|h, out| unsafe {
+        (h.view_dtype)(t, dtype, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, storage_offset, out)
     })
     .map(owned)
 }

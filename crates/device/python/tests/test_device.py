@@ -630,3 +630,27 @@ def test_lazily_conjugated_and_negated_tensors_copy_natively():
     compare(torch._neg_view(on_device(r)), -r)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         torch.empty(3, device="regen").copy_(on_device(make((2, 3), torch.float32)))
+
+
+def test_complex_views_share_memory_natively():
+    c = make_any((3, 4), torch.complex64)
+    x = on_device(c)
+    with counted("view_as_real"):
+        r = torch.view_as_real(x)
+    compare(r, torch.view_as_real(c))
+    r[0, 0, 1] = 5.0  # a view: writing through it changes the complex tensor
+    assert x[0, 0].item().imag == 5.0
+    with counted("view_as_complex"):
+        back = torch.view_as_complex(r)
+    compare(back, torch.view_as_complex(torch.view_as_real(x.cpu())))
+    compare(torch.view_as_real(x.t()), torch.view_as_real(x.cpu().t()))
+    with pytest.raises(RuntimeError, match="unresolved conjugated"):
+        torch.view_as_real(x.conj())
+    with pytest.raises(RuntimeError, match="last dimension of size 2"):
+        torch.view_as_complex(on_device(make((3, 3), torch.float32)))
+    # Printing a complex tensor views it as real: no CPU fallback warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        repr(x)
