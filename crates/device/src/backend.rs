@@ -143,11 +143,15 @@ impl Kernels for Backend {
     }
 
     fn mm_out(&self, self_: TensorRef<'_>, mat2: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        // PyTorch hands matrix products lazily conjugated operands (BLAS conjugates on the fly):
+        // resolve them first.
+        let (ra, rb) = (copy::resolved(self_)?, copy::resolved(mat2)?);
+        let (self_, mat2) = (ra.as_ref().map_or(self_, Tensor::as_ref), rb.as_ref().map_or(mat2, Tensor::as_ref));
         let (a, b) = (View::of(&self_)?, View::of(&mat2)?);
         check_matmul(&a, &b, "mm")?;
         let vo = sized_output(&out, &[a.sizes[0], b.sizes[1]])?;
         // SAFETY: as above.
-        unsafe { ops::addmm(None, &a, &b, 0.0, 1.0, &vo) };
+        unsafe { ops::addmm(None, &a, &b, complex(Scalar::Int(0)), complex(Scalar::Int(1)), &vo) };
         Ok(())
     }
 
@@ -160,14 +164,25 @@ impl Kernels for Backend {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()> {
+        let (r0, r1, r2) = (copy::resolved(self_)?, copy::resolved(mat1)?, copy::resolved(mat2)?);
+        let self_ = r0.as_ref().map_or(self_, Tensor::as_ref);
+        let (mat1, mat2) = (r1.as_ref().map_or(mat1, Tensor::as_ref), r2.as_ref().map_or(mat2, Tensor::as_ref));
         let (bias, a, b) = (View::of(&self_)?, View::of(&mat1)?, View::of(&mat2)?);
         check_matmul(&a, &b, "addmm")?;
         let shape = [a.sizes[0], b.sizes[1]];
         broadcast_shapes(&[&bias.sizes, &shape])?;
         let vo = sized_output(&out, &shape)?;
         // SAFETY: as above.
-        unsafe { ops::addmm(Some(&bias), &a, &b, beta.to_f64(), alpha.to_f64(), &vo) };
+        unsafe { ops::addmm(Some(&bias), &a, &b, complex(beta), complex(alpha), &vo) };
         Ok(())
+    }
+}
+
+/// A Scalar as a complex number (real Scalars with no imaginary part).
+fn complex(s: Scalar) -> num_complex::Complex64 {
+    match s {
+        Scalar::Complex(re, im) => num_complex::Complex64::new(re, im),
+        other => num_complex::Complex64::new(other.to_f64(), 0.0),
     }
 }
 

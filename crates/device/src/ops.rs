@@ -264,9 +264,9 @@ fn matmul_rows_portable<T: Float + std::ops::AddAssign + std::ops::Mul<Output = 
 ///
 /// # Safety
 /// As for [`binary`]; `a` is n×k, `b` is k×m and `out` is n×m.
-pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f64, out: &View) {
+pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: Complex64, alpha: Complex64, out: &View) {
     let (n, k, m) = (a.sizes[0] as usize, a.sizes[1] as usize, b.sizes[1] as usize);
-    let plain = bias.is_none() && alpha == 1.0;
+    let plain = bias.is_none() && alpha == Complex64::new(1.0, 0.0);
     for dtype in [DType::F32, DType::F64] {
         if plain && [a, b, out].iter().all(|v| v.dtype == dtype && v.is_contiguous()) {
             // SAFETY: contiguous views of n×k, k×m and n×m elements, per the contract.
@@ -304,7 +304,7 @@ pub unsafe fn addmm(bias: Option<&View>, a: &View, b: &View, beta: f64, alpha: f
             row.iter_mut().zip(brow).for_each(|(r, y)| *r += x * y);
         }
     }
-    let bias_values = bias.filter(|_| beta != 0.0).map(|bias| {
+    let bias_values = bias.filter(|_| beta != Complex64::new(0.0, 0.0)).map(|bias| {
         let sb = bias.broadcast_strides(&out.sizes);
         let e = bias.dtype.size() as isize;
         let mut values = Vec::with_capacity(n * m);
@@ -357,8 +357,8 @@ mod tests {
                 None,
                 &view(&mut a, &[n as i64, k as i64], DType::F32),
                 &view(&mut b, &[k as i64, m as i64], DType::F32),
-                0.0,
-                1.0,
+                Complex64::new(0.0, 0.0),
+                Complex64::new(1.0, 0.0),
                 &vo,
             )
         };
@@ -396,8 +396,8 @@ mod tests {
                 Some(&view(&mut bias, &[2], DType::F32)),
                 &view(&mut m1, &[2, 2], DType::F32),
                 &view(&mut m2, &[2, 2], DType::F32),
-                1.0,
-                2.0,
+                Complex64::new(1.0, 0.0),
+                Complex64::new(2.0, 0.0),
                 &vr,
             )
         };

@@ -460,6 +460,12 @@ def test_mm_and_addmm_match_cpu(dtype):
     with counted("addmm.out"):
         compare(torch.addmm(on_device(bias), on_device(m1), on_device(m2), beta=2, alpha=3), torch.addmm(bias, m1, m2, beta=2, alpha=3))
     compare(on_device(m1).t() @ on_device(m1), m1.t() @ m1)
+    if dtype.is_complex:
+        # PyTorch passes matrix products lazily conjugated operands; complex alpha and beta.
+        with counted("mm.out"):
+            compare(on_device(m1) @ on_device(m1).t().conj(), m1 @ m1.t().conj())
+        compare(torch.addmm(on_device(bias), on_device(m1), on_device(m2), beta=0.5 + 1j, alpha=2 - 1j),
+                torch.addmm(bias, m1, m2, beta=0.5 + 1j, alpha=2 - 1j))
 
 
 def test_fallback_runs_on_cpu_with_equal_results():

@@ -102,3 +102,19 @@ pub fn view_as_complex(t: TensorRef<'_>) -> Result<Tensor> {
     let halved: Vec<i64> = strides[..n].iter().map(|s| s / 2).collect();
     regen_runtime::host::view_dtype(&t, dtype.to_complex().code(), &sizes[..n], &halved, t.storage_offset() / 2)
 }
+
+/// `t` with its lazy conjugate / negative bits applied, as a new contiguous tensor, or `None`
+/// when it has none (for kernels PyTorch hands such tensors: the matrix products).
+pub fn resolved(t: TensorRef<'_>) -> Result<Option<Tensor>> {
+    if !t.is_conj() && !t.is_neg() {
+        return Ok(None);
+    }
+    let dtype = DType::from_scalar_type(t.dtype())?;
+    let out = regen_runtime::host::empty_strided(
+        t.sizes(),
+        &regen_runtime::view::contiguous_strides(t.sizes()),
+        dtype.code(),
+    )?;
+    copy_(out.as_ref(), t)?;
+    Ok(Some(out))
+}

@@ -272,6 +272,22 @@ pub fn complex_div<T: Real>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
     }
 }
 
+/// Complex asinh without num-complex's cancellation: odd symmetry puts z in the right half-plane
+/// (ln(z + sqrt(z^2 + 1)) cancels for negative real parts), and a series serves small |z|
+/// (where z + sqrt(z^2 + 1) is 1 + tiny).
+pub fn complex_asinh<T: Real>(z: Complex<T>) -> Complex<T> {
+    if z.re < T::zero() {
+        return -complex_asinh(-z);
+    }
+    if z.norm() < T::from_f64(1e-2) {
+        let z2 = z * z;
+        // z - z^3/6 + 3z^5/40 - 5z^7/112: the next term is below 1e-16 relative.
+        let c = |x: f64| Complex::new(T::from_f64(x), T::zero());
+        return z * (c(1.0) + z2 * (c(-1.0 / 6.0) + z2 * (c(3.0 / 40.0) + z2 * c(-5.0 / 112.0))));
+    }
+    z.asinh()
+}
+
 /// `torch.nan_to_num` of a real.
 pub fn nan_to_num<T: Real>(x: T, nan: T, posinf: T, neginf: T) -> T {
     if x.is_nan() {

@@ -111,7 +111,7 @@ macro_rules! unary_table {
             sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); }
             cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); }
             tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::kernels::vmath::tanh_f32_raw, $crate::kernels::vmath::tanh_f64_raw; }
-            asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| z.asinh(); }
+            asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::kernels::scalar::complex_asinh(z); }
             acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
             atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); }
             sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::kernels::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::kernels::vmath::sigmoid_f32_raw, $crate::kernels::vmath::sigmoid_f64_raw; }
