@@ -970,6 +970,15 @@ pub trait Kernels: Send + Sync + 'static {
         self_is_result: bool,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> (Tensor(a!), Tensor(b!))`
+    fn log_sigmoid_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        output: TensorRef<'_>,
+        buffer: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`
+    fn log_sigmoid_forward(&self, self_: TensorRef<'_>) -> Result<(Tensor, Tensor)>;
     /// `aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)`
     fn log_sigmoid_backward_grad_input(
         &self,
@@ -1230,7 +1239,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 224] = [
+pub const OPS: [&str; 226] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1411,6 +1420,8 @@ pub const OPS: [&str; 224] = [
     "hardswish_backward",
     "leaky_relu.out",
     "leaky_relu_backward.grad_input",
+    "log_sigmoid_forward.output",
+    "log_sigmoid_forward",
     "log_sigmoid_backward.grad_input",
     "log_sigmoid_backward",
     "softplus.out",
@@ -1457,7 +1468,7 @@ pub const OPS: [&str; 224] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 224] = [const { AtomicU64::new(0) }; 224];
+static CALLS: [AtomicU64; 226] = [const { AtomicU64::new(0) }; 226];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -5941,6 +5952,56 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
         },
     )
 }
+/// Entry point of `aten::log_sigmoid_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
+    self_: abi::regen_tensor,
+    output: abi::regen_tensor,
+    buffer: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_sigmoid_forward.output",
+        &CALLS[180usize],
+        || {
+            kernels()?
+                .log_sigmoid_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&buffer) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log_sigmoid_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_sigmoid_forward",
+        &CALLS[181usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .log_sigmoid_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::log_sigmoid_backward.grad_input`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -5955,7 +6016,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[180usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -5982,7 +6043,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[181usize],
+        &CALLS[183usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6009,7 +6070,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[182usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6037,7 +6098,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[183usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6064,7 +6125,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[184usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6090,7 +6151,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6116,7 +6177,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[186usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6142,7 +6203,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[187usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6168,7 +6229,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6192,7 +6253,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[189usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6215,7 +6276,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[190usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6238,7 +6299,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[191usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6261,7 +6322,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[192usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6284,7 +6345,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[193usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6307,7 +6368,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[194usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6331,7 +6392,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[195usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6356,7 +6417,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[196usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6380,7 +6441,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[197usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6403,7 +6464,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[198usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6426,7 +6487,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[199usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6449,7 +6510,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[200usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6472,7 +6533,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[201usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6495,7 +6556,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[202usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6518,7 +6579,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[203usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6541,7 +6602,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[204usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6565,7 +6626,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[205usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6590,7 +6651,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[206usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6615,7 +6676,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[207usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6640,7 +6701,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[208usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6665,7 +6726,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[209usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6690,7 +6751,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[210usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6715,7 +6776,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[211usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6740,7 +6801,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[212usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6764,7 +6825,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[213usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6787,7 +6848,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[214usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6810,7 +6871,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[215usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6833,7 +6894,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[216usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -6856,7 +6917,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[217usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -6879,7 +6940,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[218usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -6903,7 +6964,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[219usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -6928,7 +6989,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[220usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -6953,7 +7014,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[221usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -6978,7 +7039,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[222usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7002,7 +7063,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[223usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -51,6 +51,7 @@ regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, r
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor grad_input);
 regen_error* regen_kernel_hardswish_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log_sigmoid_forward(regen_tensor self, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_softplus_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor grad_input);
 regen_error* regen_kernel_special_log_ndtr_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_i1e_out(regen_tensor self, regen_tensor out);
@@ -434,6 +435,15 @@ at::Tensor & wrap_hardswish_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
+::std::tuple<at::Tensor,at::Tensor> wrap_log_sigmoid_forward(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log_sigmoid_forward argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log_sigmoid_forward(regen_a0, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
 // aten::softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::softplus_backward.grad_input argument 'grad_output'");
@@ -565,6 +575,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
   m.impl("hardtanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward_grad_input));
   m.impl("hardswish.out", TORCH_FN(regen_runtime_ops::wrap_hardswish_out));
+  m.impl("log_sigmoid_forward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward));
   m.impl("softplus_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softplus_backward_grad_input));
   m.impl("special_log_ndtr.out", TORCH_FN(regen_runtime_ops::wrap_special_log_ndtr_out));
   m.impl("special_i1e.out", TORCH_FN(regen_runtime_ops::wrap_special_i1e_out));

@@ -57,6 +57,7 @@ regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor 
 regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
 regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
+regen_error* regen_kernel_log_sigmoid_forward_output(regen_tensor self, regen_tensor output, regen_tensor buffer);
 regen_error* regen_kernel_log_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor grad_input);
 regen_error* regen_kernel_softplus_out(regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor out);
 regen_error* regen_kernel_special_xlog1py_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -497,6 +498,15 @@ at::Tensor & wrap_hardswish_inplace(at::Tensor & self) {
   return self;
 }
 
+// aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_log_sigmoid_forward_output(const at::Tensor & self, at::Tensor & output, at::Tensor & buffer) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log_sigmoid_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::log_sigmoid_forward.output argument 'output'");
+  auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_forward.output argument 'buffer'");
+  ::regen::check(regen_kernel_log_sigmoid_forward_output(regen_a0, regen_a1, regen_a2));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, buffer);
+}
+
 // aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_log_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & buffer, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::log_sigmoid_backward.grad_input argument 'grad_output'");
@@ -627,6 +637,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
   m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
   m.impl("hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
+  m.impl("log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
   m.impl("log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
   m.impl("softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
   m.impl("special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));

@@ -244,6 +244,7 @@ POINTWISE_TABLE = [
     ("lshift", "__lshift__.Tensor", lambda a, b, c: a << (b.abs() % 9)),
     ("rshift", "__rshift__.Scalar", lambda a, b, c: a >> 2),
     ("rsub", "rsub.Tensor", lambda a, b, c: torch.rsub(a, c, alpha=2)),
+    ("logsigmoid", "log_sigmoid_forward", lambda a, b, c: F.logsigmoid(a * 10)),
 ]
 # Backward ops, through autograd of the forward functions (float dtypes only).
 BACKWARD_TABLE = [

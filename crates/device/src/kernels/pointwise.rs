@@ -330,6 +330,13 @@ pub mod ops {
             f: g * (T::one() - y * y);
             c: g * (Complex::<T>::one() - y * y).conj();
         }
+        // log_sigmoid_forward's two outputs, as ATen's CPU kernel computes them.
+        op LogSigmoid "log_sigmoid_forward" ARITHMETIC [x] () {
+            f: x.min(T::zero()) - (-x.abs()).exp().ln_1p();
+        }
+        op LogSigmoidBuffer "log_sigmoid_forward" ARITHMETIC [x] () {
+            f: (-x.abs()).exp();
+        }
         op LogSigmoidBackward "log_sigmoid_backward" ARITHMETIC [x, buffer, g] () {
             f: {
                 let (max_deriv, sign) = if x < T::zero() { (T::one(), T::one()) } else { (T::zero(), -T::one()) };
@@ -955,6 +962,21 @@ macro_rules! pointwise_methods {
                 &pw::LogSigmoidBackward {},
                 [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)],
             )
+        }
+        fn log_sigmoid_forward_output(
+            &self,
+            x: TensorRef<'_>,
+            output: TensorRef<'_>,
+            buffer: TensorRef<'_>,
+        ) -> Result<()> {
+            pointwise::run(&pw::LogSigmoid {}, [Input::Tensor(x)], output)?;
+            pointwise::run(&pw::LogSigmoidBuffer {}, [Input::Tensor(x)], buffer)
+        }
+        fn log_sigmoid_forward(&self, x: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
+            Ok((
+                pointwise::functional(&pw::LogSigmoid {}, [Input::Tensor(x)])?,
+                pointwise::functional(&pw::LogSigmoidBuffer {}, [Input::Tensor(x)])?,
+            ))
         }
         fn nan_to_num_out(
             &self,
