@@ -366,6 +366,19 @@ pub trait Kernels: Send + Sync + 'static {
     fn relu(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::relu_(Tensor(a!) self) -> Tensor(a!)`
     fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
+    /// `aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor`
+    fn _prelu_kernel(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)`
+    fn _prelu_kernel_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)`
     fn gelu_out(
         &self,
@@ -475,6 +488,13 @@ pub trait Kernels: Send + Sync + 'static {
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
         out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)`
+    fn frexp_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        mantissa: TensorRef<'_>,
+        exponent: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
     fn zero_inplace(&self, self_: TensorRef<'_>) -> Result<()>;
@@ -1239,7 +1259,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 226] = [
+pub const OPS: [&str; 229] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1316,6 +1336,8 @@ pub const OPS: [&str; 226] = [
     "round.decimals_out",
     "relu",
     "relu_",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "gelu.out",
     "gelu_backward.grad_input",
     "hardshrink.out",
@@ -1340,6 +1362,7 @@ pub const OPS: [&str; 226] = [
     "trunc.out",
     "where.self",
     "where.self_out",
+    "frexp.Tensor_out",
     "zero_",
     "sub.out",
     "sub.Tensor",
@@ -1468,7 +1491,7 @@ pub const OPS: [&str; 226] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 226] = [const { AtomicU64::new(0) }; 226];
+static CALLS: [AtomicU64; 229] = [const { AtomicU64::new(0) }; 229];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3346,6 +3369,60 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
         },
     )
 }
+/// Entry point of `aten::_prelu_kernel`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__prelu_kernel(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_prelu_kernel",
+        &CALLS[76usize],
+        || {
+            let regen_v0 = kernels()?
+                ._prelu_kernel(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_prelu_kernel_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_prelu_kernel_backward",
+        &CALLS[77usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                ._prelu_kernel_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::gelu.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3359,7 +3436,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[76usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3385,7 +3462,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[77usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3411,7 +3488,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[78usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3437,7 +3514,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[79usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3462,7 +3539,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[80usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3485,7 +3562,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[81usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .silu_out(
@@ -3509,7 +3586,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[82usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3533,7 +3610,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[83usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .mish_out(
@@ -3556,7 +3633,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[84usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3580,7 +3657,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[85usize],
+        &CALLS[87usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3604,7 +3681,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[86usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3628,7 +3705,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[87usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .logit_out(
@@ -3652,7 +3729,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[88usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .sin_out(
@@ -3675,7 +3752,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[89usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3698,7 +3775,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[90usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3724,7 +3801,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[91usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3750,7 +3827,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[92usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3773,7 +3850,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[93usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .tan_out(
@@ -3796,7 +3873,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[94usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3821,7 +3898,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[95usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3848,7 +3925,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[96usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3873,7 +3950,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[97usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3898,7 +3975,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[98usize],
+        &CALLS[100usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -3925,7 +4002,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[99usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .where_self_out(
@@ -3933,6 +4010,31 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::frexp.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
+    self_: abi::regen_tensor,
+    mantissa: abi::regen_tensor,
+    exponent: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::frexp.Tensor_out",
+        &CALLS[102usize],
+        || {
+            kernels()?
+                .frexp_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mantissa) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&exponent) }?,
                 )?;
             Ok(())
         },
@@ -3949,7 +4051,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[100usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -3973,7 +4075,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[101usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .sub_out(
@@ -4000,7 +4102,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[102usize],
+        &CALLS[105usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4027,7 +4129,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[103usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4053,7 +4155,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[104usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4081,7 +4183,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[105usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4108,7 +4210,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[106usize],
+        &CALLS[109usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4131,7 +4233,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[107usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4157,7 +4259,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[108usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4183,7 +4285,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[109usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4205,7 +4307,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[110usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4228,7 +4330,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[111usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4253,7 +4355,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[112usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4278,7 +4380,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[113usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4303,7 +4405,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[114usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4328,7 +4430,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[115usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4353,7 +4455,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[116usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4378,7 +4480,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[117usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4403,7 +4505,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[118usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4427,7 +4529,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[119usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4450,7 +4552,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[120usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4474,7 +4576,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[121usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4499,7 +4601,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4524,7 +4626,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4548,7 +4650,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[124usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4571,7 +4673,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[125usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4595,7 +4697,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[126usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4620,7 +4722,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[127usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4645,7 +4747,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[128usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4670,7 +4772,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[129usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4695,7 +4797,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[130usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4720,7 +4822,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[131usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4745,7 +4847,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[132usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4770,7 +4872,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[133usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4795,7 +4897,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[134usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4820,7 +4922,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[135usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4845,7 +4947,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[136usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4870,7 +4972,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[137usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4895,7 +4997,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[138usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -4922,7 +5024,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[139usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -4951,7 +5053,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[140usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -4977,7 +5079,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[141usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5000,7 +5102,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[142usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5024,7 +5126,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[143usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5048,7 +5150,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[144usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5071,7 +5173,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[145usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .i0_out(
@@ -5094,7 +5196,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[146usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .sign_out(
@@ -5117,7 +5219,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[147usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5141,7 +5243,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[148usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5167,7 +5269,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[149usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5194,7 +5296,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[150usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5220,7 +5322,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[151usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5245,7 +5347,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[152usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5270,7 +5372,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[153usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5295,7 +5397,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[154usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5320,7 +5422,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[155usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5345,7 +5447,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[156usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5370,7 +5472,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[157usize],
+        &CALLS[160usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5395,7 +5497,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[158usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5420,7 +5522,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[159usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5445,7 +5547,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[160usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5470,7 +5572,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[161usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5495,7 +5597,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[162usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5520,7 +5622,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[163usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5545,7 +5647,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[164usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5572,7 +5674,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[165usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .elu_out(
@@ -5603,7 +5705,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[166usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5633,7 +5735,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[167usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5657,7 +5759,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[168usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5683,7 +5785,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[169usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5710,7 +5812,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[170usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5738,7 +5840,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[171usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5767,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[172usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5794,7 +5896,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[173usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5818,7 +5920,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[174usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5841,7 +5943,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[175usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5863,7 +5965,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[176usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5886,7 +5988,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[177usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -5911,7 +6013,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[178usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -5938,7 +6040,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[179usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -5965,7 +6067,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[180usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -5990,7 +6092,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[181usize],
+        &CALLS[184usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6016,7 +6118,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6043,7 +6145,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[183usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6070,7 +6172,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[184usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6098,7 +6200,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6125,7 +6227,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[186usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6151,7 +6253,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[187usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6177,7 +6279,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6203,7 +6305,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[189usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6229,7 +6331,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6253,7 +6355,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[191usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6276,7 +6378,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[192usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6299,7 +6401,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[193usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6322,7 +6424,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[194usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6345,7 +6447,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[195usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6368,7 +6470,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[196usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6392,7 +6494,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[197usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6417,7 +6519,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[198usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6441,7 +6543,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[199usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6464,7 +6566,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[200usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6487,7 +6589,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[201usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6510,7 +6612,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[202usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6533,7 +6635,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[203usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6556,7 +6658,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[204usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6579,7 +6681,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[205usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6602,7 +6704,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[206usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6626,7 +6728,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[207usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6651,7 +6753,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[208usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6676,7 +6778,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[209usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6701,7 +6803,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[210usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6726,7 +6828,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[211usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6751,7 +6853,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[212usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6776,7 +6878,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[213usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6801,7 +6903,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[214usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6825,7 +6927,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[215usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6848,7 +6950,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[216usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6871,7 +6973,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[217usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6894,7 +6996,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[218usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -6917,7 +7019,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[219usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -6940,7 +7042,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[220usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -6964,7 +7066,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[221usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -6989,7 +7091,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[222usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7014,7 +7116,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[223usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7039,7 +7141,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[224usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7063,7 +7165,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[225usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

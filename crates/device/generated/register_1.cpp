@@ -26,6 +26,8 @@ regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor va
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
+regen_error* regen_kernel__prelu_kernel(regen_tensor self, regen_tensor weight, regen_tensor* regen_r0);
+regen_error* regen_kernel__prelu_kernel_backward(regen_tensor grad_output, regen_tensor self, regen_tensor weight, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_gelu_out(regen_tensor self, regen_str approximate, regen_tensor out);
 regen_error* regen_kernel_hardshrink_backward_grad_input(regen_tensor grad_out, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
 regen_error* regen_kernel_silu_out(regen_tensor self, regen_tensor out);
@@ -33,6 +35,7 @@ regen_error* regen_kernel_logit(regen_tensor self, regen_opt_f64 eps, regen_tens
 regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_frexp_tensor_out(regen_tensor self, regen_tensor mantissa, regen_tensor exponent);
 regen_error* regen_kernel_zero_inplace(regen_tensor self);
 regen_error* regen_kernel_sub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_rsub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
@@ -206,6 +209,26 @@ at::Tensor & wrap_relu_inplace(at::Tensor & self) {
   return self;
 }
 
+// aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+at::Tensor wrap__prelu_kernel(const at::Tensor & self, const at::Tensor & weight) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_prelu_kernel argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_prelu_kernel argument 'weight'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__prelu_kernel(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap__prelu_kernel_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & weight) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_prelu_kernel_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::_prelu_kernel_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::_prelu_kernel_backward argument 'weight'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__prelu_kernel_backward(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
 // aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gelu.out argument 'self'");
@@ -269,6 +292,15 @@ at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_where_self(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_frexp_tensor_out(const at::Tensor & self, at::Tensor & mantissa, at::Tensor & exponent) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::frexp.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mantissa, "aten::frexp.Tensor_out argument 'mantissa'");
+  auto regen_a2 = ::regen::lift_tensor(exponent, "aten::frexp.Tensor_out argument 'exponent'");
+  ::regen::check(regen_kernel_frexp_tensor_out(regen_a0, regen_a1, regen_a2));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(mantissa, exponent);
 }
 
 // aten::zero_(Tensor(a!) self) -> Tensor(a!)
@@ -550,6 +582,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
+  m.impl("_prelu_kernel", TORCH_FN(regen_runtime_ops::wrap__prelu_kernel));
+  m.impl("_prelu_kernel_backward", TORCH_FN(regen_runtime_ops::wrap__prelu_kernel_backward));
   m.impl("gelu.out", TORCH_FN(regen_runtime_ops::wrap_gelu_out));
   m.impl("hardshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardshrink_backward_grad_input));
   m.impl("silu.out", TORCH_FN(regen_runtime_ops::wrap_silu_out));
@@ -557,6 +591,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sinc.out", TORCH_FN(regen_runtime_ops::wrap_sinc_out));
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
   m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
+  m.impl("frexp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_frexp_tensor_out));
   m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));
   m.impl("sub.Tensor", TORCH_FN(regen_runtime_ops::wrap_sub_tensor));
   m.impl("rsub.Tensor", TORCH_FN(regen_runtime_ops::wrap_rsub_tensor));

@@ -245,6 +245,9 @@ POINTWISE_TABLE = [
     ("rshift", "__rshift__.Scalar", lambda a, b, c: a >> 2),
     ("rsub", "rsub.Tensor", lambda a, b, c: torch.rsub(a, c, alpha=2)),
     ("logsigmoid", "log_sigmoid_forward", lambda a, b, c: F.logsigmoid(a * 10)),
+    ("prelu", "_prelu_kernel", lambda a, b, c: F.prelu(a, b.abs() / 4 + 0.1)),
+    ("frexp_mantissa", "frexp.Tensor_out", lambda a, b, c: torch.frexp(a * 1000)[0]),
+    ("frexp_exponent", "frexp.Tensor_out", lambda a, b, c: torch.frexp(a * 1000)[1]),
 ]
 # Backward ops, through autograd of the forward functions (float dtypes only).
 BACKWARD_TABLE = [
@@ -264,6 +267,7 @@ BACKWARD_TABLE = [
     ("sigmoid", "sigmoid_backward.grad_input", torch.sigmoid),
     ("tanh", "tanh_backward.grad_input", torch.tanh),
     ("logsigmoid", "log_sigmoid_backward", F.logsigmoid),
+    ("prelu", "_prelu_kernel_backward", lambda x: F.prelu(x, torch.full((x.shape[1],), 0.25, dtype=x.dtype, device=x.device))),
 ]
 
 

@@ -330,6 +330,19 @@ pub mod ops {
             f: g * (T::one() - y * y);
             c: g * (Complex::<T>::one() - y * y).conj();
         }
+        op Prelu "_prelu_kernel" ARITHMETIC [x, w] () {
+            f: if x > T::zero() { x } else { w * x };
+        }
+        op PreluGradInput "_prelu_kernel_backward" ARITHMETIC [x, w, g] () {
+            f: if x > T::zero() { g } else { w * g };
+        }
+        op PreluGradWeight "_prelu_kernel_backward" ARITHMETIC [x, w, g] () {
+            f: if x > T::zero() { T::zero() } else { x * g };
+        }
+        // frexp's mantissa (exact in any float type: f64's frexp serves all).
+        op FrexpMantissa "frexp" ARITHMETIC [x] () {
+            f: T::from_f64(libm::frexp(x.to_f64()).0);
+        }
         // log_sigmoid_forward's two outputs, as ATen's CPU kernel computes them.
         op LogSigmoid "log_sigmoid_forward" ARITHMETIC [x] () {
             f: x.min(T::zero()) - (-x.abs()).exp().ln_1p();
@@ -595,6 +608,34 @@ pub fn logit(x: &TensorRef<'_>, eps: Option<f64>) -> Result<ops::Logit> {
         (lo, round(1.0 - lo))
     });
     Ok(ops::Logit { bounds })
+}
+
+/// `torch.frexp`: mantissa in `self`'s floating dtype, exponent in int32, as C's frexp.
+pub fn frexp(x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
+    let dtype = DType::from_scalar_type(x.dtype())?;
+    if !dtype.is_floating() {
+        return Err(Error::runtime(format!(
+            "torch.frexp() only supports floating-point dtypes, but got {}",
+            dtype.name()
+        )));
+    }
+    let e = DType::from_scalar_type(exponent.dtype())?;
+    if e != DType::I32 {
+        return Err(Error::runtime(format!("torch.frexp() expects exponent to have int dtype but got {}", e.name())));
+    }
+    run(&ops::FrexpMantissa {}, [Input::Tensor(x)], mantissa)?;
+    let config = Config { output_dtype: Some(DType::I32), safe_cast_to_output: false, ..Config::ARITHMETIC };
+    elementwise("frexp", config, &exponent, &[Input::Tensor(x)], |p| {
+        let it = &p.iter;
+        match p.common {
+            DType::F32 => loops::unary::<f32, i32>(it, |v| libm::frexpf(v).1),
+            DType::F64 => loops::unary::<f64, i32>(it, |v| libm::frexp(v).1),
+            DType::F16 => loops::unary::<f16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
+            DType::BF16 => loops::unary::<bf16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
+            other => return Err(not_implemented_for("frexp", other)),
+        }
+        Ok(())
+    })
 }
 
 /// `torch.nan_to_num`.
@@ -977,6 +1018,24 @@ macro_rules! pointwise_methods {
                 pointwise::functional(&pw::LogSigmoid {}, [Input::Tensor(x)])?,
                 pointwise::functional(&pw::LogSigmoidBuffer {}, [Input::Tensor(x)])?,
             ))
+        }
+        fn _prelu_kernel(&self, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<Tensor> {
+            pointwise::functional(&pw::Prelu {}, [Input::Tensor(x), Input::Tensor(w)])
+        }
+        fn _prelu_kernel_backward(
+            &self,
+            g: TensorRef<'_>,
+            x: TensorRef<'_>,
+            w: TensorRef<'_>,
+        ) -> Result<(Tensor, Tensor)> {
+            let inputs = [Input::Tensor(x), Input::Tensor(w), Input::Tensor(g)];
+            Ok((
+                pointwise::functional(&pw::PreluGradInput {}, inputs)?,
+                pointwise::functional(&pw::PreluGradWeight {}, inputs)?,
+            ))
+        }
+        fn frexp_tensor_out(&self, x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
+            pointwise::frexp(x, mantissa, exponent)
         }
         fn nan_to_num_out(
             &self,
