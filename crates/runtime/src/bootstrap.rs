@@ -8,7 +8,9 @@
 use crate::args::{Layout, MemoryFormat, Scalar, ScalarType, Storage, Tensor, TensorRef};
 use crate::error::{Error, Result};
 use crate::host;
-use crate::view::{DType, Value, View, broadcast_shapes, contiguous_strides, for_each_offset, load, store};
+use crate::view::{
+    DType, Value, View, broadcast_shapes, contiguous_strides, for_each_offset, is_contiguous, load, store,
+};
 
 /// The ops [`host_memory_bootstrap!`](crate::host_memory_bootstrap) implements, as regen.toml
 /// names them; list them under `implement`. Why each is needed: `docs/guide.md`.
@@ -214,7 +216,10 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
     if src.dtype() == dst.dtype()
         && let Some(elem) = crate::view::element_size(src.dtype())
     {
-        if src.sizes() == dst.sizes() && is_dense_row_major(src) && is_dense_row_major(dst) {
+        if src.sizes() == dst.sizes()
+            && is_contiguous(src.sizes(), src.strides())
+            && is_contiguous(dst.sizes(), dst.strides())
+        {
             // One memcpy, split over PyTorch's threads when large.
             let n = src.numel().max(0) as usize * elem;
             let (s, d) = (src.data_ptr() as usize, dst.data_ptr() as usize);
@@ -244,18 +249,6 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
     // SAFETY: both views describe live tensors.
     unsafe { copy(&s, &d) };
     Ok(())
-}
-
-/// Whether `t`'s elements are contiguous in row-major order.
-fn is_dense_row_major(t: &TensorRef<'_>) -> bool {
-    let mut expected = 1;
-    for (&size, &stride) in t.sizes().iter().zip(t.strides()).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected *= size;
-    }
-    true
 }
 
 // The kernels, one per op in `OPS`, with the generated trait's parameters.
@@ -307,21 +300,8 @@ pub fn resize_(self_: TensorRef<'_>, size: &[i64]) -> Result<()> {
 /// it keeps such copies away from `_copy_from`, which PyTorch's Conjugate fallback would
 /// intercept (it resolves the bit by a copy, which calls `_copy_from` again, without end).
 pub fn copy_(self_: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
-    let same_data = self_.data_ptr() == src.data_ptr()
-        && self_.sizes() == src.sizes()
-        && self_.strides() == src.strides()
-        && self_.dtype() == src.dtype()
-        && self_.is_conj() == src.is_conj()
-        && self_.is_neg() == src.is_neg();
-    if same_data {
+    if !copy_needed(&self_, &src)? {
         return Ok(());
-    }
-    let shape = broadcast_shapes(&[self_.sizes(), src.sizes()])?;
-    if shape != self_.sizes() {
-        return Err(Error::runtime(format!(
-            "output with shape {:?} doesn't match the broadcast shape {shape:?}",
-            self_.sizes()
-        )));
     }
     copy_into(&src, &self_)?;
     let conj = self_.is_conj() != src.is_conj();
@@ -347,6 +327,28 @@ pub fn copy_(self_: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// `dst.copy_(src)`'s checks, as ATen's `copy_impl` makes them: `src` must broadcast to `dst`'s
+/// shape; `false` when the two are the same elements (nothing to copy).
+pub fn copy_needed(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<bool> {
+    let same_data = dst.data_ptr() == src.data_ptr()
+        && dst.sizes() == src.sizes()
+        && dst.strides() == src.strides()
+        && dst.dtype() == src.dtype()
+        && dst.is_conj() == src.is_conj()
+        && dst.is_neg() == src.is_neg();
+    if same_data {
+        return Ok(false);
+    }
+    let shape = broadcast_shapes(&[dst.sizes(), src.sizes()])?;
+    if shape != dst.sizes() {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {shape:?}",
+            dst.sizes()
+        )));
+    }
+    Ok(true)
 }
 
 pub fn _copy_from(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {

@@ -265,14 +265,7 @@ impl View {
     }
 
     pub fn is_contiguous(&self) -> bool {
-        let mut expected = 1;
-        for (&size, &stride) in self.sizes.iter().zip(&self.strides).rev() {
-            if size != 1 && stride != expected {
-                return false;
-            }
-            expected *= size;
-        }
-        true
+        is_contiguous(&self.sizes, &self.strides)
     }
 
     /// Strides of this view broadcast to `shape` (0 where a dimension is expanded).
@@ -294,6 +287,19 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
 }
 
 /// The broadcast shape of several shapes, with PyTorch's error when they do not broadcast.
+/// Whether `strides` walk `sizes` in row-major order without gaps (size-1 dimensions may have
+/// any stride), as `Tensor::is_contiguous()`.
+pub fn is_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut expected = 1;
+    for (&size, &stride) in sizes.iter().zip(strides).rev() {
+        if size != 1 && stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
+}
+
 pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1i64; ndim];

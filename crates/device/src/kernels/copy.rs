@@ -3,8 +3,7 @@
 //! (regen-runtime's default bootstrap converts element by element through a generic value).
 //! PyTorch's lazy conjugate and negative bits are resolved as ATen's `copy_impl` does.
 
-use regen_runtime::bootstrap::{copy_into, with_size};
-use regen_runtime::view::broadcast_shapes;
+use regen_runtime::bootstrap::{copy_into, copy_needed, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use super::dtype::DType;
@@ -13,21 +12,8 @@ use super::unary::{self, ops};
 
 /// `dst.copy_(src)`.
 pub fn copy_(dst: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
-    let same_data = dst.data_ptr() == src.data_ptr()
-        && dst.sizes() == src.sizes()
-        && dst.strides() == src.strides()
-        && dst.dtype() == src.dtype()
-        && dst.is_conj() == src.is_conj()
-        && dst.is_neg() == src.is_neg();
-    if same_data {
+    if !copy_needed(&dst, &src)? {
         return Ok(());
-    }
-    let shape = broadcast_shapes(&[dst.sizes(), src.sizes()])?;
-    if shape != dst.sizes() {
-        return Err(Error::runtime(format!(
-            "output with shape {:?} doesn't match the broadcast shape {shape:?}",
-            dst.sizes()
-        )));
     }
     match (Operand::of(&src), Operand::of(&dst)) {
         // SAFETY: both describe live tensors for the call; `dst` is writable.

@@ -8,7 +8,7 @@
 
 use regen_runtime::bootstrap::with_size;
 // Broadcasting and contiguous strides are regen-runtime's (the bootstrap kernels use them too).
-pub use regen_runtime::view::{broadcast_shapes, contiguous_strides};
+pub use regen_runtime::view::{broadcast_shapes, contiguous_strides, is_contiguous};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 use smallvec::SmallVec;
 
@@ -100,7 +100,7 @@ impl Iter {
         // broadcast (`x + 1`), is one run, with nothing to reorder or coalesce.
         let numel = shape.iter().product::<i64>().max(0) as usize;
         let scalar = |o: &Operand| o.sizes.iter().all(|&s| s == 1) && o.sizes.len() <= shape.len();
-        let full = |o: &Operand| o.sizes.as_slice() == shape && is_row_major(&o.sizes, &o.strides);
+        let full = |o: &Operand| o.sizes.as_slice() == shape && is_contiguous(&o.sizes, &o.strides);
         if operands.iter().all(|o| full(o) || scalar(o)) && full(operands[0]) {
             return Iter {
                 shape: smallvec::smallvec![numel.max(1)],
@@ -256,18 +256,6 @@ impl Iter {
             }
         }
     }
-}
-
-/// Whether `strides` walk `sizes` in row-major order without gaps.
-fn is_row_major(sizes: &[i64], strides: &[i64]) -> bool {
-    let mut expected = 1;
-    for (&size, &stride) in sizes.iter().zip(strides).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected *= size;
-    }
-    true
 }
 
 fn should_swap(strides: &[Dims<isize>], a: usize, b: usize) -> bool {
