@@ -50,6 +50,16 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn addmv_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat: TensorRef<'_>,
+        vec: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -68,6 +78,16 @@ pub trait Kernels: Send + Sync + 'static {
     fn asin_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn atan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn baddbmm_out(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -98,6 +118,13 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bmm_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -201,6 +228,10 @@ pub trait Kernels: Send + Sync + 'static {
         rounding_mode: Option<&str>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::dot(Tensor self, Tensor tensor) -> Tensor`
+    fn dot(&self, self_: TensorRef<'_>, tensor: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::vdot(Tensor self, Tensor other) -> Tensor`
+    fn vdot(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
     fn empty_memory_format(
         &self,
@@ -537,6 +568,17 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_addmm_activation.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False, Tensor(a!) out) -> Tensor(a!)`
+    fn _addmm_activation_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat1: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+        use_gelu: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::_local_scalar_dense(Tensor self) -> Scalar`
     fn _local_scalar_dense(&self, self_: TensorRef<'_>) -> Result<Scalar>;
     /// `aten::set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)`
@@ -653,6 +695,34 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
+    fn addbmm_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<()>;
+    /// `aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn addbmm_out(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    fn addbmm(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
     fn ne_scalar_out(
         &self,
@@ -1259,7 +1329,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 229] = [
+pub const OPS: [&str; 238] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1270,18 +1340,21 @@ pub const OPS: [&str; 229] = [
     "acos.out",
     "add.Tensor",
     "add.out",
+    "addmv.out",
     "acosh.out",
     "asinh.out",
     "atanh.out",
     "as_strided",
     "asin.out",
     "atan.out",
+    "baddbmm.out",
     "bitwise_not.out",
     "copysign.out",
     "logical_not.out",
     "logical_xor.out",
     "logical_and.out",
     "logical_or.out",
+    "bmm.out",
     "ceil.out",
     "clamp.out",
     "clamp.Tensor_out",
@@ -1299,6 +1372,8 @@ pub const OPS: [&str; 229] = [
     "div.Tensor",
     "div.out",
     "div.out_mode",
+    "dot",
+    "vdot",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -1369,6 +1444,7 @@ pub const OPS: [&str; 229] = [
     "rsub.Tensor",
     "heaviside.out",
     "addmm.out",
+    "_addmm_activation.out",
     "_local_scalar_dense",
     "set_.source_Storage",
     "set_.source_Storage_storage_offset",
@@ -1390,6 +1466,9 @@ pub const OPS: [&str; 229] = [
     "__irshift__.Scalar",
     "__irshift__.Tensor",
     "bitwise_right_shift.Tensor_out",
+    "addbmm_",
+    "addbmm.out",
+    "addbmm",
     "ne.Scalar_out",
     "ne.Tensor_out",
     "eq.Scalar_out",
@@ -1491,7 +1570,7 @@ pub const OPS: [&str; 229] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 229] = [const { AtomicU64::new(0) }; 229];
+static CALLS: [AtomicU64; 238] = [const { AtomicU64::new(0) }; 238];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1747,6 +1826,37 @@ pub unsafe extern "C" fn regen_kernel_add_out(
         },
     )
 }
+/// Entry point of `aten::addmv.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addmv_out(
+    self_: abi::regen_tensor,
+    mat: abi::regen_tensor,
+    vec: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addmv.out",
+        &CALLS[10usize],
+        || {
+            kernels()?
+                .addmv_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&vec) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::acosh.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1759,7 +1869,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[10usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1782,7 +1892,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[11usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1805,7 +1915,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[12usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1831,7 +1941,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[13usize],
+        &CALLS[14usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1857,7 +1967,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[14usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .asin_out(
@@ -1880,11 +1990,42 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[15usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .atan_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::baddbmm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_baddbmm_out(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::baddbmm.out",
+        &CALLS[17usize],
+        || {
+            kernels()?
+                .baddbmm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -1903,7 +2044,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[16usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -1927,7 +2068,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[17usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .copysign_out(
@@ -1951,7 +2092,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[18usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -1975,7 +2116,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[19usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -2000,7 +2141,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[20usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -2025,12 +2166,37 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[21usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .logical_or_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bmm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bmm_out(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bmm.out",
+        &CALLS[24usize],
+        || {
+            kernels()?
+                .bmm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2049,7 +2215,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[22usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .ceil_out(
@@ -2074,7 +2240,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[23usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2101,7 +2267,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[24usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -2127,7 +2293,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[25usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2152,7 +2318,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[26usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2177,7 +2343,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[27usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2202,7 +2368,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[28usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2227,7 +2393,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[29usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .complex_out(
@@ -2252,7 +2418,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[30usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .polar_out(
@@ -2277,7 +2443,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[31usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2303,7 +2469,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[32usize],
+        &CALLS[35usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2329,7 +2495,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[33usize],
+        &CALLS[36usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2353,7 +2519,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[34usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .cos_out(
@@ -2376,7 +2542,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[35usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .cosh_out(
@@ -2400,7 +2566,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[36usize],
+        &CALLS[39usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -2425,7 +2591,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[37usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .div_out(
@@ -2451,7 +2617,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[38usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2460,6 +2626,56 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
                     unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&rounding_mode) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::dot`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_dot(
+    self_: abi::regen_tensor,
+    tensor: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::dot",
+        &CALLS[42usize],
+        || {
+            let regen_v0 = kernels()?
+                .dot(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&tensor) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::vdot`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_vdot(
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::vdot",
+        &CALLS[43usize],
+        || {
+            let regen_v0 = kernels()?
+                .vdot(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -2481,7 +2697,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[39usize],
+        &CALLS[44usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2512,7 +2728,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[40usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2543,7 +2759,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[41usize],
+        &CALLS[46usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2571,7 +2787,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[42usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .erf_out(
@@ -2594,7 +2810,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[43usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2617,7 +2833,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[44usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .exp_out(
@@ -2640,7 +2856,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[45usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2663,7 +2879,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[46usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .expm1_out(
@@ -2686,7 +2902,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[47usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2709,7 +2925,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[48usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2732,7 +2948,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[49usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .floor_out(
@@ -2756,7 +2972,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[50usize],
+        &CALLS[55usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2780,7 +2996,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[51usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -2804,7 +3020,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[52usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -2828,7 +3044,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[53usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .frac_out(
@@ -2852,7 +3068,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[54usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .gcd_out(
@@ -2877,7 +3093,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[55usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .lcm_out(
@@ -2901,7 +3117,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[56usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2925,7 +3141,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[57usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2951,7 +3167,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[58usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .log_out(
@@ -2974,7 +3190,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[59usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .log10_out(
@@ -2997,7 +3213,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[60usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3020,7 +3236,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[61usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .log2_out(
@@ -3044,7 +3260,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3069,7 +3285,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3094,7 +3310,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -3119,7 +3335,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[65usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .mm_out(
@@ -3144,7 +3360,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[66usize],
+        &CALLS[71usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3169,7 +3385,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[67usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .mul_out(
@@ -3194,7 +3410,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[68usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3218,7 +3434,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[69usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3241,7 +3457,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[70usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .neg_out(
@@ -3266,7 +3482,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3291,7 +3507,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[72usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .round_out(
@@ -3315,7 +3531,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[73usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3339,7 +3555,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[74usize],
+        &CALLS[79usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3359,7 +3575,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[75usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3382,7 +3598,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[76usize],
+        &CALLS[81usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3409,7 +3625,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[77usize],
+        &CALLS[82usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3436,7 +3652,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3462,7 +3678,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3488,7 +3704,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3514,7 +3730,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3539,7 +3755,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3562,7 +3778,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .silu_out(
@@ -3586,7 +3802,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3610,7 +3826,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .mish_out(
@@ -3633,7 +3849,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3657,7 +3873,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3681,7 +3897,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3705,7 +3921,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .logit_out(
@@ -3729,7 +3945,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .sin_out(
@@ -3752,7 +3968,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3775,7 +3991,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3801,7 +4017,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3827,7 +4043,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[94usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3850,7 +4066,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[95usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .tan_out(
@@ -3873,7 +4089,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[96usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3898,7 +4114,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3925,7 +4141,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3950,7 +4166,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3975,7 +4191,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[100usize],
+        &CALLS[105usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4002,7 +4218,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[101usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .where_self_out(
@@ -4028,7 +4244,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[102usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4051,7 +4267,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[103usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4075,7 +4291,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[104usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .sub_out(
@@ -4102,7 +4318,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[105usize],
+        &CALLS[110usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4129,7 +4345,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[106usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4155,7 +4371,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[107usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4183,7 +4399,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[108usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4192,6 +4408,39 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_addmm_activation.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
+    self_: abi::regen_tensor,
+    mat1: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    use_gelu: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_addmm_activation.out",
+        &CALLS[114usize],
+        || {
+            kernels()?
+                ._addmm_activation_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&use_gelu) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4210,7 +4459,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4233,7 +4482,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4259,7 +4508,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4285,7 +4534,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4307,7 +4556,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4330,7 +4579,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4355,7 +4604,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4380,7 +4629,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4405,7 +4654,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4430,7 +4679,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4455,7 +4704,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4480,7 +4729,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4505,7 +4754,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4529,7 +4778,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4552,7 +4801,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4576,7 +4825,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4601,7 +4850,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4626,7 +4875,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4650,7 +4899,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4673,7 +4922,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4697,7 +4946,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4705,6 +4954,97 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addbmm_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addbmm_",
+        &CALLS[136usize],
+        || {
+            kernels()?
+                .addbmm_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addbmm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addbmm_out(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addbmm.out",
+        &CALLS[137usize],
+        || {
+            kernels()?
+                .addbmm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addbmm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addbmm(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addbmm",
+        &CALLS[138usize],
+        || {
+            let regen_v0 = kernels()?
+                .addbmm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -4722,7 +5062,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[130usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4747,7 +5087,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[131usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4772,7 +5112,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[132usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4797,7 +5137,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[133usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4822,7 +5162,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[134usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4847,7 +5187,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4872,7 +5212,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[136usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4897,7 +5237,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[137usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4922,7 +5262,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[138usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4947,7 +5287,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[139usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4972,7 +5312,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[140usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4997,7 +5337,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[141usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -5024,7 +5364,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[142usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5053,7 +5393,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[143usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5079,7 +5419,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[144usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5102,7 +5442,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[145usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5126,7 +5466,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[146usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5150,7 +5490,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[147usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5173,7 +5513,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[148usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .i0_out(
@@ -5196,7 +5536,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[149usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .sign_out(
@@ -5219,7 +5559,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[150usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5243,7 +5583,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[151usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5269,7 +5609,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[152usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5296,7 +5636,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5322,7 +5662,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5347,7 +5687,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[155usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5372,7 +5712,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[156usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5397,7 +5737,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[157usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5422,7 +5762,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[158usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5447,7 +5787,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5472,7 +5812,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[160usize],
+        &CALLS[169usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5497,7 +5837,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[161usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5522,7 +5862,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[162usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5547,7 +5887,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[163usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5572,7 +5912,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[164usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5597,7 +5937,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[165usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5622,7 +5962,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[166usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5647,7 +5987,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[167usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5674,7 +6014,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[168usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .elu_out(
@@ -5705,7 +6045,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5735,7 +6075,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[170usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5759,7 +6099,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[171usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5785,7 +6125,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[172usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5812,7 +6152,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[173usize],
+        &CALLS[182usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5840,7 +6180,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[174usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5869,7 +6209,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[175usize],
+        &CALLS[184usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5896,7 +6236,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[176usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5920,7 +6260,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[177usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5943,7 +6283,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[178usize],
+        &CALLS[187usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5965,7 +6305,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[179usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5988,7 +6328,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[180usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6013,7 +6353,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[181usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6040,7 +6380,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6067,7 +6407,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[183usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6092,7 +6432,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[184usize],
+        &CALLS[193usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6118,7 +6458,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6145,7 +6485,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[186usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6172,7 +6512,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[187usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6200,7 +6540,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6227,7 +6567,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[189usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6253,7 +6593,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6279,7 +6619,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6305,7 +6645,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[192usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6331,7 +6671,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[193usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6355,7 +6695,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[194usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6378,7 +6718,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[195usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6401,7 +6741,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[196usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6424,7 +6764,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[197usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6447,7 +6787,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[198usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6470,7 +6810,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[199usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6494,7 +6834,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[200usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6519,7 +6859,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[201usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6543,7 +6883,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[202usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6566,7 +6906,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[203usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6589,7 +6929,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[204usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6612,7 +6952,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[205usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6635,7 +6975,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[206usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6658,7 +6998,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[207usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6681,7 +7021,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[208usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6704,7 +7044,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[209usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6728,7 +7068,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[210usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6753,7 +7093,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[211usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6778,7 +7118,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[212usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6803,7 +7143,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[213usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6828,7 +7168,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[214usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6853,7 +7193,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[215usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6878,7 +7218,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[216usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6903,7 +7243,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[217usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6927,7 +7267,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[218usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6950,7 +7290,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[219usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6973,7 +7313,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[220usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6996,7 +7336,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[221usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7019,7 +7359,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[222usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7042,7 +7382,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[223usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7066,7 +7406,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[224usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7091,7 +7431,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[225usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7116,7 +7456,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[226usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7141,7 +7481,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[227usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7165,7 +7505,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[228usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

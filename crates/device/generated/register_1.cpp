@@ -20,6 +20,8 @@ regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other,
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
 regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
+regen_error* regen_kernel_dot(regen_tensor self, regen_tensor tensor, regen_tensor* regen_r0);
+regen_error* regen_kernel_vdot(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
@@ -46,6 +48,7 @@ regen_error* regen_kernel_view(regen_tensor self, regen_i64_list size, regen_ten
 regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_lshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_irshift_scalar(regen_tensor self, regen_scalar other);
+regen_error* regen_kernel_addbmm(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
@@ -158,6 +161,24 @@ at::Tensor & wrap_div_out_mode(const at::Tensor & self, const at::Tensor & other
   auto regen_a3 = ::regen::lift_tensor(out, "aten::div.out_mode argument 'out'");
   ::regen::check(regen_kernel_div_out_mode(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::dot(Tensor self, Tensor tensor) -> Tensor
+at::Tensor wrap_dot(const at::Tensor & self, const at::Tensor & tensor) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::dot argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(tensor, "aten::dot argument 'tensor'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_dot(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::vdot(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_vdot(const at::Tensor & self, const at::Tensor & other) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::vdot argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::vdot argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_vdot(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -393,6 +414,18 @@ at::Tensor & wrap_dunder_irshift_scalar(at::Tensor & self, const at::Scalar & ot
   return self;
 }
 
+// aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+at::Tensor wrap_addbmm(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm argument 'batch2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addbmm argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addbmm argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_addbmm(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor_out argument 'self'");
@@ -576,6 +609,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
   m.impl("div.out_mode", TORCH_FN(regen_runtime_ops::wrap_div_out_mode));
+  m.impl("dot", TORCH_FN(regen_runtime_ops::wrap_dot));
+  m.impl("vdot", TORCH_FN(regen_runtime_ops::wrap_vdot));
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
@@ -602,6 +637,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bitwise_or.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_tensor_out));
   m.impl("__lshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_tensor));
   m.impl("__irshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_scalar));
+  m.impl("addbmm", TORCH_FN(regen_runtime_ops::wrap_addbmm));
   m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
   m.impl("eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
   m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));

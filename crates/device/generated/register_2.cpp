@@ -13,8 +13,10 @@ extern "C" {
 regen_error* regen_kernel_abs_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_addmv_out(regen_tensor self, regen_tensor mat, regen_tensor vec, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
 regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
 regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, regen_tensor out);
@@ -42,6 +44,7 @@ regen_error* regen_kernel_masked_fill_inplace_scalar(regen_tensor self, regen_te
 regen_error* regen_kernel_dunder_lshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_irshift_tensor(regen_tensor self, regen_tensor other);
+regen_error* regen_kernel_addbmm_inplace(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha);
 regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_digamma_out(regen_tensor self, regen_tensor out);
@@ -100,6 +103,18 @@ at::Tensor & wrap_acos_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_addmv_out(const at::Tensor & self, const at::Tensor & mat, const at::Tensor & vec, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addmv.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat, "aten::addmv.out argument 'mat'");
+  auto regen_a2 = ::regen::lift_tensor(vec, "aten::addmv.out argument 'vec'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addmv.out argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addmv.out argument 'alpha'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::addmv.out argument 'out'");
+  ::regen::check(regen_kernel_addmv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 at::Tensor wrap_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::as_strided argument 'self'");
@@ -116,6 +131,15 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
   ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.out argument 'mat2'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bmm.out argument 'out'");
+  ::regen::check(regen_kernel_bmm_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -350,6 +374,17 @@ at::Tensor & wrap_dunder_irshift_tensor(at::Tensor & self, const at::Tensor & ot
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__irshift__.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::__irshift__.Tensor argument 'other'");
   ::regen::check(regen_kernel_dunder_irshift_tensor(regen_a0, regen_a1));
+  return self;
+}
+
+// aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+at::Tensor & wrap_addbmm_inplace(at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm_ argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm_ argument 'batch2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addbmm_ argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addbmm_ argument 'alpha'");
+  ::regen::check(regen_kernel_addbmm_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return self;
 }
 
@@ -603,8 +638,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("abs.out", TORCH_FN(regen_runtime_ops::wrap_abs_out));
   m.impl("sgn.out", TORCH_FN(regen_runtime_ops::wrap_sgn_out));
   m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
+  m.impl("addmv.out", TORCH_FN(regen_runtime_ops::wrap_addmv_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
   m.impl("clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
   m.impl("clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
   m.impl("complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
@@ -632,6 +669,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
   m.impl("bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
   m.impl("__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
+  m.impl("addbmm_", TORCH_FN(regen_runtime_ops::wrap_addbmm_inplace));
   m.impl("ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
   m.impl("eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
   m.impl("digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));

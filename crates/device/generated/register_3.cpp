@@ -14,6 +14,7 @@ regen_error* regen_kernel_angle_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_view_as_real(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
@@ -32,12 +33,14 @@ regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
 regen_error* regen_kernel_bitwise_and_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_bitwise_xor_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_ilshift_scalar(regen_tensor self, regen_scalar other);
 regen_error* regen_kernel_dunder_rshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_right_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_addbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -106,6 +109,18 @@ at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, con
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.out argument 'alpha'");
   auto regen_a3 = ::regen::lift_tensor(out, "aten::add.out argument 'out'");
   ::regen::check(regen_kernel_add_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.out argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.out argument 'batch2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::baddbmm.out argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::baddbmm.out argument 'alpha'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::baddbmm.out argument 'out'");
+  ::regen::check(regen_kernel_baddbmm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
   return out;
 }
 
@@ -266,6 +281,19 @@ at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & thre
   return out;
 }
 
+// aten::_addmm_activation.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__addmm_activation_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, bool use_gelu, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_addmm_activation.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat1, "aten::_addmm_activation.out argument 'mat1'");
+  auto regen_a2 = ::regen::lift_tensor(mat2, "aten::_addmm_activation.out argument 'mat2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::_addmm_activation.out argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::_addmm_activation.out argument 'alpha'");
+  auto regen_a5 = ::regen::lift_plain(use_gelu, "aten::_addmm_activation.out argument 'use_gelu'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::_addmm_activation.out argument 'out'");
+  ::regen::check(regen_kernel__addmm_activation_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
 // aten::_local_scalar_dense(Tensor self) -> Scalar
 at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_local_scalar_dense argument 'self'");
@@ -315,6 +343,18 @@ at::Tensor & wrap_bitwise_right_shift_tensor_out(const at::Tensor & self, const 
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_right_shift.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_right_shift.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_bitwise_right_shift_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_addbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm.out argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm.out argument 'batch2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addbmm.out argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addbmm.out argument 'alpha'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::addbmm.out argument 'out'");
+  ::regen::check(regen_kernel_addbmm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
   return out;
 }
 
@@ -592,6 +632,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
   m.impl("view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  m.impl("baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
   m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
@@ -610,12 +651,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
+  m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
   m.impl("bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
   m.impl("bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
   m.impl("__ilshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_scalar));
   m.impl("__rshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_tensor));
   m.impl("bitwise_right_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_tensor_out));
+  m.impl("addbmm.out", TORCH_FN(regen_runtime_ops::wrap_addbmm_out));
   m.impl("ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
   m.impl("le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
   m.impl("gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));

@@ -1,13 +1,13 @@
 //! The "regen" device's native kernels: the generated `Kernels` trait implemented on host memory.
 //!
 //! The bootstrap ops come from regen-runtime's defaults, the copies from the engine; elementwise
-//! ops are the rows of the op tables in [`crate::kernels`]; sum, mm and addmm still run the older
-//! loops of [`crate::ops`].
+//! ops are the rows of the op tables in [`crate::kernels`] (matrix products: `kernels::matmul`);
+//! sum still runs the older loop of [`crate::ops`].
 //! The generated entry points count every call, so tests can tell a native kernel from the CPU
 //! fallback.
 
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::view::{View, broadcast_shapes};
+use regen_runtime::view::View;
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
@@ -64,6 +64,8 @@ impl Kernels for Backend {
     crate::binary_table!(binary_methods);
     // Ternary, parameterised and predicate ops (kernels/pointwise.rs).
     crate::pointwise_methods!();
+    // Matrix products on the gemm crate (kernels/matmul.rs).
+    crate::matmul_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
@@ -141,67 +143,4 @@ impl Kernels for Backend {
         unsafe { ops::sum(&v, &dims, &vo) };
         Ok(())
     }
-
-    fn mm_out(&self, self_: TensorRef<'_>, mat2: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        // PyTorch hands matrix products lazily conjugated operands (BLAS conjugates on the fly):
-        // resolve them first.
-        let (ra, rb) = (copy::resolved(self_)?, copy::resolved(mat2)?);
-        let (self_, mat2) = (ra.as_ref().map_or(self_, Tensor::as_ref), rb.as_ref().map_or(mat2, Tensor::as_ref));
-        let (a, b) = (View::of(&self_)?, View::of(&mat2)?);
-        check_matmul(&a, &b, "mm")?;
-        let vo = sized_output(&out, &[a.sizes[0], b.sizes[1]])?;
-        // SAFETY: as above.
-        unsafe { ops::addmm(None, &a, &b, complex(Scalar::Int(0)), complex(Scalar::Int(1)), &vo) };
-        Ok(())
-    }
-
-    fn addmm_out(
-        &self,
-        self_: TensorRef<'_>,
-        mat1: TensorRef<'_>,
-        mat2: TensorRef<'_>,
-        beta: Scalar,
-        alpha: Scalar,
-        out: TensorRef<'_>,
-    ) -> Result<()> {
-        let (r0, r1, r2) = (copy::resolved(self_)?, copy::resolved(mat1)?, copy::resolved(mat2)?);
-        let self_ = r0.as_ref().map_or(self_, Tensor::as_ref);
-        let (mat1, mat2) = (r1.as_ref().map_or(mat1, Tensor::as_ref), r2.as_ref().map_or(mat2, Tensor::as_ref));
-        let (bias, a, b) = (View::of(&self_)?, View::of(&mat1)?, View::of(&mat2)?);
-        check_matmul(&a, &b, "addmm")?;
-        let shape = [a.sizes[0], b.sizes[1]];
-        broadcast_shapes(&[&bias.sizes, &shape])?;
-        let vo = sized_output(&out, &shape)?;
-        // SAFETY: as above.
-        unsafe { ops::addmm(Some(&bias), &a, &b, complex(beta), complex(alpha), &vo) };
-        Ok(())
-    }
-}
-
-/// A Scalar as a complex number (real Scalars with no imaginary part).
-fn complex(s: Scalar) -> num_complex::Complex64 {
-    match s {
-        Scalar::Complex(re, im) => num_complex::Complex64::new(re, im),
-        other => num_complex::Complex64::new(other.to_f64(), 0.0),
-    }
-}
-
-fn check_matmul(a: &View, b: &View, op: &str) -> Result<()> {
-    if a.dim() != 2 || b.dim() != 2 {
-        return Err(Error::runtime(format!("{op}: expected 2-D matrices, got {}-D and {}-D", a.dim(), b.dim())));
-    }
-    if a.sizes[1] != b.sizes[0] {
-        return Err(Error::runtime(format!(
-            "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})",
-            a.sizes[0], a.sizes[1], b.sizes[0], b.sizes[1]
-        )));
-    }
-    if a.dtype != b.dtype {
-        return Err(Error::runtime(format!(
-            "expected m1 and m2 to have the same dtype, but got: {} != {}",
-            a.dtype.name().to_lowercase(),
-            b.dtype.name().to_lowercase()
-        )));
-    }
-    Ok(())
 }

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod dtype;
 pub mod iter;
 pub mod loops;
+pub mod matmul;
 pub mod pointwise;
 pub mod scalar;
 pub mod special;

@@ -1,0 +1,935 @@
+//! Matrix products as one batched GEMM: mm, bmm, addmm, addmv, addbmm, baddbmm, dot, vdot and
+//! `_addmm_activation`. Each op is a [`MatOp`] row (how its operands map onto `batch × rows × k`
+//! and `batch × k × cols`, and PyTorch's checks with their messages); one engine does the rest:
+//! `self` broadcast into the output when `beta != 0` (ignored, NaNs and all, when it is 0),
+//! lazily conjugated and negated operands, the split over PyTorch's threads and the dtypes.
+//!
+//! f32, f64, complex64 and complex128 run on the `gemm` crate (arbitrary row and column strides,
+//! so transposed and sliced operands need no copies; conjugation flags for conjugate views).
+//! f16 and bf16 compute through f32 temporaries and round once, as ATen's opmath does (gemm's own
+//! f16 kernel accumulates across depth blocks in f16). Integers run a simple loop, wrapping as
+//! CPU does.
+
+use std::ops::Range;
+
+use regen_runtime::bootstrap::with_size;
+use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef, host};
+
+use super::copy;
+use super::dtype::{DType, Element, Num};
+
+/// How an operand's dimensions map onto the GEMM: a vector is one row (first operand) or one
+/// column (second operand), a matrix one problem, a batch of matrices one problem per batch.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rank {
+    Vector,
+    Matrix,
+    Batch,
+}
+
+/// A matrix op, as a row: its operands' ranks, whether the batch sums into one matrix, whether
+/// the first operand is conjugated, and PyTorch's checks of `(self, first, second)`.
+pub struct MatOp {
+    /// The kernel named in PyTorch's "not implemented for 'Bool'" error.
+    pub kernel: &'static str,
+    pub operands: [Rank; 2],
+    /// addbmm: the products of all batches summed into one matrix.
+    pub sum_batches: bool,
+    /// vdot: `conj(a) · b`.
+    pub conj_first: bool,
+    /// Shape and dtype checks with PyTorch's messages (the meta function's, for `out=` calls
+    /// that reach the kernel directly).
+    pub check: fn(Option<&TensorRef<'_>>, &TensorRef<'_>, &TensorRef<'_>) -> Result<()>,
+}
+
+use Rank::{Batch, Matrix, Vector};
+
+pub const MM: MatOp = MatOp {
+    kernel: "addmm_impl_cpu_",
+    operands: [Matrix, Matrix],
+    sum_batches: false,
+    conj_first: false,
+    check: check_mm,
+};
+pub const BMM: MatOp =
+    MatOp { kernel: "bmm", operands: [Batch, Batch], sum_batches: false, conj_first: false, check: check_bmm };
+pub const ADDBMM: MatOp = MatOp {
+    kernel: "addmm_impl_cpu_",
+    operands: [Batch, Batch],
+    sum_batches: true,
+    conj_first: false,
+    check: check_addbmm,
+};
+pub const ADDMV: MatOp = MatOp {
+    kernel: "addmv_impl_cpu",
+    operands: [Matrix, Vector],
+    sum_batches: false,
+    conj_first: false,
+    check: check_addmv,
+};
+pub const DOT: MatOp =
+    MatOp { kernel: "dot", operands: [Vector, Vector], sum_batches: false, conj_first: false, check: check_dot };
+pub const VDOT: MatOp =
+    MatOp { kernel: "vdot", operands: [Vector, Vector], sum_batches: false, conj_first: true, check: check_dot };
+
+/// The dtype's C++ name, as PyTorch's `TypeMeta` prints it in some messages.
+fn cpp_name(t: &TensorRef<'_>) -> &'static str {
+    match DType::from_scalar_type(t.dtype()) {
+        Ok(DType::U8) => "unsigned char",
+        Ok(DType::I8) => "signed char",
+        Ok(DType::I16) => "short int",
+        Ok(DType::I32) => "int",
+        Ok(DType::I64) => "long int",
+        Ok(DType::F16) => "c10::Half",
+        Ok(DType::BF16) => "c10::BFloat16",
+        Ok(DType::F32) => "float",
+        Ok(DType::F64) => "double",
+        Ok(DType::C64) => "c10::complex<float>",
+        Ok(DType::C128) => "c10::complex<double>",
+        Ok(DType::Bool) => "bool",
+        Err(_) => "unknown",
+    }
+}
+
+/// The `c10::ScalarType` name (`Float`).
+fn name(t: &TensorRef<'_>) -> &'static str {
+    DType::from_scalar_type(t.dtype()).map_or("Unknown", DType::name)
+}
+
+fn check(ok: bool, message: impl FnOnce() -> String) -> Result<()> {
+    if ok { Ok(()) } else { Err(Error::runtime(message())) }
+}
+
+/// mm, addmm, `_addmm_activation` (TORCH_META_FUNC(mm) / addmm).
+fn check_mm(bias: Option<&TensorRef<'_>>, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
+    let op = if bias.is_some() { "addmm" } else { "mm" };
+    check(a.dim() == 2, || format!("{op}: self must be a matrix, got {}-D tensor", a.dim()))?;
+    check(b.dim() == 2, || format!("{op}: mat2 must be a matrix, got {}-D tensor", b.dim()))?;
+    let (sa, sb) = (a.sizes(), b.sizes());
+    check(sa[1] == sb[0], || {
+        format!("{op}: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", sa[0], sa[1], sb[0], sb[1])
+    })?;
+    match bias {
+        Some(s) => {
+            check(s.dtype() == b.dtype(), || {
+                format!("self and mat2 must have the same dtype, but got {} and {}", name(s), name(b))
+            })?;
+            check(a.dtype() == b.dtype(), || {
+                format!("mat1 and mat2 must have the same dtype, but got {} and {}", name(a), name(b))
+            })
+        }
+        None => check(a.dtype() == b.dtype(), || {
+            format!("expected m1 and m2 to have the same dtype, but got: {} != {}", cpp_name(a), cpp_name(b))
+        }),
+    }
+}
+
+/// bmm, baddbmm (`common_checks_baddbmm_bmm`).
+fn check_bmm(bias: Option<&TensorRef<'_>>, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
+    check(a.dim() == 3, || "batch1 must be a 3D tensor".into())?;
+    check(b.dim() == 3, || "batch2 must be a 3D tensor".into())?;
+    if let Some(s) = bias {
+        check(s.dtype() == a.dtype() && s.dtype() == b.dtype(), || {
+            format!(
+                "Input dtypes must be the same, got: input {}, batch1: {}, batch2: {}",
+                cpp_name(s),
+                cpp_name(a),
+                cpp_name(b)
+            )
+        })?;
+    }
+    let (sa, sb) = (a.sizes(), b.sizes());
+    check(sb[0] == sa[0] && sb[1] == sa[2], || {
+        format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+            sa[0], sa[2], sb[0], sb[1]
+        )
+    })?;
+    check(a.dtype() == b.dtype(), || format!("expected scalar type {} but found {}", name(a), name(b)))
+}
+
+/// addbmm (`addbmm_impl_`, then addmm's dtype checks per batch).
+fn check_addbmm(bias: Option<&TensorRef<'_>>, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
+    check(a.dim() == 3, || "batch1 must be a 3D tensor".into())?;
+    check(b.dim() == 3, || "batch2 must be a 3D tensor".into())?;
+    let (sa, sb) = (a.sizes(), b.sizes());
+    check(sa[0] == sb[0], || {
+        format!("batch1 and batch2 must have same number of batches, got {} and {}", sa[0], sb[0])
+    })?;
+    check(sa[2] == sb[1], || {
+        format!("Incompatible matrix sizes for bmm ({}x{} and {}x{})", sa[1], sa[2], sb[1], sb[2])
+    })?;
+    if let Some(s) = bias {
+        check(s.dtype() == b.dtype(), || {
+            format!("self and mat2 must have the same dtype, but got {} and {}", name(s), name(b))
+        })?;
+    }
+    check(a.dtype() == b.dtype(), || {
+        format!("mat1 and mat2 must have the same dtype, but got {} and {}", name(a), name(b))
+    })
+}
+
+/// addmv (TORCH_META_FUNC(addmv)); mv reaches it with `self` the output.
+fn check_addmv(bias: Option<&TensorRef<'_>>, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
+    let s_dim = bias.map_or(1, TensorRef::dim);
+    check(a.dim() == 2 && b.dim() == 1 && s_dim <= 1, || {
+        format!("vector + matrix @ vector expected, got {s_dim}, {}, {}", a.dim(), b.dim())
+    })?;
+    let (sa, sb) = (a.sizes(), b.sizes());
+    if let Some(s) = bias {
+        let n = s.numel();
+        check(sa[1] == sb[0] && (sa[0] == n || n == 1), || {
+            let input = s.sizes().first().copied().unwrap_or(1);
+            format!("size mismatch, got input ({input}), mat ({}x{}), vec ({})", sa[0], sa[1], sb[0])
+        })?;
+        check(s.dtype() == a.dtype() && a.dtype() == b.dtype(), || {
+            format!("addmv input tensors must have the same dtype, but got {}, {}, and {}", name(s), name(a), name(b))
+        })
+    } else {
+        check(sa[1] == sb[0], || format!("size mismatch, got mat ({}x{}), vec ({})", sa[0], sa[1], sb[0]))
+    }
+}
+
+/// dot, vdot (`dot_check`).
+fn check_dot(_: Option<&TensorRef<'_>>, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
+    check(a.dim() == 1 && b.dim() == 1, || {
+        format!("1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim())
+    })?;
+    check(a.dtype() == b.dtype(), || {
+        format!("dot : expected both vectors to have same dtype, but found {} and {}", name(a), name(b))
+    })?;
+    check(a.numel() == b.numel(), || {
+        format!(
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            a.numel(),
+            b.numel(),
+            a.numel(),
+            b.numel()
+        )
+    })
+}
+
+impl MatOp {
+    /// The output's shape: the batch (unless summed), the first operand's rows, the second's
+    /// columns.
+    fn out_shape(&self, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Vec<i64> {
+        let (sa, sb) = (a.sizes(), b.sizes());
+        let mut shape = Vec::with_capacity(3);
+        match self.operands[0] {
+            Batch if !self.sum_batches => shape.extend([sa[0], sa[1]]),
+            Batch => shape.push(sa[1]),
+            Matrix => shape.push(sa[0]),
+            Vector => {}
+        }
+        match self.operands[1] {
+            Batch => shape.push(sb[2]),
+            Matrix => shape.push(sb[1]),
+            Vector => {}
+        }
+        shape
+    }
+}
+
+fn is_zero(s: &Scalar) -> bool {
+    match *s {
+        Scalar::Bool(b) => !b,
+        Scalar::Int(i) => i == 0,
+        Scalar::Float(f) => f == 0.0,
+        Scalar::Complex(re, im) => re == 0.0 && im == 0.0,
+    }
+}
+
+/// ATen's `expand` check of `self` against the output's shape, with its messages.
+fn check_expand(s: &TensorRef<'_>, shape: &[i64]) -> Result<()> {
+    let sizes = s.sizes();
+    check(sizes.len() <= shape.len(), || {
+        format!(
+            "expand(torch.{}Tensor{{{:?}}}, size={:?}): the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+            name(s),
+            sizes,
+            shape,
+            shape.len(),
+            sizes.len()
+        )
+    })?;
+    let lead = shape.len() - sizes.len();
+    for (d, &size) in sizes.iter().enumerate() {
+        let target = shape[lead + d];
+        check(size == 1 || size == target, || {
+            format!(
+                "The expanded size of the tensor ({target}) must match the existing size ({size}) at non-singleton dimension {}.  Target sizes: {shape:?}.  Tensor sizes: {sizes:?}",
+                lead + d
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `out = beta * self + alpha * op(a, b)` (`self` broadcast to the output; ignored when `bias`
+/// is `None` or `beta` is 0), after the op's checks; `out` is resized to the product's shape.
+pub fn run(
+    op: &MatOp,
+    bias: Option<(TensorRef<'_>, Scalar)>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    alpha: Scalar,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    run_then(op, bias, a, b, alpha, out, |_| Ok(()))
+}
+
+/// [`run`], then `then` on the (resized) output: `_addmm_activation`'s relu or gelu.
+pub fn run_then(
+    op: &MatOp,
+    bias: Option<(TensorRef<'_>, Scalar)>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    alpha: Scalar,
+    out: TensorRef<'_>,
+    then: impl FnOnce(TensorRef<'_>) -> Result<()>,
+) -> Result<()> {
+    (op.check)(bias.as_ref().map(|(s, _)| s), &a, &b)?;
+    let dtype = DType::from_scalar_type(a.dtype())?;
+    if dtype == DType::Bool {
+        return Err(Error::not_implemented(format!("\"{}\" not implemented for 'Bool'", op.kernel)));
+    }
+    check(out.dtype() == a.dtype(), || {
+        format!("Expected out tensor to have dtype {}, but got {} instead", cpp_name(&a), cpp_name(&out))
+    })?;
+    let shape = op.out_shape(&a, &b);
+    if let Some((s, _)) = &bias {
+        check_expand(s, &shape)?;
+    }
+    let bias = bias.filter(|(_, beta)| !is_zero(beta));
+    for s in [Some(alpha), bias.map(|(_, beta)| beta)].into_iter().flatten() {
+        check_scalar(s, dtype)?;
+    }
+    with_size(&out, &shape, |out| {
+        if let Some((s, _)) = bias {
+            copy::copy_(*out, s)?;
+        }
+        compute(op, a, b, bias.map(|(_, beta)| Num::from_scalar(beta)), Num::from_scalar(alpha), *out, None)?;
+        then(*out)
+    })
+}
+
+/// `c10::Scalar::to<T>`'s check: a complex number with an imaginary part does not become real.
+fn check_scalar(s: Scalar, dtype: DType) -> Result<()> {
+    match s {
+        Scalar::Complex(_, im) if im != 0.0 && !dtype.is_complex() => {
+            let cpp = match dtype {
+                DType::F32 => "float",
+                DType::F64 => "double",
+                DType::F16 => "c10::Half",
+                DType::BF16 => "c10::BFloat16",
+                _ => "an integer",
+            };
+            Err(Error::runtime(format!("value cannot be converted to type {cpp} without overflow")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A new contiguous tensor of `dtype` holding `t`'s values (lazy bits resolved).
+fn converted(t: TensorRef<'_>, dtype: DType) -> Result<Tensor> {
+    let strides = regen_runtime::view::contiguous_strides(t.sizes());
+    let out = host::empty_strided(t.sizes(), &strides, dtype.code())?;
+    copy::copy_(out.as_ref(), t)?;
+    Ok(out)
+}
+
+/// The product into `out`, which holds `self` already when `beta` is given.
+fn compute(
+    op: &MatOp,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    beta: Option<Num>,
+    alpha: Num,
+    out: TensorRef<'_>,
+    reduced: Option<DType>,
+) -> Result<()> {
+    let dtype = DType::from_scalar_type(a.dtype())?;
+    if matches!(dtype, DType::F16 | DType::BF16) {
+        // Through f32 temporaries, rounded once at the end (ATen's opmath for reduced floats).
+        let (a32, b32) = (converted(a, DType::F32)?, converted(b, DType::F32)?);
+        let out32 = match beta {
+            Some(_) => converted(out, DType::F32)?,
+            None => {
+                let strides = regen_runtime::view::contiguous_strides(out.sizes());
+                host::empty_strided(out.sizes(), &strides, DType::F32.code())?
+            }
+        };
+        compute(op, a32.as_ref(), b32.as_ref(), beta, alpha, out32.as_ref(), Some(dtype))?;
+        return copy::copy_(out, out32.as_ref());
+    }
+    let mut p = Problem::new(op, &a, &b, &out, beta.is_some());
+    let round: Option<unsafe fn(&Problem, Range<usize>)> = match reduced {
+        Some(DType::F16) => Some(round_rows::<half::f16>),
+        Some(DType::BF16) => Some(round_rows::<half::bf16>),
+        _ => None,
+    };
+    p.round = round.filter(|_| p.sum_batches && p.batch > 1);
+    // Negative views fold into alpha.
+    let alpha = if a.is_neg() != b.is_neg() { negate(alpha) } else { alpha };
+    let beta = beta.unwrap_or(Num::Int(0));
+    // SAFETY: the problem describes the live tensors of this call, checked above; `out` was
+    // sized to the product's shape.
+    unsafe {
+        crate::dispatch!(dtype, [F32, F64, C64, C128], |T| execute(&p, &Gemm::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
+        crate::dispatch!(dtype, [U8, I8, I16, I32, I64], |T| execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
+            return Err(Error::not_implemented(format!("\"{}\" not implemented for '{}'", op.kernel, dtype.name())))))
+    }
+    Ok(())
+}
+
+/// Rounds `rows` of the problem's f32 output to `R`'s precision, in place.
+///
+/// # Safety
+/// The output is f32 and `rows` lie inside it.
+unsafe fn round_rows<R: Element<Acc = f32>>(p: &Problem, rows: Range<usize>) {
+    for i in rows {
+        for j in 0..p.n {
+            // SAFETY: per the contract.
+            unsafe {
+                let o = p.out.at::<f32>(0, i, j);
+                *o = R::from_acc(*o).to_acc();
+            }
+        }
+    }
+}
+
+fn negate(n: Num) -> Num {
+    match n {
+        Num::Bool(b) => Num::Int(-i64::from(b)),
+        Num::Int(i) => Num::Int(i.wrapping_neg()),
+        Num::Float(f) => Num::Float(-f),
+        Num::Complex(re, im) => Num::Complex(-re, -im),
+    }
+}
+
+/// One operand as `(batch, rows, cols)` element strides from its data pointer.
+#[derive(Clone, Copy, Debug)]
+struct Mat {
+    ptr: *mut u8,
+    s: [isize; 3],
+}
+
+impl Mat {
+    /// The transposed matrix (rows and columns swapped).
+    fn t(self) -> Mat {
+        Mat { ptr: self.ptr, s: [self.s[0], self.s[2], self.s[1]] }
+    }
+    /// # Safety
+    /// `(b, r, c)` lies inside the operand.
+    unsafe fn at<T>(&self, b: usize, r: usize, c: usize) -> *mut T {
+        let off = b as isize * self.s[0] + r as isize * self.s[1] + c as isize * self.s[2];
+        // SAFETY: per the contract.
+        unsafe { self.ptr.cast::<T>().offset(off) }
+    }
+}
+
+/// `out[b] = beta·out[b] (when read_out) + alpha·lhs[b] @ rhs[b]` for `b < batch` (or, when
+/// `sum_batches`, the sum over `b` into one matrix): `m × k` times `k × n`.
+#[derive(Debug)]
+struct Problem {
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    out: Mat,
+    lhs: Mat,
+    rhs: Mat,
+    conj_lhs: bool,
+    conj_rhs: bool,
+    sum_batches: bool,
+    read_out: bool,
+    /// For f16/bf16 through f32 with summed batches: rounds rows of the f32 output to the
+    /// reduced dtype after each batch, as ATen's addbmm (one rounded addmm_ per batch) does.
+    round: Option<unsafe fn(&Problem, Range<usize>)>,
+}
+
+// SAFETY: the problem describes tensors kept alive by the kernel call; threads write disjoint
+// rows of the output.
+unsafe impl Sync for Problem {}
+
+impl Problem {
+    fn new(op: &MatOp, a: &TensorRef<'_>, b: &TensorRef<'_>, out: &TensorRef<'_>, read_out: bool) -> Problem {
+        let st = |t: &TensorRef<'_>, d: usize| t.strides()[d] as isize;
+        let sz = |t: &TensorRef<'_>, d: usize| t.sizes()[d] as usize;
+        let ptr = |t: &TensorRef<'_>| t.data_ptr().cast::<u8>();
+        let (batch, m, k, lhs) = match op.operands[0] {
+            Vector => (1, 1, sz(a, 0), [0, 0, st(a, 0)]),
+            Matrix => (1, sz(a, 0), sz(a, 1), [0, st(a, 0), st(a, 1)]),
+            Batch => (sz(a, 0), sz(a, 1), sz(a, 2), [st(a, 0), st(a, 1), st(a, 2)]),
+        };
+        let (n, rhs) = match op.operands[1] {
+            Vector => (1, [0, st(b, 0), 0]),
+            Matrix => (sz(b, 1), [0, st(b, 0), st(b, 1)]),
+            Batch => (sz(b, 2), [st(b, 0), st(b, 1), st(b, 2)]),
+        };
+        // The output's dimensions are (batch, rows, cols) with the absent ones dropped.
+        let present = [op.operands[0] == Batch && !op.sum_batches, op.operands[0] != Vector, op.operands[1] != Vector];
+        let mut o = [0isize; 3];
+        let mut d = 0;
+        for (i, p) in present.iter().enumerate() {
+            if *p {
+                o[i] = st(out, d);
+                d += 1;
+            }
+        }
+        let mut p = Problem {
+            batch,
+            m,
+            n,
+            k,
+            out: Mat { ptr: ptr(out), s: o },
+            lhs: Mat { ptr: ptr(a), s: lhs },
+            rhs: Mat { ptr: ptr(b), s: rhs },
+            conj_lhs: a.is_conj() != op.conj_first,
+            conj_rhs: b.is_conj(),
+            sum_batches: op.sum_batches,
+            read_out,
+            round: None,
+        };
+        if p.sum_batches && p.batch == 0 {
+            // No products: one empty-depth product leaves beta·self (or zeros).
+            (p.batch, p.k) = (1, 0);
+        }
+        if p.n > p.m {
+            // Threads split the rows: make the longer side the rows (outᵀ = rhsᵀ·lhsᵀ).
+            p = Problem {
+                m: p.n,
+                n: p.m,
+                out: p.out.t(),
+                lhs: p.rhs.t(),
+                rhs: p.lhs.t(),
+                conj_lhs: p.conj_rhs,
+                conj_rhs: p.conj_lhs,
+                ..p
+            };
+        }
+        p
+    }
+}
+
+/// Rows of the output handed to a kernel as one unit (a multiple of the micro-kernels' heights).
+const ROWS: usize = 32;
+/// The fewest multiply-adds worth a thread of their own (a 64³ product).
+const MIN_WORK: usize = 1 << 18;
+
+/// A kernel for one block of output rows of one batch.
+trait Block: Sync {
+    /// `out[b][rows] = (first ? beta : 1)·out[b][rows] (when read) + alpha·lhs[b][rows] @ rhs[b]`.
+    ///
+    /// # Safety
+    /// `b` and `rows` lie inside the problem, whose pointers describe live memory.
+    unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool);
+}
+
+/// Splits the problem over PyTorch's intra-op threads (`at::parallel_for`, sized by
+/// `torch.set_num_threads`) in blocks of rows across batches; each chunk makes one kernel call
+/// per batch it covers, so packing costs stay per chunk, not per block.
+///
+/// # Safety
+/// The problem describes live tensors; the output does not overlap the operands.
+unsafe fn execute<K: Block>(p: &Problem, kernel: &K) {
+    if p.m == 0 || p.n == 0 || p.batch == 0 {
+        return;
+    }
+    let blocks = p.m.div_ceil(ROWS);
+    let (items, batches_per_item) = if p.sum_batches { (blocks, p.batch) } else { (p.batch * blocks, 1) };
+    let work = (ROWS.min(p.m) * p.n * p.k.max(1) * batches_per_item).max(1);
+    let grain = MIN_WORK.div_ceil(work).max(1);
+    host::parallel_for(items, grain, |i0, i1| {
+        if p.sum_batches {
+            let rows = i0 * ROWS..(i1 * ROWS).min(p.m);
+            for b in 0..p.batch {
+                // SAFETY: per the contract, rows inside `0..m`.
+                unsafe { kernel.block(p, b, rows.clone(), p.read_out || b > 0, b == 0) };
+                if let Some(round) = p.round {
+                    // SAFETY: as above.
+                    unsafe { round(p, rows.clone()) };
+                }
+            }
+            return;
+        }
+        let mut i = i0;
+        while i < i1 {
+            let (b, first) = (i / blocks, i % blocks);
+            let last = blocks.min(first + (i1 - i));
+            // SAFETY: per the contract.
+            unsafe { kernel.block(p, b, first * ROWS..(last * ROWS).min(p.m), p.read_out, true) };
+            i += last - first;
+        }
+    });
+}
+
+/// f32, f64, complex64, complex128: the `gemm` crate, one thread per call.
+struct Gemm<T> {
+    alpha: T,
+    beta: T,
+}
+
+impl<T: Element> Block for Gemm<T> {
+    unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool) {
+        let (lhs, out) = (p.lhs, p.out);
+        // SAFETY: per the contract; gemm reads `rows × k` of lhs, `k × n` of rhs and writes
+        // `rows × n` of out at the given strides.
+        unsafe {
+            gemm::gemm(
+                rows.len(),
+                p.n,
+                p.k,
+                out.at::<T>(b, rows.start, 0),
+                out.s[2],
+                out.s[1],
+                read,
+                lhs.at::<T>(b, rows.start, 0),
+                lhs.s[2],
+                lhs.s[1],
+                p.rhs.at::<T>(b, 0, 0),
+                p.rhs.s[2],
+                p.rhs.s[1],
+                if first { self.beta } else { T::one() },
+                self.alpha,
+                false,
+                p.conj_lhs,
+                p.conj_rhs,
+                gemm::Parallelism::None,
+            )
+        }
+    }
+}
+
+/// Integer arithmetic that wraps, as C++'s does on CPU.
+trait Wrapping: Element {
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+
+macro_rules! wrapping {
+    ($($t:ty),*) => {$(
+        impl Wrapping for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+        }
+    )*};
+}
+wrapping!(u8, i8, i16, i32, i64);
+
+/// Integers: a row at a time in i-k-j order (the inner loop runs along a row of rhs and of the
+/// accumulator), accumulating in the dtype.
+struct Loop<T> {
+    alpha: T,
+    beta: T,
+}
+
+impl<T: Wrapping> Block for Loop<T> {
+    unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool) {
+        let factor = if first { self.beta } else { T::one() };
+        let mut acc = vec![T::zero(); p.n];
+        for i in rows {
+            acc.iter_mut().for_each(|x| *x = T::zero());
+            for q in 0..p.k {
+                // SAFETY: per the contract, (b, i, q) and (b, q, j) lie inside the operands.
+                let x = unsafe { *p.lhs.at::<T>(b, i, q) };
+                if x == T::zero() {
+                    continue;
+                }
+                for (j, s) in acc.iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    *s = s.add(x.mul(unsafe { *p.rhs.at::<T>(b, q, j) }));
+                }
+            }
+            for (j, s) in acc.iter().enumerate() {
+                // SAFETY: as above; (b, i, j) lies inside the output.
+                unsafe {
+                    let o = p.out.at::<T>(b, i, j);
+                    let v = self.alpha.mul(*s);
+                    *o = if read { factor.mul(*o).add(v) } else { v };
+                }
+            }
+        }
+    }
+}
+
+/// A 0-dim output of `a`'s dtype for dot and vdot.
+pub fn dot(op: &MatOp, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+    (op.check)(None, &a, &b)?;
+    let out = host::empty_strided(&[], &[], a.dtype().0)?;
+    run(op, None, a, b, Scalar::Int(1), out.as_ref())?;
+    Ok(out)
+}
+
+/// The one-line `Kernels` methods of the matrix ops (invoked in `backend.rs`'s impl).
+#[macro_export]
+macro_rules! matmul_methods {
+    () => {
+        fn mm_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            mat2: regen_runtime::TensorRef<'_>,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(
+                &$crate::kernels::matmul::MM,
+                None,
+                self_,
+                mat2,
+                regen_runtime::Scalar::Int(1),
+                out,
+            )
+        }
+
+        fn addmm_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            mat1: regen_runtime::TensorRef<'_>,
+            mat2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(&$crate::kernels::matmul::MM, Some((self_, beta)), mat1, mat2, alpha, out)
+        }
+
+        fn _addmm_activation_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            mat1: regen_runtime::TensorRef<'_>,
+            mat2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+            use_gelu: bool,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            // As ATen's CPU kernel: addmm, then the exact gelu or relu in place.
+            $crate::kernels::matmul::run_then(
+                &$crate::kernels::matmul::MM,
+                Some((self_, beta)),
+                mat1,
+                mat2,
+                alpha,
+                out,
+                |o| {
+                    if use_gelu { self.gelu_out(o, "none", o) } else { $crate::kernels::unary::relu(o, o) }
+                },
+            )
+        }
+
+        fn bmm_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            mat2: regen_runtime::TensorRef<'_>,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(
+                &$crate::kernels::matmul::BMM,
+                None,
+                self_,
+                mat2,
+                regen_runtime::Scalar::Int(1),
+                out,
+            )
+        }
+
+        fn baddbmm_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            batch1: regen_runtime::TensorRef<'_>,
+            batch2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(&$crate::kernels::matmul::BMM, Some((self_, beta)), batch1, batch2, alpha, out)
+        }
+
+        fn addbmm_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            batch1: regen_runtime::TensorRef<'_>,
+            batch2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(
+                &$crate::kernels::matmul::ADDBMM,
+                Some((self_, beta)),
+                batch1,
+                batch2,
+                alpha,
+                out,
+            )
+        }
+
+        fn addbmm(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            batch1: regen_runtime::TensorRef<'_>,
+            batch2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
+            self.addbmm_out(self_, batch1, batch2, beta, alpha, out.as_ref())?;
+            Ok(out)
+        }
+
+        fn addbmm_inplace(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            batch1: regen_runtime::TensorRef<'_>,
+            batch2: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+        ) -> regen_runtime::Result<()> {
+            self.addbmm_out(self_, batch1, batch2, beta, alpha, self_)
+        }
+
+        fn addmv_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            mat: regen_runtime::TensorRef<'_>,
+            vec: regen_runtime::TensorRef<'_>,
+            beta: regen_runtime::Scalar,
+            alpha: regen_runtime::Scalar,
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            $crate::kernels::matmul::run(&$crate::kernels::matmul::ADDMV, Some((self_, beta)), mat, vec, alpha, out)
+        }
+
+        fn dot(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            tensor: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            $crate::kernels::matmul::dot(&$crate::kernels::matmul::DOT, self_, tensor)
+        }
+
+        fn vdot(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            other: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            $crate::kernels::matmul::dot(&$crate::kernels::matmul::VDOT, self_, other)
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_complex::Complex64;
+
+    /// A `rows × cols` operand over `data` with the given element strides, batch stride 0.
+    fn mat<T>(data: &mut [T], rs: isize, cs: isize) -> Mat {
+        Mat { ptr: data.as_mut_ptr().cast(), s: [0, rs, cs] }
+    }
+
+    fn problem(m: usize, n: usize, k: usize, out: Mat, lhs: Mat, rhs: Mat, read_out: bool) -> Problem {
+        Problem {
+            batch: 1,
+            m,
+            n,
+            k,
+            out,
+            lhs,
+            rhs,
+            conj_lhs: false,
+            conj_rhs: false,
+            sum_batches: false,
+            read_out,
+            round: None,
+        }
+    }
+
+    #[test]
+    fn strided_f64_products_match_a_naive_reference() {
+        // lhs transposed (column-major), rhs every other column, out row-major, beta·out read.
+        let (m, n, k) = (70usize, 45usize, 130usize);
+        let mut a: Vec<f64> = (0..m * k).map(|i| ((i * 7919) % 97) as f64 / 13.0 - 3.0).collect();
+        let mut b: Vec<f64> = (0..k * 2 * n).map(|i| ((i * 104729) % 89) as f64 / 11.0 - 4.0).collect();
+        let mut out: Vec<f64> = (0..m * n).map(|i| i as f64).collect();
+        let before = out.clone();
+        let p = problem(
+            m,
+            n,
+            k,
+            mat(&mut out, n as isize, 1),
+            mat(&mut a, 1, m as isize),
+            mat(&mut b, 2 * n as isize, 2),
+            true,
+        );
+        // SAFETY: the problem describes the local vectors.
+        unsafe { execute(&p, &Gemm::<f64> { alpha: 2.0, beta: 0.5 }) };
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f64 = (0..k).map(|q| a[q * m + i] * b[q * 2 * n + 2 * j]).sum();
+                let expected = 0.5 * before[i * n + j] + 2.0 * dot;
+                assert!((out[i * n + j] - expected).abs() < 1e-9 * expected.abs().max(1.0), "{i},{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn conjugate_flags_and_integer_wrapping() {
+        let mut a = [Complex64::new(1.0, 2.0), Complex64::new(3.0, -1.0)];
+        let mut b = [Complex64::new(0.5, 1.0), Complex64::new(-2.0, 1.0)];
+        let mut out = [Complex64::new(0.0, 0.0)];
+        let mut p = problem(1, 1, 2, mat(&mut out, 0, 0), mat(&mut a, 0, 1), mat(&mut b, 1, 0), false);
+        p.conj_lhs = true;
+        let one = Complex64::new(1.0, 0.0);
+        // SAFETY: as above.
+        unsafe { execute(&p, &Gemm::<Complex64> { alpha: one, beta: one }) };
+        let expected = a[0].conj() * b[0] + a[1].conj() * b[1];
+        assert!((out[0] - expected).norm() < 1e-12);
+
+        let mut x = [100i8; 40];
+        let mut y = [7i8; 40];
+        let mut r = [0i8];
+        let p = problem(1, 1, 40, mat(&mut r, 0, 0), mat(&mut x, 0, 1), mat(&mut y, 1, 0), false);
+        // SAFETY: as above.
+        unsafe { execute(&p, &Loop::<i8> { alpha: 1, beta: 0 }) };
+        assert_eq!(r[0], (100i64 * 7 * 40) as i8);
+    }
+
+    #[test]
+    fn summed_batches_and_empty_depth() {
+        // addbmm over 3 batches of 2×2 @ 2×1, then k = 0 (beta·out only).
+        let mut a: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let mut b: Vec<f32> = (0..6).map(|i| 1.0 + i as f32).collect();
+        let mut out = [1.0f32, 1.0];
+        let p = Problem {
+            batch: 3,
+            m: 2,
+            n: 1,
+            k: 2,
+            out: Mat { ptr: out.as_mut_ptr().cast(), s: [0, 1, 0] },
+            lhs: Mat { ptr: a.as_mut_ptr().cast(), s: [4, 2, 1] },
+            rhs: Mat { ptr: b.as_mut_ptr().cast(), s: [2, 1, 0] },
+            conj_lhs: false,
+            conj_rhs: false,
+            sum_batches: true,
+            read_out: true,
+            round: None,
+        };
+        // SAFETY: as above.
+        unsafe { execute(&p, &Gemm::<f32> { alpha: 1.0, beta: 10.0 }) };
+        let row = |i: usize| -> f32 {
+            (0..3).map(|t| a[t * 4 + i * 2] * b[t * 2] + a[t * 4 + i * 2 + 1] * b[t * 2 + 1]).sum()
+        };
+        assert_eq!(out, [10.0 + row(0), 10.0 + row(1)]);
+        let p = Problem { k: 0, batch: 1, ..p };
+        // SAFETY: as above (nothing of lhs or rhs is read).
+        unsafe { execute(&p, &Gemm::<f32> { alpha: 1.0, beta: 2.0 }) };
+        assert_eq!(out, [2.0 * (10.0 + row(0)), 2.0 * (10.0 + row(1))]);
+    }
+}
