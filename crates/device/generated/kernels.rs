@@ -50,6 +50,38 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn all_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn any_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn argmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn argmin_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -184,6 +216,44 @@ pub trait Kernels: Send + Sync + 'static {
     fn cos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn cosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+    fn count_nonzero_dim_int_list(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
+    fn _cummax_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()>;
+    /// `aten::_cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
+    fn _cummin_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()>;
+    /// `aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn cumprod_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn cumsum_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
     fn div_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -319,6 +389,67 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
+    fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor>;
+    /// `aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _logcumsumexp_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)`
+    fn aminmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        max: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn max_dim_max(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        max: TensorRef<'_>,
+        max_values: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn amax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn mean_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn min_dim_min(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        min_indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn amin_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -450,8 +581,61 @@ pub trait Kernels: Send + Sync + 'static {
         dtype: Option<ScalarType>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    fn nansum(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+    ) -> Result<Tensor>;
+    /// `aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn nansum_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    fn std_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor>;
+    /// `aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    fn std_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
+    fn std_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    fn prod(&self, self_: TensorRef<'_>, dtype: Option<ScalarType>) -> Result<Tensor>;
+    /// `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn prod_int_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn tan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -474,6 +658,31 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    fn var_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor>;
+    /// `aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
+    fn var_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    fn var_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
     fn where_self(
         &self,
@@ -487,6 +696,25 @@ pub trait Kernels: Send + Sync + 'static {
         condition: TensorRef<'_>,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
+    fn norm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
+        dtype: ScalarType,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)`
@@ -845,6 +1073,10 @@ pub trait Kernels: Send + Sync + 'static {
         self_: Scalar,
         other: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::min(Tensor self) -> Tensor`
+    fn min(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn min_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmin_out(
         &self,
@@ -852,6 +1084,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::max(Tensor self) -> Tensor`
+    fn max(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmax_out(
         &self,
@@ -866,6 +1100,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn minimum_out(
         &self,
@@ -873,6 +1109,10 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
     fn pow_tensor_tensor_out(
         &self,
@@ -1104,6 +1344,16 @@ pub trait Kernels: Send + Sync + 'static {
     fn special_i1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn special_i1e_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn linalg_vector_norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        ord: Scalar,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
     fn special_airy_ai_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1259,7 +1509,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 229] = [
+pub const OPS: [&str; 265] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1270,6 +1520,10 @@ pub const OPS: [&str; 229] = [
     "acos.out",
     "add.Tensor",
     "add.out",
+    "all.out",
+    "any.out",
+    "argmax.out",
+    "argmin.out",
     "acosh.out",
     "asinh.out",
     "atanh.out",
@@ -1296,6 +1550,11 @@ pub const OPS: [&str; 229] = [
     "_copy_from_and_resize",
     "cos.out",
     "cosh.out",
+    "count_nonzero.dim_IntList",
+    "_cummax_helper",
+    "_cummin_helper",
+    "cumprod.out",
+    "cumsum.out",
     "div.Tensor",
     "div.out",
     "div.out_mode",
@@ -1325,6 +1584,14 @@ pub const OPS: [&str; 229] = [
     "logaddexp.out",
     "logaddexp2.out",
     "xlogy.OutTensor",
+    "_logcumsumexp",
+    "_logcumsumexp.out",
+    "aminmax.out",
+    "max.dim_max",
+    "amax.out",
+    "mean.out",
+    "min.dim_min",
+    "amin.out",
     "mm.out",
     "mul.Tensor",
     "mul.out",
@@ -1354,14 +1621,26 @@ pub const OPS: [&str; 229] = [
     "sinc.out",
     "sinh.out",
     "sum.IntList_out",
+    "nansum",
+    "nansum.out",
     "sqrt.out",
+    "std.correction",
+    "std_mean.correction",
+    "std.correction_out",
+    "prod",
+    "prod.int_out",
     "tan.out",
     "tanh.out",
     "threshold.out",
     "threshold_backward.grad_input",
     "trunc.out",
+    "var.correction",
+    "var.correction_out",
+    "var_mean.correction",
     "where.self",
     "where.self_out",
+    "norm.dtype_out",
+    "norm.out",
     "frexp.Tensor_out",
     "zero_",
     "sub.out",
@@ -1421,10 +1700,16 @@ pub const OPS: [&str; 229] = [
     "nextafter.out",
     "remainder.Tensor_out",
     "remainder.Scalar_Tensor",
+    "min",
+    "min.unary_out",
     "fmin.out",
+    "max",
     "fmax.out",
     "maximum.out",
+    "max.unary_out",
     "minimum.out",
+    "all.all_out",
+    "any.all_out",
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
@@ -1465,6 +1750,7 @@ pub const OPS: [&str; 229] = [
     "special_i0e.out",
     "special_i1.out",
     "special_i1e.out",
+    "linalg_vector_norm.out",
     "special_airy_ai.out",
     "special_bessel_j0.out",
     "special_bessel_j1.out",
@@ -1491,7 +1777,7 @@ pub const OPS: [&str; 229] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 229] = [const { AtomicU64::new(0) }; 229];
+static CALLS: [AtomicU64; 265] = [const { AtomicU64::new(0) }; 265];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1747,6 +2033,114 @@ pub unsafe extern "C" fn regen_kernel_add_out(
         },
     )
 }
+/// Entry point of `aten::all.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_all_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::all.out",
+        &CALLS[10usize],
+        || {
+            kernels()?
+                .all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::any.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_any_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::any.out",
+        &CALLS[11usize],
+        || {
+            kernels()?
+                .any_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::argmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_argmax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::argmax.out",
+        &CALLS[12usize],
+        || {
+            kernels()?
+                .argmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::argmin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_argmin_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::argmin.out",
+        &CALLS[13usize],
+        || {
+            kernels()?
+                .argmin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::acosh.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1759,7 +2153,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[10usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1782,7 +2176,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[11usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1805,7 +2199,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[12usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1831,7 +2225,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[13usize],
+        &CALLS[17usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1857,7 +2251,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[14usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .asin_out(
@@ -1880,7 +2274,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[15usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .atan_out(
@@ -1903,7 +2297,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[16usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -1927,7 +2321,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[17usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .copysign_out(
@@ -1951,7 +2345,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[18usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -1975,7 +2369,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[19usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -2000,7 +2394,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[20usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -2025,7 +2419,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[21usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -2049,7 +2443,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[22usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .ceil_out(
@@ -2074,7 +2468,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[23usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2101,7 +2495,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[24usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -2127,7 +2521,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[25usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2152,7 +2546,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[26usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2177,7 +2571,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[27usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2202,7 +2596,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[28usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2227,7 +2621,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[29usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .complex_out(
@@ -2252,7 +2646,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[30usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .polar_out(
@@ -2277,7 +2671,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[31usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2303,7 +2697,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[32usize],
+        &CALLS[36usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2329,7 +2723,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[33usize],
+        &CALLS[37usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2353,7 +2747,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[34usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .cos_out(
@@ -2376,11 +2770,144 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[35usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .cosh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::count_nonzero.dim_IntList`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::count_nonzero.dim_IntList",
+        &CALLS[40usize],
+        || {
+            let regen_v0 = kernels()?
+                .count_nonzero_dim_int_list(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_cummax_helper`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__cummax_helper(
+    self_: abi::regen_tensor,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    dim: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_cummax_helper",
+        &CALLS[41usize],
+        || {
+            kernels()?
+                ._cummax_helper(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_cummin_helper`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__cummin_helper(
+    self_: abi::regen_tensor,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    dim: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_cummin_helper",
+        &CALLS[42usize],
+        || {
+            kernels()?
+                ._cummin_helper(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cumprod.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cumprod_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cumprod.out",
+        &CALLS[43usize],
+        || {
+            kernels()?
+                .cumprod_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cumsum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cumsum_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cumsum.out",
+        &CALLS[44usize],
+        || {
+            kernels()?
+                .cumsum_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2400,7 +2927,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[36usize],
+        &CALLS[45usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -2425,7 +2952,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[37usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .div_out(
@@ -2451,7 +2978,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[38usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2481,7 +3008,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[39usize],
+        &CALLS[48usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2512,7 +3039,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[40usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2543,7 +3070,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[41usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2571,7 +3098,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[42usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .erf_out(
@@ -2594,7 +3121,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[43usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2617,7 +3144,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[44usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .exp_out(
@@ -2640,7 +3167,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[45usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2663,7 +3190,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[46usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .expm1_out(
@@ -2686,7 +3213,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[47usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2709,7 +3236,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[48usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2732,7 +3259,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[49usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .floor_out(
@@ -2756,7 +3283,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[50usize],
+        &CALLS[59usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2780,7 +3307,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[51usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -2804,7 +3331,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[52usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -2828,7 +3355,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[53usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .frac_out(
@@ -2852,7 +3379,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[54usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .gcd_out(
@@ -2877,7 +3404,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[55usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .lcm_out(
@@ -2901,7 +3428,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[56usize],
+        &CALLS[65usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2925,7 +3452,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[57usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2951,7 +3478,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[58usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .log_out(
@@ -2974,7 +3501,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[59usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .log10_out(
@@ -2997,7 +3524,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[60usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3020,7 +3547,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[61usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .log2_out(
@@ -3044,7 +3571,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[62usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3069,7 +3596,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[63usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3094,12 +3621,232 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[64usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_logcumsumexp`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__logcumsumexp(
+    self_: abi::regen_tensor,
+    dim: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_logcumsumexp",
+        &CALLS[74usize],
+        || {
+            let regen_v0 = kernels()?
+                ._logcumsumexp(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_logcumsumexp.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_logcumsumexp.out",
+        &CALLS[75usize],
+        || {
+            kernels()?
+                ._logcumsumexp_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::aminmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_aminmax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    min: abi::regen_tensor,
+    max: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::aminmax.out",
+        &CALLS[76usize],
+        || {
+            kernels()?
+                .aminmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max.dim_max`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_dim_max(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    max: abi::regen_tensor,
+    max_values: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max.dim_max",
+        &CALLS[77usize],
+        || {
+            kernels()?
+                .max_dim_max(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max_values) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::amax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_amax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::amax.out",
+        &CALLS[78usize],
+        || {
+            kernels()?
+                .amax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mean.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mean_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mean.out",
+        &CALLS[79usize],
+        || {
+            kernels()?
+                .mean_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min.dim_min`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min_dim_min(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    min: abi::regen_tensor,
+    min_indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min.dim_min",
+        &CALLS[80usize],
+        || {
+            kernels()?
+                .min_dim_min(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min_indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::amin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_amin_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::amin.out",
+        &CALLS[81usize],
+        || {
+            kernels()?
+                .amin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3119,7 +3866,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[65usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .mm_out(
@@ -3144,7 +3891,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[66usize],
+        &CALLS[83usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3169,7 +3916,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[67usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .mul_out(
@@ -3194,7 +3941,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[68usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3218,7 +3965,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[69usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3241,7 +3988,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[70usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .neg_out(
@@ -3266,7 +4013,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[71usize],
+        &CALLS[88usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3291,7 +4038,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[72usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .round_out(
@@ -3315,7 +4062,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[73usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3339,7 +4086,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[74usize],
+        &CALLS[91usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3359,7 +4106,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[75usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3382,7 +4129,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[76usize],
+        &CALLS[93usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3409,7 +4156,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[77usize],
+        &CALLS[94usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3436,7 +4183,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[78usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3462,7 +4209,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[79usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3488,7 +4235,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[80usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3514,7 +4261,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[81usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3539,7 +4286,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[82usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3562,7 +4309,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[83usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .silu_out(
@@ -3586,7 +4333,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[84usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3610,7 +4357,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[85usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .mish_out(
@@ -3633,7 +4380,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[86usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3657,7 +4404,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[87usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3681,7 +4428,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[88usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3705,7 +4452,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[89usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .logit_out(
@@ -3729,7 +4476,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[90usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .sin_out(
@@ -3752,7 +4499,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[91usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3775,7 +4522,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[92usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3801,10 +4548,68 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[93usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .sum_int_list_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nansum`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nansum(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nansum",
+        &CALLS[111usize],
+        || {
+            let regen_v0 = kernels()?
+                .nansum(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nansum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nansum_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nansum.out",
+        &CALLS[112usize],
+        || {
+            kernels()?
+                .nansum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
                     unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
@@ -3827,11 +4632,154 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[94usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .sqrt_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std.correction",
+        &CALLS[114usize],
+        || {
+            let regen_v0 = kernels()?
+                .std_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std_mean.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_mean_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std_mean.correction",
+        &CALLS[115usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .std_mean_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std.correction_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_correction_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std.correction_out",
+        &CALLS[116usize],
+        || {
+            kernels()?
+                .std_correction_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::prod`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_prod(
+    self_: abi::regen_tensor,
+    dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::prod",
+        &CALLS[117usize],
+        || {
+            let regen_v0 = kernels()?
+                .prod(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::prod.int_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_prod_int_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::prod.int_out",
+        &CALLS[118usize],
+        || {
+            kernels()?
+                .prod_int_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3850,7 +4798,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[95usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .tan_out(
@@ -3873,7 +4821,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[96usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3898,7 +4846,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[97usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3925,7 +4873,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[98usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3950,13 +4898,102 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[99usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var.correction",
+        &CALLS[124usize],
+        || {
+            let regen_v0 = kernels()?
+                .var_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var.correction_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_correction_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var.correction_out",
+        &CALLS[125usize],
+        || {
+            kernels()?
+                .var_correction_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var_mean.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_mean_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var_mean.correction",
+        &CALLS[126usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .var_mean_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
             Ok(())
         },
     )
@@ -3975,7 +5012,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[100usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4002,13 +5039,73 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[101usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .where_self_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&condition) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::norm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
+    self_: abi::regen_tensor,
+    p: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::norm.dtype_out",
+        &CALLS[129usize],
+        || {
+            kernels()?
+                .norm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_norm_out(
+    self_: abi::regen_tensor,
+    p: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::norm.out",
+        &CALLS[130usize],
+        || {
+            kernels()?
+                .norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4028,7 +5125,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[102usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4051,7 +5148,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[103usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4075,7 +5172,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[104usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .sub_out(
@@ -4102,7 +5199,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[105usize],
+        &CALLS[134usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4129,7 +5226,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[106usize],
+        &CALLS[135usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4155,7 +5252,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[107usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4183,7 +5280,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[108usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4210,7 +5307,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[109usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4233,7 +5330,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[110usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4259,7 +5356,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[111usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4285,7 +5382,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[112usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4307,7 +5404,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[113usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4330,7 +5427,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[114usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4355,7 +5452,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[115usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4380,7 +5477,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[116usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4405,7 +5502,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[117usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4430,7 +5527,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[118usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4455,7 +5552,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[119usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4480,7 +5577,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[120usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4505,7 +5602,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[121usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4529,7 +5626,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4552,7 +5649,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4576,7 +5673,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4601,7 +5698,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[125usize],
+        &CALLS[154usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4626,7 +5723,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[126usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4650,7 +5747,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[127usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4673,7 +5770,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[128usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4697,7 +5794,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[129usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4722,7 +5819,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[130usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4747,7 +5844,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[131usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4772,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[132usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4797,7 +5894,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[133usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4822,7 +5919,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[134usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4847,7 +5944,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4872,7 +5969,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[136usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4897,7 +5994,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[137usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4922,7 +6019,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[138usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4947,7 +6044,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[139usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4972,7 +6069,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[140usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4997,7 +6094,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[141usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -5024,7 +6121,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[142usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5053,7 +6150,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[143usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5079,7 +6176,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[144usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5102,7 +6199,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[145usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5126,7 +6223,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[146usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5150,7 +6247,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[147usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5173,7 +6270,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[148usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .i0_out(
@@ -5196,7 +6293,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[149usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .sign_out(
@@ -5219,7 +6316,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[150usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5243,7 +6340,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[151usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5269,7 +6366,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[152usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5296,7 +6393,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5322,7 +6419,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5347,7 +6444,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[155usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5372,7 +6469,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[156usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5397,7 +6494,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[157usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5422,7 +6519,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[158usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5447,7 +6544,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5472,7 +6569,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[160usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5480,6 +6577,50 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min",
+        &CALLS[190usize],
+        || {
+            let regen_v0 = kernels()?
+                .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min.unary_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min_unary_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min.unary_out",
+        &CALLS[191usize],
+        || {
+            kernels()?
+                .min_unary_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -5497,7 +6638,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[161usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5505,6 +6646,27 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max",
+        &CALLS[193usize],
+        || {
+            let regen_v0 = kernels()?
+                .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -5522,7 +6684,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[162usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5547,12 +6709,35 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[163usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .maximum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max.unary_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unary_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max.unary_out",
+        &CALLS[196usize],
+        || {
+            kernels()?
+                .max_unary_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5572,12 +6757,58 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[164usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .minimum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::all.all_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_all_all_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::all.all_out",
+        &CALLS[198usize],
+        || {
+            kernels()?
+                .all_all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::any.all_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_any_all_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::any.all_out",
+        &CALLS[199usize],
+        || {
+            kernels()?
+                .any_all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5597,7 +6828,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[165usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5622,7 +6853,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[166usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5647,7 +6878,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[167usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5674,7 +6905,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[168usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .elu_out(
@@ -5705,7 +6936,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5735,7 +6966,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[170usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5759,7 +6990,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[171usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5785,7 +7016,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[172usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5812,7 +7043,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[173usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5840,7 +7071,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[174usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5869,7 +7100,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[175usize],
+        &CALLS[210usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5896,7 +7127,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[176usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5920,7 +7151,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[177usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5943,7 +7174,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[178usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5965,7 +7196,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[179usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5988,7 +7219,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[180usize],
+        &CALLS[215usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6013,7 +7244,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[181usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6040,7 +7271,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6067,7 +7298,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[183usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6092,7 +7323,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[184usize],
+        &CALLS[219usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6118,7 +7349,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6145,7 +7376,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[186usize],
+        &CALLS[221usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6172,7 +7403,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[187usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6200,7 +7431,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6227,7 +7458,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[189usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6253,7 +7484,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6279,7 +7510,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6305,7 +7536,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[192usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6331,7 +7562,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[193usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6355,7 +7586,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[194usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6378,7 +7609,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[195usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6401,7 +7632,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[196usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6424,7 +7655,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[197usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6447,7 +7678,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[198usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6470,7 +7701,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[199usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6494,7 +7725,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[200usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6519,7 +7750,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[201usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6543,7 +7774,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[202usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6566,7 +7797,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[203usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6589,11 +7820,42 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[204usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .special_i1e_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::linalg_vector_norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
+    self_: abi::regen_tensor,
+    ord: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::linalg_vector_norm.out",
+        &CALLS[240usize],
+        || {
+            kernels()?
+                .linalg_vector_norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&ord) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -6612,7 +7874,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[205usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6635,7 +7897,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[206usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6658,7 +7920,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[207usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6681,7 +7943,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[208usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6704,7 +7966,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[209usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6728,7 +7990,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[210usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6753,7 +8015,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[211usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6778,7 +8040,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[212usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6803,7 +8065,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[213usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6828,7 +8090,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[214usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6853,7 +8115,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[215usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6878,7 +8140,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[216usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6903,7 +8165,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[217usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6927,7 +8189,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[218usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6950,7 +8212,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[219usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6973,7 +8235,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[220usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6996,7 +8258,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[221usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7019,7 +8281,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[222usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7042,7 +8304,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[223usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7066,7 +8328,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[224usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7091,7 +8353,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[225usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7116,7 +8378,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[226usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7141,7 +8403,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[227usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7165,7 +8427,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[228usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
