@@ -60,6 +60,38 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn all_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn any_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn argmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn argmin_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -211,6 +243,44 @@ pub trait Kernels: Send + Sync + 'static {
     fn cos_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn cosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
+    fn count_nonzero_dim_int_list(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
+    fn _cummax_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()>;
+    /// `aten::_cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
+    fn _cummin_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()>;
+    /// `aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn cumprod_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn cumsum_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
     fn div_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -350,6 +420,67 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
+    fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor>;
+    /// `aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _logcumsumexp_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)`
+    fn aminmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        max: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn max_dim_max(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        max: TensorRef<'_>,
+        max_values: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn amax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn mean_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn min_dim_min(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        min_indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn amin_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: &[i64],
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -481,8 +612,61 @@ pub trait Kernels: Send + Sync + 'static {
         dtype: Option<ScalarType>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
+    fn nansum(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+    ) -> Result<Tensor>;
+    /// `aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn nansum_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sqrt_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    fn std_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor>;
+    /// `aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    fn std_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
+    fn std_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
+    fn prod(&self, self_: TensorRef<'_>, dtype: Option<ScalarType>) -> Result<Tensor>;
+    /// `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn prod_int_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn tan_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -505,6 +689,31 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
+    fn var_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor>;
+    /// `aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
+    fn var_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
+    fn var_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
     fn where_self(
         &self,
@@ -518,6 +727,25 @@ pub trait Kernels: Send + Sync + 'static {
         condition: TensorRef<'_>,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
+    fn norm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
+        dtype: ScalarType,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
+    fn norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)`
@@ -915,6 +1143,10 @@ pub trait Kernels: Send + Sync + 'static {
         self_: Scalar,
         other: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::min(Tensor self) -> Tensor`
+    fn min(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn min_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmin_out(
         &self,
@@ -922,6 +1154,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::max(Tensor self) -> Tensor`
+    fn max(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmax_out(
         &self,
@@ -936,6 +1170,8 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn minimum_out(
         &self,
@@ -943,6 +1179,10 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
     fn pow_tensor_tensor_out(
         &self,
@@ -1174,6 +1414,16 @@ pub trait Kernels: Send + Sync + 'static {
     fn special_i1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn special_i1e_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
+    fn linalg_vector_norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        ord: Scalar,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)`
     fn special_airy_ai_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1329,7 +1579,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 238] = [
+pub const OPS: [&str; 274] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1341,6 +1591,10 @@ pub const OPS: [&str; 238] = [
     "add.Tensor",
     "add.out",
     "addmv.out",
+    "all.out",
+    "any.out",
+    "argmax.out",
+    "argmin.out",
     "acosh.out",
     "asinh.out",
     "atanh.out",
@@ -1369,6 +1623,11 @@ pub const OPS: [&str; 238] = [
     "_copy_from_and_resize",
     "cos.out",
     "cosh.out",
+    "count_nonzero.dim_IntList",
+    "_cummax_helper",
+    "_cummin_helper",
+    "cumprod.out",
+    "cumsum.out",
     "div.Tensor",
     "div.out",
     "div.out_mode",
@@ -1400,6 +1659,14 @@ pub const OPS: [&str; 238] = [
     "logaddexp.out",
     "logaddexp2.out",
     "xlogy.OutTensor",
+    "_logcumsumexp",
+    "_logcumsumexp.out",
+    "aminmax.out",
+    "max.dim_max",
+    "amax.out",
+    "mean.out",
+    "min.dim_min",
+    "amin.out",
     "mm.out",
     "mul.Tensor",
     "mul.out",
@@ -1429,14 +1696,26 @@ pub const OPS: [&str; 238] = [
     "sinc.out",
     "sinh.out",
     "sum.IntList_out",
+    "nansum",
+    "nansum.out",
     "sqrt.out",
+    "std.correction",
+    "std_mean.correction",
+    "std.correction_out",
+    "prod",
+    "prod.int_out",
     "tan.out",
     "tanh.out",
     "threshold.out",
     "threshold_backward.grad_input",
     "trunc.out",
+    "var.correction",
+    "var.correction_out",
+    "var_mean.correction",
     "where.self",
     "where.self_out",
+    "norm.dtype_out",
+    "norm.out",
     "frexp.Tensor_out",
     "zero_",
     "sub.out",
@@ -1500,10 +1779,16 @@ pub const OPS: [&str; 238] = [
     "nextafter.out",
     "remainder.Tensor_out",
     "remainder.Scalar_Tensor",
+    "min",
+    "min.unary_out",
     "fmin.out",
+    "max",
     "fmax.out",
     "maximum.out",
+    "max.unary_out",
     "minimum.out",
+    "all.all_out",
+    "any.all_out",
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
@@ -1544,6 +1829,7 @@ pub const OPS: [&str; 238] = [
     "special_i0e.out",
     "special_i1.out",
     "special_i1e.out",
+    "linalg_vector_norm.out",
     "special_airy_ai.out",
     "special_bessel_j0.out",
     "special_bessel_j1.out",
@@ -1570,7 +1856,7 @@ pub const OPS: [&str; 238] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 238] = [const { AtomicU64::new(0) }; 238];
+static CALLS: [AtomicU64; 274] = [const { AtomicU64::new(0) }; 274];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1857,6 +2143,114 @@ pub unsafe extern "C" fn regen_kernel_addmv_out(
         },
     )
 }
+/// Entry point of `aten::all.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_all_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::all.out",
+        &CALLS[11usize],
+        || {
+            kernels()?
+                .all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::any.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_any_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::any.out",
+        &CALLS[12usize],
+        || {
+            kernels()?
+                .any_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::argmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_argmax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::argmax.out",
+        &CALLS[13usize],
+        || {
+            kernels()?
+                .argmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::argmin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_argmin_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::argmin.out",
+        &CALLS[14usize],
+        || {
+            kernels()?
+                .argmin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::acosh.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1869,7 +2263,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[11usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1892,7 +2286,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[12usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1915,7 +2309,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[13usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1941,7 +2335,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[14usize],
+        &CALLS[18usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1967,7 +2361,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[15usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .asin_out(
@@ -1990,7 +2384,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[16usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .atan_out(
@@ -2017,7 +2411,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.out",
-        &CALLS[17usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .baddbmm_out(
@@ -2044,7 +2438,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[18usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -2068,7 +2462,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[19usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .copysign_out(
@@ -2092,7 +2486,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[20usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -2116,7 +2510,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[21usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -2141,7 +2535,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[22usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -2166,7 +2560,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[23usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -2191,7 +2585,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[24usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .bmm_out(
@@ -2215,7 +2609,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[25usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .ceil_out(
@@ -2240,7 +2634,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[26usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2267,7 +2661,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[27usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -2293,7 +2687,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[28usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2318,7 +2712,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[29usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2343,7 +2737,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[30usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2368,7 +2762,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[31usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2393,7 +2787,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[32usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .complex_out(
@@ -2418,7 +2812,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[33usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .polar_out(
@@ -2443,7 +2837,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[34usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2469,7 +2863,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[35usize],
+        &CALLS[39usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2495,7 +2889,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[36usize],
+        &CALLS[40usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2519,7 +2913,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[37usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .cos_out(
@@ -2542,11 +2936,144 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[38usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .cosh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::count_nonzero.dim_IntList`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::count_nonzero.dim_IntList",
+        &CALLS[43usize],
+        || {
+            let regen_v0 = kernels()?
+                .count_nonzero_dim_int_list(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_cummax_helper`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__cummax_helper(
+    self_: abi::regen_tensor,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    dim: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_cummax_helper",
+        &CALLS[44usize],
+        || {
+            kernels()?
+                ._cummax_helper(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_cummin_helper`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__cummin_helper(
+    self_: abi::regen_tensor,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    dim: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_cummin_helper",
+        &CALLS[45usize],
+        || {
+            kernels()?
+                ._cummin_helper(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cumprod.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cumprod_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cumprod.out",
+        &CALLS[46usize],
+        || {
+            kernels()?
+                .cumprod_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cumsum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cumsum_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cumsum.out",
+        &CALLS[47usize],
+        || {
+            kernels()?
+                .cumsum_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2566,7 +3093,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[39usize],
+        &CALLS[48usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -2591,7 +3118,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[40usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .div_out(
@@ -2617,7 +3144,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[41usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2643,7 +3170,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[42usize],
+        &CALLS[51usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -2668,7 +3195,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[43usize],
+        &CALLS[52usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -2697,7 +3224,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[44usize],
+        &CALLS[53usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2728,7 +3255,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[45usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2759,7 +3286,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[46usize],
+        &CALLS[55usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2787,7 +3314,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[47usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .erf_out(
@@ -2810,7 +3337,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[48usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2833,7 +3360,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[49usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .exp_out(
@@ -2856,7 +3383,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[50usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2879,7 +3406,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[51usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .expm1_out(
@@ -2902,7 +3429,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[52usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2925,7 +3452,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[53usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2948,7 +3475,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[54usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .floor_out(
@@ -2972,7 +3499,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[55usize],
+        &CALLS[64usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2996,7 +3523,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[56usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -3020,7 +3547,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[57usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -3044,7 +3571,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[58usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .frac_out(
@@ -3068,7 +3595,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[59usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .gcd_out(
@@ -3093,7 +3620,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[60usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .lcm_out(
@@ -3117,7 +3644,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[61usize],
+        &CALLS[70usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3141,7 +3668,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[62usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -3167,7 +3694,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[63usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .log_out(
@@ -3190,7 +3717,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[64usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .log10_out(
@@ -3213,7 +3740,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[65usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3236,7 +3763,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[66usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .log2_out(
@@ -3260,7 +3787,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[67usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3285,7 +3812,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[68usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3310,12 +3837,232 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[69usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_logcumsumexp`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__logcumsumexp(
+    self_: abi::regen_tensor,
+    dim: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_logcumsumexp",
+        &CALLS[79usize],
+        || {
+            let regen_v0 = kernels()?
+                ._logcumsumexp(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_logcumsumexp.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_logcumsumexp.out",
+        &CALLS[80usize],
+        || {
+            kernels()?
+                ._logcumsumexp_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::aminmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_aminmax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    keepdim: bool,
+    min: abi::regen_tensor,
+    max: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::aminmax.out",
+        &CALLS[81usize],
+        || {
+            kernels()?
+                .aminmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max.dim_max`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_dim_max(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    max: abi::regen_tensor,
+    max_values: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max.dim_max",
+        &CALLS[82usize],
+        || {
+            kernels()?
+                .max_dim_max(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&max_values) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::amax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_amax_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::amax.out",
+        &CALLS[83usize],
+        || {
+            kernels()?
+                .amax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mean.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mean_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mean.out",
+        &CALLS[84usize],
+        || {
+            kernels()?
+                .mean_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min.dim_min`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min_dim_min(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    min: abi::regen_tensor,
+    min_indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min.dim_min",
+        &CALLS[85usize],
+        || {
+            kernels()?
+                .min_dim_min(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&min_indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::amin.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_amin_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::amin.out",
+        &CALLS[86usize],
+        || {
+            kernels()?
+                .amin_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3335,7 +4082,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[70usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .mm_out(
@@ -3360,7 +4107,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[71usize],
+        &CALLS[88usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3385,7 +4132,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[72usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .mul_out(
@@ -3410,7 +4157,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[73usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3434,7 +4181,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[74usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3457,7 +4204,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[75usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .neg_out(
@@ -3482,7 +4229,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[76usize],
+        &CALLS[93usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3507,7 +4254,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[77usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .round_out(
@@ -3531,7 +4278,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[78usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3555,7 +4302,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[79usize],
+        &CALLS[96usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3575,7 +4322,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[80usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3598,7 +4345,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[81usize],
+        &CALLS[98usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3625,7 +4372,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[82usize],
+        &CALLS[99usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3652,7 +4399,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[83usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3678,7 +4425,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[84usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3704,7 +4451,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[85usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3730,7 +4477,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[86usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3755,7 +4502,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[87usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3778,7 +4525,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[88usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .silu_out(
@@ -3802,7 +4549,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[89usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3826,7 +4573,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[90usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .mish_out(
@@ -3849,7 +4596,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[91usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3873,7 +4620,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[92usize],
+        &CALLS[109usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3897,7 +4644,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[93usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3921,7 +4668,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[94usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .logit_out(
@@ -3945,7 +4692,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[95usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .sin_out(
@@ -3968,7 +4715,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[96usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3991,7 +4738,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[97usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .sinh_out(
@@ -4017,10 +4764,68 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[98usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .sum_int_list_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nansum`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nansum(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nansum",
+        &CALLS[116usize],
+        || {
+            let regen_v0 = kernels()?
+                .nansum(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nansum.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nansum_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nansum.out",
+        &CALLS[117usize],
+        || {
+            kernels()?
+                .nansum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
                     unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
@@ -4043,11 +4848,154 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[99usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .sqrt_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std.correction",
+        &CALLS[119usize],
+        || {
+            let regen_v0 = kernels()?
+                .std_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std_mean.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_mean_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std_mean.correction",
+        &CALLS[120usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .std_mean_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::std.correction_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_std_correction_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::std.correction_out",
+        &CALLS[121usize],
+        || {
+            kernels()?
+                .std_correction_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::prod`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_prod(
+    self_: abi::regen_tensor,
+    dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::prod",
+        &CALLS[122usize],
+        || {
+            let regen_v0 = kernels()?
+                .prod(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::prod.int_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_prod_int_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::prod.int_out",
+        &CALLS[123usize],
+        || {
+            kernels()?
+                .prod_int_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4066,7 +5014,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[100usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .tan_out(
@@ -4089,7 +5037,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[101usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .tanh_out(
@@ -4114,7 +5062,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[102usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .threshold_out(
@@ -4141,7 +5089,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[103usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -4166,13 +5114,102 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[104usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var.correction",
+        &CALLS[129usize],
+        || {
+            let regen_v0 = kernels()?
+                .var_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var.correction_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_correction_out(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var.correction_out",
+        &CALLS[130usize],
+        || {
+            kernels()?
+                .var_correction_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::var_mean.correction`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_var_mean_correction(
+    self_: abi::regen_tensor,
+    dim: abi::regen_i64_list,
+    correction: abi::regen_scalar,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::var_mean.correction",
+        &CALLS[131usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .var_mean_correction(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&correction) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
             Ok(())
         },
     )
@@ -4191,7 +5228,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[105usize],
+        &CALLS[132usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4218,13 +5255,73 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[106usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .where_self_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&condition) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::norm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
+    self_: abi::regen_tensor,
+    p: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::norm.dtype_out",
+        &CALLS[134usize],
+        || {
+            kernels()?
+                .norm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_norm_out(
+    self_: abi::regen_tensor,
+    p: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::norm.out",
+        &CALLS[135usize],
+        || {
+            kernels()?
+                .norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Scalar> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4244,7 +5341,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[107usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4267,7 +5364,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[108usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4291,7 +5388,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[109usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .sub_out(
@@ -4318,7 +5415,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[110usize],
+        &CALLS[139usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4345,7 +5442,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[111usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4371,7 +5468,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[112usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4399,7 +5496,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[113usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4431,7 +5528,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[114usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -4459,7 +5556,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[115usize],
+        &CALLS[144usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4482,7 +5579,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[116usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4508,7 +5605,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[117usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4534,7 +5631,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[118usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4556,7 +5653,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[119usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4579,7 +5676,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[120usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4604,7 +5701,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[121usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4629,7 +5726,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[122usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4654,7 +5751,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[123usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4679,7 +5776,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4704,7 +5801,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[125usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4729,7 +5826,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[126usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4754,7 +5851,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[127usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4778,7 +5875,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[128usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4801,7 +5898,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[129usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4825,7 +5922,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[130usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4850,7 +5947,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[131usize],
+        &CALLS[160usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4875,7 +5972,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[132usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4899,7 +5996,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[133usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4922,7 +6019,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[134usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4946,7 +6043,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4973,7 +6070,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[136usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -5003,7 +6100,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[137usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -5034,7 +6131,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[138usize],
+        &CALLS[167usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -5062,7 +6159,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[139usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -5087,7 +6184,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[140usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -5112,7 +6209,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[141usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -5137,7 +6234,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[142usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -5162,7 +6259,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[143usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -5187,7 +6284,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[144usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -5212,7 +6309,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[145usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -5237,7 +6334,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[146usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -5262,7 +6359,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[147usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -5287,7 +6384,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[148usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -5312,7 +6409,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[149usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -5337,7 +6434,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[150usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -5364,7 +6461,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[151usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5393,7 +6490,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[152usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5419,7 +6516,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[153usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5442,7 +6539,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[154usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5466,7 +6563,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[155usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5490,7 +6587,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[156usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5513,7 +6610,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[157usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .i0_out(
@@ -5536,7 +6633,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[158usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .sign_out(
@@ -5559,7 +6656,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[159usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5583,7 +6680,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[160usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5609,7 +6706,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[161usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5636,7 +6733,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[162usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5662,7 +6759,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[163usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5687,7 +6784,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[164usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5712,7 +6809,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[165usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5737,7 +6834,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[166usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5762,7 +6859,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[167usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5787,7 +6884,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[168usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5812,7 +6909,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[169usize],
+        &CALLS[198usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5820,6 +6917,50 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min",
+        &CALLS[199usize],
+        || {
+            let regen_v0 = kernels()?
+                .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::min.unary_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_min_unary_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::min.unary_out",
+        &CALLS[200usize],
+        || {
+            kernels()?
+                .min_unary_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -5837,7 +6978,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[170usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5845,6 +6986,27 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max",
+        &CALLS[202usize],
+        || {
+            let regen_v0 = kernels()?
+                .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -5862,7 +7024,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[171usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5887,12 +7049,35 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[172usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .maximum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max.unary_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unary_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max.unary_out",
+        &CALLS[205usize],
+        || {
+            kernels()?
+                .max_unary_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5912,12 +7097,58 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[173usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .minimum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::all.all_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_all_all_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::all.all_out",
+        &CALLS[207usize],
+        || {
+            kernels()?
+                .all_all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::any.all_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_any_all_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::any.all_out",
+        &CALLS[208usize],
+        || {
+            kernels()?
+                .any_all_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5937,7 +7168,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[174usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5962,7 +7193,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[175usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5987,7 +7218,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[176usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -6014,7 +7245,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[177usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .elu_out(
@@ -6045,7 +7276,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[178usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -6075,7 +7306,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[179usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -6099,7 +7330,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[180usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -6125,7 +7356,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[181usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -6152,7 +7383,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[182usize],
+        &CALLS[217usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -6180,7 +7411,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[183usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -6209,7 +7440,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[184usize],
+        &CALLS[219usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -6236,7 +7467,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[185usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -6260,7 +7491,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[186usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -6283,7 +7514,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[187usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -6305,7 +7536,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[188usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -6328,7 +7559,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[189usize],
+        &CALLS[224usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6353,7 +7584,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[190usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6380,7 +7611,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6407,7 +7638,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[192usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6432,7 +7663,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[193usize],
+        &CALLS[228usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6458,7 +7689,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[194usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6485,7 +7716,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[195usize],
+        &CALLS[230usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6512,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[196usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6540,7 +7771,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[197usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6567,7 +7798,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[198usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6593,7 +7824,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[199usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6619,7 +7850,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[200usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6645,7 +7876,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[201usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6671,7 +7902,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[202usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6695,7 +7926,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[203usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6718,7 +7949,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[204usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6741,7 +7972,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[205usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6764,7 +7995,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[206usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6787,7 +8018,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[207usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6810,7 +8041,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[208usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6834,7 +8065,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[209usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6859,7 +8090,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[210usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6883,7 +8114,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[211usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6906,7 +8137,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[212usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6929,11 +8160,42 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[213usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .special_i1e_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::linalg_vector_norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
+    self_: abi::regen_tensor,
+    ord: abi::regen_scalar,
+    dim: abi::regen_i64_list,
+    keepdim: bool,
+    dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::linalg_vector_norm.out",
+        &CALLS[249usize],
+        || {
+            kernels()?
+                .linalg_vector_norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&ord) }?,
+                    unsafe { <Option<&[i64]> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -6952,7 +8214,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[214usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6975,7 +8237,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[215usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6998,7 +8260,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[216usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -7021,7 +8283,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[217usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -7044,7 +8306,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[218usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -7068,7 +8330,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[219usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -7093,7 +8355,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[220usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -7118,7 +8380,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[221usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -7143,7 +8405,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[222usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -7168,7 +8430,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[223usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -7193,7 +8455,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[224usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -7218,7 +8480,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[225usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -7243,7 +8505,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[226usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -7267,7 +8529,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[227usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -7290,7 +8552,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[228usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -7313,7 +8575,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[229usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -7336,7 +8598,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[230usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7359,7 +8621,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[231usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7382,7 +8644,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[232usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7406,7 +8668,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[233usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7431,7 +8693,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[234usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7456,7 +8718,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[235usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7481,7 +8743,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[236usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7505,7 +8767,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[237usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

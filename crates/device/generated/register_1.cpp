@@ -19,12 +19,18 @@ regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other,
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
+regen_error* regen_kernel_count_nonzero_dim_int_list(regen_tensor self, regen_i64_list dim, regen_tensor* regen_r0);
+regen_error* regen_kernel__cummin_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
 regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
 regen_error* regen_kernel_dot(regen_tensor self, regen_tensor tensor, regen_tensor* regen_r0);
 regen_error* regen_kernel_vdot(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
+regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
+regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
+regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_min_dim_min(regen_tensor self, int64_t dim, bool keepdim, regen_tensor min, regen_tensor min_indices);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
@@ -36,6 +42,12 @@ regen_error* regen_kernel_silu_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit(regen_tensor self, regen_opt_f64 eps, regen_tensor* regen_r0);
 regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_std_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
+regen_error* regen_kernel_std_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_prod(regen_tensor self, int32_t dtype, regen_tensor* regen_r0);
+regen_error* regen_kernel_prod_int_out(regen_tensor self, int64_t dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_var_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
+regen_error* regen_kernel_var_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_frexp_tensor_out(regen_tensor self, regen_tensor mantissa, regen_tensor exponent);
 regen_error* regen_kernel_zero_inplace(regen_tensor self);
@@ -153,6 +165,24 @@ at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool
   return ::regen::adopt(regen_r0);
 }
 
+// aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+at::Tensor wrap_count_nonzero_dim_int_list(const at::Tensor & self, at::IntArrayRef dim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::count_nonzero.dim_IntList argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(dim, "aten::count_nonzero.dim_IntList argument 'dim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_count_nonzero_dim_int_list(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+void wrap__cummin_helper(const at::Tensor & self, at::Tensor & values, at::Tensor & indices, int64_t dim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_cummin_helper argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(values, "aten::_cummin_helper argument 'values'");
+  auto regen_a2 = ::regen::lift_tensor(indices, "aten::_cummin_helper argument 'indices'");
+  auto regen_a3 = ::regen::lift_int(dim, "aten::_cummin_helper argument 'dim'");
+  ::regen::check(regen_kernel__cummin_helper(regen_a0, regen_a1, regen_a2, regen_a3));
+}
+
 // aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_div_out_mode(const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::div.out_mode argument 'self'");
@@ -203,6 +233,49 @@ at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & valu
   auto regen_a1 = ::regen::lift_tensor(value, "aten::fill_.Tensor argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_tensor(regen_a0, regen_a1));
   return self;
+}
+
+// aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_aminmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & min, at::Tensor & max) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::aminmax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int(dim, "aten::aminmax.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::aminmax.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(min, "aten::aminmax.out argument 'min'");
+  auto regen_a4 = ::regen::lift_tensor(max, "aten::aminmax.out argument 'max'");
+  ::regen::check(regen_kernel_aminmax_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(min, max);
+}
+
+// aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max.dim_max argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::max.dim_max argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::max.dim_max argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(max, "aten::max.dim_max argument 'max'");
+  auto regen_a4 = ::regen::lift_tensor(max_values, "aten::max.dim_max argument 'max_values'");
+  ::regen::check(regen_kernel_max_dim_max(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(max, max_values);
+}
+
+// aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::amax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(dim, "aten::amax.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::amax.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::amax.out argument 'out'");
+  ::regen::check(regen_kernel_amax_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_min_dim_min(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & min, at::Tensor & min_indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::min.dim_min argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::min.dim_min argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::min.dim_min argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(min, "aten::min.dim_min argument 'min'");
+  auto regen_a4 = ::regen::lift_tensor(min_indices, "aten::min.dim_min argument 'min_indices'");
+  ::regen::check(regen_kernel_min_dim_min(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(min, min_indices);
 }
 
 // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -303,6 +376,72 @@ at::Tensor & wrap_sum_int_list_out(const at::Tensor & self, at::OptionalIntArray
   auto regen_a4 = ::regen::lift_tensor(out, "aten::sum.IntList_out argument 'out'");
   ::regen::check(regen_kernel_sum_int_list_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+at::Tensor wrap_std_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::std.correction argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std.correction argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std.correction argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::std.correction argument 'keepdim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_std_correction(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_std_mean_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::std_mean.correction argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std_mean.correction argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std_mean.correction argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::std_mean.correction argument 'keepdim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_std_mean_correction(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+at::Tensor wrap_prod(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::prod argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_enum(dtype, "aten::prod argument 'dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_prod(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_prod_int_out(const at::Tensor & self, int64_t dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::prod.int_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::prod.int_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::prod.int_out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::prod.int_out argument 'dtype'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::prod.int_out argument 'out'");
+  ::regen::check(regen_kernel_prod_int_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+at::Tensor wrap_var_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::var.correction argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var.correction argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var.correction argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::var.correction argument 'keepdim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_var_correction(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_var_mean_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::var_mean.correction argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var_mean.correction argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var_mean.correction argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::var_mean.correction argument 'keepdim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_var_mean_correction(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
 }
 
 // aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -608,12 +747,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
   m.impl("clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(regen_runtime_ops::wrap_count_nonzero_dim_int_list));
+  m.impl("_cummin_helper", TORCH_FN(regen_runtime_ops::wrap__cummin_helper));
   m.impl("div.out_mode", TORCH_FN(regen_runtime_ops::wrap_div_out_mode));
   m.impl("dot", TORCH_FN(regen_runtime_ops::wrap_dot));
   m.impl("vdot", TORCH_FN(regen_runtime_ops::wrap_vdot));
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
+  m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
+  m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
+  m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
+  m.impl("min.dim_min", TORCH_FN(regen_runtime_ops::wrap_min_dim_min));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
@@ -625,6 +770,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logit", TORCH_FN(regen_runtime_ops::wrap_logit));
   m.impl("sinc.out", TORCH_FN(regen_runtime_ops::wrap_sinc_out));
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
+  m.impl("std.correction", TORCH_FN(regen_runtime_ops::wrap_std_correction));
+  m.impl("std_mean.correction", TORCH_FN(regen_runtime_ops::wrap_std_mean_correction));
+  m.impl("prod", TORCH_FN(regen_runtime_ops::wrap_prod));
+  m.impl("prod.int_out", TORCH_FN(regen_runtime_ops::wrap_prod_int_out));
+  m.impl("var.correction", TORCH_FN(regen_runtime_ops::wrap_var_correction));
+  m.impl("var_mean.correction", TORCH_FN(regen_runtime_ops::wrap_var_mean_correction));
   m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
   m.impl("frexp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_frexp_tensor_out));
   m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));

@@ -14,6 +14,7 @@ regen_error* regen_kernel_abs_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_addmv_out(regen_tensor self, regen_tensor mat, regen_tensor vec, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
@@ -22,12 +23,14 @@ regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor m
 regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, regen_tensor out);
 regen_error* regen_kernel_polar_out(regen_tensor abs, regen_tensor angle, regen_tensor out);
 regen_error* regen_kernel_copy_inplace(regen_tensor self, regen_tensor src, bool non_blocking);
+regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel__logcumsumexp(regen_tensor self, int64_t dim, regen_tensor* regen_r0);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
@@ -35,8 +38,10 @@ regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_inplace(regen_tensor self, regen_opt_f64 eps);
 regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_nansum(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel_norm_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
@@ -53,7 +58,9 @@ regen_error* regen_kernel_signbit_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atan2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lerp_scalar_out(regen_tensor self, regen_tensor end, regen_scalar weight, regen_tensor out);
 regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_min_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
 regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
@@ -66,6 +73,7 @@ regen_error* regen_kernel_special_erfcx_out(regen_tensor self, regen_tensor out)
 regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_i1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_linalg_vector_norm_out(regen_tensor self, regen_scalar ord, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_special_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_hermite_polynomial_h_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_legendre_polynomial_p_out(regen_tensor x, regen_tensor n, regen_tensor out);
@@ -112,6 +120,16 @@ at::Tensor & wrap_addmv_out(const at::Tensor & self, const at::Tensor & mat, con
   auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addmv.out argument 'alpha'");
   auto regen_a5 = ::regen::lift_tensor(out, "aten::addmv.out argument 'out'");
   ::regen::check(regen_kernel_addmv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_argmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::argmax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int(dim, "aten::argmax.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::argmax.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::argmax.out argument 'out'");
+  ::regen::check(regen_kernel_argmax_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -188,6 +206,16 @@ at::Tensor & wrap_copy_inplace(at::Tensor & self, const at::Tensor & src, bool n
   return self;
 }
 
+// aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cumsum.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cumsum.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumsum.out argument 'dtype'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::cumsum.out argument 'out'");
+  ::regen::check(regen_kernel_cumsum_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & value) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fill_.Scalar argument 'self'");
@@ -239,6 +267,15 @@ at::Tensor & wrap_xlogy_out_tensor(const at::Tensor & self, const at::Tensor & o
   auto regen_a2 = ::regen::lift_tensor(out, "aten::xlogy.OutTensor argument 'out'");
   ::regen::check(regen_kernel_xlogy_out_tensor(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::_logcumsumexp(Tensor self, int dim) -> Tensor
+at::Tensor wrap__logcumsumexp(const at::Tensor & self, int64_t dim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_logcumsumexp argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_logcumsumexp argument 'dim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__logcumsumexp(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
@@ -299,6 +336,17 @@ at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+at::Tensor wrap_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nansum argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::nansum argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nansum argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::nansum argument 'dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nansum(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sqrt_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sqrt.out argument 'self'");
@@ -315,6 +363,17 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
   auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::threshold_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_threshold_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
   return grad_input;
+}
+
+// aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_norm_out(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::norm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_scalar(p, "aten::norm.out argument 'p'");
+  auto regen_a2 = ::regen::lift_int_list(dim, "aten::norm.out argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::norm.out argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::norm.out argument 'out'");
+  ::regen::check(regen_kernel_norm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
 }
 
 // aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
@@ -458,6 +517,14 @@ at::Tensor & wrap_fmod_tensor_out(const at::Tensor & self, const at::Tensor & ot
   return out;
 }
 
+// aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_min_unary_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::min.unary_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::min.unary_out argument 'out'");
+  ::regen::check(regen_kernel_min_unary_out(regen_a0, regen_a1));
+  return out;
+}
+
 // aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_fmin_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fmin.out argument 'self'");
@@ -465,6 +532,14 @@ at::Tensor & wrap_fmin_out(const at::Tensor & self, const at::Tensor & other, at
   auto regen_a2 = ::regen::lift_tensor(out, "aten::fmin.out argument 'out'");
   ::regen::check(regen_kernel_fmin_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::max(Tensor self) -> Tensor
+at::Tensor wrap_max(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_max(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -579,6 +654,18 @@ at::Tensor & wrap_special_i1_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_linalg_vector_norm_out(const at::Tensor & self, const at::Scalar & ord, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::linalg_vector_norm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(ord, "aten::linalg_vector_norm.out argument 'ord'");
+  auto regen_a2 = ::regen::lift_opt_int_list(dim, "aten::linalg_vector_norm.out argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::linalg_vector_norm.out argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_opt_enum(dtype, "aten::linalg_vector_norm.out argument 'dtype'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::linalg_vector_norm.out argument 'out'");
+  ::regen::check(regen_kernel_linalg_vector_norm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_u.out argument 'x'");
@@ -639,6 +726,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sgn.out", TORCH_FN(regen_runtime_ops::wrap_sgn_out));
   m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   m.impl("addmv.out", TORCH_FN(regen_runtime_ops::wrap_addmv_out));
+  m.impl("argmax.out", TORCH_FN(regen_runtime_ops::wrap_argmax_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
@@ -647,12 +735,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
   m.impl("polar.out", TORCH_FN(regen_runtime_ops::wrap_polar_out));
   m.impl("copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
+  m.impl("cumsum.out", TORCH_FN(regen_runtime_ops::wrap_cumsum_out));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
   m.impl("logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
+  m.impl("_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
   m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
@@ -660,8 +750,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
   m.impl("logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
   m.impl("sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
+  m.impl("nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
   m.impl("threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
+  m.impl("norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
   m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
@@ -678,7 +770,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
   m.impl("lerp.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lerp_scalar_out));
   m.impl("fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
+  m.impl("min.unary_out", TORCH_FN(regen_runtime_ops::wrap_min_unary_out));
   m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
+  m.impl("max", TORCH_FN(regen_runtime_ops::wrap_max));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
   m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
@@ -691,6 +785,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
   m.impl("special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));
   m.impl("special_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_i1_out));
+  m.impl("linalg_vector_norm.out", TORCH_FN(regen_runtime_ops::wrap_linalg_vector_norm_out));
   m.impl("special_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_u_out));
   m.impl("special_hermite_polynomial_h.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_h_out));
   m.impl("special_legendre_polynomial_p.out", TORCH_FN(regen_runtime_ops::wrap_special_legendre_polynomial_p_out));

@@ -14,12 +14,14 @@ regen_error* regen_kernel_angle_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_view_as_real(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_all_out(regen_tensor self, int64_t dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__cummax_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
 regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size, int32_t memory_format);
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
@@ -28,11 +30,14 @@ regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_isnan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_mean_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_amin_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
 regen_error* regen_kernel_bitwise_and_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -51,6 +56,7 @@ regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tens
 regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
 regen_error* regen_kernel_elu_backward_grad_input(regen_tensor grad_output, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, bool is_result, regen_tensor self_or_result, regen_tensor grad_input);
@@ -112,6 +118,16 @@ at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, con
   return out;
 }
 
+// aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::all.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::all.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::all.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::all.out argument 'out'");
+  ::regen::check(regen_kernel_all_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
 // aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.out argument 'self'");
@@ -165,6 +181,15 @@ at::Tensor & wrap_cosh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::cosh.out argument 'out'");
   ::regen::check(regen_kernel_cosh_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
+void wrap__cummax_helper(const at::Tensor & self, at::Tensor & values, at::Tensor & indices, int64_t dim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_cummax_helper argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(values, "aten::_cummax_helper argument 'values'");
+  auto regen_a2 = ::regen::lift_tensor(indices, "aten::_cummax_helper argument 'indices'");
+  auto regen_a3 = ::regen::lift_int(dim, "aten::_cummax_helper argument 'dim'");
+  ::regen::check(regen_kernel__cummax_helper(regen_a0, regen_a1, regen_a2, regen_a3));
 }
 
 // aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -238,6 +263,27 @@ at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mean.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::mean.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::mean.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::mean.out argument 'dtype'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::mean.out argument 'out'");
+  ::regen::check(regen_kernel_mean_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::amin.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(dim, "aten::amin.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::amin.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::amin.out argument 'out'");
+  ::regen::check(regen_kernel_amin_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
 // aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mish_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mish.out argument 'self'");
@@ -278,6 +324,18 @@ at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & thre
   auto regen_a2 = ::regen::lift_scalar(value, "aten::threshold.out argument 'value'");
   auto regen_a3 = ::regen::lift_tensor(out, "aten::threshold.out argument 'out'");
   ::regen::check(regen_kernel_threshold_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_norm_dtype_out(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim, at::ScalarType dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::norm.dtype_out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_scalar(p, "aten::norm.dtype_out argument 'p'");
+  auto regen_a2 = ::regen::lift_int_list(dim, "aten::norm.dtype_out argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::norm.dtype_out argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_enum(dtype, "aten::norm.dtype_out argument 'dtype'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::norm.dtype_out argument 'out'");
+  ::regen::check(regen_kernel_norm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
   return out;
 }
 
@@ -445,6 +503,14 @@ at::Tensor wrap_remainder_scalar_tensor(const at::Scalar & self, const at::Tenso
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_remainder_scalar_tensor(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_all_all_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::all.all_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::all.all_out argument 'out'");
+  ::regen::check(regen_kernel_all_all_out(regen_a0, regen_a1));
+  return out;
 }
 
 // aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
@@ -632,12 +698,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
   m.impl("view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  m.impl("all.out", TORCH_FN(regen_runtime_ops::wrap_all_out));
   m.impl("baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
   m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
+  m.impl("_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
   m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
   m.impl("resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
   m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
@@ -646,11 +714,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
   m.impl("log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
   m.impl("log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
+  m.impl("mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
+  m.impl("amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
   m.impl("mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   m.impl("logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
+  m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
   m.impl("bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
@@ -669,6 +740,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
   m.impl("sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
   m.impl("remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
+  m.impl("all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
   m.impl("elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));

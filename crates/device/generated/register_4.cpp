@@ -12,12 +12,15 @@
 extern "C" {
 regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_add_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
+regen_error* regen_kernel_any_out(regen_tensor self, int64_t dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_argmin_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_max_out(regen_tensor self, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
+regen_error* regen_kernel_cumprod_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_div_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
@@ -29,6 +32,7 @@ regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_t
 regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
@@ -38,7 +42,10 @@ regen_error* regen_kernel_gelu_backward_grad_input(regen_tensor grad_output, reg
 regen_error* regen_kernel_hardshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
 regen_error* regen_kernel_silu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_nansum_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_std_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_var_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_where_self_out(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
@@ -51,8 +58,11 @@ regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, r
 regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_min(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_max_unary_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
@@ -90,6 +100,26 @@ at::Tensor wrap_add_tensor(const at::Tensor & self, const at::Tensor & other, co
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_add_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_any_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::any.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::any.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::any.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::any.out argument 'out'");
+  ::regen::check(regen_kernel_any_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_argmin_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::argmin.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int(dim, "aten::argmin.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::argmin.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::argmin.out argument 'out'");
+  ::regen::check(regen_kernel_argmin_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -142,6 +172,16 @@ at::Tensor wrap__copy_from_and_resize(const at::Tensor & self, const at::Tensor 
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel__copy_from_and_resize(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cumprod_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cumprod.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cumprod.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumprod.out argument 'dtype'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::cumprod.out argument 'out'");
+  ::regen::check(regen_kernel_cumprod_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -243,6 +283,15 @@ at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_logcumsumexp.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_logcumsumexp.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::_logcumsumexp.out argument 'out'");
+  ::regen::check(regen_kernel__logcumsumexp_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mul.out argument 'self'");
@@ -322,11 +371,44 @@ at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nansum.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::nansum.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nansum.out argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::nansum.out argument 'dtype'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::nansum.out argument 'out'");
+  ::regen::check(regen_kernel_nansum_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_std_correction_out(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::std.correction_out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std.correction_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std.correction_out argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::std.correction_out argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::std.correction_out argument 'out'");
+  ::regen::check(regen_kernel_std_correction_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::trunc.out argument 'out'");
   ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_var_correction_out(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::var.correction_out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var.correction_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var.correction_out argument 'correction'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::var.correction_out argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::var.correction_out argument 'out'");
+  ::regen::check(regen_kernel_var_correction_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
 }
 
@@ -443,6 +525,14 @@ at::Tensor & wrap_igamma_out(const at::Tensor & self, const at::Tensor & other, 
   return out;
 }
 
+// aten::min(Tensor self) -> Tensor
+at::Tensor wrap_min(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::min argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_min(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_fmax_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fmax.out argument 'self'");
@@ -458,6 +548,22 @@ at::Tensor & wrap_maximum_out(const at::Tensor & self, const at::Tensor & other,
   auto regen_a1 = ::regen::lift_tensor(other, "aten::maximum.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::maximum.out argument 'out'");
   ::regen::check(regen_kernel_maximum_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max.unary_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::max.unary_out argument 'out'");
+  ::regen::check(regen_kernel_max_unary_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_any_all_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::any.all_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::any.all_out argument 'out'");
+  ::regen::check(regen_kernel_any_all_out(regen_a0, regen_a1));
   return out;
 }
 
@@ -592,12 +698,15 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
   m.impl("add.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_tensor));
+  m.impl("any.out", TORCH_FN(regen_runtime_ops::wrap_any_out));
+  m.impl("argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
   m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
   m.impl("clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
   m.impl("clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
+  m.impl("cumprod.out", TORCH_FN(regen_runtime_ops::wrap_cumprod_out));
   m.impl("div.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_tensor));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
   m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
@@ -609,6 +718,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
+  m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
   m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
   m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
@@ -618,7 +728,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
   m.impl("silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
   m.impl("sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
+  m.impl("nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
+  m.impl("std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
   m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
+  m.impl("var.correction_out", TORCH_FN(regen_runtime_ops::wrap_var_correction_out));
   m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
@@ -631,8 +744,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
   m.impl("hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
   m.impl("igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
+  m.impl("min", TORCH_FN(regen_runtime_ops::wrap_min));
   m.impl("fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
   m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
+  m.impl("max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
+  m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
   m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
   m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));

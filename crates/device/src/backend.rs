@@ -1,8 +1,8 @@
 //! The "regen" device's native kernels: the generated `Kernels` trait implemented on host memory.
 //!
 //! The bootstrap ops come from regen-runtime's defaults, the copies from the engine; elementwise
-//! ops are the rows of the op tables in [`crate::kernels`] (matrix products: `kernels::matmul`);
-//! sum still runs the older loop of [`crate::ops`].
+//! ops are the rows of the op tables in [`crate::kernels`], reductions and scans structs of its
+//! engines, matrix products rows of `kernels::matmul`.
 //! The generated entry points count every call, so tests can tell a native kernel from the CPU
 //! fallback.
 
@@ -15,7 +15,6 @@ use crate::kernels::dtype::Num;
 use crate::kernels::iter::{self, Input};
 use crate::kernels::pointwise::{self, ops as pw};
 use crate::kernels::{binary, copy, unary};
-use crate::ops;
 
 /// `out` resized to `shape` if needed, as a view.
 fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
@@ -102,45 +101,7 @@ impl Kernels for Backend {
         binary::div_mode(self_, other, rounding_mode, out)
     }
 
-    fn sum_int_list_out(
-        &self,
-        self_: TensorRef<'_>,
-        dim: Option<&[i64]>,
-        keepdim: bool,
-        _dtype: Option<ScalarType>,
-        out: TensorRef<'_>,
-    ) -> Result<()> {
-        let v = View::of(&self_)?;
-        let ndim = v.dim() as i64;
-        let mut dims: Vec<usize> = Vec::new();
-        match dim {
-            None | Some([]) => dims.extend(0..v.dim()),
-            Some(list) => {
-                for &d in list {
-                    let wrapped = if d < 0 { d + ndim.max(1) } else { d };
-                    if !(0..ndim.max(1)).contains(&wrapped) {
-                        return Err(Error::index(format!(
-                            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
-                            -ndim.max(1),
-                            ndim.max(1) - 1
-                        )));
-                    }
-                    if (wrapped as usize) < v.dim() && !dims.contains(&(wrapped as usize)) {
-                        dims.push(wrapped as usize);
-                    }
-                }
-            }
-        }
-        let shape: Vec<i64> = (0..v.dim())
-            .filter_map(|d| match (dims.contains(&d), keepdim) {
-                (true, true) => Some(1),
-                (true, false) => None,
-                (false, _) => Some(v.sizes[d]),
-            })
-            .collect();
-        let vo = sized_output(&out, &shape)?;
-        // SAFETY: as above.
-        unsafe { ops::sum(&v, &dims, &vo) };
-        Ok(())
-    }
+    // Reductions and scans (kernels/reduce.rs, kernels/scan.rs).
+    crate::reduce_methods!();
+    crate::scan_methods!();
 }

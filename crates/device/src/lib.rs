@@ -2,13 +2,12 @@
 //!
 //! Built exactly like any regen backend: regen-build generates `kernels.rs` and the C++ (from the
 //! pinned torch header and `regen.toml`), [`backend::Backend`] implements the generated trait
-//! with the runtime's default bootstrap kernels plus its own compute kernels ([`ops`], moving
-//! to the table-driven engine in [`kernels`]), and
+//! with the runtime's default bootstrap kernels plus its own compute kernels (the table-driven
+//! engines in [`kernels`]), and
 //! [`regen_runtime::export_kernels!`] hands it to the host glue at load time.
 
 pub mod backend;
 pub mod kernels;
-pub mod ops;
 
 /// Generated from the pinned torch header and `regen.toml` (checked in under `generated/`).
 pub mod generated {

@@ -477,11 +477,11 @@ def test_fallback_runs_on_cpu_with_equal_results():
     a = make((3, 5), torch.float32)
     x = on_device(a)
     before = regen_device.native_calls("copy_")
-    result = torch.cumsum(x, dim=1)
+    result = torch.renorm(x, 2, 0, 1.0)
     assert result.device.type == "regen"
-    torch.testing.assert_close(result.cpu(), torch.cumsum(a, dim=1))
-    # cumsum has no Rust kernel: the CPU fallback copied its input and result through copy_.
-    assert regen_device.native_calls("cumsum.out") == 0
+    torch.testing.assert_close(result.cpu(), torch.renorm(a, 2, 0, 1.0))
+    # renorm has no Rust kernel: the CPU fallback copied its input and result through copy_.
+    assert regen_device.native_calls("renorm.out") == 0
     assert regen_device.native_calls("copy_") >= before + 2
 
 

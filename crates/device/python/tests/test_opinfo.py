@@ -38,6 +38,10 @@ NATIVE_SLICE = [
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding", "neg", "abs", "exp", "log",
     "sqrt", "sigmoid", "tanh", "nn.functional.relu", "sum", "mm", "addmm", "addmm.decomposed",
     "view", "reshape", "as_strided", "fill", "zero_",
+    # Reductions and scans (kernels/reduce.rs, kernels/scan.rs).
+    "nansum", "amin", "aminmax", "max.reduction_no_dim", "min.reduction_with_dim",
+    "min.reduction_no_dim", "argmin", "std", "var_mean", "std_mean", "norm", "linalg.vector_norm",
+    "any", "all", "count_nonzero", "logsumexp", "cumprod", "cummax", "cummin", "logcumsumexp",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",
