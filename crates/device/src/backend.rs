@@ -6,8 +6,6 @@
 //! The generated entry points count every call, so tests can tell a native kernel from the CPU
 //! fallback.
 
-use regen_runtime::bootstrap::with_size;
-use regen_runtime::view::View;
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::generated::Kernels;
@@ -15,11 +13,6 @@ use crate::kernels::dtype::Num;
 use crate::kernels::iter::{self, Input};
 use crate::kernels::pointwise::{self, ops as pw};
 use crate::kernels::{binary, copy, unary};
-
-/// `out` resized to `shape` if needed, as a view.
-fn sized_output(out: &TensorRef<'_>, shape: &[i64]) -> Result<View> {
-    with_size(out, shape, View::of)
-}
 
 pub struct Backend;
 
