@@ -279,6 +279,58 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: OptionalTensorList<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_copy_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`
+    fn _index_put_impl_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        indices: OptionalTensorList<'_>,
+        values: TensorRef<'_>,
+        accumulate: bool,
+        unsafe_: bool,
+    ) -> Result<()>;
+    /// `aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_tensor_tensor_out(
+        &self,
+        elements: TensorRef<'_>,
+        test_elements: TensorRef<'_>,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_tensor_scalar_out(
+        &self,
+        elements: TensorRef<'_>,
+        test_element: Scalar,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_scalar_tensor_out(
+        &self,
+        element: Scalar,
+        test_elements: TensorRef<'_>,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::isnan(Tensor self) -> Tensor`
     fn isnan(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
@@ -576,8 +628,118 @@ pub trait Kernels: Send + Sync + 'static {
         mask: TensorRef<'_>,
         value: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
+    fn masked_scatter_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        source: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
+    /// `aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
+    fn put_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        accumulate: bool,
+    ) -> Result<()>;
+    /// `aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn index_add_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
+    fn index_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+    fn index_fill_inplace_int_scalar(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+    ) -> Result<()>;
+    /// `aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)`
+    fn index_fill_inplace_int_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_src_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_value_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_value_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_add_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_reduce_two_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_and_tensor_out(
         &self,
@@ -737,6 +899,67 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
+    fn take_out(
+        &self,
+        self_: TensorRef<'_>,
+        index: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::take(Tensor self, Tensor index) -> Tensor`
+    fn take(&self, self_: TensorRef<'_>, index: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_select_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
+    fn index_select(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)`
+    fn masked_select_out(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::masked_select(Tensor self, Tensor mask) -> Tensor`
+    fn masked_select(&self, self_: TensorRef<'_>, mask: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn nonzero_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::nonzero(Tensor self) -> Tensor`
+    fn nonzero(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)`
+    fn nonzero_static_out(
+        &self,
+        self_: TensorRef<'_>,
+        size: i64,
+        fill_value: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor`
+    fn nonzero_static(
+        &self,
+        self_: TensorRef<'_>,
+        size: i64,
+        fill_value: i64,
+    ) -> Result<Tensor>;
+    /// `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`
+    fn gather_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        sparse_grad: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
     fn addcmul_out(
         &self,
@@ -892,6 +1115,73 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         exponent: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    fn bucketize_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor>;
+    /// `aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)`
+    fn bucketize_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    fn bucketize_scalar(
+        &self,
+        self_: Scalar,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    fn searchsorted_tensor(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
+    fn searchsorted_tensor_out(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    fn searchsorted_scalar(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
+    fn searchsorted_scalar_out(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1259,7 +1549,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 229] = [
+pub const OPS: [&str; 265] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1316,6 +1606,12 @@ pub const OPS: [&str; 229] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "index.Tensor_out",
+    "index_copy.out",
+    "_index_put_impl_",
+    "isin.Tensor_Tensor_out",
+    "isin.Tensor_Scalar_out",
+    "isin.Scalar_Tensor_out",
     "isnan",
     "nan_to_num.out",
     "log.out",
@@ -1376,7 +1672,19 @@ pub const OPS: [&str; 229] = [
     "set_",
     "masked_fill_.Scalar",
     "masked_fill_.Tensor",
+    "masked_scatter_",
     "view",
+    "put_",
+    "index_add.out",
+    "index_reduce.out",
+    "index_fill_.int_Scalar",
+    "index_fill_.int_Tensor",
+    "scatter.src_out",
+    "scatter.value_out",
+    "scatter.reduce_out",
+    "scatter.value_reduce_out",
+    "scatter_add.out",
+    "scatter_reduce.two_out",
     "bitwise_and.Tensor_out",
     "bitwise_or.Tensor_out",
     "bitwise_xor.Tensor_out",
@@ -1402,6 +1710,17 @@ pub const OPS: [&str; 229] = [
     "gt.Tensor_out",
     "lt.Scalar_out",
     "lt.Tensor_out",
+    "take.out",
+    "take",
+    "index_select.out",
+    "index_select",
+    "masked_select.out",
+    "masked_select",
+    "nonzero.out",
+    "nonzero",
+    "nonzero_static.out",
+    "nonzero_static",
+    "gather.out",
     "addcmul.out",
     "addcdiv.out",
     "lgamma.out",
@@ -1428,6 +1747,13 @@ pub const OPS: [&str; 229] = [
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
+    "bucketize.Tensor",
+    "bucketize.Tensor_out",
+    "bucketize.Scalar",
+    "searchsorted.Tensor",
+    "searchsorted.Tensor_out",
+    "searchsorted.Scalar",
+    "searchsorted.Scalar_out",
     "elu.out",
     "elu_backward.grad_input",
     "hardsigmoid.out",
@@ -1491,7 +1817,7 @@ pub const OPS: [&str; 229] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 229] = [const { AtomicU64::new(0) }; 229];
+static CALLS: [AtomicU64; 265] = [const { AtomicU64::new(0) }; 265];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -2889,6 +3215,180 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
         },
     )
 }
+/// Entry point of `aten::index.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_tensor_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index.Tensor_out",
+        &CALLS[56usize],
+        || {
+            kernels()?
+                .index_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <OptionalTensorList<'_> as FromAbi<'_>>::from_abi(&indices)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_copy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_copy_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_copy.out",
+        &CALLS[57usize],
+        || {
+            kernels()?
+                .index_copy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_index_put_impl_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor_list,
+    values: abi::regen_tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_index_put_impl_",
+        &CALLS[58usize],
+        || {
+            kernels()?
+                ._index_put_impl_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <OptionalTensorList<'_> as FromAbi<'_>>::from_abi(&indices)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&accumulate) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&unsafe_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Tensor_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
+    elements: abi::regen_tensor,
+    test_elements: abi::regen_tensor,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Tensor_Tensor_out",
+        &CALLS[59usize],
+        || {
+            kernels()?
+                .isin_tensor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&elements) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&test_elements) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Tensor_Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
+    elements: abi::regen_tensor,
+    test_element: abi::regen_scalar,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Tensor_Scalar_out",
+        &CALLS[60usize],
+        || {
+            kernels()?
+                .isin_tensor_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&elements) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&test_element) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Scalar_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
+    element: abi::regen_scalar,
+    test_elements: abi::regen_tensor,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Scalar_Tensor_out",
+        &CALLS[61usize],
+        || {
+            kernels()?
+                .isin_scalar_tensor_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&element) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&test_elements) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::isnan`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -2901,7 +3401,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[56usize],
+        &CALLS[62usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2925,7 +3425,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[57usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2951,7 +3451,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[58usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .log_out(
@@ -2974,7 +3474,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[59usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .log10_out(
@@ -2997,7 +3497,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[60usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3020,7 +3520,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[61usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .log2_out(
@@ -3044,7 +3544,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[62usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3069,7 +3569,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[63usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3094,7 +3594,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[64usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -3119,7 +3619,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[65usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .mm_out(
@@ -3144,7 +3644,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[66usize],
+        &CALLS[72usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3169,7 +3669,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[67usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .mul_out(
@@ -3194,7 +3694,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[68usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3218,7 +3718,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[69usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3241,7 +3741,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[70usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .neg_out(
@@ -3266,7 +3766,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[71usize],
+        &CALLS[77usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3291,7 +3791,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[72usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .round_out(
@@ -3315,7 +3815,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[73usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3339,7 +3839,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[74usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3359,7 +3859,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[75usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3382,7 +3882,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[76usize],
+        &CALLS[82usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3409,7 +3909,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[77usize],
+        &CALLS[83usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3436,7 +3936,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[78usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3462,7 +3962,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[79usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3488,7 +3988,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[80usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3514,7 +4014,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[81usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3539,7 +4039,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[82usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3562,7 +4062,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[83usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .silu_out(
@@ -3586,7 +4086,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[84usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3610,7 +4110,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .mish_out(
@@ -3633,7 +4133,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3657,7 +4157,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3681,7 +4181,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3705,7 +4205,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .logit_out(
@@ -3729,7 +4229,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .sin_out(
@@ -3752,7 +4252,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3775,7 +4275,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3801,7 +4301,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3827,7 +4327,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3850,7 +4350,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .tan_out(
@@ -3873,7 +4373,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3898,7 +4398,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3925,7 +4425,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3950,7 +4450,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3975,7 +4475,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4002,7 +4502,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .where_self_out(
@@ -4028,7 +4528,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4051,7 +4551,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4075,7 +4575,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .sub_out(
@@ -4102,7 +4602,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4129,7 +4629,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4155,7 +4655,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4183,7 +4683,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4210,7 +4710,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4233,7 +4733,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4259,7 +4759,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4285,7 +4785,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4307,7 +4807,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4330,7 +4830,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4355,13 +4855,38 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_scatter_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    source: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_scatter_",
+        &CALLS[122usize],
+        || {
+            kernels()?
+                .masked_scatter_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
                 )?;
             Ok(())
         },
@@ -4380,7 +4905,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[116usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4388,6 +4913,333 @@ pub unsafe extern "C" fn regen_kernel_view(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&size) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::put_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_put_inplace(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    accumulate: bool,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::put_",
+        &CALLS[124usize],
+        || {
+            kernels()?
+                .put_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&accumulate) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_add.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_add_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_add.out",
+        &CALLS[125usize],
+        || {
+            kernels()?
+                .index_add_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_reduce.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    reduce: abi::regen_str,
+    include_self: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_reduce.out",
+        &CALLS[126usize],
+        || {
+            kernels()?
+                .index_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_self) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_fill_.int_Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_fill_.int_Scalar",
+        &CALLS[127usize],
+        || {
+            kernels()?
+                .index_fill_inplace_int_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_fill_.int_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_fill_.int_Tensor",
+        &CALLS[128usize],
+        || {
+            kernels()?
+                .index_fill_inplace_int_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.src_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_src_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.src_out",
+        &CALLS[129usize],
+        || {
+            kernels()?
+                .scatter_src_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.value_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_value_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.value_out",
+        &CALLS[130usize],
+        || {
+            kernels()?
+                .scatter_value_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.reduce_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    reduce: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.reduce_out",
+        &CALLS[131usize],
+        || {
+            kernels()?
+                .scatter_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.value_reduce_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+    reduce: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.value_reduce_out",
+        &CALLS[132usize],
+        || {
+            kernels()?
+                .scatter_value_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter_add.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_add_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter_add.out",
+        &CALLS[133usize],
+        || {
+            kernels()?
+                .scatter_add_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter_reduce.two_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    reduce: abi::regen_str,
+    include_self: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter_reduce.two_out",
+        &CALLS[134usize],
+        || {
+            kernels()?
+                .scatter_reduce_two_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_self) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -4405,7 +5257,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[117usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4430,7 +5282,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[118usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4455,7 +5307,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[119usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4480,7 +5332,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[120usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4505,7 +5357,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[121usize],
+        &CALLS[139usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4529,7 +5381,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4552,7 +5404,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4576,7 +5428,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4601,7 +5453,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[125usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4626,7 +5478,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[126usize],
+        &CALLS[144usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4650,7 +5502,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[127usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4673,7 +5525,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[128usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4697,7 +5549,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[129usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4722,7 +5574,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[130usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4747,7 +5599,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[131usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4772,7 +5624,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[132usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4797,7 +5649,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[133usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4822,7 +5674,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[134usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4847,7 +5699,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4872,7 +5724,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[136usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4897,7 +5749,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[137usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4922,7 +5774,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[138usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4947,7 +5799,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[139usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4972,7 +5824,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[140usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4997,12 +5849,293 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[141usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .lt_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::take.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_take_out(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::take.out",
+        &CALLS[160usize],
+        || {
+            kernels()?
+                .take_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::take`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_take(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::take",
+        &CALLS[161usize],
+        || {
+            let regen_v0 = kernels()?
+                .take(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_select.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_select_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_select.out",
+        &CALLS[162usize],
+        || {
+            kernels()?
+                .index_select_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_select`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_select(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_select",
+        &CALLS[163usize],
+        || {
+            let regen_v0 = kernels()?
+                .index_select(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_select.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_select_out(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_select.out",
+        &CALLS[164usize],
+        || {
+            kernels()?
+                .masked_select_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_select`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_select(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_select",
+        &CALLS[165usize],
+        || {
+            let regen_v0 = kernels()?
+                .masked_select(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero.out",
+        &CALLS[166usize],
+        || {
+            kernels()?
+                .nonzero_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero",
+        &CALLS[167usize],
+        || {
+            let regen_v0 = kernels()?
+                .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero_static.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
+    self_: abi::regen_tensor,
+    size: i64,
+    fill_value: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero_static.out",
+        &CALLS[168usize],
+        || {
+            kernels()?
+                .nonzero_static_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&fill_value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero_static`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_static(
+    self_: abi::regen_tensor,
+    size: i64,
+    fill_value: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero_static",
+        &CALLS[169usize],
+        || {
+            let regen_v0 = kernels()?
+                .nonzero_static(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&fill_value) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gather.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gather_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    sparse_grad: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gather.out",
+        &CALLS[170usize],
+        || {
+            kernels()?
+                .gather_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse_grad) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5024,7 +6157,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[142usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5053,7 +6186,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[143usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5079,7 +6212,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[144usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5102,7 +6235,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[145usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5126,7 +6259,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[146usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5150,7 +6283,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[147usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5173,7 +6306,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[148usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .i0_out(
@@ -5196,7 +6329,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[149usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .sign_out(
@@ -5219,7 +6352,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[150usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5243,7 +6376,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[151usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5269,7 +6402,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[152usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5296,7 +6429,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5322,7 +6455,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5347,7 +6480,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[155usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5372,7 +6505,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[156usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5397,7 +6530,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[157usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5422,7 +6555,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[158usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5447,7 +6580,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5472,7 +6605,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[160usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5497,7 +6630,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[161usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5522,7 +6655,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[162usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5547,7 +6680,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[163usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5572,7 +6705,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[164usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5597,7 +6730,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[165usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5622,7 +6755,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[166usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5647,12 +6780,243 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[167usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
+    self_: abi::regen_tensor,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Tensor",
+        &CALLS[197usize],
+        || {
+            let regen_v0 = kernels()?
+                .bucketize_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
+    self_: abi::regen_tensor,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Tensor_out",
+        &CALLS[198usize],
+        || {
+            kernels()?
+                .bucketize_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
+    self_: abi::regen_scalar,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Scalar",
+        &CALLS[199usize],
+        || {
+            let regen_v0 = kernels()?
+                .bucketize_scalar(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Tensor",
+        &CALLS[200usize],
+        || {
+            let regen_v0 = kernels()?
+                .searchsorted_tensor(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Tensor_out",
+        &CALLS[201usize],
+        || {
+            kernels()?
+                .searchsorted_tensor_out(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_scalar,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Scalar",
+        &CALLS[202usize],
+        || {
+            let regen_v0 = kernels()?
+                .searchsorted_scalar(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_scalar,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Scalar_out",
+        &CALLS[203usize],
+        || {
+            kernels()?
+                .searchsorted_scalar_out(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
+                    }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5674,7 +7038,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[168usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .elu_out(
@@ -5705,7 +7069,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5735,7 +7099,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[170usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5759,7 +7123,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[171usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5785,7 +7149,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[172usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5812,7 +7176,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[173usize],
+        &CALLS[209usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5840,7 +7204,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[174usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5869,7 +7233,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[175usize],
+        &CALLS[211usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5896,7 +7260,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[176usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5920,7 +7284,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[177usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5943,7 +7307,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[178usize],
+        &CALLS[214usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5965,7 +7329,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[179usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5988,7 +7352,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[180usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6013,7 +7377,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[181usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6040,7 +7404,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6067,7 +7431,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[183usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6092,7 +7456,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[184usize],
+        &CALLS[220usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6118,7 +7482,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6145,7 +7509,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[186usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6172,7 +7536,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[187usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6200,7 +7564,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6227,7 +7591,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[189usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6253,7 +7617,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6279,7 +7643,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6305,7 +7669,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[192usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6331,7 +7695,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[193usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6355,7 +7719,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[194usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6378,7 +7742,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[195usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6401,7 +7765,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[196usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6424,7 +7788,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[197usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6447,7 +7811,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[198usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6470,7 +7834,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[199usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6494,7 +7858,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[200usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6519,7 +7883,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[201usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6543,7 +7907,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[202usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6566,7 +7930,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[203usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6589,7 +7953,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[204usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6612,7 +7976,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[205usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6635,7 +7999,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[206usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6658,7 +8022,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[207usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6681,7 +8045,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[208usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6704,7 +8068,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[209usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6728,7 +8092,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[210usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6753,7 +8117,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[211usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6778,7 +8142,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[212usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6803,7 +8167,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[213usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6828,7 +8192,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[214usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6853,7 +8217,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[215usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6878,7 +8242,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[216usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6903,7 +8267,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[217usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6927,7 +8291,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[218usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6950,7 +8314,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[219usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6973,7 +8337,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[220usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6996,7 +8360,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[221usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7019,7 +8383,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[222usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7042,7 +8406,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[223usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7066,7 +8430,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[224usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7091,7 +8455,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[225usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7116,7 +8480,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[226usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7141,7 +8505,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[227usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7165,7 +8529,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[228usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

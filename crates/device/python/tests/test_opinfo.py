@@ -38,6 +38,12 @@ NATIVE_SLICE = [
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding", "neg", "abs", "exp", "log",
     "sqrt", "sigmoid", "tanh", "nn.functional.relu", "sum", "mm", "addmm", "addmm.decomposed",
     "view", "reshape", "as_strided", "fill", "zero_",
+    # Indexing, scatter/gather and selection (src/kernels/index.rs).
+    "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod", "scatter_reduce.mean",
+    "scatter_reduce.amax", "scatter_reduce.amin", "index_put", "index_add", "index_copy", "index_fill",
+    "index_reduce.prod", "index_reduce.mean", "index_reduce.amax", "index_reduce.amin", "masked_scatter",
+    "masked_select", "take", "take_along_dim", "put", "nonzero", "nonzero_static", "searchsorted",
+    "bucketize", "isin", "__getitem__",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",
