@@ -380,6 +380,58 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: OptionalTensorList<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_copy_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`
+    fn _index_put_impl_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        indices: OptionalTensorList<'_>,
+        values: TensorRef<'_>,
+        accumulate: bool,
+        unsafe_: bool,
+    ) -> Result<()>;
+    /// `aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_tensor_tensor_out(
+        &self,
+        elements: TensorRef<'_>,
+        test_elements: TensorRef<'_>,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_tensor_scalar_out(
+        &self,
+        elements: TensorRef<'_>,
+        test_element: Scalar,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
+    fn isin_scalar_tensor_out(
+        &self,
+        element: Scalar,
+        test_elements: TensorRef<'_>,
+        assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::isnan(Tensor self) -> Tensor`
     fn isnan(&self, self_: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
@@ -846,8 +898,118 @@ pub trait Kernels: Send + Sync + 'static {
         mask: TensorRef<'_>,
         value: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
+    fn masked_scatter_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        source: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
+    /// `aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
+    fn put_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        accumulate: bool,
+    ) -> Result<()>;
+    /// `aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn index_add_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
+    fn index_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
+    fn index_fill_inplace_int_scalar(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+    ) -> Result<()>;
+    /// `aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)`
+    fn index_fill_inplace_int_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_src_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_value_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_value_reduce_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        value: Scalar,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_add_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
+    fn scatter_reduce_two_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_and_tensor_out(
         &self,
@@ -1035,6 +1197,67 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
+    fn take_out(
+        &self,
+        self_: TensorRef<'_>,
+        index: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::take(Tensor self, Tensor index) -> Tensor`
+    fn take(&self, self_: TensorRef<'_>, index: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
+    fn index_select_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
+    fn index_select(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)`
+    fn masked_select_out(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::masked_select(Tensor self, Tensor mask) -> Tensor`
+    fn masked_select(&self, self_: TensorRef<'_>, mask: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
+    fn nonzero_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::nonzero(Tensor self) -> Tensor`
+    fn nonzero(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)`
+    fn nonzero_static_out(
+        &self,
+        self_: TensorRef<'_>,
+        size: i64,
+        fill_value: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor`
+    fn nonzero_static(
+        &self,
+        self_: TensorRef<'_>,
+        size: i64,
+        fill_value: i64,
+    ) -> Result<Tensor>;
+    /// `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`
+    fn gather_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        sparse_grad: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
     fn addcmul_out(
         &self,
@@ -1202,6 +1425,73 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         exponent: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    fn bucketize_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor>;
+    /// `aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)`
+    fn bucketize_tensor_out(
+        &self,
+        self_: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
+    fn bucketize_scalar(
+        &self,
+        self_: Scalar,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    fn searchsorted_tensor(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
+    fn searchsorted_tensor_out(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
+    fn searchsorted_scalar(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor>;
+    /// `aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
+    fn searchsorted_scalar_out(
+        &self,
+        sorted_sequence: TensorRef<'_>,
+        self_: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1579,7 +1869,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 274] = [
+pub const OPS: [&str; 310] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1650,6 +1940,12 @@ pub const OPS: [&str; 274] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "index.Tensor_out",
+    "index_copy.out",
+    "_index_put_impl_",
+    "isin.Tensor_Tensor_out",
+    "isin.Tensor_Scalar_out",
+    "isin.Scalar_Tensor_out",
     "isnan",
     "nan_to_num.out",
     "log.out",
@@ -1731,7 +2027,19 @@ pub const OPS: [&str; 274] = [
     "set_",
     "masked_fill_.Scalar",
     "masked_fill_.Tensor",
+    "masked_scatter_",
     "view",
+    "put_",
+    "index_add.out",
+    "index_reduce.out",
+    "index_fill_.int_Scalar",
+    "index_fill_.int_Tensor",
+    "scatter.src_out",
+    "scatter.value_out",
+    "scatter.reduce_out",
+    "scatter.value_reduce_out",
+    "scatter_add.out",
+    "scatter_reduce.two_out",
     "bitwise_and.Tensor_out",
     "bitwise_or.Tensor_out",
     "bitwise_xor.Tensor_out",
@@ -1760,6 +2068,17 @@ pub const OPS: [&str; 274] = [
     "gt.Tensor_out",
     "lt.Scalar_out",
     "lt.Tensor_out",
+    "take.out",
+    "take",
+    "index_select.out",
+    "index_select",
+    "masked_select.out",
+    "masked_select",
+    "nonzero.out",
+    "nonzero",
+    "nonzero_static.out",
+    "nonzero_static",
+    "gather.out",
     "addcmul.out",
     "addcdiv.out",
     "lgamma.out",
@@ -1792,6 +2111,13 @@ pub const OPS: [&str; 274] = [
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
+    "bucketize.Tensor",
+    "bucketize.Tensor_out",
+    "bucketize.Scalar",
+    "searchsorted.Tensor",
+    "searchsorted.Tensor_out",
+    "searchsorted.Scalar",
+    "searchsorted.Scalar_out",
     "elu.out",
     "elu_backward.grad_input",
     "hardsigmoid.out",
@@ -1856,7 +2182,7 @@ pub const OPS: [&str; 274] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 274] = [const { AtomicU64::new(0) }; 274];
+static CALLS: [AtomicU64; 310] = [const { AtomicU64::new(0) }; 310];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3632,6 +3958,180 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
         },
     )
 }
+/// Entry point of `aten::index.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_tensor_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index.Tensor_out",
+        &CALLS[70usize],
+        || {
+            kernels()?
+                .index_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <OptionalTensorList<'_> as FromAbi<'_>>::from_abi(&indices)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_copy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_copy_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_copy.out",
+        &CALLS[71usize],
+        || {
+            kernels()?
+                .index_copy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_index_put_impl_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor_list,
+    values: abi::regen_tensor,
+    accumulate: bool,
+    unsafe_: bool,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_index_put_impl_",
+        &CALLS[72usize],
+        || {
+            kernels()?
+                ._index_put_impl_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <OptionalTensorList<'_> as FromAbi<'_>>::from_abi(&indices)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&accumulate) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&unsafe_) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Tensor_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
+    elements: abi::regen_tensor,
+    test_elements: abi::regen_tensor,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Tensor_Tensor_out",
+        &CALLS[73usize],
+        || {
+            kernels()?
+                .isin_tensor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&elements) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&test_elements) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Tensor_Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
+    elements: abi::regen_tensor,
+    test_element: abi::regen_scalar,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Tensor_Scalar_out",
+        &CALLS[74usize],
+        || {
+            kernels()?
+                .isin_tensor_scalar_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&elements) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&test_element) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::isin.Scalar_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
+    element: abi::regen_scalar,
+    test_elements: abi::regen_tensor,
+    assume_unique: bool,
+    invert: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::isin.Scalar_Tensor_out",
+        &CALLS[75usize],
+        || {
+            kernels()?
+                .isin_scalar_tensor_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&element) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&test_elements) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&assume_unique) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&invert) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::isnan`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3644,7 +4144,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[70usize],
+        &CALLS[76usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3668,7 +4168,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[71usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -3694,7 +4194,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[72usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .log_out(
@@ -3717,7 +4217,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[73usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .log10_out(
@@ -3740,7 +4240,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[74usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3763,7 +4263,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[75usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .log2_out(
@@ -3787,7 +4287,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[76usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3812,7 +4312,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[77usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3837,7 +4337,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[78usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -3862,7 +4362,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[79usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -3887,7 +4387,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[80usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -3914,7 +4414,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[81usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -3943,7 +4443,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[82usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -3971,7 +4471,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[83usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .amax_out(
@@ -3999,7 +4499,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[84usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .mean_out(
@@ -4028,7 +4528,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -4056,7 +4556,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .amin_out(
@@ -4082,7 +4582,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .mm_out(
@@ -4107,7 +4607,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -4132,7 +4632,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .mul_out(
@@ -4157,7 +4657,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -4181,7 +4681,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -4204,7 +4704,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .neg_out(
@@ -4229,7 +4729,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -4254,7 +4754,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .round_out(
@@ -4278,7 +4778,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -4302,7 +4802,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4322,7 +4822,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -4345,7 +4845,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -4372,7 +4872,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -4399,7 +4899,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .gelu_out(
@@ -4425,7 +4925,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -4451,7 +4951,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -4477,7 +4977,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -4502,7 +5002,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -4525,7 +5025,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .silu_out(
@@ -4549,7 +5049,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -4573,7 +5073,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .mish_out(
@@ -4596,7 +5096,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -4620,7 +5120,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -4644,7 +5144,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -4668,7 +5168,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .logit_out(
@@ -4692,7 +5192,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .sin_out(
@@ -4715,7 +5215,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .sinc_out(
@@ -4738,7 +5238,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .sinh_out(
@@ -4764,7 +5264,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -4793,7 +5293,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -4822,7 +5322,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .nansum_out(
@@ -4848,7 +5348,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -4874,7 +5374,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -4904,7 +5404,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -4934,7 +5434,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -4961,7 +5461,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -4988,7 +5488,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -5014,7 +5514,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .tan_out(
@@ -5037,7 +5537,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .tanh_out(
@@ -5062,7 +5562,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .threshold_out(
@@ -5089,7 +5589,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -5114,7 +5614,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .trunc_out(
@@ -5140,7 +5640,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -5169,7 +5669,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[130usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -5199,7 +5699,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[131usize],
+        &CALLS[137usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -5228,7 +5728,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[132usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -5255,7 +5755,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[133usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .where_self_out(
@@ -5284,7 +5784,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[134usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -5314,7 +5814,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[135usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .norm_out(
@@ -5341,7 +5841,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -5364,7 +5864,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -5388,7 +5888,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .sub_out(
@@ -5415,7 +5915,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -5442,7 +5942,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -5468,7 +5968,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -5496,7 +5996,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .addmm_out(
@@ -5528,7 +6028,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -5556,7 +6056,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -5579,7 +6079,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -5605,7 +6105,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -5631,7 +6131,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -5653,7 +6153,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .set_inplace(
@@ -5676,7 +6176,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -5701,13 +6201,38 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_scatter_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    source: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_scatter_",
+        &CALLS[157usize],
+        || {
+            kernels()?
+                .masked_scatter_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
                 )?;
             Ok(())
         },
@@ -5726,7 +6251,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[151usize],
+        &CALLS[158usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -5734,6 +6259,333 @@ pub unsafe extern "C" fn regen_kernel_view(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&size) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::put_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_put_inplace(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    accumulate: bool,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::put_",
+        &CALLS[159usize],
+        || {
+            kernels()?
+                .put_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&accumulate) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_add.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_add_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_add.out",
+        &CALLS[160usize],
+        || {
+            kernels()?
+                .index_add_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_reduce.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    source: abi::regen_tensor,
+    reduce: abi::regen_str,
+    include_self: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_reduce.out",
+        &CALLS[161usize],
+        || {
+            kernels()?
+                .index_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_self) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_fill_.int_Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_fill_.int_Scalar",
+        &CALLS[162usize],
+        || {
+            kernels()?
+                .index_fill_inplace_int_scalar(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_fill_.int_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_fill_.int_Tensor",
+        &CALLS[163usize],
+        || {
+            kernels()?
+                .index_fill_inplace_int_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&value) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.src_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_src_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.src_out",
+        &CALLS[164usize],
+        || {
+            kernels()?
+                .scatter_src_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.value_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_value_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.value_out",
+        &CALLS[165usize],
+        || {
+            kernels()?
+                .scatter_value_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.reduce_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    reduce: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.reduce_out",
+        &CALLS[166usize],
+        || {
+            kernels()?
+                .scatter_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter.value_reduce_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    value: abi::regen_scalar,
+    reduce: abi::regen_str,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter.value_reduce_out",
+        &CALLS[167usize],
+        || {
+            kernels()?
+                .scatter_value_reduce_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter_add.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_add_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter_add.out",
+        &CALLS[168usize],
+        || {
+            kernels()?
+                .scatter_add_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::scatter_reduce.two_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    src: abi::regen_tensor,
+    reduce: abi::regen_str,
+    include_self: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::scatter_reduce.two_out",
+        &CALLS[169usize],
+        || {
+            kernels()?
+                .scatter_reduce_two_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <&str as FromAbi<'_>>::from_abi(&reduce) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_self) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
             Ok(())
         },
     )
@@ -5751,7 +6603,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[152usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -5776,7 +6628,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -5801,7 +6653,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -5826,7 +6678,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[155usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -5851,7 +6703,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[156usize],
+        &CALLS[174usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -5875,7 +6727,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[157usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -5898,7 +6750,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[158usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -5922,7 +6774,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -5947,7 +6799,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[160usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -5972,7 +6824,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[161usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -5996,7 +6848,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[162usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -6019,7 +6871,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[163usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -6043,7 +6895,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[164usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -6070,7 +6922,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[165usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -6100,7 +6952,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[166usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -6131,7 +6983,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[167usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -6159,7 +7011,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[168usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -6184,7 +7036,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[169usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -6209,7 +7061,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[170usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -6234,7 +7086,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[171usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -6259,7 +7111,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[172usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -6284,7 +7136,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[173usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -6309,7 +7161,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[174usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -6334,7 +7186,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[175usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -6359,7 +7211,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[176usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -6384,7 +7236,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[177usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -6409,7 +7261,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[178usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -6434,12 +7286,293 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[179usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .lt_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::take.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_take_out(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::take.out",
+        &CALLS[198usize],
+        || {
+            kernels()?
+                .take_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::take`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_take(
+    self_: abi::regen_tensor,
+    index: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::take",
+        &CALLS[199usize],
+        || {
+            let regen_v0 = kernels()?
+                .take(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_select.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_select_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_select.out",
+        &CALLS[200usize],
+        || {
+            kernels()?
+                .index_select_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::index_select`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_index_select(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::index_select",
+        &CALLS[201usize],
+        || {
+            let regen_v0 = kernels()?
+                .index_select(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_select.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_select_out(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_select.out",
+        &CALLS[202usize],
+        || {
+            kernels()?
+                .masked_select_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::masked_select`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_masked_select(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::masked_select",
+        &CALLS[203usize],
+        || {
+            let regen_v0 = kernels()?
+                .masked_select(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_out(
+    self_: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero.out",
+        &CALLS[204usize],
+        || {
+            kernels()?
+                .nonzero_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero",
+        &CALLS[205usize],
+        || {
+            let regen_v0 = kernels()?
+                .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero_static.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
+    self_: abi::regen_tensor,
+    size: i64,
+    fill_value: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero_static.out",
+        &CALLS[206usize],
+        || {
+            kernels()?
+                .nonzero_static_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&fill_value) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nonzero_static`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nonzero_static(
+    self_: abi::regen_tensor,
+    size: i64,
+    fill_value: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nonzero_static",
+        &CALLS[207usize],
+        || {
+            let regen_v0 = kernels()?
+                .nonzero_static(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&fill_value) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::gather.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_gather_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    index: abi::regen_tensor,
+    sparse_grad: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::gather.out",
+        &CALLS[208usize],
+        || {
+            kernels()?
+                .gather_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse_grad) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -6461,7 +7594,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[180usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -6490,7 +7623,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[181usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -6516,7 +7649,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[182usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -6539,7 +7672,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[183usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .digamma_out(
@@ -6563,7 +7696,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[184usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -6587,7 +7720,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[185usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -6610,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[186usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .i0_out(
@@ -6633,7 +7766,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[187usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .sign_out(
@@ -6656,7 +7789,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[188usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .signbit_out(
@@ -6680,7 +7813,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[189usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .atan2_out(
@@ -6706,7 +7839,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[190usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -6733,7 +7866,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[191usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -6759,7 +7892,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[192usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -6784,7 +7917,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[193usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .hypot_out(
@@ -6809,7 +7942,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[194usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .igamma_out(
@@ -6834,7 +7967,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[195usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .igammac_out(
@@ -6859,7 +7992,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[196usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -6884,7 +8017,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[197usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -6909,7 +8042,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[198usize],
+        &CALLS[227usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -6933,7 +8066,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[199usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6954,7 +8087,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[200usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -6978,7 +8111,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[201usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .fmin_out(
@@ -7002,7 +8135,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[202usize],
+        &CALLS[231usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7024,7 +8157,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[203usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .fmax_out(
@@ -7049,7 +8182,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[204usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .maximum_out(
@@ -7073,7 +8206,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[205usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -7097,7 +8230,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[206usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .minimum_out(
@@ -7121,7 +8254,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[207usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .all_all_out(
@@ -7144,7 +8277,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[208usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .any_all_out(
@@ -7168,7 +8301,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[209usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -7193,7 +8326,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[210usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -7218,12 +8351,243 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[211usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
+    self_: abi::regen_tensor,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Tensor",
+        &CALLS[241usize],
+        || {
+            let regen_v0 = kernels()?
+                .bucketize_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
+    self_: abi::regen_tensor,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Tensor_out",
+        &CALLS[242usize],
+        || {
+            kernels()?
+                .bucketize_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bucketize.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
+    self_: abi::regen_scalar,
+    boundaries: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bucketize.Scalar",
+        &CALLS[243usize],
+        || {
+            let regen_v0 = kernels()?
+                .bucketize_scalar(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&boundaries) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Tensor",
+        &CALLS[244usize],
+        || {
+            let regen_v0 = kernels()?
+                .searchsorted_tensor(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Tensor_out",
+        &CALLS[245usize],
+        || {
+            kernels()?
+                .searchsorted_tensor_out(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Scalar`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_scalar,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Scalar",
+        &CALLS[246usize],
+        || {
+            let regen_v0 = kernels()?
+                .searchsorted_scalar(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::searchsorted.Scalar_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
+    sorted_sequence: abi::regen_tensor,
+    self_: abi::regen_scalar,
+    out_int32: bool,
+    right: bool,
+    side: abi::regen_str,
+    sorter: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::searchsorted.Scalar_out",
+        &CALLS[247usize],
+        || {
+            kernels()?
+                .searchsorted_scalar_out(
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&sorted_sequence)
+                    }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&out_int32) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&right) }?,
+                    unsafe { <Option<&str> as FromAbi<'_>>::from_abi(&side) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
+                    }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -7245,7 +8609,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[212usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .elu_out(
@@ -7276,7 +8640,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[213usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -7306,7 +8670,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[214usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -7330,7 +8694,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[215usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -7356,7 +8720,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[216usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -7383,7 +8747,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[217usize],
+        &CALLS[253usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -7411,7 +8775,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[218usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -7440,7 +8804,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[219usize],
+        &CALLS[255usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -7467,7 +8831,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[220usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -7491,7 +8855,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[221usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -7514,7 +8878,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[222usize],
+        &CALLS[258usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -7536,7 +8900,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[223usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -7559,7 +8923,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[224usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -7584,7 +8948,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[225usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -7611,7 +8975,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[226usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -7638,7 +9002,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[227usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -7663,7 +9027,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[228usize],
+        &CALLS[264usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -7689,7 +9053,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[229usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -7716,7 +9080,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[230usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -7743,7 +9107,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[231usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .softplus_out(
@@ -7771,7 +9135,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[232usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -7798,7 +9162,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[233usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -7824,7 +9188,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[234usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -7850,7 +9214,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[235usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -7876,7 +9240,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[236usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -7902,7 +9266,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[237usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -7926,7 +9290,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[238usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -7949,7 +9313,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[239usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -7972,7 +9336,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[240usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -7995,7 +9359,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[241usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -8018,7 +9382,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[242usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -8041,7 +9405,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[243usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -8065,7 +9429,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[244usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -8090,7 +9454,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[245usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -8114,7 +9478,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[246usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -8137,7 +9501,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[247usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -8160,7 +9524,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[248usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -8187,7 +9551,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[249usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -8214,7 +9578,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[250usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -8237,7 +9601,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[251usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -8260,7 +9624,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[252usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -8283,7 +9647,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[253usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -8306,7 +9670,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[254usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -8330,7 +9694,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[255usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -8355,7 +9719,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[256usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -8380,7 +9744,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[257usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -8405,7 +9769,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[258usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -8430,7 +9794,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[259usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -8455,7 +9819,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[260usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -8480,7 +9844,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[261usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -8505,7 +9869,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[262usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -8529,7 +9893,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[263usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -8552,7 +9916,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[264usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -8575,7 +9939,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[265usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -8598,7 +9962,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[266usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -8621,7 +9985,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[267usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -8644,7 +10008,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[268usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -8668,7 +10032,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[269usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -8693,7 +10057,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[270usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -8718,7 +10082,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[271usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -8743,7 +10107,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[272usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -8767,7 +10131,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[273usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -27,6 +27,8 @@ regen_error* regen_kernel_vdot(regen_tensor self, regen_tensor other, regen_tens
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
+regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tensor_list indices, regen_tensor values, bool accumulate, bool unsafe);
+regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
 regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
@@ -57,16 +59,23 @@ regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_
 regen_error* regen_kernel_set_inplace(regen_tensor self);
 regen_error* regen_kernel_masked_fill_inplace_tensor(regen_tensor self, regen_tensor mask, regen_tensor value);
 regen_error* regen_kernel_view(regen_tensor self, regen_i64_list size, regen_tensor* regen_r0);
+regen_error* regen_kernel_index_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_str reduce, bool include_self, regen_tensor out);
+regen_error* regen_kernel_scatter_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, regen_tensor out);
 regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_lshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_irshift_scalar(regen_tensor self, regen_scalar other);
 regen_error* regen_kernel_addbmm(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_take_out(regen_tensor self, regen_tensor index, regen_tensor out);
+regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor* regen_r0);
+regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_gather_out(regen_tensor self, int64_t dim, regen_tensor index, bool sparse_grad, regen_tensor out);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_searchsorted_tensor_out(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor grad_input);
 regen_error* regen_kernel_hardswish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log_sigmoid_forward(regen_tensor self, regen_tensor* regen_r0, regen_tensor* regen_r1);
@@ -233,6 +242,28 @@ at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & valu
   auto regen_a1 = ::regen::lift_tensor(value, "aten::fill_.Tensor argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_tensor(regen_a0, regen_a1));
   return self;
+}
+
+// aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
+at::Tensor & wrap__index_put_impl_inplace(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_index_put_impl_ argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_tensor_list(indices, "aten::_index_put_impl_ argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(values, "aten::_index_put_impl_ argument 'values'");
+  auto regen_a3 = ::regen::lift_plain(accumulate, "aten::_index_put_impl_ argument 'accumulate'");
+  auto regen_a4 = ::regen::lift_plain(unsafe, "aten::_index_put_impl_ argument 'unsafe'");
+  ::regen::check(regen_kernel__index_put_impl_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return self;
+}
+
+// aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(elements, "aten::isin.Tensor_Tensor_out argument 'elements'");
+  auto regen_a1 = ::regen::lift_tensor(test_elements, "aten::isin.Tensor_Tensor_out argument 'test_elements'");
+  auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Tensor_Tensor_out argument 'assume_unique'");
+  auto regen_a3 = ::regen::lift_plain(invert, "aten::isin.Tensor_Tensor_out argument 'invert'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::isin.Tensor_Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_isin_tensor_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
 }
 
 // aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
@@ -527,6 +558,31 @@ at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_index_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, c10::string_view reduce, bool include_self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_reduce.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_reduce.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_reduce.out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_reduce.out argument 'source'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::index_reduce.out argument 'reduce'");
+  auto regen_a5 = ::regen::lift_plain(include_self, "aten::index_reduce.out argument 'include_self'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::index_reduce.out argument 'out'");
+  ::regen::check(regen_kernel_index_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
+// aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.reduce_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.reduce_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.reduce_out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter.reduce_out argument 'src'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter.reduce_out argument 'reduce'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::scatter.reduce_out argument 'out'");
+  ::regen::check(regen_kernel_scatter_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_or_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_or.Tensor_out argument 'self'");
@@ -583,6 +639,44 @@ at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & othe
   return out;
 }
 
+// aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_take_out(const at::Tensor & self, const at::Tensor & index, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::take.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(index, "aten::take.out argument 'index'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::take.out argument 'out'");
+  ::regen::check(regen_kernel_take_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::index_select(Tensor self, int dim, Tensor index) -> Tensor
+at::Tensor wrap_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_select argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_select argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_select argument 'index'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_index_select(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_nonzero_out(const at::Tensor & self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::nonzero.out argument 'out'");
+  ::regen::check(regen_kernel_nonzero_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_gather_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gather.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::gather.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::gather.out argument 'index'");
+  auto regen_a3 = ::regen::lift_plain(sparse_grad, "aten::gather.out argument 'sparse_grad'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::gather.out argument 'out'");
+  ::regen::check(regen_kernel_gather_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Tensor_out argument 'self'");
@@ -617,6 +711,19 @@ at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor
   auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::remainder.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_remainder_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_searchsorted_tensor_out(const at::Tensor & sorted_sequence, const at::Tensor & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Tensor_out argument 'sorted_sequence'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::searchsorted.Tensor_out argument 'self'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Tensor_out argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::searchsorted.Tensor_out argument 'right'");
+  auto regen_a4 = ::regen::lift_opt_str(side, "aten::searchsorted.Tensor_out argument 'side'");
+  auto regen_a5 = ::regen::lift_opt_tensor(sorter, "aten::searchsorted.Tensor_out argument 'sorter'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::searchsorted.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_searchsorted_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return out;
 }
 
@@ -755,6 +862,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
+  m.impl("_index_put_impl_", TORCH_FN(regen_runtime_ops::wrap__index_put_impl_inplace));
+  m.impl("isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
   m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
   m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
@@ -785,16 +894,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));
   m.impl("masked_fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_tensor));
   m.impl("view", TORCH_FN(regen_runtime_ops::wrap_view));
+  m.impl("index_reduce.out", TORCH_FN(regen_runtime_ops::wrap_index_reduce_out));
+  m.impl("scatter.reduce_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_out));
   m.impl("bitwise_or.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_tensor_out));
   m.impl("__lshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_tensor));
   m.impl("__irshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_scalar));
   m.impl("addbmm", TORCH_FN(regen_runtime_ops::wrap_addbmm));
   m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
   m.impl("eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
+  m.impl("take.out", TORCH_FN(regen_runtime_ops::wrap_take_out));
+  m.impl("index_select", TORCH_FN(regen_runtime_ops::wrap_index_select));
+  m.impl("nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
+  m.impl("gather.out", TORCH_FN(regen_runtime_ops::wrap_gather_out));
   m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
   m.impl("igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
   m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
+  m.impl("searchsorted.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor_out));
   m.impl("hardtanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward_grad_input));
   m.impl("hardswish.out", TORCH_FN(regen_runtime_ops::wrap_hardswish_out));
   m.impl("log_sigmoid_forward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward));

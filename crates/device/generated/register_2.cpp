@@ -27,6 +27,8 @@ regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dty
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list indices, regen_tensor out);
+regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -46,12 +48,16 @@ regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, 
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
 regen_error* regen_kernel_masked_fill_inplace_scalar(regen_tensor self, regen_tensor mask, regen_scalar value);
+regen_error* regen_kernel_index_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_scatter_value_out(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_dunder_lshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_irshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_addbmm_inplace(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha);
 regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_masked_select(regen_tensor self, regen_tensor mask, regen_tensor* regen_r0);
+regen_error* regen_kernel_nonzero_static(regen_tensor self, int64_t size, int64_t fill_value, regen_tensor* regen_r0);
 regen_error* regen_kernel_digamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_erfinv_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_signbit_out(regen_tensor self, regen_tensor out);
@@ -62,6 +68,8 @@ regen_error* regen_kernel_min_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
+regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
 regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
@@ -242,6 +250,26 @@ at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at:
   return out;
 }
 
+// aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_index_tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_tensor_list(indices, "aten::index.Tensor_out argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::index.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_index_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::Scalar & test_element, bool assume_unique, bool invert, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(elements, "aten::isin.Tensor_Scalar_out argument 'elements'");
+  auto regen_a1 = ::regen::lift_scalar(test_element, "aten::isin.Tensor_Scalar_out argument 'test_element'");
+  auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Tensor_Scalar_out argument 'assume_unique'");
+  auto regen_a3 = ::regen::lift_plain(invert, "aten::isin.Tensor_Scalar_out argument 'invert'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::isin.Tensor_Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_isin_tensor_scalar_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logaddexp_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp.out argument 'self'");
@@ -410,6 +438,29 @@ at::Tensor & wrap_masked_fill_inplace_scalar(at::Tensor & self, const at::Tensor
   return self;
 }
 
+// aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_index_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_add.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_add.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_add.out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_add.out argument 'source'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::index_add.out argument 'alpha'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::index_add.out argument 'out'");
+  ::regen::check(regen_kernel_index_add_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_value_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.value_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.value_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.value_out argument 'index'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::scatter.value_out argument 'value'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::scatter.value_out argument 'out'");
+  ::regen::check(regen_kernel_scatter_value_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor
 at::Tensor wrap_dunder_lshift_scalar(const at::Tensor & self, const at::Scalar & other) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__lshift__.Scalar argument 'self'");
@@ -463,6 +514,25 @@ at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & othe
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_eq_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::masked_select(Tensor self, Tensor mask) -> Tensor
+at::Tensor wrap_masked_select(const at::Tensor & self, const at::Tensor & mask) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_select argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_select argument 'mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_masked_select(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+at::Tensor wrap_nonzero_static(const at::Tensor & self, c10::SymInt size, int64_t fill_value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero_static argument 'self'");
+  auto regen_a1 = ::regen::lift_int(size, "aten::nonzero_static argument 'size'");
+  auto regen_a2 = ::regen::lift_int(fill_value, "aten::nonzero_static argument 'fill_value'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nonzero_static(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -548,6 +618,30 @@ at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other,
   auto regen_a1 = ::regen::lift_tensor(other, "aten::minimum.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::minimum.out argument 'out'");
   ::regen::check(regen_kernel_minimum_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bucketize_tensor_out(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Tensor_out argument 'boundaries'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Tensor_out argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::bucketize.Tensor_out argument 'right'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::bucketize.Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_bucketize_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_searchsorted_scalar_out(const at::Tensor & sorted_sequence, const at::Scalar & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Scalar_out argument 'sorted_sequence'");
+  auto regen_a1 = ::regen::lift_scalar(self, "aten::searchsorted.Scalar_out argument 'self'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Scalar_out argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::searchsorted.Scalar_out argument 'right'");
+  auto regen_a4 = ::regen::lift_opt_str(side, "aten::searchsorted.Scalar_out argument 'side'");
+  auto regen_a5 = ::regen::lift_opt_tensor(sorter, "aten::searchsorted.Scalar_out argument 'sorter'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::searchsorted.Scalar_out argument 'out'");
+  ::regen::check(regen_kernel_searchsorted_scalar_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return out;
 }
 
@@ -739,6 +833,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
+  m.impl("index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
+  m.impl("isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
   m.impl("logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
@@ -758,12 +854,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
   m.impl("masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));
+  m.impl("index_add.out", TORCH_FN(regen_runtime_ops::wrap_index_add_out));
+  m.impl("scatter.value_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_out));
   m.impl("__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
   m.impl("bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
   m.impl("__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
   m.impl("addbmm_", TORCH_FN(regen_runtime_ops::wrap_addbmm_inplace));
   m.impl("ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
   m.impl("eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
+  m.impl("masked_select", TORCH_FN(regen_runtime_ops::wrap_masked_select));
+  m.impl("nonzero_static", TORCH_FN(regen_runtime_ops::wrap_nonzero_static));
   m.impl("digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));
   m.impl("erfinv.out", TORCH_FN(regen_runtime_ops::wrap_erfinv_out));
   m.impl("signbit.out", TORCH_FN(regen_runtime_ops::wrap_signbit_out));
@@ -774,6 +874,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
   m.impl("max", TORCH_FN(regen_runtime_ops::wrap_max));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
+  m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
+  m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
   m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
   m.impl("hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));

@@ -40,6 +40,10 @@ regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshol
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
+regen_error* regen_kernel_masked_scatter_inplace(regen_tensor self, regen_tensor mask, regen_tensor source);
+regen_error* regen_kernel_index_fill_inplace_int_scalar(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value);
+regen_error* regen_kernel_scatter_src_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
+regen_error* regen_kernel_scatter_value_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value, regen_str reduce, regen_tensor out);
 regen_error* regen_kernel_bitwise_and_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_bitwise_xor_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_ilshift_scalar(regen_tensor self, regen_scalar other);
@@ -50,6 +54,9 @@ regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, r
 regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_take(regen_tensor self, regen_tensor index, regen_tensor* regen_r0);
+regen_error* regen_kernel_index_select_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor out);
+regen_error* regen_kernel_nonzero(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_addcdiv_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tensor out);
@@ -59,6 +66,8 @@ regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tenso
 regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
+regen_error* regen_kernel_bucketize_tensor(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
+regen_error* regen_kernel_searchsorted_scalar(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_elu_backward_grad_input(regen_tensor grad_output, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, bool is_result, regen_tensor self_or_result, regen_tensor grad_input);
 regen_error* regen_kernel_hardsigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_hardtanh_inplace(regen_tensor self, regen_scalar min_val, regen_scalar max_val);
@@ -360,6 +369,48 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
   return ::regen::from_c(regen_r0);
 }
 
+// aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
+at::Tensor & wrap_masked_scatter_inplace(at::Tensor & self, const at::Tensor & mask, const at::Tensor & source) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_scatter_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_scatter_ argument 'mask'");
+  auto regen_a2 = ::regen::lift_tensor(source, "aten::masked_scatter_ argument 'source'");
+  ::regen::check(regen_kernel_masked_scatter_inplace(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
+// aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+at::Tensor & wrap_index_fill_inplace_int_scalar(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_fill_.int_Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_fill_.int_Scalar argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_fill_.int_Scalar argument 'index'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::index_fill_.int_Scalar argument 'value'");
+  ::regen::check(regen_kernel_index_fill_inplace_int_scalar(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_src_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.src_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.src_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.src_out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter.src_out argument 'src'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::scatter.src_out argument 'out'");
+  ::regen::check(regen_kernel_scatter_src_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_value_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, c10::string_view reduce, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.value_reduce_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.value_reduce_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.value_reduce_out argument 'index'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::scatter.value_reduce_out argument 'value'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter.value_reduce_out argument 'reduce'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::scatter.value_reduce_out argument 'out'");
+  ::regen::check(regen_kernel_scatter_value_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_and_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_and.Tensor_out argument 'self'");
@@ -452,6 +503,33 @@ at::Tensor & wrap_lt_scalar_out(const at::Tensor & self, const at::Scalar & othe
   return out;
 }
 
+// aten::take(Tensor self, Tensor index) -> Tensor
+at::Tensor wrap_take(const at::Tensor & self, const at::Tensor & index) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::take argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(index, "aten::take argument 'index'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_take(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_select.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_select.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_select.out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::index_select.out argument 'out'");
+  ::regen::check(regen_kernel_index_select_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::nonzero(Tensor self) -> Tensor
+at::Tensor wrap_nonzero(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nonzero(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addcdiv.out argument 'self'");
@@ -529,6 +607,30 @@ at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scala
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Scalar_out argument 'out'");
   ::regen::check(regen_kernel_pow_tensor_scalar_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+at::Tensor wrap_bucketize_tensor(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Tensor argument 'boundaries'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Tensor argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::bucketize.Tensor argument 'right'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bucketize_tensor(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+at::Tensor wrap_searchsorted_scalar(const at::Tensor & sorted_sequence, const at::Scalar & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter) {
+  auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Scalar argument 'sorted_sequence'");
+  auto regen_a1 = ::regen::lift_scalar(self, "aten::searchsorted.Scalar argument 'self'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Scalar argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::searchsorted.Scalar argument 'right'");
+  auto regen_a4 = ::regen::lift_opt_str(side, "aten::searchsorted.Scalar argument 'side'");
+  auto regen_a5 = ::regen::lift_opt_tensor(sorter, "aten::searchsorted.Scalar argument 'sorter'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_searchsorted_scalar(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -724,6 +826,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  m.impl("masked_scatter_", TORCH_FN(regen_runtime_ops::wrap_masked_scatter_inplace));
+  m.impl("index_fill_.int_Scalar", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_scalar));
+  m.impl("scatter.src_out", TORCH_FN(regen_runtime_ops::wrap_scatter_src_out));
+  m.impl("scatter.value_reduce_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_reduce_out));
   m.impl("bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
   m.impl("bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
   m.impl("__ilshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_scalar));
@@ -734,6 +840,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
   m.impl("gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
   m.impl("lt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lt_scalar_out));
+  m.impl("take", TORCH_FN(regen_runtime_ops::wrap_take));
+  m.impl("index_select.out", TORCH_FN(regen_runtime_ops::wrap_index_select_out));
+  m.impl("nonzero", TORCH_FN(regen_runtime_ops::wrap_nonzero));
   m.impl("addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
   m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
   m.impl("polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
@@ -743,6 +852,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
+  m.impl("bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
+  m.impl("searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
   m.impl("elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));
   m.impl("hardsigmoid.out", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_out));
   m.impl("hardtanh_", TORCH_FN(regen_runtime_ops::wrap_hardtanh_inplace));

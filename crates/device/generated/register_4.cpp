@@ -29,6 +29,8 @@ regen_error* regen_kernel_floor_divide(regen_tensor self, regen_tensor other, re
 regen_error* regen_kernel_floor_divide_inplace_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_index_copy_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_tensor out);
+regen_error* regen_kernel_isin_scalar_tensor_out(regen_scalar element, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
@@ -49,12 +51,18 @@ regen_error* regen_kernel_var_correction_out(regen_tensor self, regen_i64_list d
 regen_error* regen_kernel_where_self_out(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
+regen_error* regen_kernel_put_inplace(regen_tensor self, regen_tensor index, regen_tensor source, bool accumulate);
+regen_error* regen_kernel_index_fill_inplace_int_tensor(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor value);
+regen_error* regen_kernel_scatter_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
+regen_error* regen_kernel_scatter_reduce_two_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, bool include_self, regen_tensor out);
 regen_error* regen_kernel_dunder_ilshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_dunder_rshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_le_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_gt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_masked_select_out(regen_tensor self, regen_tensor mask, regen_tensor out);
+regen_error* regen_kernel_nonzero_static_out(regen_tensor self, int64_t size, int64_t fill_value, regen_tensor out);
 regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -64,6 +72,8 @@ regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, reg
 regen_error* regen_kernel_max_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
+regen_error* regen_kernel_bucketize_scalar(regen_scalar self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
+regen_error* regen_kernel_searchsorted_tensor(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
 regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
@@ -256,6 +266,28 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
   return out;
 }
 
+// aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_index_copy_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_copy.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_copy.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_copy.out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_copy.out argument 'source'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::index_copy.out argument 'out'");
+  ::regen::check(regen_kernel_index_copy_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_isin_scalar_tensor_out(const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(element, "aten::isin.Scalar_Tensor_out argument 'element'");
+  auto regen_a1 = ::regen::lift_tensor(test_elements, "aten::isin.Scalar_Tensor_out argument 'test_elements'");
+  auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Scalar_Tensor_out argument 'assume_unique'");
+  auto regen_a3 = ::regen::lift_plain(invert, "aten::isin.Scalar_Tensor_out argument 'invert'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::isin.Scalar_Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_isin_scalar_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nan_to_num_out(const at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nan_to_num.out argument 'self'");
@@ -443,6 +475,50 @@ at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, a
   return self;
 }
 
+// aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)
+at::Tensor & wrap_put_inplace(at::Tensor & self, const at::Tensor & index, const at::Tensor & source, bool accumulate) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::put_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(index, "aten::put_ argument 'index'");
+  auto regen_a2 = ::regen::lift_tensor(source, "aten::put_ argument 'source'");
+  auto regen_a3 = ::regen::lift_plain(accumulate, "aten::put_ argument 'accumulate'");
+  ::regen::check(regen_kernel_put_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
+at::Tensor & wrap_index_fill_inplace_int_tensor(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & value) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_fill_.int_Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_fill_.int_Tensor argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_fill_.int_Tensor argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(value, "aten::index_fill_.int_Tensor argument 'value'");
+  ::regen::check(regen_kernel_index_fill_inplace_int_tensor(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_add.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_add.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_add.out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_add.out argument 'src'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::scatter_add.out argument 'out'");
+  ::regen::check(regen_kernel_scatter_add_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_scatter_reduce_two_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce, bool include_self, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_reduce.two_out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_reduce.two_out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_reduce.two_out argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_reduce.two_out argument 'src'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter_reduce.two_out argument 'reduce'");
+  auto regen_a5 = ::regen::lift_plain(include_self, "aten::scatter_reduce.two_out argument 'include_self'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::scatter_reduce.two_out argument 'out'");
+  ::regen::check(regen_kernel_scatter_reduce_two_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
 // aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 at::Tensor & wrap_dunder_ilshift_tensor(at::Tensor & self, const at::Tensor & other) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__ilshift__.Tensor argument 'self'");
@@ -493,6 +569,25 @@ at::Tensor & wrap_lt_tensor_out(const at::Tensor & self, const at::Tensor & othe
   auto regen_a1 = ::regen::lift_tensor(other, "aten::lt.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::lt.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_lt_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_masked_select_out(const at::Tensor & self, const at::Tensor & mask, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_select.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_select.out argument 'mask'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::masked_select.out argument 'out'");
+  ::regen::check(regen_kernel_masked_select_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_nonzero_static_out(const at::Tensor & self, c10::SymInt size, int64_t fill_value, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero_static.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(size, "aten::nonzero_static.out argument 'size'");
+  auto regen_a2 = ::regen::lift_int(fill_value, "aten::nonzero_static.out argument 'fill_value'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::nonzero_static.out argument 'out'");
+  ::regen::check(regen_kernel_nonzero_static_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -574,6 +669,30 @@ at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tenso
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Tensor_out argument 'out'");
   ::regen::check(regen_kernel_pow_tensor_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+at::Tensor wrap_bucketize_scalar(const at::Scalar & self, const at::Tensor & boundaries, bool out_int32, bool right) {
+  auto regen_a0 = ::regen::lift_scalar(self, "aten::bucketize.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Scalar argument 'boundaries'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Scalar argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::bucketize.Scalar argument 'right'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bucketize_scalar(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+at::Tensor wrap_searchsorted_tensor(const at::Tensor & sorted_sequence, const at::Tensor & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter) {
+  auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Tensor argument 'sorted_sequence'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::searchsorted.Tensor argument 'self'");
+  auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Tensor argument 'out_int32'");
+  auto regen_a3 = ::regen::lift_plain(right, "aten::searchsorted.Tensor argument 'right'");
+  auto regen_a4 = ::regen::lift_opt_str(side, "aten::searchsorted.Tensor argument 'side'");
+  auto regen_a5 = ::regen::lift_opt_tensor(sorter, "aten::searchsorted.Tensor argument 'sorter'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_searchsorted_tensor(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
@@ -715,6 +834,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
   m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
   m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
+  m.impl("index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
+  m.impl("isin.Scalar_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_scalar_tensor_out));
   m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
@@ -735,12 +856,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
+  m.impl("put_", TORCH_FN(regen_runtime_ops::wrap_put_inplace));
+  m.impl("index_fill_.int_Tensor", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_tensor));
+  m.impl("scatter_add.out", TORCH_FN(regen_runtime_ops::wrap_scatter_add_out));
+  m.impl("scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
   m.impl("__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
   m.impl("__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
   m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
   m.impl("le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
   m.impl("gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
   m.impl("lt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lt_tensor_out));
+  m.impl("masked_select.out", TORCH_FN(regen_runtime_ops::wrap_masked_select_out));
+  m.impl("nonzero_static.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_static_out));
   m.impl("addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
   m.impl("hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
   m.impl("igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
@@ -750,6 +877,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
   m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
+  m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
+  m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
   m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
   m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
   m.impl("hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));

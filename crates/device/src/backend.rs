@@ -58,6 +58,8 @@ impl Kernels for Backend {
     crate::pointwise_methods!();
     // Matrix products on the gemm crate (kernels/matmul.rs).
     crate::matmul_methods!();
+    // Indexing, scatter/gather and selection (kernels/index.rs).
+    crate::index_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -42,6 +42,12 @@ NATIVE_SLICE = [
     "nansum", "amin", "aminmax", "max.reduction_no_dim", "min.reduction_with_dim",
     "min.reduction_no_dim", "argmin", "std", "var_mean", "std_mean", "norm", "linalg.vector_norm",
     "any", "all", "count_nonzero", "logsumexp", "cumprod", "cummax", "cummin", "logcumsumexp",
+    # Indexing, scatter/gather and selection (src/kernels/index.rs).
+    "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod", "scatter_reduce.mean",
+    "scatter_reduce.amax", "scatter_reduce.amin", "index_put", "index_add", "index_copy", "index_fill",
+    "index_reduce.prod", "index_reduce.mean", "index_reduce.amax", "index_reduce.amin", "masked_scatter",
+    "masked_select", "take", "take_along_dim", "put", "nonzero", "nonzero_static", "searchsorted",
+    "bucketize", "isin", "__getitem__",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",

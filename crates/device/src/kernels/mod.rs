@@ -5,6 +5,7 @@
 pub mod binary;
 pub mod copy;
 pub mod dtype;
+pub mod index;
 pub mod iter;
 pub mod loops;
 pub mod matmul;
