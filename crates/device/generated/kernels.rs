@@ -50,6 +50,14 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn arange_start_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn acosh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -98,6 +106,13 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn cat_out(
+        &self,
+        tensors: TensorList<'_>,
+        dim: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -238,6 +253,10 @@ pub trait Kernels: Send + Sync + 'static {
     fn exp2_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn expm1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eye_out(&self, n: i64, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eye_m_out(&self, n: i64, m: i64, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
     fn fill_inplace_scalar(&self, self_: TensorRef<'_>, value: Scalar) -> Result<()>;
     /// `aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
@@ -290,6 +309,14 @@ pub trait Kernels: Send + Sync + 'static {
         neginf: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)`
+    fn linspace_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        steps: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn log_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -319,6 +346,15 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logspace_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        steps: i64,
+        base: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -342,10 +378,33 @@ pub trait Kernels: Send + Sync + 'static {
         p: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)`
+    fn narrow_copy_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        start: i64,
+        length: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn range_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn reciprocal_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn neg_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+    fn repeat_interleave_tensor(
+        &self,
+        repeats: TensorRef<'_>,
+        output_size: Option<i64>,
+    ) -> Result<Tensor>;
     /// `aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
     fn _reshape_alias(
         &self,
@@ -472,6 +531,10 @@ pub trait Kernels: Send + Sync + 'static {
         threshold: Scalar,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::flip(Tensor self, int[] dims) -> Tensor`
+    fn flip(&self, self_: TensorRef<'_>, dims: &[i64]) -> Result<Tensor>;
+    /// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+    fn roll(&self, self_: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
@@ -653,6 +716,42 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn triu_out(
+        &self,
+        self_: TensorRef<'_>,
+        diagonal: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn tril_out(
+        &self,
+        self_: TensorRef<'_>,
+        diagonal: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+    fn tril_indices(
+        &self,
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<ScalarType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor>;
+    /// `aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+    fn triu_indices(
+        &self,
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<ScalarType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor>;
     /// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
     fn ne_scalar_out(
         &self,
@@ -873,6 +972,23 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
+    fn unfold(
+        &self,
+        self_: TensorRef<'_>,
+        dimension: i64,
+        size: i64,
+        step: i64,
+    ) -> Result<Tensor>;
+    /// `aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
+    fn unfold_backward(
+        &self,
+        grad_in: TensorRef<'_>,
+        input_sizes: &[i64],
+        dim: i64,
+        size: i64,
+        step: i64,
+    ) -> Result<Tensor>;
     /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
     fn pow_tensor_tensor_out(
         &self,
@@ -1259,7 +1375,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 229] = [
+pub const OPS: [&str; 246] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1270,6 +1386,7 @@ pub const OPS: [&str; 229] = [
     "acos.out",
     "add.Tensor",
     "add.out",
+    "arange.start_out",
     "acosh.out",
     "asinh.out",
     "atanh.out",
@@ -1282,6 +1399,7 @@ pub const OPS: [&str; 229] = [
     "logical_xor.out",
     "logical_and.out",
     "logical_or.out",
+    "cat.out",
     "ceil.out",
     "clamp.out",
     "clamp.Tensor_out",
@@ -1307,6 +1425,8 @@ pub const OPS: [&str; 229] = [
     "exp.out",
     "exp2.out",
     "expm1.out",
+    "eye.out",
+    "eye.m_out",
     "fill_.Scalar",
     "fill_.Tensor",
     "floor.out",
@@ -1318,6 +1438,7 @@ pub const OPS: [&str; 229] = [
     "lcm.out",
     "isnan",
     "nan_to_num.out",
+    "linspace.out",
     "log.out",
     "log10.out",
     "log1p.out",
@@ -1325,12 +1446,16 @@ pub const OPS: [&str; 229] = [
     "logaddexp.out",
     "logaddexp2.out",
     "xlogy.OutTensor",
+    "logspace.out",
     "mm.out",
     "mul.Tensor",
     "mul.out",
     "mvlgamma.out",
+    "narrow_copy.out",
+    "range.out",
     "reciprocal.out",
     "neg.out",
+    "repeat_interleave.Tensor",
     "_reshape_alias",
     "round.out",
     "round.decimals_out",
@@ -1359,6 +1484,8 @@ pub const OPS: [&str; 229] = [
     "tanh.out",
     "threshold.out",
     "threshold_backward.grad_input",
+    "flip",
+    "roll",
     "trunc.out",
     "where.self",
     "where.self_out",
@@ -1390,6 +1517,10 @@ pub const OPS: [&str; 229] = [
     "__irshift__.Scalar",
     "__irshift__.Tensor",
     "bitwise_right_shift.Tensor_out",
+    "triu.out",
+    "tril.out",
+    "tril_indices",
+    "triu_indices",
     "ne.Scalar_out",
     "ne.Tensor_out",
     "eq.Scalar_out",
@@ -1425,6 +1556,8 @@ pub const OPS: [&str; 229] = [
     "fmax.out",
     "maximum.out",
     "minimum.out",
+    "unfold",
+    "unfold_backward",
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
@@ -1491,7 +1624,7 @@ pub const OPS: [&str; 229] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 229] = [const { AtomicU64::new(0) }; 229];
+static CALLS: [AtomicU64; 246] = [const { AtomicU64::new(0) }; 246];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -1747,6 +1880,33 @@ pub unsafe extern "C" fn regen_kernel_add_out(
         },
     )
 }
+/// Entry point of `aten::arange.start_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_arange_start_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    step: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::arange.start_out",
+        &CALLS[10usize],
+        || {
+            kernels()?
+                .arange_start_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&step) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::acosh.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -1759,7 +1919,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[10usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .acosh_out(
@@ -1782,7 +1942,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[11usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .asinh_out(
@@ -1805,7 +1965,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[12usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .atanh_out(
@@ -1831,7 +1991,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[13usize],
+        &CALLS[14usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -1857,7 +2017,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[14usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .asin_out(
@@ -1880,7 +2040,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[15usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .atan_out(
@@ -1903,7 +2063,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[16usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -1927,7 +2087,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[17usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .copysign_out(
@@ -1951,7 +2111,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[18usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -1975,7 +2135,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[19usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -2000,7 +2160,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[20usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -2025,12 +2185,37 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[21usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .logical_or_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cat.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cat_out(
+    tensors: abi::regen_tensor_list,
+    dim: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cat.out",
+        &CALLS[23usize],
+        || {
+            kernels()?
+                .cat_out(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&tensors) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2049,7 +2234,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[22usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .ceil_out(
@@ -2074,7 +2259,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[23usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2101,7 +2286,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[24usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -2127,7 +2312,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[25usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -2152,7 +2337,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[26usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -2177,7 +2362,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[27usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -2202,7 +2387,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[28usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -2227,7 +2412,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[29usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .complex_out(
@@ -2252,7 +2437,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[30usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .polar_out(
@@ -2277,7 +2462,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[31usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -2303,7 +2488,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[32usize],
+        &CALLS[34usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -2329,7 +2514,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[33usize],
+        &CALLS[35usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -2353,7 +2538,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[34usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .cos_out(
@@ -2376,7 +2561,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[35usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .cosh_out(
@@ -2400,7 +2585,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[36usize],
+        &CALLS[38usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -2425,7 +2610,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[37usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .div_out(
@@ -2451,7 +2636,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[38usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -2481,7 +2666,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[39usize],
+        &CALLS[41usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -2512,7 +2697,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[40usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -2543,7 +2728,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[41usize],
+        &CALLS[43usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -2571,7 +2756,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[42usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .erf_out(
@@ -2594,7 +2779,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[43usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .erfc_out(
@@ -2617,7 +2802,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[44usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .exp_out(
@@ -2640,7 +2825,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[45usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .exp2_out(
@@ -2663,11 +2848,59 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[46usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .expm1_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eye.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eye_out(
+    n: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eye.out",
+        &CALLS[49usize],
+        || {
+            kernels()?
+                .eye_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eye.m_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eye_m_out(
+    n: i64,
+    m: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eye.m_out",
+        &CALLS[50usize],
+        || {
+            kernels()?
+                .eye_m_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&m) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2686,7 +2919,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[47usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -2709,7 +2942,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[48usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -2732,7 +2965,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[49usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .floor_out(
@@ -2756,7 +2989,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[50usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -2780,7 +3013,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[51usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -2804,7 +3037,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[52usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -2828,7 +3061,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[53usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .frac_out(
@@ -2852,7 +3085,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[54usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .gcd_out(
@@ -2877,7 +3110,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[55usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .lcm_out(
@@ -2901,7 +3134,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[56usize],
+        &CALLS[60usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -2925,7 +3158,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[57usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -2933,6 +3166,33 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&nan) }?,
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&posinf) }?,
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&neginf) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::linspace.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_linspace_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    steps: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::linspace.out",
+        &CALLS[62usize],
+        || {
+            kernels()?
+                .linspace_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2951,7 +3211,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[58usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .log_out(
@@ -2974,7 +3234,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[59usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .log10_out(
@@ -2997,7 +3257,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[60usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3020,7 +3280,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[61usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .log2_out(
@@ -3044,7 +3304,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3069,7 +3329,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3094,12 +3354,41 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logspace.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logspace_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    steps: i64,
+    base: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logspace.out",
+        &CALLS[70usize],
+        || {
+            kernels()?
+                .logspace_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&base) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3119,7 +3408,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[65usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .mm_out(
@@ -3144,7 +3433,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[66usize],
+        &CALLS[72usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3169,7 +3458,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[67usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .mul_out(
@@ -3194,12 +3483,68 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[68usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .mvlgamma_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::narrow_copy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    start: i64,
+    length: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::narrow_copy.out",
+        &CALLS[75usize],
+        || {
+            kernels()?
+                .narrow_copy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&length) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::range.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_range_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    step: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::range.out",
+        &CALLS[76usize],
+        || {
+            kernels()?
+                .range_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&step) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3218,7 +3563,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[69usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3241,13 +3586,38 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[70usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .neg_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::repeat_interleave.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
+    repeats: abi::regen_tensor,
+    output_size: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::repeat_interleave.Tensor",
+        &CALLS[79usize],
+        || {
+            let regen_v0 = kernels()?
+                .repeat_interleave_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&repeats) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -3266,7 +3636,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[71usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3291,7 +3661,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[72usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .round_out(
@@ -3315,7 +3685,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[73usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3339,7 +3709,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[74usize],
+        &CALLS[83usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3359,7 +3729,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[75usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3382,7 +3752,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[76usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3409,7 +3779,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[77usize],
+        &CALLS[86usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3436,7 +3806,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[78usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3462,7 +3832,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[79usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3488,7 +3858,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[80usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3514,7 +3884,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[81usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3539,7 +3909,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[82usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3562,7 +3932,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[83usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .silu_out(
@@ -3586,7 +3956,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[84usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3610,7 +3980,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[85usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .mish_out(
@@ -3633,7 +4003,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[86usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -3657,7 +4027,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[87usize],
+        &CALLS[96usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -3681,7 +4051,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[88usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -3705,7 +4075,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[89usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .logit_out(
@@ -3729,7 +4099,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[90usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .sin_out(
@@ -3752,7 +4122,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[91usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .sinc_out(
@@ -3775,7 +4145,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[92usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .sinh_out(
@@ -3801,7 +4171,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[93usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -3827,7 +4197,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[94usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -3850,7 +4220,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[95usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .tan_out(
@@ -3873,7 +4243,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[96usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .tanh_out(
@@ -3898,7 +4268,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[97usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .threshold_out(
@@ -3925,7 +4295,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[98usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -3934,6 +4304,58 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::flip`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_flip(
+    self_: abi::regen_tensor,
+    dims: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::flip",
+        &CALLS[108usize],
+        || {
+            let regen_v0 = kernels()?
+                .flip(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dims) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::roll`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_roll(
+    self_: abi::regen_tensor,
+    shifts: abi::regen_i64_list,
+    dims: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::roll",
+        &CALLS[109usize],
+        || {
+            let regen_v0 = kernels()?
+                .roll(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&shifts) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dims) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -3950,7 +4372,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[99usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .trunc_out(
@@ -3975,7 +4397,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[100usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4002,7 +4424,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[101usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .where_self_out(
@@ -4028,7 +4450,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[102usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4051,7 +4473,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[103usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4075,7 +4497,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[104usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .sub_out(
@@ -4102,7 +4524,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[105usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4129,7 +4551,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[106usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4155,7 +4577,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[107usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4183,7 +4605,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[108usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4210,7 +4632,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[109usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4233,7 +4655,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[110usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4259,7 +4681,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[111usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4285,7 +4707,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[112usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4307,7 +4729,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[113usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4330,7 +4752,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[114usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4355,7 +4777,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[115usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4380,7 +4802,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[116usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4405,7 +4827,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[117usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4430,7 +4852,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[118usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4455,7 +4877,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[119usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4480,7 +4902,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[120usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4505,7 +4927,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[121usize],
+        &CALLS[132usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4529,7 +4951,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[122usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4552,7 +4974,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[123usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4576,7 +4998,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[124usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -4601,7 +5023,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[125usize],
+        &CALLS[136usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -4626,7 +5048,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[126usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -4650,7 +5072,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[127usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -4673,7 +5095,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[128usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -4697,7 +5119,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[129usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -4705,6 +5127,126 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::triu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_triu_out(
+    self_: abi::regen_tensor,
+    diagonal: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::triu.out",
+        &CALLS[141usize],
+        || {
+            kernels()?
+                .triu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&diagonal) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tril.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tril_out(
+    self_: abi::regen_tensor,
+    diagonal: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tril.out",
+        &CALLS[142usize],
+        || {
+            kernels()?
+                .tril_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&diagonal) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tril_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tril_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    dtype: i32,
+    layout: i32,
+    device: abi::regen_device,
+    pin_memory: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tril_indices",
+        &CALLS[143usize],
+        || {
+            let regen_v0 = kernels()?
+                .tril_indices(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&row) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&col) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&offset) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <Option<Layout> as FromAbi<'_>>::from_abi(&layout) }?,
+                    unsafe { <Option<Device> as FromAbi<'_>>::from_abi(&device) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&pin_memory) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::triu_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_triu_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    dtype: i32,
+    layout: i32,
+    device: abi::regen_device,
+    pin_memory: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::triu_indices",
+        &CALLS[144usize],
+        || {
+            let regen_v0 = kernels()?
+                .triu_indices(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&row) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&col) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&offset) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <Option<Layout> as FromAbi<'_>>::from_abi(&layout) }?,
+                    unsafe { <Option<Device> as FromAbi<'_>>::from_abi(&device) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&pin_memory) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -4722,7 +5264,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[130usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -4747,7 +5289,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[131usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -4772,7 +5314,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[132usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -4797,7 +5339,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[133usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -4822,7 +5364,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[134usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -4847,7 +5389,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -4872,7 +5414,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[136usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -4897,7 +5439,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[137usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -4922,7 +5464,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[138usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -4947,7 +5489,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[139usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -4972,7 +5514,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[140usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -4997,7 +5539,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[141usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -5024,7 +5566,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[142usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5053,7 +5595,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[143usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5079,7 +5621,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[144usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5102,7 +5644,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[145usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5126,7 +5668,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[146usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5150,7 +5692,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[147usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5173,7 +5715,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[148usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .i0_out(
@@ -5196,7 +5738,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[149usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .sign_out(
@@ -5219,7 +5761,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[150usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5243,7 +5785,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[151usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5269,7 +5811,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[152usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5296,7 +5838,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5322,7 +5864,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5347,7 +5889,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[155usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5372,7 +5914,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[156usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5397,7 +5939,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[157usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5422,7 +5964,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[158usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5447,7 +5989,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -5472,7 +6014,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[160usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -5497,7 +6039,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[161usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .fmin_out(
@@ -5522,7 +6064,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[162usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .fmax_out(
@@ -5547,7 +6089,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[163usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .maximum_out(
@@ -5572,7 +6114,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[164usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .minimum_out(
@@ -5580,6 +6122,66 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unfold`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unfold(
+    self_: abi::regen_tensor,
+    dimension: i64,
+    size: i64,
+    step: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unfold",
+        &CALLS[180usize],
+        || {
+            let regen_v0 = kernels()?
+                .unfold(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dimension) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&step) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unfold_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unfold_backward(
+    grad_in: abi::regen_tensor,
+    input_sizes: abi::regen_i64_list,
+    dim: i64,
+    size: i64,
+    step: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unfold_backward",
+        &CALLS[181usize],
+        || {
+            let regen_v0 = kernels()?
+                .unfold_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_in) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_sizes) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&step) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -5597,7 +6199,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[165usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -5622,7 +6224,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[166usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -5647,7 +6249,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[167usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -5674,7 +6276,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[168usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .elu_out(
@@ -5705,7 +6307,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -5735,7 +6337,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[170usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -5759,7 +6361,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[171usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -5785,7 +6387,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[172usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -5812,7 +6414,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[173usize],
+        &CALLS[190usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -5840,7 +6442,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[174usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -5869,7 +6471,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[175usize],
+        &CALLS[192usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -5896,7 +6498,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[176usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -5920,7 +6522,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[177usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -5943,7 +6545,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[178usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -5965,7 +6567,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[179usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -5988,7 +6590,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[180usize],
+        &CALLS[197usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6013,7 +6615,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[181usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6040,7 +6642,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[182usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6067,7 +6669,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[183usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6092,7 +6694,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[184usize],
+        &CALLS[201usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6118,7 +6720,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[185usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6145,7 +6747,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[186usize],
+        &CALLS[203usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6172,7 +6774,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[187usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6200,7 +6802,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6227,7 +6829,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[189usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6253,7 +6855,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6279,7 +6881,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6305,7 +6907,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[192usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6331,7 +6933,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[193usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6355,7 +6957,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[194usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6378,7 +6980,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[195usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -6401,7 +7003,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[196usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -6424,7 +7026,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[197usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -6447,7 +7049,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[198usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -6470,7 +7072,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[199usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -6494,7 +7096,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[200usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -6519,7 +7121,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[201usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -6543,7 +7145,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[202usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -6566,7 +7168,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[203usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -6589,7 +7191,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[204usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -6612,7 +7214,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[205usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -6635,7 +7237,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[206usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -6658,7 +7260,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[207usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -6681,7 +7283,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[208usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -6704,7 +7306,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[209usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -6728,7 +7330,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[210usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -6753,7 +7355,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[211usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -6778,7 +7380,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[212usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -6803,7 +7405,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[213usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -6828,7 +7430,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[214usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -6853,7 +7455,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[215usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -6878,7 +7480,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[216usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -6903,7 +7505,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[217usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -6927,7 +7529,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[218usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -6950,7 +7552,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[219usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -6973,7 +7575,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[220usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -6996,7 +7598,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[221usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7019,7 +7621,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[222usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7042,7 +7644,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[223usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7066,7 +7668,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[224usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7091,7 +7693,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[225usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7116,7 +7718,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[226usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7141,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[227usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7165,7 +7767,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[228usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -15,6 +15,7 @@ regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_cat_out(regen_tensor_list tensors, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
 regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
 regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, regen_tensor out);
@@ -28,6 +29,7 @@ regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, 
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
+regen_error* regen_kernel_repeat_interleave_tensor(regen_tensor repeats, regen_opt_i64 output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
@@ -52,6 +54,7 @@ regen_error* regen_kernel_lerp_scalar_out(regen_tensor self, regen_tensor end, r
 regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
 regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
@@ -116,6 +119,15 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
   ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor_list(tensors, "aten::cat.out argument 'tensors'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cat.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::cat.out argument 'out'");
+  ::regen::check(regen_kernel_cat_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -233,6 +245,15 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mvlgamma.out argument 'out'");
   ::regen::check(regen_kernel_mvlgamma_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+at::Tensor wrap_repeat_interleave_tensor(const at::Tensor & repeats, ::std::optional<c10::SymInt> output_size) {
+  auto regen_a0 = ::regen::lift_tensor(repeats, "aten::repeat_interleave.Tensor argument 'repeats'");
+  auto regen_a1 = ::regen::lift_opt_int(output_size, "aten::repeat_interleave.Tensor argument 'output_size'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_repeat_interleave_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -441,6 +462,17 @@ at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other,
   return out;
 }
 
+// aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+at::Tensor wrap_unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::unfold argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dimension, "aten::unfold argument 'dimension'");
+  auto regen_a2 = ::regen::lift_int(size, "aten::unfold argument 'size'");
+  auto regen_a3 = ::regen::lift_int(step, "aten::unfold argument 'step'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unfold(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_elu_out(const at::Tensor & self, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::elu.out argument 'self'");
@@ -605,6 +637,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  m.impl("cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
   m.impl("clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
   m.impl("clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
   m.impl("complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
@@ -618,6 +651,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
   m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
@@ -642,6 +676,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
   m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
+  m.impl("unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
   m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
   m.impl("hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));

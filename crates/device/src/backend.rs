@@ -64,6 +64,8 @@ impl Kernels for Backend {
     crate::binary_table!(binary_methods);
     // Ternary, parameterised and predicate ops (kernels/pointwise.rs).
     crate::pointwise_methods!();
+    // Shape, copy and factory ops (kernels/shape.rs).
+    crate::shape_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -9,6 +9,7 @@ pub mod iter;
 pub mod loops;
 pub mod pointwise;
 pub mod scalar;
+pub mod shape;
 pub mod special;
 pub mod unary;
 pub mod vmath;
