@@ -76,6 +76,14 @@ pub trait Kernels: Send + Sync + 'static {
         keepdim: bool,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn arange_start_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
     fn argmax_out(
         &self,
@@ -157,6 +165,13 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         mat2: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn cat_out(
+        &self,
+        tensors: TensorList<'_>,
+        dim: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -339,6 +354,10 @@ pub trait Kernels: Send + Sync + 'static {
     fn exp2_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn expm1_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eye_out(&self, n: i64, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`
+    fn eye_m_out(&self, n: i64, m: i64, out: TensorRef<'_>) -> Result<()>;
     /// `aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`
     fn fill_inplace_scalar(&self, self_: TensorRef<'_>, value: Scalar) -> Result<()>;
     /// `aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
@@ -443,6 +462,14 @@ pub trait Kernels: Send + Sync + 'static {
         neginf: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)`
+    fn linspace_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        steps: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn log_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -470,6 +497,15 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         other: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn logspace_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        steps: i64,
+        base: f64,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
@@ -556,10 +592,33 @@ pub trait Kernels: Send + Sync + 'static {
         p: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)`
+    fn narrow_copy_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        start: i64,
+        length: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn range_out(
+        &self,
+        start: Scalar,
+        end: Scalar,
+        step: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn reciprocal_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn neg_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
+    fn repeat_interleave_tensor(
+        &self,
+        repeats: TensorRef<'_>,
+        output_size: Option<i64>,
+    ) -> Result<Tensor>;
     /// `aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)`
     fn _reshape_alias(
         &self,
@@ -739,6 +798,10 @@ pub trait Kernels: Send + Sync + 'static {
         threshold: Scalar,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::flip(Tensor self, int[] dims) -> Tensor`
+    fn flip(&self, self_: TensorRef<'_>, dims: &[i64]) -> Result<Tensor>;
+    /// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
+    fn roll(&self, self_: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
@@ -1113,6 +1176,42 @@ pub trait Kernels: Send + Sync + 'static {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor>;
+    /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn triu_out(
+        &self,
+        self_: TensorRef<'_>,
+        diagonal: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn tril_out(
+        &self,
+        self_: TensorRef<'_>,
+        diagonal: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+    fn tril_indices(
+        &self,
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<ScalarType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor>;
+    /// `aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
+    fn triu_indices(
+        &self,
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<ScalarType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor>;
     /// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
     fn ne_scalar_out(
         &self,
@@ -1406,6 +1505,23 @@ pub trait Kernels: Send + Sync + 'static {
     fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
+    fn unfold(
+        &self,
+        self_: TensorRef<'_>,
+        dimension: i64,
+        size: i64,
+        step: i64,
+    ) -> Result<Tensor>;
+    /// `aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
+    fn unfold_backward(
+        &self,
+        grad_in: TensorRef<'_>,
+        input_sizes: &[i64],
+        dim: i64,
+        size: i64,
+        step: i64,
+    ) -> Result<Tensor>;
     /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
     fn pow_tensor_tensor_out(
         &self,
@@ -1869,7 +1985,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 310] = [
+pub const OPS: [&str; 327] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1883,6 +1999,7 @@ pub const OPS: [&str; 310] = [
     "addmv.out",
     "all.out",
     "any.out",
+    "arange.start_out",
     "argmax.out",
     "argmin.out",
     "acosh.out",
@@ -1899,6 +2016,7 @@ pub const OPS: [&str; 310] = [
     "logical_and.out",
     "logical_or.out",
     "bmm.out",
+    "cat.out",
     "ceil.out",
     "clamp.out",
     "clamp.Tensor_out",
@@ -1931,6 +2049,8 @@ pub const OPS: [&str; 310] = [
     "exp.out",
     "exp2.out",
     "expm1.out",
+    "eye.out",
+    "eye.m_out",
     "fill_.Scalar",
     "fill_.Tensor",
     "floor.out",
@@ -1948,6 +2068,7 @@ pub const OPS: [&str; 310] = [
     "isin.Scalar_Tensor_out",
     "isnan",
     "nan_to_num.out",
+    "linspace.out",
     "log.out",
     "log10.out",
     "log1p.out",
@@ -1955,6 +2076,7 @@ pub const OPS: [&str; 310] = [
     "logaddexp.out",
     "logaddexp2.out",
     "xlogy.OutTensor",
+    "logspace.out",
     "_logcumsumexp",
     "_logcumsumexp.out",
     "aminmax.out",
@@ -1967,8 +2089,11 @@ pub const OPS: [&str; 310] = [
     "mul.Tensor",
     "mul.out",
     "mvlgamma.out",
+    "narrow_copy.out",
+    "range.out",
     "reciprocal.out",
     "neg.out",
+    "repeat_interleave.Tensor",
     "_reshape_alias",
     "round.out",
     "round.decimals_out",
@@ -2004,6 +2129,8 @@ pub const OPS: [&str; 310] = [
     "tanh.out",
     "threshold.out",
     "threshold_backward.grad_input",
+    "flip",
+    "roll",
     "trunc.out",
     "var.correction",
     "var.correction_out",
@@ -2056,6 +2183,10 @@ pub const OPS: [&str; 310] = [
     "addbmm_",
     "addbmm.out",
     "addbmm",
+    "triu.out",
+    "tril.out",
+    "tril_indices",
+    "triu_indices",
     "ne.Scalar_out",
     "ne.Tensor_out",
     "eq.Scalar_out",
@@ -2108,6 +2239,8 @@ pub const OPS: [&str; 310] = [
     "minimum.out",
     "all.all_out",
     "any.all_out",
+    "unfold",
+    "unfold_backward",
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
@@ -2182,7 +2315,7 @@ pub const OPS: [&str; 310] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 310] = [const { AtomicU64::new(0) }; 310];
+static CALLS: [AtomicU64; 327] = [const { AtomicU64::new(0) }; 327];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -2523,6 +2656,33 @@ pub unsafe extern "C" fn regen_kernel_any_out(
         },
     )
 }
+/// Entry point of `aten::arange.start_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_arange_start_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    step: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::arange.start_out",
+        &CALLS[13usize],
+        || {
+            kernels()?
+                .arange_start_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&step) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::argmax.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -2537,7 +2697,7 @@ pub unsafe extern "C" fn regen_kernel_argmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmax.out",
-        &CALLS[13usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .argmax_out(
@@ -2564,7 +2724,7 @@ pub unsafe extern "C" fn regen_kernel_argmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmin.out",
-        &CALLS[14usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .argmin_out(
@@ -2589,7 +2749,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[15usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .acosh_out(
@@ -2612,7 +2772,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[16usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .asinh_out(
@@ -2635,7 +2795,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[17usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .atanh_out(
@@ -2661,7 +2821,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[18usize],
+        &CALLS[19usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -2687,7 +2847,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[19usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .asin_out(
@@ -2710,7 +2870,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[20usize],
+        &CALLS[21usize],
         || {
             kernels()?
                 .atan_out(
@@ -2737,7 +2897,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.out",
-        &CALLS[21usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .baddbmm_out(
@@ -2764,7 +2924,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[22usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -2788,7 +2948,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[23usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .copysign_out(
@@ -2812,7 +2972,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[24usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -2836,7 +2996,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[25usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -2861,7 +3021,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[26usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -2886,7 +3046,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[27usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -2911,12 +3071,37 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[28usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .bmm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cat.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cat_out(
+    tensors: abi::regen_tensor_list,
+    dim: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cat.out",
+        &CALLS[30usize],
+        || {
+            kernels()?
+                .cat_out(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&tensors) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -2935,7 +3120,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[29usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .ceil_out(
@@ -2960,7 +3145,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[30usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .clamp_out(
@@ -2987,7 +3172,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[31usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -3013,7 +3198,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[32usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -3038,7 +3223,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[33usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -3063,7 +3248,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[34usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -3088,7 +3273,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[35usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -3113,7 +3298,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[36usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .complex_out(
@@ -3138,7 +3323,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[37usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .polar_out(
@@ -3163,7 +3348,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[38usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -3189,7 +3374,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[39usize],
+        &CALLS[41usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -3215,7 +3400,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[40usize],
+        &CALLS[42usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -3239,7 +3424,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[41usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .cos_out(
@@ -3262,7 +3447,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[42usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .cosh_out(
@@ -3286,7 +3471,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[43usize],
+        &CALLS[45usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -3312,7 +3497,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[44usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -3339,7 +3524,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[45usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -3366,7 +3551,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[46usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -3393,7 +3578,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[47usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -3419,7 +3604,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[48usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -3444,7 +3629,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[49usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .div_out(
@@ -3470,7 +3655,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[50usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -3496,7 +3681,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[51usize],
+        &CALLS[53usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -3521,7 +3706,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[52usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -3550,7 +3735,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[53usize],
+        &CALLS[55usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -3581,7 +3766,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[54usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -3612,7 +3797,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[55usize],
+        &CALLS[57usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -3640,7 +3825,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[56usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .erf_out(
@@ -3663,7 +3848,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[57usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .erfc_out(
@@ -3686,7 +3871,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[58usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .exp_out(
@@ -3709,7 +3894,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[59usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .exp2_out(
@@ -3732,11 +3917,59 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[60usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .expm1_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eye.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eye_out(
+    n: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eye.out",
+        &CALLS[63usize],
+        || {
+            kernels()?
+                .eye_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::eye.m_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_eye_m_out(
+    n: i64,
+    m: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::eye.m_out",
+        &CALLS[64usize],
+        || {
+            kernels()?
+                .eye_m_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&m) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3755,7 +3988,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[61usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -3778,7 +4011,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[62usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -3801,7 +4034,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[63usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .floor_out(
@@ -3825,7 +4058,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[64usize],
+        &CALLS[68usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -3849,7 +4082,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[65usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -3873,7 +4106,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[66usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -3897,7 +4130,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[67usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .frac_out(
@@ -3921,7 +4154,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[68usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .gcd_out(
@@ -3946,7 +4179,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[69usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .lcm_out(
@@ -3971,7 +4204,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[70usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -4000,7 +4233,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[71usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -4029,7 +4262,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[72usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -4060,7 +4293,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[73usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -4089,7 +4322,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[74usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -4118,7 +4351,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[75usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -4144,7 +4377,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[76usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4168,7 +4401,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[77usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4176,6 +4409,33 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&nan) }?,
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&posinf) }?,
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&neginf) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::linspace.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_linspace_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    steps: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::linspace.out",
+        &CALLS[82usize],
+        || {
+            kernels()?
+                .linspace_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4194,7 +4454,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .log_out(
@@ -4217,7 +4477,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .log10_out(
@@ -4240,7 +4500,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4263,7 +4523,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .log2_out(
@@ -4287,7 +4547,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -4312,7 +4572,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -4337,12 +4597,41 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::logspace.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_logspace_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    steps: i64,
+    base: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::logspace.out",
+        &CALLS[90usize],
+        || {
+            kernels()?
+                .logspace_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&base) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4362,7 +4651,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -4387,7 +4676,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -4414,7 +4703,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -4443,7 +4732,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -4471,7 +4760,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .amax_out(
@@ -4499,7 +4788,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .mean_out(
@@ -4528,7 +4817,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -4556,7 +4845,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .amin_out(
@@ -4582,7 +4871,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .mm_out(
@@ -4607,7 +4896,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -4632,7 +4921,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .mul_out(
@@ -4657,12 +4946,68 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .mvlgamma_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::narrow_copy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    start: i64,
+    length: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::narrow_copy.out",
+        &CALLS[103usize],
+        || {
+            kernels()?
+                .narrow_copy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&length) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::range.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_range_out(
+    start: abi::regen_scalar,
+    end: abi::regen_scalar,
+    step: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::range.out",
+        &CALLS[104usize],
+        || {
+            kernels()?
+                .range_out(
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&start) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&step) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -4681,7 +5026,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[97usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -4704,13 +5049,38 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[98usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .neg_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::repeat_interleave.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
+    repeats: abi::regen_tensor,
+    output_size: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::repeat_interleave.Tensor",
+        &CALLS[107usize],
+        || {
+            let regen_v0 = kernels()?
+                .repeat_interleave_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&repeats) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -4729,7 +5099,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[99usize],
+        &CALLS[108usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -4754,7 +5124,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[100usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .round_out(
@@ -4778,7 +5148,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[101usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -4802,7 +5172,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[102usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4822,7 +5192,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[103usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -4845,7 +5215,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[104usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -4872,7 +5242,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[105usize],
+        &CALLS[114usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -4899,7 +5269,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[106usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .gelu_out(
@@ -4925,7 +5295,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[107usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -4951,7 +5321,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[108usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -4977,7 +5347,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[109usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -5002,7 +5372,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[110usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -5025,7 +5395,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[111usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .silu_out(
@@ -5049,7 +5419,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[112usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -5073,7 +5443,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[113usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .mish_out(
@@ -5096,7 +5466,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[114usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -5120,7 +5490,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[115usize],
+        &CALLS[124usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -5144,7 +5514,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[116usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -5168,7 +5538,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[117usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .logit_out(
@@ -5192,7 +5562,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[118usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .sin_out(
@@ -5215,7 +5585,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[119usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .sinc_out(
@@ -5238,7 +5608,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[120usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .sinh_out(
@@ -5264,7 +5634,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[121usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -5293,7 +5663,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[122usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -5322,7 +5692,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[123usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .nansum_out(
@@ -5348,7 +5718,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[124usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -5374,7 +5744,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[125usize],
+        &CALLS[134usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -5404,7 +5774,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[126usize],
+        &CALLS[135usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -5434,7 +5804,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[127usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -5461,7 +5831,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[128usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -5488,7 +5858,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[129usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -5514,7 +5884,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[130usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .tan_out(
@@ -5537,7 +5907,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[131usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .tanh_out(
@@ -5562,7 +5932,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[132usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .threshold_out(
@@ -5589,7 +5959,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[133usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -5598,6 +5968,58 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&threshold) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::flip`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_flip(
+    self_: abi::regen_tensor,
+    dims: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::flip",
+        &CALLS[143usize],
+        || {
+            let regen_v0 = kernels()?
+                .flip(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dims) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::roll`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_roll(
+    self_: abi::regen_tensor,
+    shifts: abi::regen_i64_list,
+    dims: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::roll",
+        &CALLS[144usize],
+        || {
+            let regen_v0 = kernels()?
+                .roll(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&shifts) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dims) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -5614,7 +6036,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[134usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .trunc_out(
@@ -5640,7 +6062,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[135usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -5669,7 +6091,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[136usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -5699,7 +6121,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[137usize],
+        &CALLS[148usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -5728,7 +6150,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[138usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -5755,7 +6177,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[139usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .where_self_out(
@@ -5784,7 +6206,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[140usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -5814,7 +6236,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[141usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .norm_out(
@@ -5841,7 +6263,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[142usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -5864,7 +6286,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[143usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -5888,7 +6310,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[144usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .sub_out(
@@ -5915,7 +6337,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[145usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -5942,7 +6364,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[146usize],
+        &CALLS[157usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -5968,7 +6390,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[147usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -5996,7 +6418,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[148usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .addmm_out(
@@ -6028,7 +6450,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[149usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -6056,7 +6478,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[150usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -6079,7 +6501,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[151usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -6105,7 +6527,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[152usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -6131,7 +6553,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[153usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -6153,7 +6575,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[154usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .set_inplace(
@@ -6176,7 +6598,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[155usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -6201,7 +6623,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[156usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -6226,7 +6648,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[157usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -6251,7 +6673,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[158usize],
+        &CALLS[169usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -6277,7 +6699,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[159usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .put_inplace(
@@ -6306,7 +6728,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[160usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .index_add_out(
@@ -6338,7 +6760,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[161usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -6368,7 +6790,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[162usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -6395,7 +6817,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[163usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -6423,7 +6845,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[164usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -6452,7 +6874,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[165usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -6482,7 +6904,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[166usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -6513,7 +6935,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[167usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -6543,7 +6965,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[168usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -6574,7 +6996,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[169usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -6603,7 +7025,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[170usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -6628,7 +7050,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[171usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -6653,7 +7075,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[172usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -6678,7 +7100,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[173usize],
+        &CALLS[184usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -6703,7 +7125,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[174usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -6727,7 +7149,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[175usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -6750,7 +7172,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[176usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -6774,7 +7196,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[177usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -6799,7 +7221,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[178usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -6824,7 +7246,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[179usize],
+        &CALLS[190usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -6848,7 +7270,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[180usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -6871,7 +7293,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[181usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -6895,7 +7317,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[182usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -6922,7 +7344,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[183usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -6952,7 +7374,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[184usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -6983,7 +7405,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[185usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -6992,6 +7414,126 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::triu.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_triu_out(
+    self_: abi::regen_tensor,
+    diagonal: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::triu.out",
+        &CALLS[197usize],
+        || {
+            kernels()?
+                .triu_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&diagonal) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tril.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tril_out(
+    self_: abi::regen_tensor,
+    diagonal: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tril.out",
+        &CALLS[198usize],
+        || {
+            kernels()?
+                .tril_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&diagonal) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::tril_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_tril_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    dtype: i32,
+    layout: i32,
+    device: abi::regen_device,
+    pin_memory: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::tril_indices",
+        &CALLS[199usize],
+        || {
+            let regen_v0 = kernels()?
+                .tril_indices(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&row) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&col) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&offset) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <Option<Layout> as FromAbi<'_>>::from_abi(&layout) }?,
+                    unsafe { <Option<Device> as FromAbi<'_>>::from_abi(&device) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&pin_memory) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::triu_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_triu_indices(
+    row: i64,
+    col: i64,
+    offset: i64,
+    dtype: i32,
+    layout: i32,
+    device: abi::regen_device,
+    pin_memory: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::triu_indices",
+        &CALLS[200usize],
+        || {
+            let regen_v0 = kernels()?
+                .triu_indices(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&row) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&col) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&offset) }?,
+                    unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
+                    unsafe { <Option<Layout> as FromAbi<'_>>::from_abi(&layout) }?,
+                    unsafe { <Option<Device> as FromAbi<'_>>::from_abi(&device) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&pin_memory) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -7011,7 +7553,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[186usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -7036,7 +7578,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[187usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -7061,7 +7603,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[188usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -7086,7 +7628,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[189usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -7111,7 +7653,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[190usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -7136,7 +7678,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[191usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -7161,7 +7703,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[192usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -7186,7 +7728,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[193usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -7211,7 +7753,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[194usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -7236,7 +7778,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[195usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -7261,7 +7803,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[196usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -7286,7 +7828,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[197usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -7311,7 +7853,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[198usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .take_out(
@@ -7336,7 +7878,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[199usize],
+        &CALLS[214usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -7362,7 +7904,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[200usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .index_select_out(
@@ -7389,7 +7931,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[201usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -7415,7 +7957,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[202usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -7440,7 +7982,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[203usize],
+        &CALLS[218usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -7464,7 +8006,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[204usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -7487,7 +8029,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[205usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7510,7 +8052,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[206usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -7537,7 +8079,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[207usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -7565,7 +8107,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[208usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .gather_out(
@@ -7594,7 +8136,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[209usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -7623,7 +8165,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[210usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -7649,7 +8191,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[211usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -7672,7 +8214,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[212usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .digamma_out(
@@ -7696,7 +8238,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[213usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -7720,7 +8262,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[214usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -7743,7 +8285,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[215usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .i0_out(
@@ -7766,7 +8308,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[216usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .sign_out(
@@ -7789,7 +8331,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[217usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .signbit_out(
@@ -7813,7 +8355,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[218usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .atan2_out(
@@ -7839,7 +8381,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[219usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -7866,7 +8408,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[220usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -7892,7 +8434,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[221usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -7917,7 +8459,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[222usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .hypot_out(
@@ -7942,7 +8484,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[223usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .igamma_out(
@@ -7967,7 +8509,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[224usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .igammac_out(
@@ -7992,7 +8534,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[225usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -8017,7 +8559,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[226usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -8042,7 +8584,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[227usize],
+        &CALLS[242usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -8066,7 +8608,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[228usize],
+        &CALLS[243usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8087,7 +8629,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[229usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -8111,7 +8653,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[230usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .fmin_out(
@@ -8135,7 +8677,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[231usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8157,7 +8699,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[232usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .fmax_out(
@@ -8182,7 +8724,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[233usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .maximum_out(
@@ -8206,7 +8748,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[234usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -8230,7 +8772,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[235usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .minimum_out(
@@ -8254,7 +8796,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[236usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .all_all_out(
@@ -8277,13 +8819,73 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[237usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .any_all_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unfold`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unfold(
+    self_: abi::regen_tensor,
+    dimension: i64,
+    size: i64,
+    step: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unfold",
+        &CALLS[253usize],
+        || {
+            let regen_v0 = kernels()?
+                .unfold(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dimension) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&step) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unfold_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unfold_backward(
+    grad_in: abi::regen_tensor,
+    input_sizes: abi::regen_i64_list,
+    dim: i64,
+    size: i64,
+    step: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unfold_backward",
+        &CALLS[254usize],
+        || {
+            let regen_v0 = kernels()?
+                .unfold_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_in) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_sizes) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&size) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&step) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -8301,7 +8903,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[238usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -8326,7 +8928,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[239usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -8351,7 +8953,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[240usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -8378,7 +8980,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[241usize],
+        &CALLS[258usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -8407,7 +9009,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[242usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -8436,7 +9038,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[243usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -8467,7 +9069,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[244usize],
+        &CALLS[261usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -8502,7 +9104,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[245usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -8539,7 +9141,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[246usize],
+        &CALLS[263usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -8574,7 +9176,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[247usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -8609,7 +9211,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[248usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .elu_out(
@@ -8640,7 +9242,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[249usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -8670,7 +9272,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[250usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -8694,7 +9296,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[251usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -8720,7 +9322,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[252usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -8747,7 +9349,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[253usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -8775,7 +9377,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[254usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -8804,7 +9406,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[255usize],
+        &CALLS[272usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -8831,7 +9433,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[256usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -8855,7 +9457,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[257usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -8878,7 +9480,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[258usize],
+        &CALLS[275usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -8900,7 +9502,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[259usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -8923,7 +9525,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[260usize],
+        &CALLS[277usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -8948,7 +9550,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[261usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -8975,7 +9577,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[262usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -9002,7 +9604,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[263usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -9027,7 +9629,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[264usize],
+        &CALLS[281usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -9053,7 +9655,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[265usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -9080,7 +9682,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[266usize],
+        &CALLS[283usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -9107,7 +9709,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[267usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .softplus_out(
@@ -9135,7 +9737,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[268usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -9162,7 +9764,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[269usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -9188,7 +9790,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[270usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -9214,7 +9816,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[271usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -9240,7 +9842,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[272usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -9266,7 +9868,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[273usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -9290,7 +9892,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[274usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -9313,7 +9915,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[275usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -9336,7 +9938,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[276usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -9359,7 +9961,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[277usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -9382,7 +9984,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[278usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -9405,7 +10007,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[279usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -9429,7 +10031,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[280usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -9454,7 +10056,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[281usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -9478,7 +10080,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[282usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -9501,7 +10103,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[283usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -9524,7 +10126,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[284usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -9551,7 +10153,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[285usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -9578,7 +10180,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[286usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -9601,7 +10203,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[287usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -9624,7 +10226,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[288usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -9647,7 +10249,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[289usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -9670,7 +10272,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[290usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -9694,7 +10296,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[291usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -9719,7 +10321,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[292usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -9744,7 +10346,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[293usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -9769,7 +10371,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[294usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -9794,7 +10396,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[295usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -9819,7 +10421,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[296usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -9844,7 +10446,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[297usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -9869,7 +10471,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[298usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -9893,7 +10495,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[299usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -9916,7 +10518,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[300usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -9939,7 +10541,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[301usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -9962,7 +10564,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[302usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -9985,7 +10587,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[303usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -10008,7 +10610,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[304usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -10032,7 +10634,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[305usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -10057,7 +10659,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[306usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -10082,7 +10684,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[307usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -10107,7 +10709,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[308usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -10131,7 +10733,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[309usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

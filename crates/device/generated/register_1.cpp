@@ -11,6 +11,7 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_angle(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_arange_start_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
@@ -26,14 +27,19 @@ regen_error* regen_kernel_dot(regen_tensor self, regen_tensor tensor, regen_tens
 regen_error* regen_kernel_vdot(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_eye_out(int64_t n, regen_tensor out);
+regen_error* regen_kernel_eye_m_out(int64_t n, int64_t m, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
 regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tensor_list indices, regen_tensor values, bool accumulate, bool unsafe);
 regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
+regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int64_t steps, regen_tensor out);
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
 regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_min_dim_min(regen_tensor self, int64_t dim, bool keepdim, regen_tensor min, regen_tensor min_indices);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_t start, int64_t length, regen_tensor out);
+regen_error* regen_kernel_range_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
 regen_error* regen_kernel__prelu_kernel(regen_tensor self, regen_tensor weight, regen_tensor* regen_r0);
@@ -65,6 +71,8 @@ regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor 
 regen_error* regen_kernel_dunder_lshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_irshift_scalar(regen_tensor self, regen_scalar other);
 regen_error* regen_kernel_addbmm(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
+regen_error* regen_kernel_tril_out(regen_tensor self, int64_t diagonal, regen_tensor out);
+regen_error* regen_kernel_tril_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_take_out(regen_tensor self, regen_tensor index, regen_tensor out);
@@ -102,6 +110,16 @@ at::Tensor wrap_angle(const at::Tensor & self) {
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_angle(regen_a0, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_arange_start_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(start, "aten::arange.start_out argument 'start'");
+  auto regen_a1 = ::regen::lift_scalar(end, "aten::arange.start_out argument 'end'");
+  auto regen_a2 = ::regen::lift_scalar(step, "aten::arange.start_out argument 'step'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::arange.start_out argument 'out'");
+  ::regen::check(regen_kernel_arange_start_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -236,6 +254,23 @@ at::Tensor & wrap_expm1_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_eye_out(c10::SymInt n, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_int(n, "aten::eye.out argument 'n'");
+  auto regen_a1 = ::regen::lift_tensor(out, "aten::eye.out argument 'out'");
+  ::regen::check(regen_kernel_eye_out(regen_a0, regen_a1));
+  return out;
+}
+
+// aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_eye_m_out(c10::SymInt n, c10::SymInt m, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_int(n, "aten::eye.m_out argument 'n'");
+  auto regen_a1 = ::regen::lift_int(m, "aten::eye.m_out argument 'm'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::eye.m_out argument 'out'");
+  ::regen::check(regen_kernel_eye_m_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & value) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fill_.Tensor argument 'self'");
@@ -263,6 +298,16 @@ at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::
   auto regen_a3 = ::regen::lift_plain(invert, "aten::isin.Tensor_Tensor_out argument 'invert'");
   auto regen_a4 = ::regen::lift_tensor(out, "aten::isin.Tensor_Tensor_out argument 'out'");
   ::regen::check(regen_kernel_isin_tensor_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end, int64_t steps, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(start, "aten::linspace.out argument 'start'");
+  auto regen_a1 = ::regen::lift_scalar(end, "aten::linspace.out argument 'end'");
+  auto regen_a2 = ::regen::lift_int(steps, "aten::linspace.out argument 'steps'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::linspace.out argument 'out'");
+  ::regen::check(regen_kernel_linspace_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -316,6 +361,27 @@ at::Tensor wrap_mul_tensor(const at::Tensor & self, const at::Tensor & other) {
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_mul_tensor(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::SymInt start, c10::SymInt length, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::narrow_copy.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::narrow_copy.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_int(start, "aten::narrow_copy.out argument 'start'");
+  auto regen_a3 = ::regen::lift_int(length, "aten::narrow_copy.out argument 'length'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::narrow_copy.out argument 'out'");
+  ::regen::check(regen_kernel_narrow_copy_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_range_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(start, "aten::range.out argument 'start'");
+  auto regen_a1 = ::regen::lift_scalar(end, "aten::range.out argument 'end'");
+  auto regen_a2 = ::regen::lift_scalar(step, "aten::range.out argument 'step'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::range.out argument 'out'");
+  ::regen::check(regen_kernel_range_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
@@ -621,6 +687,29 @@ at::Tensor wrap_addbmm(const at::Tensor & self, const at::Tensor & batch1, const
   return ::regen::adopt(regen_r0);
 }
 
+// aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tril.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(diagonal, "aten::tril.out argument 'diagonal'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::tril.out argument 'out'");
+  ::regen::check(regen_kernel_tril_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+at::Tensor wrap_tril_indices(int64_t row, int64_t col, int64_t offset, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  auto regen_a0 = ::regen::lift_int(row, "aten::tril_indices argument 'row'");
+  auto regen_a1 = ::regen::lift_int(col, "aten::tril_indices argument 'col'");
+  auto regen_a2 = ::regen::lift_int(offset, "aten::tril_indices argument 'offset'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::tril_indices argument 'dtype'");
+  auto regen_a4 = ::regen::lift_opt_enum(layout, "aten::tril_indices argument 'layout'");
+  auto regen_a5 = ::regen::lift_opt_device(device, "aten::tril_indices argument 'device'");
+  auto regen_a6 = ::regen::lift_opt_bool(pin_memory, "aten::tril_indices argument 'pin_memory'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_tril_indices(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor_out argument 'self'");
@@ -846,6 +935,7 @@ at::Tensor & wrap_special_spherical_bessel_j0_out(const at::Tensor & x, at::Tens
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("angle", TORCH_FN(regen_runtime_ops::wrap_angle));
+  m.impl("arange.start_out", TORCH_FN(regen_runtime_ops::wrap_arange_start_out));
   m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
   m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
   m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
@@ -861,14 +951,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("vdot", TORCH_FN(regen_runtime_ops::wrap_vdot));
   m.impl("exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   m.impl("expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
+  m.impl("eye.out", TORCH_FN(regen_runtime_ops::wrap_eye_out));
+  m.impl("eye.m_out", TORCH_FN(regen_runtime_ops::wrap_eye_m_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
   m.impl("_index_put_impl_", TORCH_FN(regen_runtime_ops::wrap__index_put_impl_inplace));
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
+  m.impl("linspace.out", TORCH_FN(regen_runtime_ops::wrap_linspace_out));
   m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
   m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
   m.impl("min.dim_min", TORCH_FN(regen_runtime_ops::wrap_min_dim_min));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
+  m.impl("narrow_copy.out", TORCH_FN(regen_runtime_ops::wrap_narrow_copy_out));
+  m.impl("range.out", TORCH_FN(regen_runtime_ops::wrap_range_out));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
   m.impl("_prelu_kernel", TORCH_FN(regen_runtime_ops::wrap__prelu_kernel));
@@ -900,6 +995,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__lshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_tensor));
   m.impl("__irshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_scalar));
   m.impl("addbmm", TORCH_FN(regen_runtime_ops::wrap_addbmm));
+  m.impl("tril.out", TORCH_FN(regen_runtime_ops::wrap_tril_out));
+  m.impl("tril_indices", TORCH_FN(regen_runtime_ops::wrap_tril_indices));
   m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
   m.impl("eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
   m.impl("take.out", TORCH_FN(regen_runtime_ops::wrap_take_out));

@@ -18,6 +18,7 @@ regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool 
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
+regen_error* regen_kernel_cat_out(regen_tensor_list tensors, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
 regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
 regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, regen_tensor out);
@@ -35,6 +36,7 @@ regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other
 regen_error* regen_kernel__logcumsumexp(regen_tensor self, int64_t dim, regen_tensor* regen_r0);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
+regen_error* regen_kernel_repeat_interleave_tensor(regen_tensor repeats, regen_opt_i64 output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
@@ -68,6 +70,7 @@ regen_error* regen_kernel_min_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
 regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
@@ -166,6 +169,15 @@ at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.out argument 'mat2'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bmm.out argument 'out'");
   ::regen::check(regen_kernel_bmm_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor_list(tensors, "aten::cat.out argument 'tensors'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cat.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::cat.out argument 'out'");
+  ::regen::check(regen_kernel_cat_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -322,6 +334,15 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mvlgamma.out argument 'out'");
   ::regen::check(regen_kernel_mvlgamma_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+at::Tensor wrap_repeat_interleave_tensor(const at::Tensor & repeats, ::std::optional<c10::SymInt> output_size) {
+  auto regen_a0 = ::regen::lift_tensor(repeats, "aten::repeat_interleave.Tensor argument 'repeats'");
+  auto regen_a1 = ::regen::lift_opt_int(output_size, "aten::repeat_interleave.Tensor argument 'output_size'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_repeat_interleave_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -621,6 +642,17 @@ at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other,
   return out;
 }
 
+// aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
+at::Tensor wrap_unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::unfold argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dimension, "aten::unfold argument 'dimension'");
+  auto regen_a2 = ::regen::lift_int(size, "aten::unfold argument 'size'");
+  auto regen_a3 = ::regen::lift_int(step, "aten::unfold argument 'step'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unfold(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bucketize_tensor_out(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor_out argument 'self'");
@@ -824,6 +856,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
+  m.impl("cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
   m.impl("clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
   m.impl("clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
   m.impl("complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
@@ -841,6 +874,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
   m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
+  m.impl("repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
@@ -874,6 +908,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
   m.impl("max", TORCH_FN(regen_runtime_ops::wrap_max));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
+  m.impl("unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
   m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
   m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
   m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));

@@ -37,6 +37,8 @@ regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_flip(regen_tensor self, regen_i64_list dims, regen_tensor* regen_r0);
+regen_error* regen_kernel_roll(regen_tensor self, regen_i64_list shifts, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
@@ -334,6 +336,25 @@ at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & thre
   auto regen_a3 = ::regen::lift_tensor(out, "aten::threshold.out argument 'out'");
   ::regen::check(regen_kernel_threshold_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::flip(Tensor self, int[] dims) -> Tensor
+at::Tensor wrap_flip(const at::Tensor & self, at::IntArrayRef dims) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::flip argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(dims, "aten::flip argument 'dims'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_flip(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
+at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::IntArrayRef dims) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::roll argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(shifts, "aten::roll argument 'shifts'");
+  auto regen_a2 = ::regen::lift_int_list(dims, "aten::roll argument 'dims'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_roll(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)
@@ -823,6 +844,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
+  m.impl("flip", TORCH_FN(regen_runtime_ops::wrap_flip));
+  m.impl("roll", TORCH_FN(regen_runtime_ops::wrap_roll));
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));

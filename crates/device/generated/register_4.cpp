@@ -34,6 +34,7 @@ regen_error* regen_kernel_isin_scalar_tensor_out(regen_scalar element, regen_ten
 regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logspace_out(regen_scalar start, regen_scalar end, int64_t steps, double base, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
@@ -57,6 +58,8 @@ regen_error* regen_kernel_scatter_add_out(regen_tensor self, int64_t dim, regen_
 regen_error* regen_kernel_scatter_reduce_two_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, bool include_self, regen_tensor out);
 regen_error* regen_kernel_dunder_ilshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_dunder_rshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_triu_out(regen_tensor self, int64_t diagonal, regen_tensor out);
+regen_error* regen_kernel_triu_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_le_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_gt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
@@ -71,6 +74,7 @@ regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_
 regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_unfold_backward(regen_tensor grad_in, regen_i64_list input_sizes, int64_t dim, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_bucketize_scalar(regen_scalar self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_tensor(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
@@ -315,6 +319,17 @@ at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_logspace_out(const at::Scalar & start, const at::Scalar & end, int64_t steps, double base, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_scalar(start, "aten::logspace.out argument 'start'");
+  auto regen_a1 = ::regen::lift_scalar(end, "aten::logspace.out argument 'end'");
+  auto regen_a2 = ::regen::lift_int(steps, "aten::logspace.out argument 'steps'");
+  auto regen_a3 = ::regen::lift_plain(base, "aten::logspace.out argument 'base'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::logspace.out argument 'out'");
+  ::regen::check(regen_kernel_logspace_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_logcumsumexp.out argument 'self'");
@@ -536,6 +551,29 @@ at::Tensor wrap_dunder_rshift_scalar(const at::Tensor & self, const at::Scalar &
   return ::regen::adopt(regen_r0);
 }
 
+// aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::triu.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(diagonal, "aten::triu.out argument 'diagonal'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::triu.out argument 'out'");
+  ::regen::check(regen_kernel_triu_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+at::Tensor wrap_triu_indices(int64_t row, int64_t col, int64_t offset, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  auto regen_a0 = ::regen::lift_int(row, "aten::triu_indices argument 'row'");
+  auto regen_a1 = ::regen::lift_int(col, "aten::triu_indices argument 'col'");
+  auto regen_a2 = ::regen::lift_int(offset, "aten::triu_indices argument 'offset'");
+  auto regen_a3 = ::regen::lift_opt_enum(dtype, "aten::triu_indices argument 'dtype'");
+  auto regen_a4 = ::regen::lift_opt_enum(layout, "aten::triu_indices argument 'layout'");
+  auto regen_a5 = ::regen::lift_opt_device(device, "aten::triu_indices argument 'device'");
+  auto regen_a6 = ::regen::lift_opt_bool(pin_memory, "aten::triu_indices argument 'pin_memory'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_triu_indices(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ge_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Tensor_out argument 'self'");
@@ -660,6 +698,18 @@ at::Tensor & wrap_any_all_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::any.all_out argument 'out'");
   ::regen::check(regen_kernel_any_all_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
+at::Tensor wrap_unfold_backward(const at::Tensor & grad_in, c10::SymIntArrayRef input_sizes, int64_t dim, int64_t size, int64_t step) {
+  auto regen_a0 = ::regen::lift_tensor(grad_in, "aten::unfold_backward argument 'grad_in'");
+  auto regen_a1 = ::regen::lift_int_list(input_sizes, "aten::unfold_backward argument 'input_sizes'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::unfold_backward argument 'dim'");
+  auto regen_a3 = ::regen::lift_int(size, "aten::unfold_backward argument 'size'");
+  auto regen_a4 = ::regen::lift_int(step, "aten::unfold_backward argument 'step'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unfold_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
@@ -839,6 +889,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
+  m.impl("logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
   m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
   m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
@@ -862,6 +913,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
   m.impl("__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
   m.impl("__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
+  m.impl("triu.out", TORCH_FN(regen_runtime_ops::wrap_triu_out));
+  m.impl("triu_indices", TORCH_FN(regen_runtime_ops::wrap_triu_indices));
   m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
   m.impl("le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
   m.impl("gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
@@ -876,6 +929,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
   m.impl("max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
   m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
+  m.impl("unfold_backward", TORCH_FN(regen_runtime_ops::wrap_unfold_backward));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
   m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
   m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));

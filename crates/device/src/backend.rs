@@ -60,6 +60,8 @@ impl Kernels for Backend {
     crate::matmul_methods!();
     // Indexing, scatter/gather and selection (kernels/index.rs).
     crate::index_methods!();
+    // Shape, copy and factory ops (kernels/shape.rs).
+    crate::shape_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

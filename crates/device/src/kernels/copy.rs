@@ -7,7 +7,7 @@ use regen_runtime::bootstrap::{copy_into, copy_needed, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use super::dtype::DType;
-use super::iter::{Operand, copy_cast};
+use super::iter::{GRAIN, Iter, Operand, copy_cast};
 use super::unary::{self, ops};
 
 /// `dst.copy_(src)`.
@@ -17,6 +17,8 @@ pub fn copy_(dst: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
     }
     match (Operand::of(&src), Operand::of(&dst)) {
         // SAFETY: both describe live tensors for the call; `dst` is writable.
+        (Ok(s), Ok(d)) if s.dtype == d.dtype => unsafe { copy_same(&s, &d) },
+        // SAFETY: as above.
         (Ok(s), Ok(d)) => unsafe { copy_cast(&s, &d) },
         // Dtypes the engine does not compute in (float8, ...) still move bytewise.
         _ => copy_into(&src, &dst)?,
@@ -103,4 +105,135 @@ pub fn resolved(t: TensorRef<'_>) -> Result<Option<Tensor>> {
     )?;
     copy_(out.as_ref(), t)?;
     Ok(Some(out))
+}
+
+/// Element bits of one size, for copies that do not look at the values. Each has the smallest
+/// alignment of the dtypes of its size (complex64 is 4-aligned, complex128 8-aligned).
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Bits8([u32; 2]);
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Bits16([u64; 2]);
+
+/// Copies `src` (broadcast to `dst`'s shape) into `dst` of the same dtype, moving bits at memory
+/// speed: one (threaded) `memmove` when both walk memory the same way, a cache-blocked transpose
+/// when one is the other's permutation in its two fastest dimensions, a strided loop otherwise.
+/// Shape ops (cat, flip, roll, narrow_copy, ...) describe their work as such copies.
+///
+/// # Safety
+/// Both operands describe live memory; `dst` is writable and does not partially overlap `src`.
+pub unsafe fn copy_same(src: &Operand, dst: &Operand) {
+    debug_assert_eq!(src.dtype.size(), dst.dtype.size());
+    let it = Iter::new(std::slice::from_ref(dst), std::slice::from_ref(src), &dst.sizes);
+    if it.numel() == 0 {
+        return;
+    }
+    let (d, s) = (dst.data as usize, src.data as usize);
+    // SAFETY: per the contract.
+    unsafe {
+        match dst.dtype.size() {
+            1 => move_bits::<u8>(&it, d, s),
+            2 => move_bits::<u16>(&it, d, s),
+            4 => move_bits::<u32>(&it, d, s),
+            8 => move_bits::<Bits8>(&it, d, s),
+            _ => move_bits::<Bits16>(&it, d, s),
+        }
+    }
+}
+
+/// Bytes below which a contiguous copy stays on one thread (memory bandwidth, not arithmetic,
+/// bounds it: more threads only pay off for copies well beyond the caches).
+const COPY_GRAIN_BYTES: usize = 1 << 18;
+
+/// Elements per side of a transpose tile: two tiles of 64 bytes x this many rows stay in L1.
+const fn tile<T>() -> usize {
+    let n = 64 / std::mem::size_of::<T>();
+    if n < 8 { 8 } else { n }
+}
+
+/// # Safety
+/// As for [`copy_same`]; `T` has the operands' element size.
+unsafe fn move_bits<T: Copy + Send + Sync>(it: &Iter, dst: usize, src: usize) {
+    let e = std::mem::size_of::<T>() as isize;
+    let shape = it.shape();
+    let (sd, ss) = (it.strides(0), it.strides(1));
+    // One run, both dense: a memmove (split across threads when large).
+    if shape.len() == 1 && sd[0] == e && ss[0] == e {
+        let bytes = shape[0] * e as usize;
+        let run = |a: usize, b: usize| {
+            // SAFETY: `a..b` lies inside both operands; `ptr::copy` tolerates exact aliasing.
+            unsafe { std::ptr::copy((src + a) as *const u8, (dst + a) as *mut u8, b - a) }
+        };
+        if bytes < 2 * COPY_GRAIN_BYTES || regen_runtime::host::num_threads() < 2 {
+            return run(0, bytes);
+        }
+        return regen_runtime::host::parallel_for(bytes, COPY_GRAIN_BYTES, run);
+    }
+    // A transpose: the destination is dense along dimension 0, the source along dimension 1.
+    if shape.len() >= 2 && sd[0] == e && ss[1] == e && ss[0] != e {
+        // SAFETY: per the contract.
+        return unsafe { transpose::<T>(it, dst, src) };
+    }
+    // Anything else: the iterator's runs, each a plain strided loop.
+    super::loops::unary::<T, T>(it, |x| x);
+}
+
+/// The tiled transpose of [`move_bits`]: for every index of the outer dimensions (2..), the
+/// `n0 x n1` plane is copied in square tiles, reading the source along its rows and writing the
+/// destination along its rows, each tile staying in cache. Strips of tiles go to threads.
+///
+/// # Safety
+/// As for [`move_bits`].
+unsafe fn transpose<T: Copy + Send + Sync>(it: &Iter, dst: usize, src: usize) {
+    let b = tile::<T>();
+    let shape = it.shape();
+    let (n0, n1) = (shape[0], shape[1]);
+    let (sd, ss) = (it.strides(0), it.strides(1));
+    let (d1, s0) = (sd[1], ss[0]);
+    let outer: usize = shape[2..].iter().product();
+    let strips = n1.div_ceil(b);
+    let tasks = outer * strips;
+    let offsets = |mut o: usize| -> (isize, isize) {
+        let (mut od, mut os) = (0isize, 0isize);
+        for d in 2..shape.len() {
+            let i = (o % shape[d]) as isize;
+            o /= shape[d];
+            od += i * sd[d];
+            os += i * ss[d];
+        }
+        (od, os)
+    };
+    let work = |t0: usize, t1: usize| {
+        for t in t0..t1 {
+            let (od, os) = offsets(t / strips);
+            let j0 = (t % strips) * b;
+            let j1 = (j0 + b).min(n1);
+            let mut i0 = 0;
+            while i0 < n0 {
+                let i1 = (i0 + b).min(n0);
+                for j in j0..j1 {
+                    let drow = (dst as isize + od + j as isize * d1) as *mut T;
+                    let scol = (src as isize + os + j as isize * e_of::<T>()) as *const u8;
+                    for i in i0..i1 {
+                        // SAFETY: (i, j, outer) is inside the shape, so both addresses are inside
+                        // their operands.
+                        unsafe {
+                            drow.add(i).write_unaligned(scol.offset(i as isize * s0).cast::<T>().read_unaligned())
+                        };
+                    }
+                }
+                i0 = i1;
+            }
+        }
+    };
+    let per_task = n0 * b;
+    if tasks * per_task < 2 * GRAIN || regen_runtime::host::num_threads() < 2 {
+        return work(0, tasks);
+    }
+    regen_runtime::host::parallel_for(tasks, (GRAIN / per_task).max(1), work);
+}
+
+const fn e_of<T>() -> isize {
+    std::mem::size_of::<T>() as isize
 }

@@ -13,6 +13,7 @@ pub mod pointwise;
 pub mod reduce;
 pub mod scalar;
 pub mod scan;
+pub mod shape;
 pub mod special;
 pub mod unary;
 pub mod vmath;
