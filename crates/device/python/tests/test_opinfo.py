@@ -38,6 +38,8 @@ NATIVE_SLICE = [
     "add", "sub", "mul", "div.no_rounding_mode", "div.trunc_rounding", "neg", "abs", "exp", "log",
     "sqrt", "sigmoid", "tanh", "nn.functional.relu", "sum", "mm", "addmm", "addmm.decomposed",
     "view", "reshape", "as_strided", "fill", "zero_",
+    # Matrix products (kernels/matmul.rs; bmm, mv, matmul and linear are in COMMON_SLICE).
+    "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",
