@@ -48,6 +48,8 @@ NATIVE_SLICE = [
     "index_reduce.prod", "index_reduce.mean", "index_reduce.amax", "index_reduce.amin", "masked_scatter",
     "masked_select", "take", "take_along_dim", "put", "nonzero", "nonzero_static", "searchsorted",
     "bucketize", "isin", "__getitem__",
+    # Matrix products (kernels/matmul.rs; bmm, mv, matmul and linear are in COMMON_SLICE).
+    "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",

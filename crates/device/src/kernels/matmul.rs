@@ -372,9 +372,18 @@ fn compute(
     // Negative views fold into alpha.
     let alpha = if a.is_neg() != b.is_neg() { negate(alpha) } else { alpha };
     let beta = beta.unwrap_or(Num::Int(0));
+    // ATen multiplies small batches (depth × rows × cols < 400) in its own loop: so does the
+    // device, for the same sums in the same order.
+    let small = op.operands[0] == Batch && !op.sum_batches && p.m * p.n * p.k < 400;
     // SAFETY: the problem describes the live tensors of this call, checked above; `out` was
     // sized to the product's shape.
     unsafe {
+        if small {
+            crate::dispatch!(dtype, [F32, F64, C64, C128], |T| return {
+                execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) });
+                Ok(())
+            }, else ())
+        }
         crate::dispatch!(dtype, [F32, F64, C64, C128], |T| execute(&p, &Gemm::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
         crate::dispatch!(dtype, [U8, I8, I16, I32, I64], |T| execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
             return Err(Error::not_implemented(format!("\"{}\" not implemented for '{}'", op.kernel, dtype.name())))))
@@ -601,15 +610,19 @@ impl<T: Element> Block for Gemm<T> {
     }
 }
 
-/// Integer arithmetic that wraps, as C++'s does on CPU.
-trait Wrapping: Element {
+/// The arithmetic of the simple loop: wrapping for integers (as C++'s on CPU), plain IEEE for
+/// floats (no fused multiply-add, as ATen's baseline-compiled loop), conjugation for complex.
+trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
+    fn conj(self) -> Self {
+        self
+    }
 }
 
 macro_rules! wrapping {
     ($($t:ty),*) => {$(
-        impl Wrapping for $t {
+        impl Arith for $t {
             #[inline(always)]
             fn add(self, o: Self) -> Self {
                 self.wrapping_add(o)
@@ -623,14 +636,35 @@ macro_rules! wrapping {
 }
 wrapping!(u8, i8, i16, i32, i64);
 
-/// Integers: a row at a time in i-k-j order (the inner loop runs along a row of rhs and of the
-/// accumulator), accumulating in the dtype.
+macro_rules! ieee {
+    ($($t:ty: $conj:expr),*) => {$(
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn conj(self) -> Self {
+                $conj(self)
+            }
+        }
+    )*};
+}
+ieee!(f32: |x| x, f64: |x| x, num_complex::Complex32: |z| num_complex::Complex32::conj(&z), num_complex::Complex64: |z| num_complex::Complex64::conj(&z));
+
+/// Integers, and the small batched products ATen computes with its own loop: a row at a time in
+/// i-k-j order (the inner loop runs along a row of rhs and of the accumulator), accumulating in
+/// the dtype, each sum in order of depth from 0 (the order of ATen's `baddbmm_cpu_kernel`).
 struct Loop<T> {
     alpha: T,
     beta: T,
 }
 
-impl<T: Wrapping> Block for Loop<T> {
+impl<T: Arith> Block for Loop<T> {
     unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool) {
         let factor = if first { self.beta } else { T::one() };
         let mut acc = vec![T::zero(); p.n];
@@ -639,19 +673,19 @@ impl<T: Wrapping> Block for Loop<T> {
             for q in 0..p.k {
                 // SAFETY: per the contract, (b, i, q) and (b, q, j) lie inside the operands.
                 let x = unsafe { *p.lhs.at::<T>(b, i, q) };
-                if x == T::zero() {
-                    continue;
-                }
+                let x = if p.conj_lhs { x.conj() } else { x };
                 for (j, s) in acc.iter_mut().enumerate() {
                     // SAFETY: as above.
-                    *s = s.add(x.mul(unsafe { *p.rhs.at::<T>(b, q, j) }));
+                    let y = unsafe { *p.rhs.at::<T>(b, q, j) };
+                    *s = s.add(x.mul(if p.conj_rhs { y.conj() } else { y }));
                 }
             }
             for (j, s) in acc.iter().enumerate() {
                 // SAFETY: as above; (b, i, j) lies inside the output.
                 unsafe {
                     let o = p.out.at::<T>(b, i, j);
-                    let v = self.alpha.mul(*s);
+                    // bmm writes the sum itself (a complex 1·inf would make NaNs).
+                    let v = if self.alpha == T::one() { *s } else { self.alpha.mul(*s) };
                     *o = if read { factor.mul(*o).add(v) } else { v };
                 }
             }
@@ -891,6 +925,10 @@ mod tests {
         unsafe { execute(&p, &Gemm::<Complex64> { alpha: one, beta: one }) };
         let expected = a[0].conj() * b[0] + a[1].conj() * b[1];
         assert!((out[0] - expected).norm() < 1e-12);
+        // The simple loop (small batched products) conjugates the same way.
+        // SAFETY: as above.
+        unsafe { execute(&p, &Loop::<Complex64> { alpha: one, beta: one }) };
+        assert_eq!(out[0], expected);
 
         let mut x = [100i8; 40];
         let mut y = [7i8; 40];
