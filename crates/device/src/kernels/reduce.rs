@@ -57,6 +57,9 @@ pub trait Dom: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     fn from_f64(x: f64) -> Self;
     /// From a complex f64 (reals take the real part).
     fn from_c64(z: Complex64) -> Self;
+    /// The identities of max and min (-inf and inf; the integer limits).
+    fn lowest() -> Self;
+    fn highest() -> Self;
 }
 
 macro_rules! real_dom {
@@ -77,6 +80,8 @@ macro_rules! real_dom {
             #[inline(always)] fn div_count(self, n: f64) -> Self { (self as f64 / n) as $t }
             #[inline(always)] fn from_f64(x: f64) -> Self { x as $t }
             #[inline(always)] fn from_c64(z: Complex64) -> Self { z.re as $t }
+            #[inline(always)] fn lowest() -> Self { <$t>::NEG_INFINITY }
+            #[inline(always)] fn highest() -> Self { <$t>::INFINITY }
         }
     )*};
 }
@@ -100,6 +105,8 @@ macro_rules! complex_dom {
             #[inline(always)] fn div_count(self, n: f64) -> Self { self / (n as $t) }
             #[inline(always)] fn from_f64(x: f64) -> Self { Complex::new(x as $t, 0.0) }
             #[inline(always)] fn from_c64(z: Complex64) -> Self { Complex::new(z.re as $t, z.im as $t) }
+            #[inline(always)] fn lowest() -> Self { Complex::new(0.0, 0.0) }
+            #[inline(always)] fn highest() -> Self { Complex::new(0.0, 0.0) }
         }
     )*};
 }
@@ -159,6 +166,14 @@ impl Dom for i64 {
     #[inline(always)]
     fn from_c64(z: Complex64) -> Self {
         z.re as i64
+    }
+    #[inline(always)]
+    fn lowest() -> Self {
+        i64::MIN
+    }
+    #[inline(always)]
+    fn highest() -> Self {
+        i64::MAX
     }
 }
 
@@ -417,32 +432,29 @@ impl<D: Dom, const MAX: bool> Reducer<D> for Extremum<MAX> {
     }
 }
 
-/// amax/amin: the value only, so the reduced dimensions may be reordered and runs vectorised.
+/// amax/amin: the value only, starting from the op's identity (the callers reject empty
+/// reductions), so the combine is a branch-free select that vectorises across outputs too.
 pub struct ExtremumValue<const MAX: bool>;
 
 impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
-    /// (value, seen anything).
-    type Acc = (D, bool);
-    fn init(&self) -> (D, bool) {
-        (D::zero(), false)
+    type Acc = D;
+    fn init(&self) -> D {
+        if MAX { D::lowest() } else { D::highest() }
     }
     #[inline(always)]
-    fn combine(&self, acc: (D, bool), x: D, _: i64) -> (D, bool) {
-        if !acc.1 || better::<D, MAX>(acc.0, x) { (x, true) } else { acc }
+    fn combine(&self, acc: D, x: D, _: i64) -> D {
+        if better::<D, MAX>(acc, x) { x } else { acc }
     }
-    fn merge(&self, a: (D, bool), b: (D, bool)) -> (D, bool) {
-        if b.1 { self.combine(a, b.0, 0) } else { a }
+    fn merge(&self, a: D, b: D) -> D {
+        self.combine(a, b, 0)
     }
-    fn finish(&self, acc: (D, bool), _: i64) -> [Num; 2] {
-        [acc.0.to_num(), Num::Int(0)]
+    fn finish(&self, acc: D, _: i64) -> [Num; 2] {
+        [acc.to_num(), Num::Int(0)]
     }
     #[inline(always)]
-    fn slice<T: Load<D = D>>(&self, acc: (D, bool), xs: &[T], _: i64) -> (D, bool) {
-        if xs.is_empty() {
-            return acc;
-        }
+    fn slice<T: Load<D = D>>(&self, acc: D, xs: &[T], _: i64) -> D {
         // Lane-wise extrema with NaN folded into a flag (a branch-free loop that vectorises).
-        let mut lanes = [xs[0].load(); LANES];
+        let mut lanes = [self.init(); LANES];
         let mut nan = false;
         let chunks = xs.chunks_exact(LANES);
         let tail = chunks.remainder();
@@ -473,19 +485,19 @@ impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
 pub struct MinMax;
 
 impl<D: Dom> Reducer<D> for MinMax {
-    type Acc = ((D, bool), (D, bool));
-    fn init(&self) -> Self::Acc {
-        ((D::zero(), false), (D::zero(), false))
+    type Acc = (D, D);
+    fn init(&self) -> (D, D) {
+        (ExtremumValue::<false>.init(), ExtremumValue::<true>.init())
     }
     #[inline(always)]
-    fn combine(&self, acc: Self::Acc, x: D, i: i64) -> Self::Acc {
+    fn combine(&self, acc: (D, D), x: D, i: i64) -> (D, D) {
         (ExtremumValue::<false>.combine(acc.0, x, i), ExtremumValue::<true>.combine(acc.1, x, i))
     }
-    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
+    fn merge(&self, a: (D, D), b: (D, D)) -> (D, D) {
         (ExtremumValue::<false>.merge(a.0, b.0), ExtremumValue::<true>.merge(a.1, b.1))
     }
-    fn finish(&self, acc: Self::Acc, _: i64) -> [Num; 2] {
-        [acc.0.0.to_num(), acc.1.0.to_num()]
+    fn finish(&self, acc: (D, D), _: i64) -> [Num; 2] {
+        [acc.0.to_num(), acc.1.to_num()]
     }
 }
 
@@ -709,6 +721,13 @@ struct Ptr(*mut u8);
 unsafe impl Send for Ptr {}
 unsafe impl Sync for Ptr {}
 
+impl Ptr {
+    /// The pointer (a method, so closures capture the whole `Send` wrapper, not its field).
+    fn get(self) -> *mut u8 {
+        self.0
+    }
+}
+
 /// Accumulates the outputs `o0..o1` over the reduced range described by `red` (whose
 /// first element is at `base`, with indices starting at `i0`) and hands each accumulator to
 /// `sink(o, acc)`.
@@ -896,15 +915,14 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
     if work < GRAIN || threads < 2 {
         // SAFETY: per the contract.
         arch.dispatch(|| unsafe {
-            accumulate::<T, R>(op, &g, &g.red, base.0 as *const T, 0, (0, n_out), &mut |o, a| write(o, a))
+            accumulate::<T, R>(op, &g, &g.red, base.get() as *const T, 0, (0, n_out), &mut |o, a| write(o, a))
         });
     } else if n_out >= threads || g.red.is_empty() || g.red[0].0 < 2 {
         let grain = (GRAIN / n_red.max(1)).max(1);
         regen_runtime::host::parallel_for(n_out, grain, |b, e| {
-            let base = base;
             // SAFETY: per the contract; each chunk writes its own outputs.
             arch.dispatch(|| unsafe {
-                accumulate::<T, R>(op, &g, &g.red, base.0 as *const T, 0, (b, e), &mut |o, a| write(o, a))
+                accumulate::<T, R>(op, &g, &g.red, base.get() as *const T, 0, (b, e), &mut |o, a| write(o, a))
             });
         });
     } else {
@@ -917,8 +935,7 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
         let partials: Vec<std::sync::Mutex<Vec<R::Acc>>> =
             (0..chunks).map(|_| std::sync::Mutex::new(Vec::new())).collect();
         regen_runtime::host::parallel_for(chunks, 1, |b, e| {
-            let base = base;
-            for c in b..e {
+            for (c, slot) in partials.iter().enumerate().take(e).skip(b) {
                 let start = c * per;
                 let len = per.min(outer_n.saturating_sub(start));
                 let mut red = g.red.clone();
@@ -926,12 +943,12 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
                 let mut accs = vec![op.init(); n_out];
                 if len > 0 {
                     // SAFETY: the chunk's part of the input, per the contract.
-                    let p = unsafe { (base.0 as *const T).offset(start as isize * outer_s) };
+                    let p = unsafe { (base.get() as *const T).offset(start as isize * outer_s) };
                     arch.dispatch(|| unsafe {
                         accumulate::<T, R>(op, &g, &red, p, start as i64 * below, (0, n_out), &mut |o, a| accs[o] = a)
                     });
                 }
-                *partials[c].lock().unwrap_or_else(|e| e.into_inner()) = accs;
+                *slot.lock().unwrap_or_else(|e| e.into_inner()) = accs;
             }
         });
         let mut total = vec![op.init(); n_out];
@@ -1071,8 +1088,9 @@ pub fn check_ordered(op: &str, t: &TensorRef<'_>, mask: &[bool]) -> Result<()> {
             }
         }
     }
+    // An empty result computes nothing, so CPU never reaches its dtype check.
     let d = dtype_of(t)?;
-    if d.is_complex() {
+    if d.is_complex() && t.numel() > 0 {
         return Err(Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name())));
     }
     Ok(())
@@ -1375,6 +1393,11 @@ pub fn extremum_value<const MAX: bool>(
     keepdim: bool,
     out: TensorRef<'_>,
 ) -> Result<()> {
+    if dim.is_empty() && t.numel() == 0 {
+        return Err(Error::runtime(format!(
+            "{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument."
+        )));
+    }
     let mask = dim_mask(Some(dim), t.dim())?;
     check_ordered(op, &t, &mask)?;
     let (d, od) = (dtype_of(&t)?, dtype_of(&out)?);
