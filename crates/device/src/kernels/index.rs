@@ -774,9 +774,13 @@ pub fn index_combine(
     }
     with_size(&out, self_.sizes(), |o| {
         copy::copy_(*o, self_)?;
-        // ATen's index_add along dim 0 of (contiguous) half tensors is a scatter_add, which sums
-        // in f32 and rounds once: do the same on f32 copies (same offsets), copied back after.
-        let wide = reduce == Reduce::Add && matches!(dtype, DType::F16 | DType::BF16) && dim == 0;
+        // ATen's index_add along dim 0 of (contiguous) half tensors with alpha 1 is a scatter_add,
+        // which sums in f32 and rounds once: do the same on f32 copies (same offsets), copied
+        // back after. With another alpha CPU adds slice by slice, rounding each step.
+        let wide = reduce == Reduce::Add
+            && matches!(dtype, DType::F16 | DType::BF16)
+            && dim == 0
+            && alpha.as_complex() == (1.0, 0.0);
         let (wo, ws) = if wide {
             let t = regen_runtime::host::empty_strided(o.sizes(), o.strides(), DType::F32.code())?;
             copy::copy_(t.as_ref(), *o)?;
@@ -789,14 +793,10 @@ pub fn index_combine(
         let (d, s) = (operand_1d(&target)?, operand_1d(&source)?);
         let (dp, sp) = (Ptr(d.data), Ptr(s.data));
         if wide {
-            let done: Result<()> = dispatch_all!(d.dtype, |T| {
-                // SAFETY: as below.
-                slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
-                    run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x.add_scaled(y, alpha))
-                });
-                Ok(())
+            // SAFETY: as below; both operands are f32 here.
+            slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
+                run_combine::<f32>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x + y)
             });
-            done?;
             return copy::copy_(*o, target);
         }
         dispatch_all!(dtype, |T| {
