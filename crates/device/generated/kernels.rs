@@ -300,6 +300,16 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::isnan(Tensor self) -> Tensor`
     fn isnan(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn kthvalue_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn nan_to_num_out(
         &self,
@@ -355,6 +365,28 @@ pub trait Kernels: Send + Sync + 'static {
         base: f64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::median(Tensor self) -> Tensor`
+    fn median(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn median_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nanmedian(Tensor self) -> Tensor`
+    fn nanmedian(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn nanmedian_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
         &self,
@@ -362,6 +394,13 @@ pub trait Kernels: Send + Sync + 'static {
         mat2: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    fn mode(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
     fn mul_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -972,6 +1011,27 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn sort_values_stable(
+        &self,
+        self_: TensorRef<'_>,
+        stable: Option<bool>,
+        dim: i64,
+        descending: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn topk_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
     fn unfold(
         &self,
@@ -1375,7 +1435,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 246] = [
+pub const OPS: [&str; 254] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -1437,6 +1497,7 @@ pub const OPS: [&str; 246] = [
     "gcd.out",
     "lcm.out",
     "isnan",
+    "kthvalue.values",
     "nan_to_num.out",
     "linspace.out",
     "log.out",
@@ -1447,7 +1508,12 @@ pub const OPS: [&str; 246] = [
     "logaddexp2.out",
     "xlogy.OutTensor",
     "logspace.out",
+    "median",
+    "median.dim_values",
+    "nanmedian",
+    "nanmedian.dim_values",
     "mm.out",
+    "mode",
     "mul.Tensor",
     "mul.out",
     "mvlgamma.out",
@@ -1556,6 +1622,8 @@ pub const OPS: [&str; 246] = [
     "fmax.out",
     "maximum.out",
     "minimum.out",
+    "sort.values_stable",
+    "topk.values",
     "unfold",
     "unfold_backward",
     "pow.Tensor_Tensor_out",
@@ -1624,7 +1692,7 @@ pub const OPS: [&str; 246] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 246] = [const { AtomicU64::new(0) }; 246];
+static CALLS: [AtomicU64; 254] = [const { AtomicU64::new(0) }; 254];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3143,6 +3211,37 @@ pub unsafe extern "C" fn regen_kernel_isnan(
         },
     )
 }
+/// Entry point of `aten::kthvalue.values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_kthvalue_values(
+    self_: abi::regen_tensor,
+    k: i64,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::kthvalue.values",
+        &CALLS[61usize],
+        || {
+            kernels()?
+                .kthvalue_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&k) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::nan_to_num.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3158,7 +3257,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[61usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -3186,7 +3285,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[62usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .linspace_out(
@@ -3211,7 +3310,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[63usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .log_out(
@@ -3234,7 +3333,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[64usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .log10_out(
@@ -3257,7 +3356,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[65usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .log1p_out(
@@ -3280,7 +3379,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[66usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .log2_out(
@@ -3304,7 +3403,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[67usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -3329,7 +3428,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[68usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -3354,7 +3453,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[69usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -3381,7 +3480,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[70usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .logspace_out(
@@ -3390,6 +3489,108 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
                     unsafe { <f64 as FromAbi<'_>>::from_abi(&base) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::median`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_median(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::median",
+        &CALLS[72usize],
+        || {
+            let regen_v0 = kernels()?
+                .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::median.dim_values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_median_dim_values(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::median.dim_values",
+        &CALLS[73usize],
+        || {
+            kernels()?
+                .median_dim_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nanmedian`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nanmedian(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nanmedian",
+        &CALLS[74usize],
+        || {
+            let regen_v0 = kernels()?
+                .nanmedian(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nanmedian.dim_values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nanmedian.dim_values",
+        &CALLS[75usize],
+        || {
+            kernels()?
+                .nanmedian_dim_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             Ok(())
         },
@@ -3408,7 +3609,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .mm_out(
@@ -3416,6 +3617,35 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mode`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mode(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mode",
+        &CALLS[77usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .mode(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
             Ok(())
         },
     )
@@ -3433,7 +3663,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[72usize],
+        &CALLS[78usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -3458,7 +3688,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[73usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .mul_out(
@@ -3483,7 +3713,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[74usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -3510,7 +3740,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[75usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -3538,7 +3768,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[76usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .range_out(
@@ -3563,7 +3793,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[77usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -3586,7 +3816,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[78usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .neg_out(
@@ -3610,7 +3840,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[79usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -3636,7 +3866,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[80usize],
+        &CALLS[86usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -3661,7 +3891,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[81usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .round_out(
@@ -3685,7 +3915,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[82usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -3709,7 +3939,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[83usize],
+        &CALLS[89usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3729,7 +3959,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[84usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -3752,7 +3982,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -3779,7 +4009,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -3806,7 +4036,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .gelu_out(
@@ -3832,7 +4062,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -3858,7 +4088,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -3884,7 +4114,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -3909,7 +4139,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -3932,7 +4162,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .silu_out(
@@ -3956,7 +4186,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -3980,7 +4210,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .mish_out(
@@ -4003,7 +4233,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -4027,7 +4257,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -4051,7 +4281,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -4075,7 +4305,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .logit_out(
@@ -4099,7 +4329,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .sin_out(
@@ -4122,7 +4352,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .sinc_out(
@@ -4145,7 +4375,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .sinh_out(
@@ -4171,7 +4401,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -4197,7 +4427,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -4220,7 +4450,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .tan_out(
@@ -4243,7 +4473,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .tanh_out(
@@ -4268,7 +4498,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .threshold_out(
@@ -4295,7 +4525,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -4321,7 +4551,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -4347,7 +4577,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -4372,7 +4602,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .trunc_out(
@@ -4397,7 +4627,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -4424,7 +4654,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .where_self_out(
@@ -4450,7 +4680,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -4473,7 +4703,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -4497,7 +4727,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .sub_out(
@@ -4524,7 +4754,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -4551,7 +4781,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -4577,7 +4807,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -4605,7 +4835,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .addmm_out(
@@ -4632,7 +4862,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -4655,7 +4885,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -4681,7 +4911,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -4707,7 +4937,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -4729,7 +4959,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .set_inplace(
@@ -4752,7 +4982,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -4777,7 +5007,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -4802,7 +5032,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -4827,7 +5057,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -4852,7 +5082,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -4877,7 +5107,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[130usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -4902,7 +5132,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[131usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -4927,7 +5157,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[132usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -4951,7 +5181,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[133usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -4974,7 +5204,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[134usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -4998,7 +5228,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[135usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -5023,7 +5253,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -5048,7 +5278,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -5072,7 +5302,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -5095,7 +5325,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -5119,7 +5349,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -5144,7 +5374,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .triu_out(
@@ -5169,7 +5399,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .tril_out(
@@ -5199,7 +5429,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -5234,7 +5464,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -5264,7 +5494,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -5289,7 +5519,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -5314,7 +5544,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -5339,7 +5569,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -5364,7 +5594,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -5389,7 +5619,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -5414,7 +5644,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -5439,7 +5669,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -5464,7 +5694,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -5489,7 +5719,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -5514,7 +5744,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -5539,7 +5769,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -5566,7 +5796,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -5595,7 +5825,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -5621,7 +5851,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -5644,7 +5874,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .digamma_out(
@@ -5668,7 +5898,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -5692,7 +5922,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -5715,7 +5945,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .i0_out(
@@ -5738,7 +5968,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .sign_out(
@@ -5761,7 +5991,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .signbit_out(
@@ -5785,7 +6015,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .atan2_out(
@@ -5811,7 +6041,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -5838,7 +6068,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -5864,7 +6094,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -5889,7 +6119,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .hypot_out(
@@ -5914,7 +6144,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .igamma_out(
@@ -5939,7 +6169,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .igammac_out(
@@ -5964,7 +6194,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -5989,7 +6219,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -6014,7 +6244,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -6039,7 +6269,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .fmin_out(
@@ -6064,7 +6294,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .fmax_out(
@@ -6089,7 +6319,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .maximum_out(
@@ -6114,13 +6344,77 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .minimum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sort.values_stable`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sort_values_stable(
+    self_: abi::regen_tensor,
+    stable: abi::regen_opt_bool,
+    dim: i64,
+    descending: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sort.values_stable",
+        &CALLS[186usize],
+        || {
+            kernels()?
+                .sort_values_stable(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&stable) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&descending) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::topk.values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_topk_values(
+    self_: abi::regen_tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::topk.values",
+        &CALLS[187usize],
+        || {
+            kernels()?
+                .topk_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&k) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&largest) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             Ok(())
         },
@@ -6141,7 +6435,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[180usize],
+        &CALLS[188usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -6171,7 +6465,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[181usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -6199,7 +6493,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[182usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -6224,7 +6518,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[183usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -6249,7 +6543,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[184usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -6276,7 +6570,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[185usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .elu_out(
@@ -6307,7 +6601,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[186usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -6337,7 +6631,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[187usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -6361,7 +6655,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[188usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -6387,7 +6681,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[189usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -6414,7 +6708,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[190usize],
+        &CALLS[198usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -6442,7 +6736,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[191usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -6471,7 +6765,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[192usize],
+        &CALLS[200usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -6498,7 +6792,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[193usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -6522,7 +6816,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[194usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -6545,7 +6839,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[195usize],
+        &CALLS[203usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -6567,7 +6861,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[196usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -6590,7 +6884,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[197usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -6615,7 +6909,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[198usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -6642,7 +6936,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[199usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -6669,7 +6963,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[200usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -6694,7 +6988,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[201usize],
+        &CALLS[209usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -6720,7 +7014,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[202usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -6747,7 +7041,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[203usize],
+        &CALLS[211usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -6774,7 +7068,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[204usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .softplus_out(
@@ -6802,7 +7096,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[205usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -6829,7 +7123,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[206usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -6855,7 +7149,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[207usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -6881,7 +7175,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[208usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -6907,7 +7201,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[209usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -6933,7 +7227,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[210usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -6957,7 +7251,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[211usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -6980,7 +7274,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[212usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -7003,7 +7297,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[213usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -7026,7 +7320,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[214usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -7049,7 +7343,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[215usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -7072,7 +7366,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[216usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -7096,7 +7390,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[217usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -7121,7 +7415,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[218usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -7145,7 +7439,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[219usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -7168,7 +7462,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[220usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -7191,7 +7485,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[221usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -7214,7 +7508,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[222usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -7237,7 +7531,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[223usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -7260,7 +7554,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[224usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -7283,7 +7577,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[225usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -7306,7 +7600,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[226usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -7330,7 +7624,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[227usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -7355,7 +7649,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[228usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -7380,7 +7674,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[229usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -7405,7 +7699,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[230usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -7430,7 +7724,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[231usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -7455,7 +7749,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[232usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -7480,7 +7774,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[233usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -7505,7 +7799,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[234usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -7529,7 +7823,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[235usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -7552,7 +7846,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[236usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -7575,7 +7869,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[237usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -7598,7 +7892,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[238usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -7621,7 +7915,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[239usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -7644,7 +7938,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[240usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -7668,7 +7962,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[241usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -7693,7 +7987,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[242usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -7718,7 +8012,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[243usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -7743,7 +8037,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[244usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -7767,7 +8061,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[245usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

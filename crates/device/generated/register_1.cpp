@@ -27,6 +27,7 @@ regen_error* regen_kernel_eye_out(int64_t n, regen_tensor out);
 regen_error* regen_kernel_eye_m_out(int64_t n, int64_t m, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
 regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int64_t steps, regen_tensor out);
+regen_error* regen_kernel_nanmedian(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_t start, int64_t length, regen_tensor out);
 regen_error* regen_kernel_range_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
@@ -227,6 +228,14 @@ at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end,
   auto regen_a3 = ::regen::lift_tensor(out, "aten::linspace.out argument 'out'");
   ::regen::check(regen_kernel_linspace_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::nanmedian(Tensor self) -> Tensor
+at::Tensor wrap_nanmedian(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nanmedian argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nanmedian(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -672,6 +681,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.m_out", TORCH_FN(regen_runtime_ops::wrap_eye_m_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
   m.impl("linspace.out", TORCH_FN(regen_runtime_ops::wrap_linspace_out));
+  m.impl("nanmedian", TORCH_FN(regen_runtime_ops::wrap_nanmedian));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("narrow_copy.out", TORCH_FN(regen_runtime_ops::wrap_narrow_copy_out));
   m.impl("range.out", TORCH_FN(regen_runtime_ops::wrap_range_out));

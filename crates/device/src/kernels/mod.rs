@@ -10,6 +10,7 @@ pub mod loops;
 pub mod pointwise;
 pub mod scalar;
 pub mod shape;
+pub mod sort;
 pub mod special;
 pub mod unary;
 pub mod vmath;
