@@ -453,6 +453,16 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::isnan(Tensor self) -> Tensor`
     fn isnan(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn kthvalue_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn nan_to_num_out(
         &self,
@@ -552,6 +562,28 @@ pub trait Kernels: Send + Sync + 'static {
         dtype: Option<ScalarType>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::median(Tensor self) -> Tensor`
+    fn median(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn median_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nanmedian(Tensor self) -> Tensor`
+    fn nanmedian(&self, self_: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn nanmedian_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
     fn min_dim_min(
         &self,
@@ -576,6 +608,13 @@ pub trait Kernels: Send + Sync + 'static {
         mat2: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
+    fn mode(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
     fn mul_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1501,6 +1540,27 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn sort_values_stable(
+        &self,
+        self_: TensorRef<'_>,
+        stable: Option<bool>,
+        dim: i64,
+        descending: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
+    fn topk_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -1985,7 +2045,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 327] = [
+pub const OPS: [&str; 335] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2067,6 +2127,7 @@ pub const OPS: [&str; 327] = [
     "isin.Tensor_Scalar_out",
     "isin.Scalar_Tensor_out",
     "isnan",
+    "kthvalue.values",
     "nan_to_num.out",
     "linspace.out",
     "log.out",
@@ -2083,9 +2144,14 @@ pub const OPS: [&str; 327] = [
     "max.dim_max",
     "amax.out",
     "mean.out",
+    "median",
+    "median.dim_values",
+    "nanmedian",
+    "nanmedian.dim_values",
     "min.dim_min",
     "amin.out",
     "mm.out",
+    "mode",
     "mul.Tensor",
     "mul.out",
     "mvlgamma.out",
@@ -2237,6 +2303,8 @@ pub const OPS: [&str; 327] = [
     "maximum.out",
     "max.unary_out",
     "minimum.out",
+    "sort.values_stable",
+    "topk.values",
     "all.all_out",
     "any.all_out",
     "unfold",
@@ -2315,7 +2383,7 @@ pub const OPS: [&str; 327] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 327] = [const { AtomicU64::new(0) }; 327];
+static CALLS: [AtomicU64; 335] = [const { AtomicU64::new(0) }; 335];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -4386,6 +4454,37 @@ pub unsafe extern "C" fn regen_kernel_isnan(
         },
     )
 }
+/// Entry point of `aten::kthvalue.values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_kthvalue_values(
+    self_: abi::regen_tensor,
+    k: i64,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::kthvalue.values",
+        &CALLS[81usize],
+        || {
+            kernels()?
+                .kthvalue_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&k) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::nan_to_num.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -4401,7 +4500,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[81usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4429,7 +4528,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[82usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4454,7 +4553,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[83usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .log_out(
@@ -4477,7 +4576,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[84usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .log10_out(
@@ -4500,7 +4599,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[85usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4523,7 +4622,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[86usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .log2_out(
@@ -4547,7 +4646,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[87usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -4572,7 +4671,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[88usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -4597,7 +4696,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[89usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -4624,7 +4723,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[90usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .logspace_out(
@@ -4651,7 +4750,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[91usize],
+        &CALLS[92usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -4676,7 +4775,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[92usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -4703,7 +4802,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[93usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -4732,7 +4831,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[94usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -4760,7 +4859,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[95usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .amax_out(
@@ -4788,7 +4887,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[96usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .mean_out(
@@ -4797,6 +4896,108 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
                     unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
                     unsafe { <Option<ScalarType> as FromAbi<'_>>::from_abi(&dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::median`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_median(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::median",
+        &CALLS[98usize],
+        || {
+            let regen_v0 = kernels()?
+                .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::median.dim_values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_median_dim_values(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::median.dim_values",
+        &CALLS[99usize],
+        || {
+            kernels()?
+                .median_dim_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nanmedian`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nanmedian(
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nanmedian",
+        &CALLS[100usize],
+        || {
+            let regen_v0 = kernels()?
+                .nanmedian(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nanmedian.dim_values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nanmedian.dim_values",
+        &CALLS[101usize],
+        || {
+            kernels()?
+                .nanmedian_dim_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             Ok(())
         },
@@ -4817,7 +5018,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -4845,7 +5046,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .amin_out(
@@ -4871,7 +5072,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .mm_out(
@@ -4879,6 +5080,35 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mode`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mode(
+    self_: abi::regen_tensor,
+    dim: i64,
+    keepdim: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mode",
+        &CALLS[105usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .mode(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&keepdim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
             Ok(())
         },
     )
@@ -4896,7 +5126,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -4921,7 +5151,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .mul_out(
@@ -4946,7 +5176,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -4973,7 +5203,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5001,7 +5231,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .range_out(
@@ -5026,7 +5256,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5049,7 +5279,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .neg_out(
@@ -5073,7 +5303,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5099,7 +5329,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5124,7 +5354,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .round_out(
@@ -5148,7 +5378,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5172,7 +5402,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5192,7 +5422,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5215,7 +5445,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5242,7 +5472,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5269,7 +5499,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .gelu_out(
@@ -5295,7 +5525,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -5321,7 +5551,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -5347,7 +5577,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -5372,7 +5602,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -5395,7 +5625,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .silu_out(
@@ -5419,7 +5649,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -5443,7 +5673,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .mish_out(
@@ -5466,7 +5696,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -5490,7 +5720,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -5514,7 +5744,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -5538,7 +5768,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .logit_out(
@@ -5562,7 +5792,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .sin_out(
@@ -5585,7 +5815,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .sinc_out(
@@ -5608,7 +5838,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .sinh_out(
@@ -5634,7 +5864,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[130usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -5663,7 +5893,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[131usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -5692,7 +5922,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[132usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .nansum_out(
@@ -5718,7 +5948,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[133usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -5744,7 +5974,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[134usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -5774,7 +6004,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[135usize],
+        &CALLS[141usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -5804,7 +6034,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -5831,7 +6061,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -5858,7 +6088,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -5884,7 +6114,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .tan_out(
@@ -5907,7 +6137,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .tanh_out(
@@ -5932,7 +6162,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .threshold_out(
@@ -5959,7 +6189,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -5985,7 +6215,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6011,7 +6241,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6036,7 +6266,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .trunc_out(
@@ -6062,7 +6292,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6091,7 +6321,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -6121,7 +6351,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -6150,7 +6380,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -6177,7 +6407,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .where_self_out(
@@ -6206,7 +6436,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -6236,7 +6466,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .norm_out(
@@ -6263,7 +6493,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -6286,7 +6516,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -6310,7 +6540,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .sub_out(
@@ -6337,7 +6567,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -6364,7 +6594,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -6390,7 +6620,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -6418,7 +6648,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .addmm_out(
@@ -6450,7 +6680,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -6478,7 +6708,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -6501,7 +6731,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -6527,7 +6757,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -6553,7 +6783,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -6575,7 +6805,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .set_inplace(
@@ -6598,7 +6828,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -6623,7 +6853,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -6648,7 +6878,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -6673,7 +6903,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -6699,7 +6929,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .put_inplace(
@@ -6728,7 +6958,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .index_add_out(
@@ -6760,7 +6990,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -6790,7 +7020,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -6817,7 +7047,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -6845,7 +7075,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -6874,7 +7104,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -6904,7 +7134,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -6935,7 +7165,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -6965,7 +7195,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -6996,7 +7226,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7025,7 +7255,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -7050,7 +7280,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -7075,7 +7305,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -7100,7 +7330,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -7125,7 +7355,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -7149,7 +7379,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -7172,7 +7402,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -7196,7 +7426,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -7221,7 +7451,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -7246,7 +7476,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -7270,7 +7500,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -7293,7 +7523,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -7317,7 +7547,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -7344,7 +7574,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -7374,7 +7604,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -7405,7 +7635,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -7433,7 +7663,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .triu_out(
@@ -7458,7 +7688,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .tril_out(
@@ -7488,7 +7718,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -7523,7 +7753,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -7553,7 +7783,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -7578,7 +7808,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -7603,7 +7833,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -7628,7 +7858,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -7653,7 +7883,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -7678,7 +7908,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -7703,7 +7933,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -7728,7 +7958,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -7753,7 +7983,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -7778,7 +8008,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -7803,7 +8033,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -7828,7 +8058,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -7853,7 +8083,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .take_out(
@@ -7878,7 +8108,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -7904,7 +8134,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .index_select_out(
@@ -7931,7 +8161,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -7957,7 +8187,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -7982,7 +8212,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8006,7 +8236,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8029,7 +8259,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8052,7 +8282,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -8079,7 +8309,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -8107,7 +8337,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .gather_out(
@@ -8136,7 +8366,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -8165,7 +8395,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -8191,7 +8421,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -8214,7 +8444,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .digamma_out(
@@ -8238,7 +8468,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -8262,7 +8492,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -8285,7 +8515,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .i0_out(
@@ -8308,7 +8538,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .sign_out(
@@ -8331,7 +8561,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .signbit_out(
@@ -8355,7 +8585,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .atan2_out(
@@ -8381,7 +8611,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -8408,7 +8638,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -8434,7 +8664,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -8459,7 +8689,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .hypot_out(
@@ -8484,7 +8714,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .igamma_out(
@@ -8509,7 +8739,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .igammac_out(
@@ -8534,7 +8764,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[240usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -8559,7 +8789,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[241usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -8584,7 +8814,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[242usize],
+        &CALLS[248usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -8608,7 +8838,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[243usize],
+        &CALLS[249usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8629,7 +8859,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[244usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -8653,7 +8883,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[245usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .fmin_out(
@@ -8677,7 +8907,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[246usize],
+        &CALLS[252usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8699,7 +8929,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[247usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .fmax_out(
@@ -8724,7 +8954,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[248usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .maximum_out(
@@ -8748,7 +8978,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[249usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -8772,13 +9002,77 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[250usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .minimum_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::sort.values_stable`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_sort_values_stable(
+    self_: abi::regen_tensor,
+    stable: abi::regen_opt_bool,
+    dim: i64,
+    descending: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::sort.values_stable",
+        &CALLS[257usize],
+        || {
+            kernels()?
+                .sort_values_stable(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&stable) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&descending) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::topk.values`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_topk_values(
+    self_: abi::regen_tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    values: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::topk.values",
+        &CALLS[258usize],
+        || {
+            kernels()?
+                .topk_values(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&k) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&largest) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&values) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             Ok(())
         },
@@ -8796,7 +9090,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[251usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .all_all_out(
@@ -8819,7 +9113,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[252usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .any_all_out(
@@ -8845,7 +9139,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[253usize],
+        &CALLS[261usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -8875,7 +9169,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[254usize],
+        &CALLS[262usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -8903,7 +9197,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[255usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -8928,7 +9222,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[256usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -8953,7 +9247,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[257usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -8980,7 +9274,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[258usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -9009,7 +9303,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -9038,7 +9332,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[260usize],
+        &CALLS[268usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -9069,7 +9363,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[261usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -9104,7 +9398,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[262usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -9141,7 +9435,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[263usize],
+        &CALLS[271usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -9176,7 +9470,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[264usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -9211,7 +9505,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[265usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .elu_out(
@@ -9242,7 +9536,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[266usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -9272,7 +9566,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[267usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -9296,7 +9590,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[268usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -9322,7 +9616,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[269usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -9349,7 +9643,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[270usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -9377,7 +9671,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[271usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -9406,7 +9700,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[272usize],
+        &CALLS[280usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -9433,7 +9727,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[273usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -9457,7 +9751,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[274usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -9480,7 +9774,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[275usize],
+        &CALLS[283usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -9502,7 +9796,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[276usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -9525,7 +9819,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[277usize],
+        &CALLS[285usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -9550,7 +9844,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[278usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -9577,7 +9871,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[279usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -9604,7 +9898,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[280usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -9629,7 +9923,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[281usize],
+        &CALLS[289usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -9655,7 +9949,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[282usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -9682,7 +9976,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[283usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -9709,7 +10003,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[284usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .softplus_out(
@@ -9737,7 +10031,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[285usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -9764,7 +10058,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[286usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -9790,7 +10084,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[287usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -9816,7 +10110,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[288usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -9842,7 +10136,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[289usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -9868,7 +10162,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[290usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -9892,7 +10186,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[291usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -9915,7 +10209,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[292usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -9938,7 +10232,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[293usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -9961,7 +10255,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[294usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -9984,7 +10278,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[295usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -10007,7 +10301,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[296usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -10031,7 +10325,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[297usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -10056,7 +10350,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[298usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -10080,7 +10374,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[299usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -10103,7 +10397,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[300usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -10126,7 +10420,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[301usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -10153,7 +10447,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[302usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -10180,7 +10474,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[303usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -10203,7 +10497,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[304usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -10226,7 +10520,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[305usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -10249,7 +10543,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[306usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -10272,7 +10566,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[307usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -10296,7 +10590,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[308usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -10321,7 +10615,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[309usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -10346,7 +10640,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[310usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -10371,7 +10665,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[311usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -10396,7 +10690,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[312usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -10421,7 +10715,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[313usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -10446,7 +10740,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[314usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -10471,7 +10765,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[315usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -10495,7 +10789,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[316usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -10518,7 +10812,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[317usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -10541,7 +10835,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[318usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -10564,7 +10858,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[319usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -10587,7 +10881,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[320usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -10610,7 +10904,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[321usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -10634,7 +10928,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[322usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -10659,7 +10953,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[323usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -10684,7 +10978,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[324usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -10709,7 +11003,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[325usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -10733,7 +11027,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[326usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

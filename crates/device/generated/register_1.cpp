@@ -36,6 +36,7 @@ regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
 regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_nanmedian(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_min_dim_min(regen_tensor self, int64_t dim, bool keepdim, regen_tensor min, regen_tensor min_indices);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_t start, int64_t length, regen_tensor out);
@@ -341,6 +342,14 @@ at::Tensor & wrap_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool ke
   auto regen_a3 = ::regen::lift_tensor(out, "aten::amax.out argument 'out'");
   ::regen::check(regen_kernel_amax_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::nanmedian(Tensor self) -> Tensor
+at::Tensor wrap_nanmedian(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nanmedian argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nanmedian(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
@@ -960,6 +969,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
   m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
+  m.impl("nanmedian", TORCH_FN(regen_runtime_ops::wrap_nanmedian));
   m.impl("min.dim_min", TORCH_FN(regen_runtime_ops::wrap_min_dim_min));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("narrow_copy.out", TORCH_FN(regen_runtime_ops::wrap_narrow_copy_out));

@@ -30,6 +30,7 @@ regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list indices, regen_tensor out);
 regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
+regen_error* regen_kernel_kthvalue_values(regen_tensor self, int64_t k, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -280,6 +281,18 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
   auto regen_a4 = ::regen::lift_tensor(out, "aten::isin.Tensor_Scalar_out argument 'out'");
   ::regen::check(regen_kernel_isin_tensor_scalar_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_kthvalue_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::kthvalue.values argument 'self'");
+  auto regen_a1 = ::regen::lift_int(k, "aten::kthvalue.values argument 'k'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::kthvalue.values argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(keepdim, "aten::kthvalue.values argument 'keepdim'");
+  auto regen_a4 = ::regen::lift_tensor(values, "aten::kthvalue.values argument 'values'");
+  auto regen_a5 = ::regen::lift_tensor(indices, "aten::kthvalue.values argument 'indices'");
+  ::regen::check(regen_kernel_kthvalue_values(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
 }
 
 // aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -868,6 +881,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
   m.impl("index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
+  m.impl("kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
   m.impl("logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));

@@ -31,7 +31,9 @@ regen_error* regen_kernel_isnan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_mean_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_median_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_amin_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_mode(regen_tensor self, int64_t dim, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
@@ -285,6 +287,17 @@ at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim,
   return out;
 }
 
+// aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_median_dim_values(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::median.dim_values argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::median.dim_values argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::median.dim_values argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(values, "aten::median.dim_values argument 'values'");
+  auto regen_a4 = ::regen::lift_tensor(indices, "aten::median.dim_values argument 'indices'");
+  ::regen::check(regen_kernel_median_dim_values(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
+}
+
 // aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::amin.out argument 'self'");
@@ -293,6 +306,17 @@ at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool ke
   auto regen_a3 = ::regen::lift_tensor(out, "aten::amin.out argument 'out'");
   ::regen::check(regen_kernel_amin_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+::std::tuple<at::Tensor,at::Tensor> wrap_mode(const at::Tensor & self, int64_t dim, bool keepdim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mode argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::mode argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::mode argument 'keepdim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_mode(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
 }
 
 // aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -838,7 +862,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
   m.impl("log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
   m.impl("mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
+  m.impl("median.dim_values", TORCH_FN(regen_runtime_ops::wrap_median_dim_values));
   m.impl("amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
+  m.impl("mode", TORCH_FN(regen_runtime_ops::wrap_mode));
   m.impl("mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   m.impl("logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));

@@ -36,6 +36,8 @@ regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logspace_out(regen_scalar start, regen_scalar end, int64_t steps, double base, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
+regen_error* regen_kernel_median(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_nanmedian_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
@@ -73,6 +75,8 @@ regen_error* regen_kernel_min(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max_unary_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sort_values_stable(regen_tensor self, regen_opt_bool stable, int64_t dim, bool descending, regen_tensor values, regen_tensor indices);
+regen_error* regen_kernel_topk_values(regen_tensor self, int64_t k, int64_t dim, bool largest, bool sorted, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_unfold_backward(regen_tensor grad_in, regen_i64_list input_sizes, int64_t dim, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
@@ -337,6 +341,25 @@ at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Te
   auto regen_a2 = ::regen::lift_tensor(out, "aten::_logcumsumexp.out argument 'out'");
   ::regen::check(regen_kernel__logcumsumexp_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::median(Tensor self) -> Tensor
+at::Tensor wrap_median(const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::median argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_median(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_nanmedian_dim_values(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nanmedian.dim_values argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::nanmedian.dim_values argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nanmedian.dim_values argument 'keepdim'");
+  auto regen_a3 = ::regen::lift_tensor(values, "aten::nanmedian.dim_values argument 'values'");
+  auto regen_a4 = ::regen::lift_tensor(indices, "aten::nanmedian.dim_values argument 'indices'");
+  ::regen::check(regen_kernel_nanmedian_dim_values(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
 }
 
 // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -692,6 +715,31 @@ at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_sort_values_stable(const at::Tensor & self, ::std::optional<bool> stable, int64_t dim, bool descending, at::Tensor & values, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sort.values_stable argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_bool(stable, "aten::sort.values_stable argument 'stable'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::sort.values_stable argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(descending, "aten::sort.values_stable argument 'descending'");
+  auto regen_a4 = ::regen::lift_tensor(values, "aten::sort.values_stable argument 'values'");
+  auto regen_a5 = ::regen::lift_tensor(indices, "aten::sort.values_stable argument 'indices'");
+  ::regen::check(regen_kernel_sort_values_stable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
+}
+
+// aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
+::std::tuple<at::Tensor &,at::Tensor &> wrap_topk_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool largest, bool sorted, at::Tensor & values, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::topk.values argument 'self'");
+  auto regen_a1 = ::regen::lift_int(k, "aten::topk.values argument 'k'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::topk.values argument 'dim'");
+  auto regen_a3 = ::regen::lift_plain(largest, "aten::topk.values argument 'largest'");
+  auto regen_a4 = ::regen::lift_plain(sorted, "aten::topk.values argument 'sorted'");
+  auto regen_a5 = ::regen::lift_tensor(values, "aten::topk.values argument 'values'");
+  auto regen_a6 = ::regen::lift_tensor(indices, "aten::topk.values argument 'indices'");
+  ::regen::check(regen_kernel_topk_values(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
+}
+
 // aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_any_all_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::any.all_out argument 'self'");
@@ -891,6 +939,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
   m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
+  m.impl("median", TORCH_FN(regen_runtime_ops::wrap_median));
+  m.impl("nanmedian.dim_values", TORCH_FN(regen_runtime_ops::wrap_nanmedian_dim_values));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
   m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
   m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
@@ -928,6 +978,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
   m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
   m.impl("max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
+  m.impl("sort.values_stable", TORCH_FN(regen_runtime_ops::wrap_sort_values_stable));
+  m.impl("topk.values", TORCH_FN(regen_runtime_ops::wrap_topk_values));
   m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
   m.impl("unfold_backward", TORCH_FN(regen_runtime_ops::wrap_unfold_backward));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));

@@ -62,6 +62,8 @@ impl Kernels for Backend {
     crate::index_methods!();
     // Shape, copy and factory ops (kernels/shape.rs).
     crate::shape_methods!();
+    // Sorting and selection (kernels/sort.rs).
+    crate::sort_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -389,3 +389,138 @@ def test_factory_errors():
     ]
     for c in cases:
         same_error(lambda: c("cpu"), lambda: c("regen"))
+
+
+# ------------------------------------------------------------------------------------------
+# Sorting and selection.
+
+SORT_DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.uint8, torch.float16]
+
+
+def with_specials(t):
+    """Ties, NaN, infinities and signed zeros in a floating tensor (values made on CPU)."""
+    if not t.dtype.is_floating_point or t.numel() < 8:
+        return t
+    t = t.clone()
+    flat = t.view(-1) if t.is_contiguous() else None
+    if flat is None:
+        return t
+    flat[0], flat[1], flat[2], flat[3] = float("nan"), float("inf"), -0.0, 0.0
+    flat[4], flat[5], flat[6] = flat[7], float("-inf"), float("nan")
+    return t
+
+
+def sort_inputs(dtype):
+    out = []
+    for name, t in layouts(dtype):
+        if name == "contiguous":
+            t = with_specials(t)
+        out.append((name, t))
+    ties = torch.tensor([[3, 1, 2, 1, 3, 3, 0, 1], [2, 2, 2, 2, 1, 1, 1, 1]]).to(dtype)
+    out.append(("ties", ties))
+    return out
+
+
+def check_indices(values, indices, t, dim):
+    """The returned indices point at the returned values."""
+    v, i = values.cpu(), indices.cpu()
+    torch.testing.assert_close(torch.take_along_dim(t, i, dim=dim) if t.dim() else t, v, equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_sort_and_argsort(dtype):
+    for name, t in sort_inputs(dtype):
+        d = dev(t)
+        for dim in (0, 1, -1):
+            for descending in (False, True):
+                with counted("sort.values_stable"):
+                    v, i = torch.sort(d, dim=dim, descending=descending, stable=True)
+                ev, ei = torch.sort(t, dim=dim, descending=descending, stable=True)
+                compare(v, ev)
+                compare(i, ei)
+                compare(torch.argsort(d, dim=dim, descending=descending, stable=True),
+                        torch.argsort(t, dim=dim, descending=descending, stable=True))
+                v, i = torch.sort(d, dim=dim, descending=descending)
+                compare(v, torch.sort(t, dim=dim, descending=descending)[0])
+                check_indices(v, i, t, dim)
+        compare(torch.msort(d), torch.msort(t))
+    s = make((), dtype)
+    v, i = torch.sort(s.to("regen"))
+    compare(v, s)
+    compare(i, torch.tensor(0))
+
+
+@pytest.mark.parametrize("dtype", [d for d in SORT_DTYPES if d != torch.bool])
+def test_topk(dtype):
+    for name, t in sort_inputs(dtype):
+        d = dev(t)
+        for dim in (0, 1, -1):
+            n = t.shape[dim]
+            for k in {0, min(1, n), min(3, n), n}:
+                for largest in (True, False):
+                    with counted("topk.values"):
+                        v, i = torch.topk(d, k, dim=dim, largest=largest)
+                    compare(v, torch.topk(t, k, dim=dim, largest=largest)[0])
+                    check_indices(v, i, t, dim)
+
+
+@pytest.mark.parametrize("dtype", [d for d in SORT_DTYPES if d != torch.bool])
+def test_kthvalue_median_nanmedian(dtype):
+    for name, t in sort_inputs(dtype):
+        d = dev(t)
+        for dim in (0, 1, -1):
+            n = t.shape[dim]
+            if n == 0:
+                continue
+            for keepdim in (False, True):
+                for k in {1, (n + 1) // 2, n}:
+                    with counted("kthvalue.values"):
+                        v, i = torch.kthvalue(d, k, dim, keepdim)
+                    ev, _ = torch.kthvalue(t, k, dim, keepdim)
+                    compare(v, ev)
+                    check_indices(v if keepdim else v.unsqueeze(dim), i if keepdim else i.unsqueeze(dim), t, dim)
+                for f, op in ((torch.median, "median.dim_values"), (torch.nanmedian, "nanmedian.dim_values")):
+                    with counted(op):
+                        v, i = f(d, dim, keepdim)
+                    # CPU's median of an expanded (stride 0) tensor is wrong: compare with its copy.
+                    ev, ei = f(t.contiguous(), dim, keepdim)
+                    compare(v, ev)
+                    if dtype.is_floating_point:
+                        check_indices(v if keepdim else v.unsqueeze(dim), i if keepdim else i.unsqueeze(dim), t, dim)
+        if t.numel() or dtype.is_floating_point:
+            with counted("median"):
+                compare(torch.median(d), torch.median(t))
+            with counted("nanmedian"):
+                compare(torch.nanmedian(d), torch.nanmedian(t))
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_mode(dtype):
+    for name, t in sort_inputs(dtype):
+        d = dev(t)
+        for dim in (0, 1, -1):
+            if t.shape[dim] == 0:
+                continue
+            with counted("mode"):
+                v, i = torch.mode(d, dim)
+            ev, ei = torch.mode(t, dim)
+            compare(v, ev)
+            check_indices(v.unsqueeze(dim), i.unsqueeze(dim), t, dim)
+
+
+def test_sort_errors():
+    x = torch.randn(3, 4)
+    cases = [
+        lambda m: m(x).topk(5),
+        lambda m: m(x).topk(-1),
+        lambda m: m(x).kthvalue(0),
+        lambda m: m(x).kthvalue(5),
+        lambda m: m(torch.empty(2, 0)).median(1),
+        lambda m: m(torch.empty(2, 0)).mode(1),
+        lambda m: m(torch.empty(2, 0)).kthvalue(1, 1),
+        lambda m: m(torch.tensor([True, False])).topk(1),
+        lambda m: m(x).sort(dim=3),
+    ]
+    for c in cases:
+        same_error(lambda: c(lambda t: t), lambda: c(lambda t: t.to("regen")))
+    compare(torch.empty(0).to("regen").median(), torch.empty(0).median())

@@ -14,6 +14,7 @@ pub mod reduce;
 pub mod scalar;
 pub mod scan;
 pub mod shape;
+pub mod sort;
 pub mod special;
 pub mod unary;
 pub mod vmath;
