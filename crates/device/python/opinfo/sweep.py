@@ -469,6 +469,10 @@ STATUSES = ["pass", "fail", "crash", "timeout", "skip"]
 # Diagnoses of the failures seen so far, checked by hand (see tests/opinfo_known_failures.txt):
 # (status, key regex, error regex, reason); the first match names the cause of a failing record.
 CAUSES = [
+    ("fail", r"^addbmm$", r"not close",
+     "tolerance: CPU's addbmm is one MKL addmm_ per batch, the device one gemm-crate call per batch: float32 sums in another order (1 element off by 2e-5 of 400)"),
+    ("fail", r"^(sort|argsort|topk|kthvalue|mode)$", r"not equal",
+     "ties: the indices of equal elements follow CPU's unstable std::sort / nth_element order, not reproduced (values equal CPU's; stable=True matches)"),
     ("fail", r"^chalf$", r"do not compute in ScalarType",
      "complex32: no ComplexHalf element type in the engine or the runtime's views (x.chalf() cannot convert)"),
     ("fail", r"^div\.trunc_rounding$", r"not close",

@@ -48,6 +48,9 @@ NATIVE_SLICE = [
     "index_reduce.prod", "index_reduce.mean", "index_reduce.amax", "index_reduce.amin", "masked_scatter",
     "masked_select", "take", "take_along_dim", "put", "nonzero", "nonzero_static", "searchsorted",
     "bucketize", "isin", "__getitem__",
+    # Shape, factory and sort ops (kernels/shape.rs, kernels/sort.rs).
+    "roll", "tril", "triu", "arange", "linspace", "logspace", "eye", "repeat_interleave", "narrow_copy",
+    "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
     # Matrix products (kernels/matmul.rs; bmm, mv, matmul and linear are in COMMON_SLICE).
     "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
 ]

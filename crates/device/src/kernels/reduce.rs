@@ -687,7 +687,9 @@ fn geometry(sizes: &[i64], strides: &[i64], reduce: &[bool], out_strides: [&[i64
     // Largest |stride| outermost; stable, so equal strides keep their order.
     kept.sort_by_key(|k| std::cmp::Reverse(k.1.unsigned_abs()));
     if reorder_red {
-        red.sort_by_key(|r| std::cmp::Reverse(r.1.unsigned_abs()));
+        // Broadcast (stride-0) dimensions outermost, so that a dense dimension, when there is
+        // one, becomes the contiguous inner run (an expanded row summed: slices, not strides).
+        red.sort_by_key(|r| std::cmp::Reverse(if r.1 == 0 { usize::MAX } else { r.1.unsigned_abs() }));
     }
     let mut i = 1;
     while i < red.len() {

@@ -614,12 +614,12 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, out: TensorRef<'_>) -> R
         return Err(not_implemented("arange_cpu", dtype));
     }
     check_range(start, end, step)?;
-    let size_d = if dtype == DType::I64 {
+    // The exact integer formula only when all three bounds are integers (torch 2.15's CPU sizes
+    // `arange(0.0, -8.000001, -4.0, dtype=torch.int64)` as 3 elements, through doubles).
+    let integral = [start, end, step].iter().all(|s| matches!(s, Scalar::Int(_) | Scalar::Bool(_)));
+    let size_d = if dtype == DType::I64 && integral {
         let (a, b, s) =
             (Num::from_scalar(start).as_i64(), Num::from_scalar(end).as_i64(), Num::from_scalar(step).as_i64());
-        if s == 0 {
-            return Err(Error::runtime("step must be nonzero"));
-        }
         let sgn = i64::from(s > 0) - i64::from(s < 0);
         (b.wrapping_sub(a).wrapping_add(s).wrapping_sub(sgn) / s) as f64
     } else {
