@@ -12,31 +12,14 @@ PyTorch's OpenMP threads slow down several times: take numbers from a busy machi
 
 import argparse
 import os
-import statistics
-import time
+import sys
 
 import torch
 
 import regen_device  # noqa: F401  (registers the device)
 
-
-def measure(dev_fn, cpu_fn, budget, max_repeat):
-    """Median device and CPU times (s), device and CPU samples alternating."""
-    for _ in range(3):
-        dev_fn()
-        cpu_fn()
-    start = time.perf_counter()
-    dev_fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    repeat = int(min(max_repeat, max(5, budget / once)))
-    dev, cpu = [], []
-    for i in range(repeat):
-        order = ((dev_fn, dev), (cpu_fn, cpu)) if i % 2 == 0 else ((cpu_fn, cpu), (dev_fn, dev))
-        for fn, samples in order:
-            start = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - start)
-    return statistics.median(dev), statistics.median(cpu), repeat
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_device import measure  # noqa: E402
 
 
 def cases():
