@@ -1,6 +1,7 @@
-//! The device's kernel engine (being built; issue 9): one dtype table, one TensorIterator, one
-//! row per elementwise op, vectorised math. Modules land here one by one and are wired into
-//! [`crate::backend`] once each is tested.
+//! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
+//! (unary, binary, pointwise), and one engine per family with a small struct or row per op
+//! (copy, reduce, scan, index, shape, sort, matmul). Each family's `Kernels` methods are a macro
+//! that [`crate::backend`] invokes in one line.
 
 pub mod binary;
 pub mod copy;
