@@ -194,10 +194,7 @@ fn operand_1d(t: &TensorRef<'_>) -> Result<Operand> {
     Ok(o)
 }
 
-/// A new contiguous tensor on the device.
-pub fn new_tensor(sizes: &[i64], dtype: DType) -> Result<Tensor> {
-    regen_runtime::host::empty_strided(sizes, &contiguous_strides(sizes), dtype.code())
-}
+pub use super::iter::new_tensor;
 
 /// `t` converted to `dtype` (a new tensor), or `None` when it already has it.
 fn converted(t: TensorRef<'_>, dtype: DType) -> Result<Option<Tensor>> {
@@ -209,18 +206,7 @@ fn converted(t: TensorRef<'_>, dtype: DType) -> Result<Option<Tensor>> {
     Ok(Some(out))
 }
 
-/// `maybe_wrap_dim`: a zero-dim tensor accepts dims -1 and 0.
-pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
-    let n = ndim.max(1) as i64;
-    if dim < -n || dim >= n {
-        return Err(Error::index(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(if dim < 0 { dim + n } else { dim } as usize)
-}
+pub use super::iter::wrap_dim;
 
 fn is_index_dtype(d: DType) -> bool {
     matches!(d, DType::I64 | DType::I32)

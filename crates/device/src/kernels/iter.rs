@@ -541,6 +541,25 @@ pub fn elementwise(
     })
 }
 
+/// A new contiguous tensor on the device.
+pub fn new_tensor(sizes: &[i64], dtype: DType) -> Result<regen_runtime::Tensor> {
+    regen_runtime::host::empty_strided(sizes, &contiguous_strides(sizes), dtype.code())
+}
+
+/// PyTorch's `maybe_wrap_dim`: a 0-dim tensor is taken as 1-dim (accepts dims -1 and 0).
+pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
+    let n = (ndim as i64).max(1);
+    let wrapped = if dim < 0 { dim + n } else { dim };
+    if !(0..n).contains(&wrapped) {
+        return Err(regen_runtime::Error::index(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
+            -n,
+            n - 1
+        )));
+    }
+    Ok(wrapped as usize)
+}
+
 /// A scalar of `dtype` from a kernel's Scalar argument.
 pub fn scalar_as<T: Element>(s: Scalar) -> T {
     T::from_num(super::dtype::Num::from_scalar(s))

@@ -969,19 +969,7 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
 // ---------------------------------------------------------------------------------------------
 // Argument handling shared by the ops: dims, output shapes, compute dtypes.
 
-/// PyTorch's `maybe_wrap_dim` (0-dim tensors accept -1 and 0).
-pub fn wrap_dim(d: i64, ndim: usize) -> Result<usize> {
-    let n = (ndim as i64).max(1);
-    let w = if d < 0 { d + n } else { d };
-    if !(0..n).contains(&w) {
-        return Err(Error::index(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(w as usize)
-}
+pub use super::iter::wrap_dim;
 
 /// The reduced-dimension mask of `dim` (None or empty: every dimension).
 pub fn dim_mask(dim: Option<&[i64]>, ndim: usize) -> Result<Vec<bool>> {
@@ -1032,10 +1020,7 @@ pub fn input_as(t: TensorRef<'_>, dtype: DType) -> Result<(Operand, Option<Tenso
     Ok((dst, Some(tmp)))
 }
 
-/// A new contiguous tensor.
-pub fn new_tensor(shape: &[i64], dtype: DType) -> Result<Tensor> {
-    regen_runtime::host::empty_strided(shape, &contiguous_strides(shape), dtype.code())
-}
+pub use super::iter::new_tensor;
 
 /// Runs `op` on `input` in dtype `compute` (converting first if needed) into the outputs, each
 /// resized to the reduced shape.

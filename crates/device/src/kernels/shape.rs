@@ -8,12 +8,11 @@
 use half::{bf16, f16};
 use num_complex::{Complex32, Complex64};
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::view::contiguous_strides;
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorList, TensorRef};
 
 use super::copy::{copy_, copy_same};
 use super::dtype::{DType, Element, Num, PromotionOperand, can_cast, result_type};
-use super::iter::{Dims, GRAIN, Input, Operand, copy_cast, new_output};
+use super::iter::{Dims, GRAIN, Input, Operand, copy_cast, new_output, new_tensor};
 
 /// A view of a tensor's memory in elements: `offset` elements from its first element.
 fn view(o: &Operand, offset: i64, sizes: &[i64], strides: &[i64]) -> Operand {
@@ -41,24 +40,7 @@ fn run(pieces: &[Piece]) {
     }
 }
 
-/// `maybe_wrap_dim` with a 0-dim tensor taken as 1-dim (`wrap_scalar`).
-pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
-    let n = (ndim as i64).max(1);
-    let wrapped = if dim < 0 { dim + n } else { dim };
-    if !(0..n).contains(&wrapped) {
-        return Err(Error::index(format!(
-            "Dimension out of range (expected to be in range of [{}, {}], but got {dim})",
-            -n,
-            n - 1
-        )));
-    }
-    Ok(wrapped as usize)
-}
-
-/// A new tensor on the device.
-fn empty(sizes: &[i64], dtype: DType) -> Result<Tensor> {
-    regen_runtime::host::empty_strided(sizes, &contiguous_strides(sizes), dtype.code())
-}
+pub use super::iter::wrap_dim;
 
 fn check_out_dtype(out: &TensorRef<'_>, dtype: DType) -> Result<()> {
     let o = DType::from_scalar_type(out.dtype())?;
@@ -205,14 +187,14 @@ pub fn roll(t: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
         return Err(Error::runtime("`shifts` required"));
     }
     let dtype = DType::from_scalar_type(t.dtype())?;
-    let out = empty(t.sizes(), dtype)?;
+    let out = new_tensor(t.sizes(), dtype)?;
     if dims.is_empty() && shifts.len() == 1 {
         // The flattened tensor: a contiguous copy (the output itself is scratch first).
         let n = t.numel();
         if n == 0 {
             return Ok(out);
         }
-        let dense = empty(t.sizes(), dtype)?;
+        let dense = new_tensor(t.sizes(), dtype)?;
         copy_(dense.as_ref(), t)?;
         let src = view(&Operand::of(&dense.as_ref())?, 0, &[n], &[1]);
         let dst = Operand::of(&out.as_ref())?;
@@ -386,7 +368,7 @@ pub fn unfold(t: TensorRef<'_>, dimension: i64, size: i64, step: i64) -> Result<
 pub fn unfold_backward(grad: TensorRef<'_>, input_sizes: &[i64], dim: i64, size: i64, step: i64) -> Result<Tensor> {
     let d = wrap_dim(dim, input_sizes.len())?;
     let dtype = DType::from_scalar_type(grad.dtype())?;
-    let out = empty(input_sizes, dtype)?;
+    let out = new_tensor(input_sizes, dtype)?;
     let o = Operand::of(&out.as_ref())?;
     // SAFETY: a fresh contiguous tensor of `numel` elements.
     unsafe { std::ptr::write_bytes(o.data, 0, o.numel() * dtype.size()) };
@@ -441,7 +423,7 @@ pub fn repeat_interleave(repeats: TensorRef<'_>, output_size: Option<i64>) -> Re
     }
     let n = repeats.sizes()[0];
     if n == 0 {
-        return empty(&[0], dtype);
+        return new_tensor(&[0], dtype);
     }
     let r = Operand::of(&repeats)?;
     let e = dtype.size() as isize;
@@ -470,7 +452,7 @@ pub fn repeat_interleave(repeats: TensorRef<'_>, output_size: Option<i64>) -> Re
     if len != total {
         return Err(Error::runtime("allocated size does not match required size"));
     }
-    let out = empty(&[len], dtype)?;
+    let out = new_tensor(&[len], dtype)?;
     let data = out.as_ref().data_ptr();
     let mut at = 0usize;
     for (i, &c) in counts.iter().enumerate() {
@@ -572,7 +554,7 @@ fn factory(out: &TensorRef<'_>, n: i64, fill: impl FnOnce(*mut u8, usize) -> Res
             return fill(out.data_ptr().cast(), n as usize);
         }
         let dtype = DType::from_scalar_type(out.dtype())?;
-        let tmp = empty(out.sizes(), dtype)?;
+        let tmp = new_tensor(out.sizes(), dtype)?;
         fill(tmp.as_ref().data_ptr().cast(), n as usize)?;
         copy_(*out, tmp.as_ref())
     })
@@ -969,7 +951,7 @@ pub fn triangle_indices(row: i64, col: i64, offset: i64, dtype: Option<ScalarTyp
         }
     }
     let count = rows.len();
-    let out = empty(&[2, count as i64], dtype)?;
+    let out = new_tensor(&[2, count as i64], dtype)?;
     let p = out.as_ref().data_ptr();
     crate::dispatch_all!(dtype, |T| {
         let p = p.cast::<T>();
