@@ -10,17 +10,9 @@ import pytest
 import torch
 
 import regen_device
+from devtest import counted, make
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
-
-
-def make(shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape, generator=g, dtype=dtype)
-    return torch.randint(-5, 6, shape, generator=g, dtype=dtype)
 
 
 # Pairs of shapes: equal, broadcast, 0-dim, empty.
@@ -34,20 +26,6 @@ def on_device(t):
 def compare(device_result, cpu_result):
     assert device_result.device.type == "regen"
     torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True)
-
-
-def counted(op):
-    """Context manager asserting the native kernel of `op` ran."""
-
-    class Count:
-        def __enter__(self):
-            self.before = regen_device.native_calls(op)
-
-        def __exit__(self, *exc):
-            if exc[0] is None:
-                assert regen_device.native_calls(op) > self.before, f"{op} did not run natively"
-
-    return Count()
 
 
 def test_loading_registers_every_op_without_dispatcher_errors_or_warnings():

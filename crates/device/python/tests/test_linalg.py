@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import regen_device
+from devtest import counted, make
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 COMPLEX = [torch.complex64, torch.complex128]
@@ -25,35 +26,11 @@ TOL = {
 }
 
 
-def make(shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype.is_complex:
-        return torch.randn(shape, generator=g, dtype=dtype)
-    if dtype.is_floating_point:
-        return torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-    low = 0 if dtype == torch.uint8 else -5
-    return torch.randint(low, 6, shape, generator=g, dtype=dtype)
-
-
 def compare(device_result, cpu_result):
     assert device_result.device.type == "regen"
     assert device_result.dtype == cpu_result.dtype
     assert device_result.shape == cpu_result.shape
     torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True, **TOL.get(cpu_result.dtype, {}))
-
-
-class counted:
-    """Asserts the native kernel of `op` ran inside the block."""
-
-    def __init__(self, op):
-        self.op = op
-
-    def __enter__(self):
-        self.before = regen_device.native_calls(self.op)
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
 
 
 def operand(shape, dtype, layout, seed):

@@ -9,19 +9,9 @@ import pytest
 import torch
 
 import regen_device
+from devtest import make
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.float16, torch.complex64]
-
-
-def make(shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_complex:
-        return torch.randn(shape, generator=g, dtype=dtype)
-    if dtype.is_floating_point:
-        return torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
-    return torch.randint(-5, 6, shape, generator=g, dtype=dtype)
 
 
 # Layouts: a base shape and the view taken of it (the same on CPU and on the device).

@@ -8,18 +8,9 @@ import pytest
 import torch
 
 import regen_device
+from devtest import counted, make
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.complex64]
-
-
-def make(shape, dtype, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    if dtype == torch.bool:
-        return torch.rand(shape, generator=g) > 0.5
-    if dtype.is_floating_point or dtype.is_complex:
-        return torch.randn(shape, generator=g, dtype=dtype)
-    low = 0 if dtype == torch.uint8 else -5
-    return torch.randint(low, 6, shape, generator=g, dtype=dtype)
 
 
 def layouts(dtype):
@@ -57,20 +48,6 @@ def compare(device_result, cpu_result):
     assert device_result.dtype == cpu_result.dtype
     assert device_result.shape == cpu_result.shape
     torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True, rtol=0, atol=0)
-
-
-class counted:
-    """Asserts the native kernel of `op` ran inside the block."""
-
-    def __init__(self, op):
-        self.op = op
-
-    def __enter__(self):
-        self.before = regen_device.native_calls(self.op)
-
-    def __exit__(self, *exc):
-        if exc[0] is None:
-            assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
 
 
 def same_error(fn_cpu, fn_dev):

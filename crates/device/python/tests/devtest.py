@@ -1,0 +1,36 @@
+"""What the device's test files share: inputs made the same way on every run, and the
+native-call counter that keeps a CPU fallback from passing as a native kernel."""
+
+import torch
+
+import regen_device
+
+
+def make(shape, dtype, seed=0):
+    """A CPU tensor of `shape` and `dtype` from a seeded generator: bools half true, floats normal
+    (drawn in float32 or complex, then cast, so every float dtype sees the same values), integers
+    in [-5, 5] ([0, 5] for uint8)."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_complex:
+        return torch.randn(shape, generator=g, dtype=dtype)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=g, dtype=torch.float32).to(dtype)
+    low = 0 if dtype == torch.uint8 else -5
+    return torch.randint(low, 6, shape, generator=g, dtype=dtype)
+
+
+class counted:
+    """Asserts that the native kernel of `op` (a regen.toml key, e.g. "sum.IntList_out") ran inside
+    the block."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def __enter__(self):
+        self.before = regen_device.native_calls(self.op)
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
