@@ -269,6 +269,12 @@ def test_searchsorted_bucketize(dtype, right):
     unsorted = make((6,), dtype, seed=13)
     sorter = unsorted.argsort()
     check(lambda s, v, o: torch.searchsorted(s, v, sorter=o), unsorted, vals, sorter, op="searchsorted.Tensor")
+    # N-d boundaries with a sorter per row, in every layout (each row searched through its own sorter).
+    rows = make((3, 4, 10), dtype, seed=14)
+    row_sorter = rows.argsort(dim=-1, stable=True)
+    for layout in LAYOUTS:
+        check(lambda s, v, o: torch.searchsorted(s, v, sorter=o, right=right), rows, make((3, 4, 5), dtype, seed=15),
+              row_sorter, op="searchsorted.Tensor", layout=layout)
     check(lambda s, v: torch.searchsorted(s, v, out=torch.empty(0, dtype=torch.long, device=v.device)), seq, vals,
           op="searchsorted.Tensor_out")
 
