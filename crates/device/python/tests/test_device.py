@@ -393,6 +393,31 @@ def test_division_modes_and_errors():
     compare(on_device(i) + torch.tensor(1.5, dtype=torch.float64).to("regen"), i + torch.tensor(1.5, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("n", [5, 100, 100003])
+def test_add_and_sub_with_alpha_round_bit_for_bit_as_cpu(dtype, n):
+    # An optimizer step is `p.add_(g, alpha=-lr)`: CPU's add kernel fuses the multiply-add (f32,
+    # f64), or rounds alpha to the element type and the product separately in its scalar tail
+    # (f16, bf16); a different rounding makes a trained model drift from CPU's.
+    x, y = make((n,), dtype, 1), make((n,), dtype, 2)
+    dx, dy = on_device(x), on_device(y)
+    exact = dict(rtol=0, atol=0)
+    for alpha in (1.5, 0.3, -0.01):
+        with counted("add.Tensor"):
+            got = torch.add(dx, dy, alpha=alpha)
+        torch.testing.assert_close(got.cpu(), torch.add(x, y, alpha=alpha), **exact)
+        with counted("sub.out"):
+            got = torch.sub(dx, dy, alpha=alpha, out=torch.empty(0, dtype=dtype, device="regen"))
+        torch.testing.assert_close(got.cpu(), torch.sub(x, y, alpha=alpha), **exact)
+        with counted("add.out"):
+            got = dx.clone().add_(dy, alpha=alpha)
+        torch.testing.assert_close(got.cpu(), x.clone().add_(y, alpha=alpha), **exact)
+        # Strided operands (the scalar loop only) and a broadcast operand (vectorised).
+        torch.testing.assert_close(torch.add(dx[:-1:2], dy[1::2], alpha=alpha).cpu(), torch.add(x[:-1:2], y[1::2], alpha=alpha),
+                                   **exact)
+        torch.testing.assert_close(torch.add(dx, dy[:1], alpha=alpha).cpu(), torch.add(x, y[:1], alpha=alpha), **exact)
+
+
 def test_non_contiguous_inputs_and_in_place_forms():
     a = make((4, 6), torch.float32)
     d = on_device(a)

@@ -138,11 +138,26 @@ def test_index_add_copy_fill(dtype, layout):
     check(lambda x, i, s: x.index_add(0, i, s), x, i, src, op="index_add.out", layout=layout)
     if dtype not in (torch.bool,):
         check(lambda x, i, s: x.index_add(0, i, s, alpha=2), x, i, src, op="index_add.out", layout=layout)
-    if dtype != torch.bfloat16:  # KNOWN GAP: CPU sums repeated bf16 indices along dim 1 in f32 too (1 ulp)
-        check(lambda x, i, s: x.index_add(1, i[:2] % 4, s[:, :2]), x, i, make((5, 3), dtype), op="index_add.out", layout=layout)
+    check(lambda x, i, s: x.index_add(1, i[:2] % 4, s[:, :2]), x, i, make((5, 3), dtype), op="index_add.out", layout=layout)
     check(lambda x, i, s: x.index_copy(0, i[:2], s[:2]), x, i, src, op="index_copy.out", layout=layout)
     check(lambda x, i: x.clone().index_fill_(1, i, True if dtype == torch.bool else 3), x, idx(0, -1), op="index_fill_.int_Scalar", layout=layout)
     check(lambda x, i, v: x.clone().index_fill_(0, i, v), x, idx(2), make((), dtype), op="index_fill_.int_Tensor", layout=layout)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("shape,dim", [((9,), 0), ((6, 7), 0), ((6, 7), 1), ((3, 6, 7), 0), ((3, 6, 7), 1), ((3, 6, 7), 2)])
+@pytest.mark.parametrize("alpha", [1, 1.5])
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_index_add_rounds_repeated_indices_as_cpu(dtype, shape, dim, alpha, index_dtype):
+    # CPU sums half types in f32 once (a scatter_add) along the first or last dim with alpha 1 and
+    # an int64 index, rounds after every slice otherwise, and rounds `source * alpha` first for 1-d
+    # tensors: many repeated indices make each rounding visible.
+    x = make(shape, dtype)
+    src_shape = list(shape)
+    src_shape[dim] = 40
+    i = torch.randint(0, shape[dim], (40,), generator=torch.Generator().manual_seed(3)).to(index_dtype)
+    check(lambda x, i, s: x.index_add(dim, i, s, alpha=alpha), x, i, make(tuple(src_shape), dtype, seed=5),
+          op="index_add.out")
 
 
 def test_index_bounds():

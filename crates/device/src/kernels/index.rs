@@ -23,8 +23,13 @@ use crate::dispatch_all;
 pub trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
-    /// `a + alpha * b`, alpha a Scalar argument.
+    /// `a + alpha * b`, alpha a Scalar argument, as ATen's `add` kernel computes it in its
+    /// vector body (see `binary::ScaledAdd`).
     fn add_scaled(self, o: Self, alpha: Num) -> Self;
+    /// The same in ATen's scalar loop (f16 and bf16 round the product first).
+    fn add_scaled_scalar(self, o: Self, alpha: Num) -> Self {
+        self.add_scaled(o, alpha)
+    }
     /// `max` propagating NaN from either side (ATen's scatter_reduce amax).
     fn max_nan(self, o: Self) -> Self;
     fn min_nan(self, o: Self) -> Self;
@@ -98,7 +103,18 @@ macro_rules! float_arith {
             fn mul(self, o: Self) -> Self { Self::from_acc(self.to_acc() * o.to_acc()) }
             #[inline(always)]
             fn add_scaled(self, o: Self, alpha: Num) -> Self {
-                Self::from_acc(self.to_acc() + alpha.as_f64() as $acc * o.to_acc())
+                // alpha in the element type, then one fused multiply-add in opmath.
+                let al = Self::from_num(alpha).to_acc();
+                Self::from_acc(o.to_acc().mul_add(al, self.to_acc()))
+            }
+            #[inline(always)]
+            fn add_scaled_scalar(self, o: Self, alpha: Num) -> Self {
+                if std::mem::size_of::<Self>() == 2 {
+                    let al = Self::from_num(alpha).to_acc();
+                    Self::from_acc(self.to_acc() + Self::from_acc(al * o.to_acc()).to_acc())
+                } else {
+                    self.add_scaled(o, alpha)
+                }
             }
             #[inline(always)]
             fn max_nan(self, o: Self) -> Self {
@@ -591,17 +607,32 @@ where
     let zeros = vec![0i64; nd];
     let (dsz, dst) = (&data.sizes[..], &data.strides[..]);
     let ost: &[i64] = other.map_or(&zeros, |o| &o.strides[..]);
+    // The dims after `dim`, merged where both operands are contiguous across them (as ATen's
+    // slice iterator coalesces), so a dense slice is one run: the runs' lengths decide where
+    // CPU's vector body ends.
+    let (mut psz, mut pd, mut po) = (dsz[dim + 1..].to_vec(), dst[dim + 1..].to_vec(), ost[dim + 1..].to_vec());
+    let mut j = psz.len();
+    while j >= 2 {
+        if pd[j - 2] == psz[j - 1] * pd[j - 1] && po[j - 2] == psz[j - 1] * po[j - 1] {
+            psz[j - 2] *= psz[j - 1];
+            pd[j - 2] = pd[j - 1];
+            po[j - 2] = po[j - 1];
+            psz.remove(j - 1);
+            pd.remove(j - 1);
+            po.remove(j - 1);
+        }
+        j -= 1;
+    }
     // The last dim runs inside `f`; when `dim` is the last one, runs have length 1.
-    let (run, dstep, ostep, post_end) = if dim + 1 < nd {
-        (dsz[nd - 1] as usize, dst[nd - 1] as isize, ost[nd - 1] as isize, nd - 1)
-    } else {
-        (1, 0, 0, nd)
+    let (run, dstep, ostep, post_end) = match (psz.last(), pd.last(), po.last()) {
+        (Some(&n), Some(&d), Some(&o)) => (n as usize, d as isize, o as isize, psz.len() - 1),
+        _ => (1, 0, 0, 0),
     };
     let mut shape: Vec<i64> = dsz[..dim].to_vec();
     let mut sd: Vec<i64> = dst[..dim].to_vec();
     let mut so: Vec<i64> = ost[..dim].to_vec();
-    let post_shape = &dsz[dim + 1..post_end];
-    let (pd, po) = (&dst[dim + 1..post_end], &ost[dim + 1..post_end]);
+    let post_shape = &psz[..post_end];
+    let (pd, po) = (&pd[..post_end], &po[..post_end]);
     let (ddim, odim) = (dst[dim] as isize, ost[dim] as isize);
     if run == 0 || idx.is_empty() || shape.contains(&0) || post_shape.contains(&0) {
         return;
@@ -760,13 +791,21 @@ pub fn index_combine(
     }
     with_size(&out, self_.sizes(), |o| {
         copy::copy_(*o, self_)?;
-        // ATen's index_add along dim 0 of (contiguous) half tensors with alpha 1 is a scatter_add,
-        // which sums in f32 and rounds once: do the same on f32 copies (same offsets), copied
-        // back after. With another alpha CPU adds slice by slice, rounding each step.
+        // ATen's index_add of a tensor of 2+ dims along its first or last dim, with alpha 1, an
+        // int64 index and slices of one shape, is a scatter_add, which for half types sums in f32
+        // and rounds once: do the same on f32 copies (same offsets), copied back after. Otherwise
+        // CPU adds slice by slice, rounding each step.
+        let ndim = self_.dim();
         let wide = reduce == Reduce::Add
             && matches!(dtype, DType::F16 | DType::BF16)
-            && dim == 0
-            && alpha.as_complex() == (1.0, 0.0);
+            && ndim > 1
+            && (dim == 0 || dim == ndim - 1)
+            && alpha.as_complex() == (1.0, 0.0)
+            && dtype_of(&index)? == DType::I64
+            && shapes_ok;
+        // Tensors of at most one dim take ATen's scalar loop, `self += source * alpha` in the
+        // element type: the product rounds before the sum.
+        let scalar_loop = ndim <= 1;
         let (wo, ws) = if wide {
             let t = regen_runtime::host::empty_strided(o.sizes(), o.strides(), DType::F32.code())?;
             copy::copy_(t.as_ref(), *o)?;
@@ -793,8 +832,21 @@ pub fn index_combine(
                 });
             }
             match reduce {
+                Reduce::Add if scalar_loop => {
+                    let alpha = T::from_num(alpha);
+                    slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
+                        run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x.add(y.mul(alpha)))
+                    })
+                }
+                // Slice by slice as ATen's `add` kernel: the vector body of a dense run, then its
+                // scalar tail (they round differently in half types).
                 Reduce::Add => slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
-                    run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x.add_scaled(y, alpha))
+                    let chunk = 2 * super::binary::vector_bytes() / std::mem::size_of::<T>();
+                    let body = if sa == 1 && sb == 1 { n - n % chunk } else { 0 };
+                    let (x, y) = (at::<T>(dp.get(), a), at::<T>(sp.get(), b));
+                    run_combine::<T>(x, sa, y, sb, body, |x, y| x.add_scaled(y, alpha));
+                    let (x, y) = (x.add(body), y.cast_const().add(body));
+                    run_combine::<T>(x, sa, y, sb, n - body, |x, y| x.add_scaled_scalar(y, alpha))
                 }),
                 _ => slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
                     run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| reduce.apply(x, y))
