@@ -268,6 +268,22 @@ def test_larger_products_split_over_threads(dtype):
         compare(torch.mv(m.to("regen"), v.to("regen")), torch.mv(m, v))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_small_addbmm_sums_as_cpu_bit_for_bit(dtype):
+    # CPU's addbmm is one BLAS addmm_ per batch; for small products the device sums in the same
+    # order (fused multiply-adds along the depth, then beta·self added with one rounding), so
+    # cancellation across batches cannot make them differ (the OpInfo samples' sizes).
+    for seed, (beta, alpha) in enumerate([(1, 1), (0.6, 0.2), (0, 1.5), (-2, 3)]):
+        g = torch.Generator().manual_seed(seed)
+        s, x, y = (torch.empty(shape, dtype=dtype).uniform_(-9, 9, generator=g) for shape in [(5, 10), (5, 5, 5), (5, 5, 10)])
+        with counted("addbmm"):
+            got = torch.addbmm(s.to("regen"), x.to("regen"), y.to("regen"), beta=beta, alpha=alpha)
+        assert torch.equal(got.cpu(), torch.addbmm(s, x, y, beta=beta, alpha=alpha))
+        with counted("addbmm"):
+            got = torch.addbmm(s[:1, :5].to("regen"), x.to("regen").transpose(1, 2), y.to("regen")[:, :, :5], beta=beta, alpha=alpha)
+        assert torch.equal(got.cpu(), torch.addbmm(s[:1, :5], x.transpose(1, 2), y[:, :, :5], beta=beta, alpha=alpha))
+
+
 def test_out_variants_resize_and_compositions_reach_the_kernels():
     a, b = make((4, 3), torch.float32), make((3, 5), torch.float32, 1)
     out = torch.empty(0).to("regen")

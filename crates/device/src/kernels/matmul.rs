@@ -373,14 +373,21 @@ fn compute(
     let alpha = if a.is_neg() != b.is_neg() { negate(alpha) } else { alpha };
     let beta = beta.unwrap_or(Num::Int(0));
     // ATen multiplies small batches (depth × rows × cols < 400) in its own loop: so does the
-    // device, for the same sums in the same order.
-    let small = op.operands[0] == Batch && !op.sum_batches && p.m * p.n * p.k < 400;
+    // device, for the same sums in the same order. addbmm's small products are one BLAS call per
+    // batch on CPU, whose order the device follows for real floats.
+    let small = p.m * p.n * p.k < 400;
     // SAFETY: the problem describes the live tensors of this call, checked above; `out` was
     // sized to the product's shape.
     unsafe {
-        if small {
+        if small && op.operands[0] == Batch && !op.sum_batches {
             crate::dispatch!(dtype, [F32, F64, C64, C128], |T| return {
                 execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) });
+                Ok(())
+            }, else ())
+        }
+        if small && op.sum_batches {
+            crate::dispatch!(dtype, [F32, F64], |T| return {
+                execute(&p, &Fused::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) });
                 Ok(())
             }, else ())
         }
@@ -693,6 +700,60 @@ impl<T: Arith> Block for Loop<T> {
     }
 }
 
+/// Fused multiply-add for the real floats.
+trait Fma: Element + std::ops::Mul<Output = Self> {
+    fn fma(self, a: Self, b: Self) -> Self;
+}
+
+impl Fma for f32 {
+    #[inline(always)]
+    fn fma(self, a: f32, b: f32) -> f32 {
+        self.mul_add(a, b)
+    }
+}
+
+impl Fma for f64 {
+    #[inline(always)]
+    fn fma(self, a: f64, b: f64) -> f64 {
+        self.mul_add(a, b)
+    }
+}
+
+/// addbmm's small products, summed as CPU's BLAS (MKL) sums one `addmm_` of these sizes: each
+/// element a chain of fused multiply-adds in order of depth from 0, then
+/// `out = fma(factor, out, alpha·sum)`. The gemm crate's kernels sum in another order, which
+/// cancellation over the batches can make visible (2e-5 in an element of an OpInfo sample).
+struct Fused<T> {
+    alpha: T,
+    beta: T,
+}
+
+impl<T: Fma> Block for Fused<T> {
+    unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool) {
+        let factor = if first { self.beta } else { T::one() };
+        let mut acc = vec![T::zero(); p.n];
+        for i in rows {
+            acc.iter_mut().for_each(|x| *x = T::zero());
+            for q in 0..p.k {
+                // SAFETY: per the contract, (b, i, q) and (b, q, j) lie inside the operands.
+                let x = unsafe { *p.lhs.at::<T>(b, i, q) };
+                for (j, s) in acc.iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    *s = x.fma(unsafe { *p.rhs.at::<T>(b, q, j) }, *s);
+                }
+            }
+            for (j, s) in acc.iter().enumerate() {
+                // SAFETY: as above; (b, i, j) lies inside the output.
+                unsafe {
+                    let o = p.out.at::<T>(b, i, j);
+                    let v = if self.alpha == T::one() { *s } else { self.alpha * *s };
+                    *o = if read { factor.fma(*o, v) } else { v };
+                }
+            }
+        }
+    }
+}
+
 /// A 0-dim output of `a`'s dtype for dot and vdot.
 pub fn dot(op: &MatOp, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
     (op.check)(None, &a, &b)?;
@@ -937,6 +998,26 @@ mod tests {
         // SAFETY: as above.
         unsafe { execute(&p, &Loop::<i8> { alpha: 1, beta: 0 }) };
         assert_eq!(r[0], (100i64 * 7 * 40) as i8);
+    }
+
+    #[test]
+    fn fused_kernel_sums_in_depth_order_then_scales() {
+        // 1 + 2^-23 squared needs the fused rounding: the unfused product loses the 2^-46 term.
+        let e = f32::EPSILON;
+        let mut a = [1.0f32, 1.0 + e];
+        let mut b = [-(1.0 + 2.0 * e), 1.0 + e];
+        let mut out = [3.0f32, 0.0];
+        let p = problem(1, 1, 2, mat(&mut out, 0, 0), mat(&mut a, 0, 1), mat(&mut b, 1, 0), true);
+        // SAFETY: the problem describes the local arrays.
+        unsafe { execute(&p, &Fused::<f32> { alpha: 0.5, beta: 2.0 }) };
+        let sum = (1.0 + e).mul_add(1.0 + e, 1.0f32.mul_add(-(1.0 + 2.0 * e), 0.0));
+        assert_eq!(sum, e * e);
+        assert_eq!(out[0], 2.0f32.mul_add(3.0, 0.5 * sum));
+        // From 0 with beta 0: the scaled sum alone.
+        let p = problem(1, 1, 2, mat(&mut out[1..], 0, 0), mat(&mut a, 0, 1), mat(&mut b, 1, 0), false);
+        // SAFETY: as above.
+        unsafe { execute(&p, &Fused::<f32> { alpha: 0.5, beta: 0.0 }) };
+        assert_eq!(out[1], 0.5 * e * e);
     }
 
     #[test]
