@@ -128,6 +128,27 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    fn baddbmm_dtype(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        out_dtype: ScalarType,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn baddbmm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        batch1: TensorRef<'_>,
+        batch2: TensorRef<'_>,
+        out_dtype: ScalarType,
+        beta: Scalar,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -165,6 +186,21 @@ pub trait Kernels: Send + Sync + 'static {
         &self,
         self_: TensorRef<'_>,
         mat2: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor`
+    fn bmm_dtype(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)`
+    fn bmm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`
@@ -472,6 +508,14 @@ pub trait Kernels: Send + Sync + 'static {
         neginf: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn linear_backward(
+        &self,
+        self_: TensorRef<'_>,
+        grad_output: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)`
     fn linspace_out(
         &self,
@@ -527,6 +571,14 @@ pub trait Kernels: Send + Sync + 'static {
         dim: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) -> (Tensor, Tensor)`
+    fn matmul_backward(
+        &self,
+        grad: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        mask: &[bool],
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)`
     fn aminmax_out(
         &self,
@@ -603,6 +655,30 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
     fn mm_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor`
+    fn mm_dtype(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)`
+    fn mm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_int_mm(Tensor self, Tensor mat2) -> Tensor`
+    fn _int_mm(&self, self_: TensorRef<'_>, mat2: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::_int_mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _int_mm_out(
         &self,
         self_: TensorRef<'_>,
         mat2: TensorRef<'_>,
@@ -946,6 +1022,27 @@ pub trait Kernels: Send + Sync + 'static {
         self_: TensorRef<'_>,
         mat1: TensorRef<'_>,
         mat2: TensorRef<'_>,
+        beta: Scalar,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
+    fn addmm_dtype(
+        &self,
+        self_: TensorRef<'_>,
+        mat1: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor>;
+    /// `aten::addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+    fn addmm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        mat1: TensorRef<'_>,
+        mat2: TensorRef<'_>,
+        out_dtype: ScalarType,
         beta: Scalar,
         alpha: Scalar,
         out: TensorRef<'_>,
@@ -2045,7 +2142,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 335] = [
+pub const OPS: [&str; 347] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2069,6 +2166,8 @@ pub const OPS: [&str; 335] = [
     "asin.out",
     "atan.out",
     "baddbmm.out",
+    "baddbmm.dtype",
+    "baddbmm.dtype_out",
     "bitwise_not.out",
     "copysign.out",
     "logical_not.out",
@@ -2076,6 +2175,8 @@ pub const OPS: [&str; 335] = [
     "logical_and.out",
     "logical_or.out",
     "bmm.out",
+    "bmm.dtype",
+    "bmm.dtype_out",
     "cat.out",
     "ceil.out",
     "clamp.out",
@@ -2129,6 +2230,7 @@ pub const OPS: [&str; 335] = [
     "isnan",
     "kthvalue.values",
     "nan_to_num.out",
+    "linear_backward",
     "linspace.out",
     "log.out",
     "log10.out",
@@ -2140,6 +2242,7 @@ pub const OPS: [&str; 335] = [
     "logspace.out",
     "_logcumsumexp",
     "_logcumsumexp.out",
+    "matmul_backward",
     "aminmax.out",
     "max.dim_max",
     "amax.out",
@@ -2151,6 +2254,10 @@ pub const OPS: [&str; 335] = [
     "min.dim_min",
     "amin.out",
     "mm.out",
+    "mm.dtype",
+    "mm.dtype_out",
+    "_int_mm",
+    "_int_mm.out",
     "mode",
     "mul.Tensor",
     "mul.out",
@@ -2212,6 +2319,8 @@ pub const OPS: [&str; 335] = [
     "rsub.Tensor",
     "heaviside.out",
     "addmm.out",
+    "addmm.dtype",
+    "addmm.dtype_out",
     "_addmm_activation.out",
     "_local_scalar_dense",
     "set_.source_Storage",
@@ -2383,7 +2492,7 @@ pub const OPS: [&str; 335] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 335] = [const { AtomicU64::new(0) }; 335];
+static CALLS: [AtomicU64; 347] = [const { AtomicU64::new(0) }; 347];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -2980,6 +3089,72 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
         },
     )
 }
+/// Entry point of `aten::baddbmm.dtype`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_baddbmm_dtype(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    out_dtype: i32,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::baddbmm.dtype",
+        &CALLS[23usize],
+        || {
+            let regen_v0 = kernels()?
+                .baddbmm_dtype(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::baddbmm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
+    self_: abi::regen_tensor,
+    batch1: abi::regen_tensor,
+    batch2: abi::regen_tensor,
+    out_dtype: i32,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::baddbmm.dtype_out",
+        &CALLS[24usize],
+        || {
+            kernels()?
+                .baddbmm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&batch2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bitwise_not.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -2992,7 +3167,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[23usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3016,7 +3191,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[24usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3040,7 +3215,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[25usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -3064,7 +3239,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[26usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -3089,7 +3264,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[27usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -3114,7 +3289,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[28usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -3139,12 +3314,66 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[29usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .bmm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bmm.dtype`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bmm_dtype(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bmm.dtype",
+        &CALLS[32usize],
+        || {
+            let regen_v0 = kernels()?
+                .bmm_dtype(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bmm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bmm.dtype_out",
+        &CALLS[33usize],
+        || {
+            kernels()?
+                .bmm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -3164,7 +3393,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[30usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .cat_out(
@@ -3188,7 +3417,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[31usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .ceil_out(
@@ -3213,7 +3442,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[32usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .clamp_out(
@@ -3240,7 +3469,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[33usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -3266,7 +3495,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[34usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -3291,7 +3520,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[35usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -3316,7 +3545,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[36usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -3341,7 +3570,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[37usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -3366,7 +3595,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[38usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .complex_out(
@@ -3391,7 +3620,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[39usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .polar_out(
@@ -3416,7 +3645,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[40usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -3442,7 +3671,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[41usize],
+        &CALLS[45usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -3468,7 +3697,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[42usize],
+        &CALLS[46usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -3492,7 +3721,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[43usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .cos_out(
@@ -3515,7 +3744,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[44usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .cosh_out(
@@ -3539,7 +3768,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[45usize],
+        &CALLS[49usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -3565,7 +3794,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[46usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -3592,7 +3821,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[47usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -3619,7 +3848,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[48usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -3646,7 +3875,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[49usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -3672,7 +3901,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[50usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -3697,7 +3926,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[51usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .div_out(
@@ -3723,7 +3952,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[52usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -3749,7 +3978,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[53usize],
+        &CALLS[57usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -3774,7 +4003,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[54usize],
+        &CALLS[58usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -3803,7 +4032,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[55usize],
+        &CALLS[59usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -3834,7 +4063,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[56usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -3865,7 +4094,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[57usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -3893,7 +4122,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[58usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .erf_out(
@@ -3916,7 +4145,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[59usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .erfc_out(
@@ -3939,7 +4168,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[60usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .exp_out(
@@ -3962,7 +4191,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[61usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .exp2_out(
@@ -3985,7 +4214,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[62usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4008,7 +4237,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[63usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .eye_out(
@@ -4032,7 +4261,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[64usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4056,7 +4285,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[65usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4079,7 +4308,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[66usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4102,7 +4331,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[67usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .floor_out(
@@ -4126,7 +4355,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[68usize],
+        &CALLS[72usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -4150,7 +4379,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[69usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -4174,7 +4403,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[70usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -4198,7 +4427,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[71usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .frac_out(
@@ -4222,7 +4451,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[72usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .gcd_out(
@@ -4247,7 +4476,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[73usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .lcm_out(
@@ -4272,7 +4501,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[74usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -4301,7 +4530,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[75usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -4330,7 +4559,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[76usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -4361,7 +4590,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[77usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -4390,7 +4619,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[78usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -4419,7 +4648,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[79usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -4445,7 +4674,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[80usize],
+        &CALLS[84usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4470,7 +4699,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[81usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -4500,7 +4729,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[82usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4510,6 +4739,39 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
                     unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&neginf) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::linear_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_linear_backward(
+    self_: abi::regen_tensor,
+    grad_output: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::linear_backward",
+        &CALLS[87usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .linear_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -4528,7 +4790,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4553,7 +4815,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .log_out(
@@ -4576,7 +4838,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .log10_out(
@@ -4599,7 +4861,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4622,7 +4884,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .log2_out(
@@ -4646,7 +4908,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -4671,7 +4933,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -4696,7 +4958,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -4723,7 +4985,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .logspace_out(
@@ -4750,7 +5012,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -4775,7 +5037,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -4783,6 +5045,37 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::matmul_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_matmul_backward(
+    grad: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    other: abi::regen_tensor,
+    mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::matmul_backward",
+        &CALLS[99usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .matmul_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
             Ok(())
         },
     )
@@ -4802,7 +5095,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -4831,7 +5124,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -4859,7 +5152,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .amax_out(
@@ -4887,7 +5180,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .mean_out(
@@ -4913,7 +5206,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4937,7 +5230,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -4963,7 +5256,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -4989,7 +5282,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5018,7 +5311,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5046,7 +5339,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .amin_out(
@@ -5072,10 +5365,114 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .mm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mm.dtype`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mm_dtype(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mm.dtype",
+        &CALLS[111usize],
+        || {
+            let regen_v0 = kernels()?
+                .mm_dtype(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mm.dtype_out",
+        &CALLS[112usize],
+        || {
+            kernels()?
+                .mm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_int_mm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__int_mm(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_int_mm",
+        &CALLS[113usize],
+        || {
+            let regen_v0 = kernels()?
+                ._int_mm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_int_mm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__int_mm_out(
+    self_: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_int_mm.out",
+        &CALLS[114usize],
+        || {
+            kernels()?
+                ._int_mm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
@@ -5099,7 +5496,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[105usize],
+        &CALLS[115usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5126,7 +5523,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[106usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5151,7 +5548,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[107usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .mul_out(
@@ -5176,7 +5573,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[108usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -5203,7 +5600,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[109usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5231,7 +5628,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[110usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .range_out(
@@ -5256,7 +5653,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[111usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5279,7 +5676,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[112usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .neg_out(
@@ -5303,7 +5700,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[113usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5329,7 +5726,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[114usize],
+        &CALLS[124usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5354,7 +5751,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[115usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .round_out(
@@ -5378,7 +5775,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[116usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5402,7 +5799,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[117usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5422,7 +5819,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[118usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5445,7 +5842,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[119usize],
+        &CALLS[129usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5472,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[120usize],
+        &CALLS[130usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5499,7 +5896,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[121usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .gelu_out(
@@ -5525,7 +5922,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[122usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -5551,7 +5948,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[123usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -5577,7 +5974,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[124usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -5602,7 +5999,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[125usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -5625,7 +6022,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[126usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .silu_out(
@@ -5649,7 +6046,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[127usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -5673,7 +6070,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[128usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .mish_out(
@@ -5696,7 +6093,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[129usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -5720,7 +6117,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[130usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -5744,7 +6141,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[131usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -5768,7 +6165,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[132usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .logit_out(
@@ -5792,7 +6189,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[133usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .sin_out(
@@ -5815,7 +6212,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[134usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .sinc_out(
@@ -5838,7 +6235,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[135usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .sinh_out(
@@ -5864,7 +6261,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[136usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -5893,7 +6290,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[137usize],
+        &CALLS[147usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -5922,7 +6319,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[138usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .nansum_out(
@@ -5948,7 +6345,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[139usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -5974,7 +6371,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[140usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6004,7 +6401,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[141usize],
+        &CALLS[151usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6034,7 +6431,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[142usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6061,7 +6458,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[143usize],
+        &CALLS[153usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6088,7 +6485,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[144usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6114,7 +6511,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[145usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .tan_out(
@@ -6137,7 +6534,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[146usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6162,7 +6559,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[147usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .threshold_out(
@@ -6189,7 +6586,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[148usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -6215,7 +6612,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[149usize],
+        &CALLS[159usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6241,7 +6638,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[150usize],
+        &CALLS[160usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6266,7 +6663,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[151usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .trunc_out(
@@ -6292,7 +6689,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[152usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6321,7 +6718,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[153usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -6351,7 +6748,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[154usize],
+        &CALLS[164usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -6380,7 +6777,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[155usize],
+        &CALLS[165usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -6407,7 +6804,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[156usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .where_self_out(
@@ -6436,7 +6833,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[157usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -6466,7 +6863,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[158usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .norm_out(
@@ -6493,7 +6890,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -6516,7 +6913,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[160usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -6540,7 +6937,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[161usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .sub_out(
@@ -6567,7 +6964,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[162usize],
+        &CALLS[172usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -6594,7 +6991,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[163usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -6620,7 +7017,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[164usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -6648,13 +7045,79 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[165usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .addmm_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat1) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addmm.dtype`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addmm_dtype(
+    self_: abi::regen_tensor,
+    mat1: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addmm.dtype",
+        &CALLS[176usize],
+        || {
+            let regen_v0 = kernels()?
+                .addmm_dtype(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::addmm.dtype_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
+    self_: abi::regen_tensor,
+    mat1: abi::regen_tensor,
+    mat2: abi::regen_tensor,
+    out_dtype: i32,
+    beta: abi::regen_scalar,
+    alpha: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::addmm.dtype_out",
+        &CALLS[177usize],
+        || {
+            kernels()?
+                .addmm_dtype_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat1) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mat2) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&out_dtype) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
@@ -6680,7 +7143,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[166usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -6708,7 +7171,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[167usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -6731,7 +7194,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[168usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -6757,7 +7220,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[169usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -6783,7 +7246,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[170usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -6805,7 +7268,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[171usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .set_inplace(
@@ -6828,7 +7291,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[172usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -6853,7 +7316,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[173usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -6878,7 +7341,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[174usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -6903,7 +7366,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[175usize],
+        &CALLS[187usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -6929,7 +7392,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[176usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .put_inplace(
@@ -6958,7 +7421,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[177usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .index_add_out(
@@ -6990,7 +7453,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[178usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -7020,7 +7483,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[179usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -7047,7 +7510,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[180usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -7075,7 +7538,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[181usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -7104,7 +7567,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[182usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -7134,7 +7597,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[183usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -7165,7 +7628,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[184usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -7195,7 +7658,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[185usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -7226,7 +7689,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[186usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7255,7 +7718,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[187usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -7280,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[188usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -7305,7 +7768,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[189usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -7330,7 +7793,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[190usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -7355,7 +7818,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[191usize],
+        &CALLS[203usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -7379,7 +7842,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[192usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -7402,7 +7865,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[193usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -7426,7 +7889,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[194usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -7451,7 +7914,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[195usize],
+        &CALLS[207usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -7476,7 +7939,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[196usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -7500,7 +7963,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[197usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -7523,7 +7986,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[198usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -7547,7 +8010,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[199usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -7574,7 +8037,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[200usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -7604,7 +8067,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[201usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -7635,7 +8098,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[202usize],
+        &CALLS[214usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -7663,7 +8126,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[203usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .triu_out(
@@ -7688,7 +8151,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[204usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .tril_out(
@@ -7718,7 +8181,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[205usize],
+        &CALLS[217usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -7753,7 +8216,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[206usize],
+        &CALLS[218usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -7783,7 +8246,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[207usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -7808,7 +8271,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[208usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -7833,7 +8296,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[209usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -7858,7 +8321,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[210usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -7883,7 +8346,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[211usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -7908,7 +8371,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[212usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -7933,7 +8396,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[213usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -7958,7 +8421,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[214usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -7983,7 +8446,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[215usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -8008,7 +8471,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[216usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -8033,7 +8496,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[217usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -8058,7 +8521,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[218usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -8083,7 +8546,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[219usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .take_out(
@@ -8108,7 +8571,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[220usize],
+        &CALLS[232usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -8134,7 +8597,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[221usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .index_select_out(
@@ -8161,7 +8624,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[222usize],
+        &CALLS[234usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -8187,7 +8650,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[223usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -8212,7 +8675,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[224usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8236,7 +8699,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[225usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8259,7 +8722,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[226usize],
+        &CALLS[238usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8282,7 +8745,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[227usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -8309,7 +8772,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[228usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -8337,7 +8800,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[229usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .gather_out(
@@ -8366,7 +8829,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[230usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -8395,7 +8858,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[231usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -8421,7 +8884,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[232usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -8444,7 +8907,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[233usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .digamma_out(
@@ -8468,7 +8931,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[234usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -8492,7 +8955,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[235usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -8515,7 +8978,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[236usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .i0_out(
@@ -8538,7 +9001,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[237usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .sign_out(
@@ -8561,7 +9024,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[238usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .signbit_out(
@@ -8585,7 +9048,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[239usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .atan2_out(
@@ -8611,7 +9074,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[240usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -8638,7 +9101,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[241usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -8664,7 +9127,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[242usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -8689,7 +9152,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[243usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .hypot_out(
@@ -8714,7 +9177,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[244usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .igamma_out(
@@ -8739,7 +9202,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[245usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .igammac_out(
@@ -8764,7 +9227,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[246usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -8789,7 +9252,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[247usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -8814,7 +9277,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[248usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -8838,7 +9301,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[249usize],
+        &CALLS[261usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8859,7 +9322,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[250usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -8883,7 +9346,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[251usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .fmin_out(
@@ -8907,7 +9370,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[252usize],
+        &CALLS[264usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8929,7 +9392,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[253usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .fmax_out(
@@ -8954,7 +9417,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[254usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .maximum_out(
@@ -8978,7 +9441,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[255usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -9002,7 +9465,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[256usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .minimum_out(
@@ -9030,7 +9493,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[257usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -9062,7 +9525,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[258usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .topk_values(
@@ -9090,7 +9553,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[259usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .all_all_out(
@@ -9113,7 +9576,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[260usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .any_all_out(
@@ -9139,7 +9602,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[261usize],
+        &CALLS[273usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -9169,7 +9632,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[262usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -9197,7 +9660,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[263usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -9222,7 +9685,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[264usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -9247,7 +9710,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[265usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -9274,7 +9737,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[266usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -9303,7 +9766,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[267usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -9332,7 +9795,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[268usize],
+        &CALLS[280usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -9363,7 +9826,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[269usize],
+        &CALLS[281usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -9398,7 +9861,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[270usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -9435,7 +9898,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[271usize],
+        &CALLS[283usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -9470,7 +9933,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[272usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -9505,7 +9968,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[273usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .elu_out(
@@ -9536,7 +9999,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[274usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -9566,7 +10029,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[275usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -9590,7 +10053,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[276usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -9616,7 +10079,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[277usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -9643,7 +10106,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[278usize],
+        &CALLS[290usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -9671,7 +10134,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[279usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -9700,7 +10163,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[280usize],
+        &CALLS[292usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -9727,7 +10190,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[281usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -9751,7 +10214,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[282usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -9774,7 +10237,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[283usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -9796,7 +10259,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[284usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -9819,7 +10282,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[285usize],
+        &CALLS[297usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -9844,7 +10307,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[286usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -9871,7 +10334,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[287usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -9898,7 +10361,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[288usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -9923,7 +10386,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[289usize],
+        &CALLS[301usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -9949,7 +10412,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[290usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -9976,7 +10439,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[291usize],
+        &CALLS[303usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -10003,7 +10466,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[292usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .softplus_out(
@@ -10031,7 +10494,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[293usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -10058,7 +10521,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[294usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -10084,7 +10547,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[295usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -10110,7 +10573,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[296usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -10136,7 +10599,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[297usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -10162,7 +10625,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[298usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -10186,7 +10649,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[299usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -10209,7 +10672,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[300usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -10232,7 +10695,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[301usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -10255,7 +10718,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[302usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -10278,7 +10741,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[303usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -10301,7 +10764,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[304usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -10325,7 +10788,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[305usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -10350,7 +10813,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[306usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -10374,7 +10837,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[307usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -10397,7 +10860,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[308usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -10420,7 +10883,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[309usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -10447,7 +10910,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[310usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -10474,7 +10937,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[311usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -10497,7 +10960,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[312usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -10520,7 +10983,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[313usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -10543,7 +11006,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[314usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -10566,7 +11029,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[315usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -10590,7 +11053,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[316usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -10615,7 +11078,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[317usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -10640,7 +11103,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[318usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -10665,7 +11128,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[319usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -10690,7 +11153,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[320usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -10715,7 +11178,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[321usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -10740,7 +11203,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[322usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -10765,7 +11228,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[323usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -10789,7 +11252,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[324usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -10812,7 +11275,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[325usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -10835,7 +11298,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[326usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -10858,7 +11321,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[327usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -10881,7 +11344,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[328usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -10904,7 +11367,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[329usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -10928,7 +11391,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[330usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -10953,7 +11416,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[331usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -10978,7 +11441,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[332usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -11003,7 +11466,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[333usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -11027,7 +11490,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[334usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -32,12 +32,14 @@ regen_error* regen_kernel_eye_m_out(int64_t n, int64_t m, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
 regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tensor_list indices, regen_tensor values, bool accumulate, bool unsafe);
 regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
+regen_error* regen_kernel_linear_backward(regen_tensor self, regen_tensor grad_output, regen_tensor weight, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int64_t steps, regen_tensor out);
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
 regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_nanmedian(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_min_dim_min(regen_tensor self, int64_t dim, bool keepdim, regen_tensor min, regen_tensor min_indices);
+regen_error* regen_kernel__int_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_t start, int64_t length, regen_tensor out);
 regen_error* regen_kernel_range_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
@@ -63,6 +65,7 @@ regen_error* regen_kernel_zero_inplace(regen_tensor self);
 regen_error* regen_kernel_sub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_rsub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_addmm_dtype(regen_tensor self, regen_tensor mat1, regen_tensor mat2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_set_inplace(regen_tensor self);
 regen_error* regen_kernel_masked_fill_inplace_tensor(regen_tensor self, regen_tensor mask, regen_tensor value);
 regen_error* regen_kernel_view(regen_tensor self, regen_i64_list size, regen_tensor* regen_r0);
@@ -302,6 +305,19 @@ at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::
   return out;
 }
 
+// aten::linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_linear_backward(const at::Tensor & self, const at::Tensor & grad_output, const at::Tensor & weight, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::linear_backward argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(grad_output, "aten::linear_backward argument 'grad_output'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::linear_backward argument 'weight'");
+  auto regen_a3 = ::regen::lift_bool_array(output_mask, "aten::linear_backward argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_linear_backward(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
 // aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end, int64_t steps, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_scalar(start, "aten::linspace.out argument 'start'");
@@ -361,6 +377,15 @@ at::Tensor wrap_nanmedian(const at::Tensor & self) {
   auto regen_a4 = ::regen::lift_tensor(min_indices, "aten::min.dim_min argument 'min_indices'");
   ::regen::check(regen_kernel_min_dim_min(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return ::std::tuple<at::Tensor &,at::Tensor &>(min, min_indices);
+}
+
+// aten::_int_mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__int_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_int_mm.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::_int_mm.out argument 'mat2'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::_int_mm.out argument 'out'");
+  ::regen::check(regen_kernel__int_mm_out(regen_a0, regen_a1, regen_a2));
+  return out;
 }
 
 // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
@@ -606,6 +631,19 @@ at::Tensor & wrap_addmm_out(const at::Tensor & self, const at::Tensor & mat1, co
   auto regen_a5 = ::regen::lift_tensor(out, "aten::addmm.out argument 'out'");
   ::regen::check(regen_kernel_addmm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
   return out;
+}
+
+// aten::addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+at::Tensor wrap_addmm_dtype(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm.dtype argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm.dtype argument 'mat1'");
+  auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm.dtype argument 'mat2'");
+  auto regen_a3 = ::regen::lift_enum(out_dtype, "aten::addmm.dtype argument 'out_dtype'");
+  auto regen_a4 = ::regen::lift_scalar(beta, "aten::addmm.dtype argument 'beta'");
+  auto regen_a5 = ::regen::lift_scalar(alpha, "aten::addmm.dtype argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_addmm_dtype(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::set_(Tensor(a!) self) -> Tensor(a!)
@@ -965,12 +1003,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
   m.impl("_index_put_impl_", TORCH_FN(regen_runtime_ops::wrap__index_put_impl_inplace));
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
+  m.impl("linear_backward", TORCH_FN(regen_runtime_ops::wrap_linear_backward));
   m.impl("linspace.out", TORCH_FN(regen_runtime_ops::wrap_linspace_out));
   m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
   m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
   m.impl("nanmedian", TORCH_FN(regen_runtime_ops::wrap_nanmedian));
   m.impl("min.dim_min", TORCH_FN(regen_runtime_ops::wrap_min_dim_min));
+  m.impl("_int_mm.out", TORCH_FN(regen_runtime_ops::wrap__int_mm_out));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("narrow_copy.out", TORCH_FN(regen_runtime_ops::wrap_narrow_copy_out));
   m.impl("range.out", TORCH_FN(regen_runtime_ops::wrap_range_out));
@@ -996,6 +1036,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", TORCH_FN(regen_runtime_ops::wrap_sub_tensor));
   m.impl("rsub.Tensor", TORCH_FN(regen_runtime_ops::wrap_rsub_tensor));
   m.impl("addmm.out", TORCH_FN(regen_runtime_ops::wrap_addmm_out));
+  m.impl("addmm.dtype", TORCH_FN(regen_runtime_ops::wrap_addmm_dtype));
   m.impl("set_", TORCH_FN(regen_runtime_ops::wrap_set_inplace));
   m.impl("masked_fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_tensor));
   m.impl("view", TORCH_FN(regen_runtime_ops::wrap_view));

@@ -17,7 +17,9 @@ regen_error* regen_kernel_addmv_out(regen_tensor self, regen_tensor mat, regen_t
 regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_baddbmm_dtype_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
+regen_error* regen_kernel_bmm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_cat_out(regen_tensor_list tensors, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
 regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
@@ -36,6 +38,7 @@ regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, 
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp(regen_tensor self, int64_t dim, regen_tensor* regen_r0);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
+regen_error* regen_kernel_mm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
 regen_error* regen_kernel_repeat_interleave_tensor(regen_tensor repeats, regen_opt_i64 output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
@@ -164,6 +167,19 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.dtype_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.dtype_out argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.dtype_out argument 'batch2'");
+  auto regen_a3 = ::regen::lift_enum(out_dtype, "aten::baddbmm.dtype_out argument 'out_dtype'");
+  auto regen_a4 = ::regen::lift_scalar(beta, "aten::baddbmm.dtype_out argument 'beta'");
+  auto regen_a5 = ::regen::lift_scalar(alpha, "aten::baddbmm.dtype_out argument 'alpha'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::baddbmm.dtype_out argument 'out'");
+  ::regen::check(regen_kernel_baddbmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
 // aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.out argument 'self'");
@@ -171,6 +187,16 @@ at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bmm.out argument 'out'");
   ::regen::check(regen_kernel_bmm_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+at::Tensor wrap_bmm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.dtype argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.dtype argument 'mat2'");
+  auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::bmm.dtype argument 'out_dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bmm_dtype(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
@@ -338,6 +364,16 @@ at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::T
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mm.out argument 'out'");
   ::regen::check(regen_kernel_mm_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
+at::Tensor wrap_mm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.dtype argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::mm.dtype argument 'mat2'");
+  auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::mm.dtype argument 'out_dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_mm_dtype(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
@@ -868,7 +904,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmax.out", TORCH_FN(regen_runtime_ops::wrap_argmax_out));
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  m.impl("baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
+  m.impl("bmm.dtype", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype));
   m.impl("cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
   m.impl("clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
   m.impl("clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
@@ -887,6 +925,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
   m.impl("_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
+  m.impl("mm.dtype", TORCH_FN(regen_runtime_ops::wrap_mm_dtype));
   m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
   m.impl("repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));

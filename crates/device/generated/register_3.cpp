@@ -16,7 +16,9 @@ regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_all_out(regen_tensor self, int64_t dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_baddbmm_dtype(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_bmm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
@@ -33,6 +35,8 @@ regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_mean_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_median_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_amin_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_mm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
+regen_error* regen_kernel__int_mm(regen_tensor self, regen_tensor mat2, regen_tensor* regen_r0);
 regen_error* regen_kernel_mode(regen_tensor self, int64_t dim, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
@@ -153,12 +157,35 @@ at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1
   return out;
 }
 
+// aten::baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+at::Tensor wrap_baddbmm_dtype(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.dtype argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.dtype argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.dtype argument 'batch2'");
+  auto regen_a3 = ::regen::lift_enum(out_dtype, "aten::baddbmm.dtype argument 'out_dtype'");
+  auto regen_a4 = ::regen::lift_scalar(beta, "aten::baddbmm.dtype argument 'beta'");
+  auto regen_a5 = ::regen::lift_scalar(alpha, "aten::baddbmm.dtype argument 'alpha'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_baddbmm_dtype(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_or_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_or.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_or.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_or.out argument 'out'");
   ::regen::check(regen_kernel_logical_or_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bmm_dtype_out(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.dtype_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.dtype_out argument 'mat2'");
+  auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::bmm.dtype_out argument 'out_dtype'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::bmm.dtype_out argument 'out'");
+  ::regen::check(regen_kernel_bmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -306,6 +333,25 @@ at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool ke
   auto regen_a3 = ::regen::lift_tensor(out, "aten::amin.out argument 'out'");
   ::regen::check(regen_kernel_amin_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_mm_dtype_out(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.dtype_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::mm.dtype_out argument 'mat2'");
+  auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::mm.dtype_out argument 'out_dtype'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::mm.dtype_out argument 'out'");
+  ::regen::check(regen_kernel_mm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::_int_mm(Tensor self, Tensor mat2) -> Tensor
+at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_int_mm argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat2, "aten::_int_mm argument 'mat2'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__int_mm(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -847,7 +893,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
   m.impl("all.out", TORCH_FN(regen_runtime_ops::wrap_all_out));
   m.impl("baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
+  m.impl("baddbmm.dtype", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype));
   m.impl("logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
+  m.impl("bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
@@ -864,6 +912,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
   m.impl("median.dim_values", TORCH_FN(regen_runtime_ops::wrap_median_dim_values));
   m.impl("amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
+  m.impl("mm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_mm_dtype_out));
+  m.impl("_int_mm", TORCH_FN(regen_runtime_ops::wrap__int_mm));
   m.impl("mode", TORCH_FN(regen_runtime_ops::wrap_mode));
   m.impl("mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   m.impl("logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));

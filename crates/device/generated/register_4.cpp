@@ -36,6 +36,7 @@ regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logspace_out(regen_scalar start, regen_scalar end, int64_t steps, double base, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
+regen_error* regen_kernel_matmul_backward(regen_tensor grad, regen_tensor self, regen_tensor other, regen_bool_list mask, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_median(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_nanmedian_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -53,6 +54,7 @@ regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_var_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_where_self_out(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_addmm_dtype_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage_storage_offset(regen_tensor self, void* source, int64_t storage_offset, regen_i64_list size, regen_i64_list stride);
 regen_error* regen_kernel_put_inplace(regen_tensor self, regen_tensor index, regen_tensor source, bool accumulate);
 regen_error* regen_kernel_index_fill_inplace_int_tensor(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor value);
@@ -343,6 +345,18 @@ at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Te
   return out;
 }
 
+// aten::matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_matmul_backward(const at::Tensor & grad, const at::Tensor & self, const at::Tensor & other, ::std::array<bool,2> mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad, "aten::matmul_backward argument 'grad'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::matmul_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(other, "aten::matmul_backward argument 'other'");
+  auto regen_a3 = ::regen::lift_bool_array(mask, "aten::matmul_backward argument 'mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_matmul_backward(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
 // aten::median(Tensor self) -> Tensor
 at::Tensor wrap_median(const at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::median argument 'self'");
@@ -499,6 +513,19 @@ at::Tensor & wrap_sub_out(const at::Tensor & self, const at::Tensor & other, con
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::sub.out argument 'alpha'");
   auto regen_a3 = ::regen::lift_tensor(out, "aten::sub.out argument 'out'");
   ::regen::check(regen_kernel_sub_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_addmm_dtype_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm.dtype_out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm.dtype_out argument 'mat1'");
+  auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm.dtype_out argument 'mat2'");
+  auto regen_a3 = ::regen::lift_enum(out_dtype, "aten::addmm.dtype_out argument 'out_dtype'");
+  auto regen_a4 = ::regen::lift_scalar(beta, "aten::addmm.dtype_out argument 'beta'");
+  auto regen_a5 = ::regen::lift_scalar(alpha, "aten::addmm.dtype_out argument 'alpha'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::addmm.dtype_out argument 'out'");
+  ::regen::check(regen_kernel_addmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return out;
 }
 
@@ -939,6 +966,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
   m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
+  m.impl("matmul_backward", TORCH_FN(regen_runtime_ops::wrap_matmul_backward));
   m.impl("median", TORCH_FN(regen_runtime_ops::wrap_median));
   m.impl("nanmedian.dim_values", TORCH_FN(regen_runtime_ops::wrap_nanmedian_dim_values));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
@@ -956,6 +984,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var.correction_out", TORCH_FN(regen_runtime_ops::wrap_var_correction_out));
   m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
+  m.impl("addmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_addmm_dtype_out));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
   m.impl("put_", TORCH_FN(regen_runtime_ops::wrap_put_inplace));
   m.impl("index_fill_.int_Tensor", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_tensor));

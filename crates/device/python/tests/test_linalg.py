@@ -245,6 +245,22 @@ def test_larger_products_split_over_threads(dtype):
         compare(torch.mv(m.to("regen"), v.to("regen")), torch.mv(m, v))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_small_addbmm_sums_as_cpu_bit_for_bit(dtype):
+    # CPU's addbmm is one BLAS addmm_ per batch; for small products the device sums in the same
+    # order (fused multiply-adds along the depth, then beta·self added with one rounding), so
+    # cancellation across batches cannot make them differ (the OpInfo samples' sizes).
+    for seed, (beta, alpha) in enumerate([(1, 1), (0.6, 0.2), (0, 1.5), (-2, 3)]):
+        g = torch.Generator().manual_seed(seed)
+        s, x, y = (torch.empty(shape, dtype=dtype).uniform_(-9, 9, generator=g) for shape in [(5, 10), (5, 5, 5), (5, 5, 10)])
+        with counted("addbmm"):
+            got = torch.addbmm(s.to("regen"), x.to("regen"), y.to("regen"), beta=beta, alpha=alpha)
+        assert torch.equal(got.cpu(), torch.addbmm(s, x, y, beta=beta, alpha=alpha))
+        with counted("addbmm"):
+            got = torch.addbmm(s[:1, :5].to("regen"), x.to("regen").transpose(1, 2), y.to("regen")[:, :, :5], beta=beta, alpha=alpha)
+        assert torch.equal(got.cpu(), torch.addbmm(s[:1, :5], x.transpose(1, 2), y[:, :, :5], beta=beta, alpha=alpha))
+
+
 def test_out_variants_resize_and_compositions_reach_the_kernels():
     a, b = make((4, 3), torch.float32), make((3, 5), torch.float32, 1)
     out = torch.empty(0).to("regen")
@@ -319,3 +335,310 @@ def test_errors_match_cpu(case):
     # The device's messages name the kernel first ("aten::mm.out: ...").
     assert message == cpu_message or message.endswith(": " + cpu_message), (message, cpu_message)
     assert kind is cpu_kind or (issubclass(kind, RuntimeError) and issubclass(cpu_kind, RuntimeError))
+
+
+# --- out_dtype forms (mm.dtype, bmm.dtype, addmm.dtype, baddbmm.dtype and their .dtype_out) ---
+# CPU has no kernel for them in 2.15 (NotImplementedError); the device follows CUDA's: the output
+# in the inputs' dtype, or float32 for float16/bfloat16 inputs, accumulated in float32. The
+# reference is CPU's op on the inputs widened to the output dtype (exact for float16/bfloat16).
+OUT_DTYPES = [(torch.float16, torch.float32), (torch.bfloat16, torch.float32), (torch.float16, torch.float16),
+              (torch.bfloat16, torch.bfloat16), (torch.float32, torch.float32), (torch.float64, torch.float64),
+              (torch.complex64, torch.complex64), (torch.int64, torch.int64)]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("dtypes", OUT_DTYPES, ids=lambda d: f"{str(d[0])[6:]}-{str(d[1])[6:]}")
+def test_out_dtype_forms(dtypes, layout):
+    dtype, out_dtype = dtypes
+    beta, alpha = scalars(dtype)
+    (a, b, s2), (da, db, ds2) = pair([(7, 5), (5, 9), (7, 9)], dtype, layout)
+    (x, y, s3), (dx, dy, ds3) = pair([(3, 6, 4), (3, 4, 8), (3, 6, 8)], dtype, layout)
+    w = lambda t: t.to(out_dtype)  # noqa: E731
+    cases = [
+        ("mm.dtype", lambda: torch.mm(da, db, out_dtype=out_dtype), lambda: torch.mm(w(a), w(b))),
+        ("bmm.dtype", lambda: torch.bmm(dx, dy, out_dtype=out_dtype), lambda: torch.bmm(w(x), w(y))),
+        ("addmm.dtype", lambda: torch.addmm(ds2, da, db, out_dtype=out_dtype, beta=beta, alpha=alpha),
+         lambda: torch.addmm(w(s2), w(a), w(b), beta=beta, alpha=alpha)),
+        ("baddbmm.dtype", lambda: torch.baddbmm(ds3, dx, dy, out_dtype=out_dtype, beta=beta, alpha=alpha),
+         lambda: torch.baddbmm(w(s3), w(x), w(y), beta=beta, alpha=alpha)),
+    ]
+    for key, device_call, cpu_call in cases:
+        expected = cpu_call()
+        with counted(key):
+            compare(device_call(), expected)
+        # .dtype_out into a transposed, wrongly sized output: resized as the other out= forms.
+        out = torch.empty(2, 3, dtype=out_dtype).to("regen").t()
+        with counted(key + "_out"):
+            result = {"mm.dtype": lambda: torch.mm(da, db, out_dtype=out_dtype, out=out),
+                      "bmm.dtype": lambda: torch.bmm(dx, dy, out_dtype=out_dtype, out=out),
+                      "addmm.dtype": lambda: torch.addmm(ds2, da, db, out_dtype=out_dtype, beta=beta, alpha=alpha, out=out),
+                      "baddbmm.dtype": lambda: torch.baddbmm(ds3, dx, dy, out_dtype=out_dtype, beta=beta, alpha=alpha, out=out),
+                      }[key]()
+        assert result is out
+        compare(out, expected)
+
+
+def test_out_dtype_accumulates_in_float32():
+    # 2048 products of 1 + 2^-10: in float16 every partial sum above 2048 rounds away the small
+    # terms; a float32 accumulator keeps them (CPU's float32 product of the widened inputs).
+    a = torch.full((1, 2048), 1 + 2 ** -10, dtype=torch.float16)
+    b = torch.ones(2048, 1, dtype=torch.float16)
+    with counted("mm.dtype"):
+        got = torch.mm(a.to("regen"), b.to("regen"), out_dtype=torch.float32)
+    assert got.cpu().item() == torch.mm(a.float(), b.float()).item() == 2048 + 2
+    x = torch.full((2, 1, 600), 0.01, dtype=torch.bfloat16)
+    y = torch.ones(2, 600, 1, dtype=torch.bfloat16)
+    with counted("baddbmm.dtype"):
+        got = torch.baddbmm(torch.ones(2, 1, 1, dtype=torch.bfloat16).to("regen"), x.to("regen"), y.to("regen"), out_dtype=torch.float32)
+    compare(got, torch.baddbmm(torch.ones(2, 1, 1), x.float(), y.float()))
+
+
+DTYPE_ERRORS = {
+    # Shapes and dims: the messages of the op without out_dtype (CPU's).
+    "mm shapes": (lambda t, **k: torch.mm(t(2, 3), t(4, 5), **k), "mm"),
+    "mm 1-D": (lambda t, **k: torch.mm(t(3), t(3, 5), **k), "mm"),
+    "bmm batch": (lambda t, **k: torch.bmm(t(2, 2, 3), t(3, 3, 5), **k), "bmm"),
+    "addmm self": (lambda t, **k: torch.addmm(t(3), t(2, 3), t(3, 5), **k), "addmm"),
+    "baddbmm self": (lambda t, **k: torch.baddbmm(t(3, 2, 5), t(2, 2, 3), t(2, 3, 5), **k), "baddbmm"),
+}
+
+
+@pytest.mark.parametrize("case", DTYPE_ERRORS)
+def test_out_dtype_errors_match_the_plain_ops(case):
+    f, _ = DTYPE_ERRORS[case]
+    kind, message = error(lambda: f(dev, out_dtype=torch.float32))
+    cpu_kind, cpu_message = error(lambda: f(cpu))
+    assert message.endswith(": " + cpu_message), (message, cpu_message)
+    assert issubclass(kind, RuntimeError) and issubclass(cpu_kind, RuntimeError)
+
+
+def test_out_dtype_rule_errors_match_the_meta_functions():
+    # Only float16/bfloat16 -> float32 widens: PyTorch's meta functions (the CUDA rule) refuse the
+    # rest with this message; the device's kernel does too.
+    meta = lambda *s, dtype=torch.float32: torch.zeros(s, dtype=dtype, device="meta")  # noqa: E731
+    for f in [lambda t: torch.mm(t(2, 3), t(3, 4), out_dtype=torch.float64),
+              lambda t: torch.mm(t(2, 3, dtype=torch.float16), t(3, 4, dtype=torch.float16), out_dtype=torch.float64),
+              lambda t: torch.addmm(t(4), t(2, 3), t(3, 4), out_dtype=torch.float16)]:
+        kind, message = error(lambda: f(dev))
+        meta_kind, meta_message = error(lambda: f(meta))
+        assert message.endswith(": " + meta_message) and kind is meta_kind is RuntimeError, (message, meta_message)
+    # The provided out tensor must have out_dtype.
+    kind, message = error(lambda: torch.mm(dev(2, 3), dev(3, 4), out_dtype=torch.float32, out=dev(0, dtype=torch.float64)))
+    assert kind is RuntimeError and "out_dtype" in message
+
+
+# --- _int_mm (int8 x int8 -> int32; uint8 self too): CPU's results, shapes and errors ---
+
+def int8(shape, seed, dtype=torch.int8):
+    g = torch.Generator().manual_seed(seed)
+    low, high = (0, 256) if dtype == torch.uint8 else (-128, 128)
+    return torch.randint(low, high, shape, generator=g, dtype=dtype)
+
+
+@pytest.mark.parametrize("self_dtype", [torch.int8, torch.uint8], ids=str)
+def test_int_mm(self_dtype):
+    # Taller and wider than deep (the engine swaps rows and columns for the wide one), transposed
+    # and sliced operands, extreme values, empty sizes.
+    for (m, k, n) in [(17, 32, 8), (8, 40, 33), (1, 1, 1), (64, 300, 48), (0, 3, 4), (3, 0, 4), (3, 4, 0)]:
+        a, b = int8((m, k), m + k, self_dtype), int8((k, n), k + n)
+        for layout in ["contiguous", "transposed", "strided"]:
+            if layout == "transposed":
+                da, db = a.t().contiguous().to("regen").t(), b.t().contiguous().to("regen").t()
+            elif layout == "strided":
+                da = torch.zeros(m, 2 * k, dtype=self_dtype).to("regen")[:, ::2]
+                da.copy_(a.to("regen"))
+                db = torch.zeros(2 * k, n, dtype=torch.int8).to("regen")[::2]
+                db.copy_(b.to("regen"))
+            else:
+                da, db = a.to("regen"), b.to("regen")
+            with counted("_int_mm"):
+                got = torch._int_mm(da, db)
+            expected = torch._int_mm(a, b)
+            assert got.dtype == torch.int32 and got.shape == expected.shape
+            assert torch.equal(got.cpu(), expected)
+            out = torch.full((m, n), 7, dtype=torch.int32).to("regen")
+            with counted("_int_mm.out"):
+                assert torch._int_mm(da, db, out=out) is out
+            assert torch.equal(out.cpu(), expected)
+    lo = torch.full((4, 64), -128, dtype=torch.int8)
+    with counted("_int_mm"):
+        assert torch.equal(torch._int_mm(lo.to("regen"), lo.t().contiguous().to("regen")).cpu(), torch._int_mm(lo, lo.t().contiguous()))
+
+
+def t8(*shape, dtype=torch.int8):
+    return torch.zeros(shape, dtype=dtype)
+
+
+INT_MM_ERRORS = {
+    "self 1-D": lambda d: torch._int_mm(t8(3).to(d), t8(3, 4).to(d)),
+    "self 0-D": lambda d: torch._int_mm(t8().to(d), t8(3, 4).to(d)),
+    "mat2 1-D": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3).to(d)),
+    "mat2 0-D": lambda d: torch._int_mm(t8(2, 3).to(d), t8().to(d)),
+    "mat2 3-D": lambda d: torch._int_mm(t8(2, 3).to(d), t8(1, 3, 4).to(d)),
+    "shapes": lambda d: torch._int_mm(t8(2, 3).to(d), t8(4, 5).to(d)),
+    "self float": lambda d: torch._int_mm(t8(2, 3, dtype=torch.float32).to(d), t8(3, 4).to(d)),
+    "mat2 uint8": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4, dtype=torch.uint8).to(d)),
+    "out int64": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(2, 4, dtype=torch.int64).to(d)),
+    "out rows": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(3, 4, dtype=torch.int32).to(d)),
+    "out cols": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(2, 5, dtype=torch.int32).to(d)),
+    "out empty": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(0, dtype=torch.int32).to(d)),
+    "out 1-D": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(2, dtype=torch.int32).to(d)),
+    "out 3-D": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(2, 4, 1, dtype=torch.int32).to(d)),
+    "out transposed": lambda d: torch._int_mm(t8(2, 3).to(d), t8(3, 4).to(d), out=t8(4, 2, dtype=torch.int32).to(d).t()),
+}
+
+
+@pytest.mark.parametrize("case", INT_MM_ERRORS)
+def test_int_mm_errors_match_cpu(case):
+    kind, message = error(lambda: INT_MM_ERRORS[case]("regen"))
+    cpu_kind, cpu_message = error(lambda: INT_MM_ERRORS[case]("cpu"))
+    assert message == cpu_message or message.endswith(": " + cpu_message), (message, cpu_message)
+    assert kind is cpu_kind
+
+
+# --- matmul_backward and linear_backward: nothing reaches them for dense tensors in 2.15 (only
+# nested tensors and MPS register them), so they are called directly; the reference is CPU's
+# autograd through matmul / linear (float64 for int64, whose values stay exact). ---
+
+GRAD_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.complex64, torch.int64]
+MATMUL_SHAPES = [((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)), ((2, 3, 5), (5, 4)),
+                 ((3, 5), (2, 5, 4)), ((2, 3, 5), (2, 5, 4)), ((2, 1, 3, 5), (4, 5, 2)), ((6, 3, 5), (5,)),
+                 ((5,), (2, 5, 4)), ((0, 3, 5), (5, 4)), ((3, 0), (0, 4))]
+
+
+def autograd_reference(f, inputs, grad, dtype):
+    compute = torch.float64 if not (dtype.is_floating_point or dtype.is_complex) else dtype
+    leaves = [t.detach().to(compute).requires_grad_() for t in inputs]
+    grads = torch.autograd.grad(f(*leaves), leaves, grad.to(compute), allow_unused=True)
+    return [g if g is None else g.to(dtype) for g in grads]
+
+
+def laid_out(t, layout):
+    """`t` on the device: contiguous, transposed storage, or a slice of a larger tensor."""
+    if layout == "transposed" and t.dim() >= 2:
+        return t.transpose(-1, -2).contiguous().to("regen").transpose(-1, -2)
+    if layout == "strided" and t.dim() >= 1:
+        big = torch.zeros(t.shape[:-1] + (2 * t.shape[-1],), dtype=t.dtype).to("regen")
+        view = big[..., 1::2]
+        view.copy_(t.to("regen"))
+        return view
+    return t.to("regen")
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("dtype", GRAD_DTYPES, ids=str)
+def test_matmul_backward(dtype, layout):
+    for i, (ss, so) in enumerate(MATMUL_SHAPES):
+        s, o = make(ss, dtype, 2 * i), make(so, dtype, 2 * i + 1)
+        g = make(tuple(torch.matmul(torch.zeros(ss), torch.zeros(so)).shape), dtype, 99)
+        expected = autograd_reference(torch.matmul, [s, o], g, dtype)
+        ds, do, dg = laid_out(s, layout), laid_out(o, layout), laid_out(g, layout)
+        with counted("matmul_backward"):
+            gs, go = torch.ops.aten.matmul_backward(dg, ds, do, [True, True])
+        compare(gs, expected[0])
+        compare(go, expected[1])
+        for mask in ([True, False], [False, True]):
+            with counted("matmul_backward"):
+                only = torch.ops.aten.matmul_backward(dg, ds, do, mask)
+            for got, want, wanted in zip(only, expected, mask):
+                if wanted:
+                    compare(got, want)
+                else:
+                    assert got is None
+
+
+def test_matmul_backward_conjugate_and_negative_views():
+    s, o = make((2, 3, 4), torch.complex64), make((4, 5), torch.complex64, 1)
+    g = make((2, 3, 5), torch.complex64, 2)
+    expected = autograd_reference(torch.matmul, [s.conj(), torch._neg_view(o)], g.conj(), torch.complex64)
+    with counted("matmul_backward"):
+        gs, go = torch.ops.aten.matmul_backward(g.to("regen").conj(), s.to("regen").conj(),
+                                                torch._neg_view(o.to("regen")), [True, True])
+    compare(gs, expected[0])
+    compare(go, expected[1])
+
+
+LINEAR_SHAPES = [((4, 3), (5, 3)), ((2, 4, 3), (5, 3)), ((3,), (5, 3)), ((2, 3, 4, 3), (5, 3)), ((4, 3), (3,)),
+                 ((2, 4, 3), (3,)), ((0, 3), (5, 3)), ((4, 0), (5, 0))]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("dtype", GRAD_DTYPES, ids=str)
+def test_linear_backward(dtype, layout):
+    for i, (sx, sw) in enumerate(LINEAR_SHAPES):
+        x, w = make(sx, dtype, 2 * i), make(sw, dtype, 2 * i + 1)
+        with_bias = len(sw) == 2  # CPU's linear takes no bias with a vector weight
+        b = make(sw[:1], dtype, 50 + i) if with_bias else None
+        g = make(sx[:-1] + sw[:1] if with_bias else sx[:-1], dtype, 99)
+        f = (lambda x, w, b: torch.nn.functional.linear(x, w, b)) if with_bias else (lambda x, w: torch.nn.functional.linear(x, w))
+        expected = autograd_reference(f, [x, w] + ([b] if with_bias else []), g, dtype)
+        dx, dw, dg = laid_out(x, layout), laid_out(w, layout), laid_out(g, layout)
+        masks = [[True, True, with_bias], [True, False, False], [False, True, False]] + ([[False, False, True]] if with_bias else [])
+        for mask in masks:
+            with counted("linear_backward"):
+                got = torch.ops.aten.linear_backward(dx, dg, dw, mask)
+            for j, wanted in enumerate(mask):
+                if wanted:
+                    compare(got[j], expected[j])
+                else:
+                    assert got[j] is None
+
+
+def test_linear_backward_composes_large_products_over_threads():
+    # Leading dimensions folded into one product of 256 rows (a view: no copies), the weight
+    # gradient summed over them as the depth of one product.
+    x, w, g = make((4, 64, 96), torch.float32), make((80, 96), torch.float32, 1), make((4, 64, 80), torch.float32, 2)
+    expected = autograd_reference(lambda x, w, b: torch.nn.functional.linear(x, w, b), [x, w, make((80,), torch.float32, 3)], g, torch.float32)
+    with counted("linear_backward"):
+        got = torch.ops.aten.linear_backward(x.to("regen"), g.to("regen"), w.to("regen"), [True, True, True])
+    for a, b in zip(got, expected):
+        compare(a, b)
+
+
+BACKWARD_ERRORS = {
+    # (device call, CPU forward call raising the same check)
+    "matmul 0-D": (lambda d: torch.ops.aten.matmul_backward(d(3), d(), d(3, 4), [True, True]),
+                   lambda c: torch.matmul(c(), c(3, 4))),
+    "matmul mm": (lambda d: torch.ops.aten.matmul_backward(d(2, 5), d(2, 3), d(4, 5), [True, True]),
+                  lambda c: torch.matmul(c(2, 3), c(4, 5))),
+    "matmul vector-matrix": (lambda d: torch.ops.aten.matmul_backward(d(5), d(3), d(4, 5), [True, True]),
+                             lambda c: torch.matmul(c(3), c(4, 5))),
+    "matmul mv": (lambda d: torch.ops.aten.matmul_backward(d(2), d(2, 3), d(4), [True, True]),
+                  lambda c: torch.matmul(c(2, 3), c(4))),
+    "matmul dot": (lambda d: torch.ops.aten.matmul_backward(d(), d(3), d(4), [True, True]),
+                   lambda c: torch.matmul(c(3), c(4))),
+    "matmul folded": (lambda d: torch.ops.aten.matmul_backward(d(2, 2, 5), d(2, 2, 3), d(4, 5), [True, True]),
+                      lambda c: torch.matmul(c(2, 2, 3), c(4, 5))),
+    "matmul batched": (lambda d: torch.ops.aten.matmul_backward(d(2, 2, 5), d(2, 2, 3), d(2, 4, 5), [True, True]),
+                       lambda c: torch.matmul(c(2, 2, 3), c(2, 4, 5))),
+    "matmul broadcast": (lambda d: torch.ops.aten.matmul_backward(d(2, 2, 5), d(2, 2, 3), d(3, 3, 5), [True, True]),
+                         lambda c: torch.matmul(c(2, 2, 3), c(3, 3, 5))),
+    "matmul dtype": (lambda d: torch.ops.aten.matmul_backward(d(2, 5), d(2, 3), d(3, 5, dtype=torch.float64), [True, True]),
+                     lambda c: torch.matmul(c(2, 3), c(3, 5, dtype=torch.float64))),
+    "linear 0-D": (lambda d: torch.ops.aten.linear_backward(d(), d(5), d(5, 3), [True, True, True]),
+                   lambda c: torch.nn.functional.linear(c(), c(5, 3))),
+    "linear shapes": (lambda d: torch.ops.aten.linear_backward(d(2, 3), d(2, 5), d(5, 4), [True, True, True]),
+                      lambda c: torch.nn.functional.linear(c(2, 3), c(5, 4))),
+    "linear folded": (lambda d: torch.ops.aten.linear_backward(d(2, 2, 3), d(2, 2, 5), d(5, 4), [True, True, True]),
+                      lambda c: torch.nn.functional.linear(c(2, 2, 3), c(5, 4))),
+    "linear 3-D weight": (lambda d: torch.ops.aten.linear_backward(d(2, 3), d(2, 5), d(2, 5, 3), [True, True, True]),
+                          lambda c: torch.nn.functional.linear(c(2, 3), c(2, 5, 3))),
+    "linear dtype": (lambda d: torch.ops.aten.linear_backward(d(2, 3), d(2, 5), d(5, 3, dtype=torch.float64), [True, True, True]),
+                     lambda c: torch.nn.functional.linear(c(2, 3), c(5, 3, dtype=torch.float64))),
+}
+
+
+@pytest.mark.parametrize("case", BACKWARD_ERRORS)
+def test_backward_errors_match_cpu_forward_checks(case):
+    device_call, cpu_call = BACKWARD_ERRORS[case]
+    kind, message = error(lambda: device_call(dev))
+    cpu_kind, cpu_message = error(lambda: cpu_call(cpu))
+    assert message.endswith(": " + cpu_message), (message, cpu_message)
+    assert issubclass(kind, RuntimeError) and issubclass(cpu_kind, RuntimeError)
+
+
+def test_backward_grad_of_the_wrong_shape_is_an_error():
+    for f in [lambda: torch.ops.aten.matmul_backward(dev(2, 4), dev(2, 3), dev(3, 5), [True, True]),
+              lambda: torch.ops.aten.linear_backward(dev(2, 3), dev(2, 4), dev(5, 3), [True, True, True])]:
+        kind, message = error(f)
+        assert kind is RuntimeError and "shape" in message
