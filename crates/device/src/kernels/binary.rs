@@ -85,7 +85,7 @@ fn zero_division_check() -> Result<()> {
 /// fused multiply-add rounded once in the vector body of a dense run (whole multiples of two
 /// vectors, as `vectorized_loop`: 32 elements) and round the product, then the sum, in the scalar loop.
 trait ScaledAdd: Copy + Send + Sync + Sized {
-    fn run(it: &super::iter::Iter, alpha: f64);
+    fn run(it: &super::iter::Iter, alpha: f64, scalar_other: bool);
 }
 
 /// Bytes of one ATen CPU vector in the elementwise kernels on this machine: 32 with AVX2 and FMA,
@@ -113,24 +113,37 @@ macro_rules! scaled_add_full {
             }
         }
         impl ScaledAdd for $t {
-            fn run(it: &super::iter::Iter, alpha: f64) {
+            fn run(it: &super::iter::Iter, alpha: f64, scalar_other: bool) {
                 let al = alpha as $t;
                 let fma = cfg!(target_arch = "x86_64") && is_x86_feature_detected!("fma");
                 let size = std::mem::size_of::<$t>() as isize;
+                let chunk = 2 * vector_bytes() / size as usize;
                 it.for_each(|p, s, n| {
                     let (o, a, b) = (p[0].cast::<$t>(), p[1].cast::<$t>().cast_const(), p[2].cast::<$t>().cast_const());
                     let unit = |st: isize| st == size || st == 0;
+                    let dense = s[0] == size && unit(s[1]) && unit(s[2]);
+                    // With a one-element `other` (a CPU scalar to ATen) the scalar tail adds the
+                    // product `alpha * other`, computed once and rounded; elsewhere it fuses.
+                    let fused = if !scalar_other {
+                        n
+                    } else if dense {
+                        n - n % chunk
+                    } else {
+                        0
+                    };
                     // SAFETY: the iterator's run of `n` elements lies inside every operand.
                     unsafe {
                         #[cfg(target_arch = "x86_64")]
-                        if fma && s[0] == size && unit(s[1]) && unit(s[2]) {
+                        if fma && dense && fused == n {
                             return $fast(o, a, (s[1] / size) as usize, b, (s[2] / size) as usize, n, al);
                         }
                         let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
-                        for k in 0..n as isize {
-                            let x = a.offset(k * s[1]).cast::<$t>().read_unaligned();
-                            let y = b.offset(k * s[2]).cast::<$t>().read_unaligned();
-                            o.offset(k * s[0]).cast::<$t>().write_unaligned(y.mul_add(al, x));
+                        for k in 0..n {
+                            let i = k as isize;
+                            let x = a.offset(i * s[1]).cast::<$t>().read_unaligned();
+                            let y = b.offset(i * s[2]).cast::<$t>().read_unaligned();
+                            let r = if k < fused { y.mul_add(al, x) } else { x + al * y };
+                            o.offset(i * s[0]).cast::<$t>().write_unaligned(r);
                         }
                     }
                 });
@@ -144,7 +157,7 @@ scaled_add_full!(f64, scaled_add_f64);
 macro_rules! scaled_add_half {
     ($t:ty) => {
         impl ScaledAdd for $t {
-            fn run(it: &super::iter::Iter, alpha: f64) {
+            fn run(it: &super::iter::Iter, alpha: f64, _scalar_other: bool) {
                 let al = <$t>::from_f64(alpha).to_f32();
                 let size = std::mem::size_of::<$t>() as isize;
                 let chunk = 2 * vector_bytes() / size as usize;
@@ -177,6 +190,11 @@ scaled_add_half!(bf16);
 /// Runs `Op` as `out = op(a, b)`; `alpha` scales `b` (add and sub).
 pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
+    // ATen takes a one-element `other` as a scalar (`is_cpu_scalar`), which changes how add rounds.
+    let scalar_other = match &b {
+        Input::Tensor(t) | Input::Mask(t) => t.numel() == 1,
+        Input::Scalar(_) => true,
+    };
     elementwise(Op::NAME, config, &out, &[a, b], |p| {
         let it = &p.iter;
         let alpha = alpha.map(Num::from_scalar).filter(|a| *a != Num::Int(1) && *a != Num::Float(1.0));
@@ -197,7 +215,7 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
                     // Only add and sub take alpha; ATen computes `sub` as `add` with `-alpha`.
                     Some(al) => {
                         let al = if Op::NAME == "sub" { -al.as_f64() } else { al.as_f64() };
-                        <$t as ScaledAdd>::run(it, al)
+                        <$t as ScaledAdd>::run(it, al, scalar_other)
                     }
                 }
             }};
