@@ -128,6 +128,13 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
+    fn bincount(
+        &self,
+        self_: TensorRef<'_>,
+        weights: Option<TensorRef<'_>>,
+        minlength: i64,
+    ) -> Result<Tensor>;
     /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -843,6 +850,46 @@ pub trait Kernels: Send + Sync + 'static {
     fn roll(&self, self_: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)`
+    fn _unique(
+        &self,
+        self_: TensorRef<'_>,
+        sorted: bool,
+        return_inverse: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn unique_dim(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        sorted: bool,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+    fn unique_consecutive(
+        &self,
+        self_: TensorRef<'_>,
+        return_inverse: bool,
+        return_counts: bool,
+        dim: Option<i64>,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn unique_dim_consecutive(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn _unique2(
+        &self,
+        self_: TensorRef<'_>,
+        sorted: bool,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
     fn var_correction(
         &self,
@@ -1456,6 +1503,23 @@ pub trait Kernels: Send + Sync + 'static {
         weight: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn histc_out(
+        &self,
+        self_: TensorRef<'_>,
+        bins: i64,
+        min: Scalar,
+        max: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+    fn histc(
+        &self,
+        self_: TensorRef<'_>,
+        bins: i64,
+        min: Scalar,
+        max: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmod_tensor_out(
         &self,
@@ -2045,7 +2109,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 335] = [
+pub const OPS: [&str; 343] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2069,6 +2133,7 @@ pub const OPS: [&str; 335] = [
     "asin.out",
     "atan.out",
     "baddbmm.out",
+    "bincount",
     "bitwise_not.out",
     "copysign.out",
     "logical_not.out",
@@ -2198,6 +2263,11 @@ pub const OPS: [&str; 335] = [
     "flip",
     "roll",
     "trunc.out",
+    "_unique",
+    "unique_dim",
+    "unique_consecutive",
+    "unique_dim_consecutive",
+    "_unique2",
     "var.correction",
     "var.correction_out",
     "var_mean.correction",
@@ -2288,6 +2358,8 @@ pub const OPS: [&str; 335] = [
     "atan2.out",
     "lerp.Scalar_out",
     "lerp.Tensor_out",
+    "histc.out",
+    "histc",
     "fmod.Tensor_out",
     "hypot.out",
     "igamma.out",
@@ -2383,7 +2455,7 @@ pub const OPS: [&str; 335] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 335] = [const { AtomicU64::new(0) }; 335];
+static CALLS: [AtomicU64; 343] = [const { AtomicU64::new(0) }; 343];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -2980,6 +3052,35 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
         },
     )
 }
+/// Entry point of `aten::bincount`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bincount(
+    self_: abi::regen_tensor,
+    weights: abi::regen_tensor,
+    minlength: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bincount",
+        &CALLS[23usize],
+        || {
+            let regen_v0 = kernels()?
+                .bincount(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&minlength) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bitwise_not.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -2992,7 +3093,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[23usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3016,7 +3117,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[24usize],
+        &CALLS[25usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3040,7 +3141,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[25usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -3064,7 +3165,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[26usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -3089,7 +3190,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[27usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -3114,7 +3215,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[28usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -3139,7 +3240,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[29usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .bmm_out(
@@ -3164,7 +3265,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[30usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .cat_out(
@@ -3188,7 +3289,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[31usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .ceil_out(
@@ -3213,7 +3314,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[32usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .clamp_out(
@@ -3240,7 +3341,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[33usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -3266,7 +3367,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[34usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -3291,7 +3392,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[35usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -3316,7 +3417,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[36usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -3341,7 +3442,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[37usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -3366,7 +3467,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[38usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .complex_out(
@@ -3391,7 +3492,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[39usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .polar_out(
@@ -3416,7 +3517,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[40usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -3442,7 +3543,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[41usize],
+        &CALLS[42usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -3468,7 +3569,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[42usize],
+        &CALLS[43usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -3492,7 +3593,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[43usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .cos_out(
@@ -3515,7 +3616,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[44usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .cosh_out(
@@ -3539,7 +3640,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[45usize],
+        &CALLS[46usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -3565,7 +3666,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[46usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -3592,7 +3693,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[47usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -3619,7 +3720,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[48usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -3646,7 +3747,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[49usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -3672,7 +3773,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[50usize],
+        &CALLS[51usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -3697,7 +3798,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[51usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .div_out(
@@ -3723,7 +3824,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[52usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -3749,7 +3850,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[53usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -3774,7 +3875,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[54usize],
+        &CALLS[55usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -3803,7 +3904,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[55usize],
+        &CALLS[56usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -3834,7 +3935,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[56usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -3865,7 +3966,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[57usize],
+        &CALLS[58usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -3893,7 +3994,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[58usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .erf_out(
@@ -3916,7 +4017,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[59usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .erfc_out(
@@ -3939,7 +4040,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[60usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .exp_out(
@@ -3962,7 +4063,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[61usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .exp2_out(
@@ -3985,7 +4086,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[62usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4008,7 +4109,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[63usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .eye_out(
@@ -4032,7 +4133,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[64usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4056,7 +4157,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[65usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4079,7 +4180,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[66usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4102,7 +4203,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[67usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .floor_out(
@@ -4126,7 +4227,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[68usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -4150,7 +4251,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[69usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -4174,7 +4275,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[70usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -4198,7 +4299,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[71usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .frac_out(
@@ -4222,7 +4323,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[72usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .gcd_out(
@@ -4247,7 +4348,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[73usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .lcm_out(
@@ -4272,7 +4373,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[74usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -4301,7 +4402,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[75usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -4330,7 +4431,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[76usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -4361,7 +4462,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[77usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -4390,7 +4491,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[78usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -4419,7 +4520,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[79usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -4445,7 +4546,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[80usize],
+        &CALLS[81usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4470,7 +4571,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[81usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -4500,7 +4601,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[82usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4528,7 +4629,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[83usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4553,7 +4654,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[84usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .log_out(
@@ -4576,7 +4677,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[85usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .log10_out(
@@ -4599,7 +4700,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[86usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4622,7 +4723,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[87usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .log2_out(
@@ -4646,7 +4747,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[88usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -4671,7 +4772,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[89usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -4696,7 +4797,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[90usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -4723,7 +4824,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[91usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .logspace_out(
@@ -4750,7 +4851,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[92usize],
+        &CALLS[93usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -4775,7 +4876,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[93usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -4802,7 +4903,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[94usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -4831,7 +4932,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[95usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -4859,7 +4960,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[96usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .amax_out(
@@ -4887,7 +4988,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[97usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .mean_out(
@@ -4913,7 +5014,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[98usize],
+        &CALLS[99usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4937,7 +5038,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[99usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -4963,7 +5064,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[100usize],
+        &CALLS[101usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -4989,7 +5090,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[101usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5018,7 +5119,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[102usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5046,7 +5147,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[103usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .amin_out(
@@ -5072,7 +5173,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[104usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .mm_out(
@@ -5099,7 +5200,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[105usize],
+        &CALLS[106usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5126,7 +5227,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[106usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5151,7 +5252,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[107usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .mul_out(
@@ -5176,7 +5277,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[108usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -5203,7 +5304,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[109usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5231,7 +5332,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[110usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .range_out(
@@ -5256,7 +5357,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[111usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5279,7 +5380,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[112usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .neg_out(
@@ -5303,7 +5404,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[113usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5329,7 +5430,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[114usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5354,7 +5455,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[115usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .round_out(
@@ -5378,7 +5479,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[116usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5402,7 +5503,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[117usize],
+        &CALLS[118usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5422,7 +5523,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[118usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5445,7 +5546,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[119usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5472,7 +5573,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[120usize],
+        &CALLS[121usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5499,7 +5600,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[121usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .gelu_out(
@@ -5525,7 +5626,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[122usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -5551,7 +5652,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[123usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -5577,7 +5678,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[124usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -5602,7 +5703,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[125usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -5625,7 +5726,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[126usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .silu_out(
@@ -5649,7 +5750,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[127usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -5673,7 +5774,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[128usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .mish_out(
@@ -5696,7 +5797,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[129usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -5720,7 +5821,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[130usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -5744,7 +5845,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[131usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -5768,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[132usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .logit_out(
@@ -5792,7 +5893,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[133usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .sin_out(
@@ -5815,7 +5916,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[134usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .sinc_out(
@@ -5838,7 +5939,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[135usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .sinh_out(
@@ -5864,7 +5965,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[136usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -5893,7 +5994,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[137usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -5922,7 +6023,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[138usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .nansum_out(
@@ -5948,7 +6049,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[139usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -5974,7 +6075,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[140usize],
+        &CALLS[141usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6004,7 +6105,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[141usize],
+        &CALLS[142usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6034,7 +6135,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[142usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6061,7 +6162,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[143usize],
+        &CALLS[144usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6088,7 +6189,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[144usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6114,7 +6215,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[145usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .tan_out(
@@ -6137,7 +6238,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[146usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6162,7 +6263,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[147usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .threshold_out(
@@ -6189,7 +6290,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[148usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -6215,7 +6316,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[149usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6241,7 +6342,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[150usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6266,13 +6367,176 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[151usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_unique`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__unique(
+    self_: abi::regen_tensor,
+    sorted: bool,
+    return_inverse: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_unique",
+        &CALLS[153usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                ._unique(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_dim`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_dim(
+    self_: abi::regen_tensor,
+    dim: i64,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_dim",
+        &CALLS[154usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_dim(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_consecutive`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_consecutive(
+    self_: abi::regen_tensor,
+    return_inverse: bool,
+    return_counts: bool,
+    dim: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_consecutive",
+        &CALLS[155usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_consecutive(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_dim_consecutive`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
+    self_: abi::regen_tensor,
+    dim: i64,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_dim_consecutive",
+        &CALLS[156usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_dim_consecutive(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_unique2`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__unique2(
+    self_: abi::regen_tensor,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_unique2",
+        &CALLS[157usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._unique2(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -6292,7 +6556,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6321,7 +6585,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -6351,7 +6615,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -6380,7 +6644,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -6407,7 +6671,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .where_self_out(
@@ -6436,7 +6700,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -6466,7 +6730,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .norm_out(
@@ -6493,7 +6757,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -6516,7 +6780,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -6540,7 +6804,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sub_out(
@@ -6567,7 +6831,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -6594,7 +6858,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -6620,7 +6884,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -6648,7 +6912,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .addmm_out(
@@ -6680,7 +6944,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -6708,7 +6972,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -6731,7 +6995,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -6757,7 +7021,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -6783,7 +7047,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -6805,7 +7069,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .set_inplace(
@@ -6828,7 +7092,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -6853,7 +7117,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -6878,7 +7142,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -6903,7 +7167,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -6929,7 +7193,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .put_inplace(
@@ -6958,7 +7222,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .index_add_out(
@@ -6990,7 +7254,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -7020,7 +7284,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -7047,7 +7311,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -7075,7 +7339,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -7104,7 +7368,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -7134,7 +7398,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -7165,7 +7429,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -7195,7 +7459,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -7226,7 +7490,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7255,7 +7519,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -7280,7 +7544,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -7305,7 +7569,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -7330,7 +7594,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -7355,7 +7619,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -7379,7 +7643,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -7402,7 +7666,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -7426,7 +7690,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -7451,7 +7715,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -7476,7 +7740,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -7500,7 +7764,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -7523,7 +7787,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -7547,7 +7811,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -7574,7 +7838,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -7604,7 +7868,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -7635,7 +7899,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -7663,7 +7927,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .triu_out(
@@ -7688,7 +7952,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .tril_out(
@@ -7718,7 +7982,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -7753,7 +8017,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -7783,7 +8047,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -7808,7 +8072,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -7833,7 +8097,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -7858,7 +8122,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -7883,7 +8147,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -7908,7 +8172,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -7933,7 +8197,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -7958,7 +8222,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -7983,7 +8247,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -8008,7 +8272,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -8033,7 +8297,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -8058,7 +8322,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -8083,7 +8347,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .take_out(
@@ -8108,7 +8372,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -8134,7 +8398,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .index_select_out(
@@ -8161,7 +8425,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -8187,7 +8451,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -8212,7 +8476,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8236,7 +8500,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8259,7 +8523,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8282,7 +8546,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -8309,7 +8573,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -8337,7 +8601,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .gather_out(
@@ -8366,7 +8630,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -8395,7 +8659,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -8421,7 +8685,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -8444,7 +8708,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .digamma_out(
@@ -8468,7 +8732,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -8492,7 +8756,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -8515,7 +8779,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .i0_out(
@@ -8538,7 +8802,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .sign_out(
@@ -8561,7 +8825,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .signbit_out(
@@ -8585,7 +8849,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .atan2_out(
@@ -8611,7 +8875,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[240usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -8638,7 +8902,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[241usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -8647,6 +8911,64 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::histc.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_histc_out(
+    self_: abi::regen_tensor,
+    bins: i64,
+    min: abi::regen_scalar,
+    max: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::histc.out",
+        &CALLS[248usize],
+        || {
+            kernels()?
+                .histc_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&bins) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::histc`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_histc(
+    self_: abi::regen_tensor,
+    bins: i64,
+    min: abi::regen_scalar,
+    max: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::histc",
+        &CALLS[249usize],
+        || {
+            let regen_v0 = kernels()?
+                .histc(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&bins) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -8664,7 +8986,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[242usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -8689,7 +9011,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[243usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .hypot_out(
@@ -8714,7 +9036,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[244usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .igamma_out(
@@ -8739,7 +9061,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[245usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .igammac_out(
@@ -8764,7 +9086,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[246usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -8789,7 +9111,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[247usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -8814,7 +9136,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[248usize],
+        &CALLS[256usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -8838,7 +9160,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[249usize],
+        &CALLS[257usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8859,7 +9181,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[250usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -8883,7 +9205,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[251usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .fmin_out(
@@ -8907,7 +9229,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[252usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8929,7 +9251,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[253usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .fmax_out(
@@ -8954,7 +9276,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[254usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .maximum_out(
@@ -8978,7 +9300,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[255usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -9002,7 +9324,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[256usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .minimum_out(
@@ -9030,7 +9352,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[257usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -9062,7 +9384,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[258usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .topk_values(
@@ -9090,7 +9412,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[259usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .all_all_out(
@@ -9113,7 +9435,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[260usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .any_all_out(
@@ -9139,7 +9461,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[261usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -9169,7 +9491,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[262usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -9197,7 +9519,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[263usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -9222,7 +9544,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[264usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -9247,7 +9569,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[265usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -9274,7 +9596,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[266usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -9303,7 +9625,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[267usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -9332,7 +9654,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[268usize],
+        &CALLS[276usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -9363,7 +9685,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[269usize],
+        &CALLS[277usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -9398,7 +9720,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[270usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -9435,7 +9757,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[271usize],
+        &CALLS[279usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -9470,7 +9792,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[272usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -9505,7 +9827,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[273usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .elu_out(
@@ -9536,7 +9858,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[274usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -9566,7 +9888,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[275usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -9590,7 +9912,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[276usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -9616,7 +9938,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[277usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -9643,7 +9965,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[278usize],
+        &CALLS[286usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -9671,7 +9993,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[279usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -9700,7 +10022,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[280usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -9727,7 +10049,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[281usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -9751,7 +10073,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[282usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -9774,7 +10096,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[283usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -9796,7 +10118,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[284usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -9819,7 +10141,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[285usize],
+        &CALLS[293usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -9844,7 +10166,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[286usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -9871,7 +10193,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[287usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -9898,7 +10220,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[288usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -9923,7 +10245,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[289usize],
+        &CALLS[297usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -9949,7 +10271,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[290usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -9976,7 +10298,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[291usize],
+        &CALLS[299usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -10003,7 +10325,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[292usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .softplus_out(
@@ -10031,7 +10353,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[293usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -10058,7 +10380,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[294usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -10084,7 +10406,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[295usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -10110,7 +10432,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[296usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -10136,7 +10458,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[297usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -10162,7 +10484,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[298usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -10186,7 +10508,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[299usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -10209,7 +10531,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[300usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -10232,7 +10554,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[301usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -10255,7 +10577,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[302usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -10278,7 +10600,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[303usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -10301,7 +10623,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[304usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -10325,7 +10647,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[305usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -10350,7 +10672,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[306usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -10374,7 +10696,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[307usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -10397,7 +10719,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[308usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -10420,7 +10742,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[309usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -10447,7 +10769,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[310usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -10474,7 +10796,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[311usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -10497,7 +10819,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[312usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -10520,7 +10842,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[313usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -10543,7 +10865,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[314usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -10566,7 +10888,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[315usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -10590,7 +10912,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[316usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -10615,7 +10937,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[317usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -10640,7 +10962,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[318usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -10665,7 +10987,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[319usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -10690,7 +11012,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[320usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -10715,7 +11037,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[321usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -10740,7 +11062,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[322usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -10765,7 +11087,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[323usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -10789,7 +11111,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[324usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -10812,7 +11134,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[325usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -10835,7 +11157,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[326usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -10858,7 +11180,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[327usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -10881,7 +11203,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[328usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -10904,7 +11226,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[329usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -10928,7 +11250,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[330usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -10953,7 +11275,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[331usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -10978,7 +11300,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[332usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -11003,7 +11325,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[333usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -11027,7 +11349,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[334usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
