@@ -149,6 +149,13 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
+    fn bincount(
+        &self,
+        self_: TensorRef<'_>,
+        weights: Option<TensorRef<'_>>,
+        minlength: i64,
+    ) -> Result<Tensor>;
     /// `aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn bitwise_not_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
@@ -919,6 +926,46 @@ pub trait Kernels: Send + Sync + 'static {
     fn roll(&self, self_: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor>;
     /// `aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn trunc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)`
+    fn _unique(
+        &self,
+        self_: TensorRef<'_>,
+        sorted: bool,
+        return_inverse: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn unique_dim(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        sorted: bool,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
+    fn unique_consecutive(
+        &self,
+        self_: TensorRef<'_>,
+        return_inverse: bool,
+        return_counts: bool,
+        dim: Option<i64>,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn unique_dim_consecutive(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
+    fn _unique2(
+        &self,
+        self_: TensorRef<'_>,
+        sorted: bool,
+        return_inverse: bool,
+        return_counts: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
     fn var_correction(
         &self,
@@ -1553,6 +1600,23 @@ pub trait Kernels: Send + Sync + 'static {
         weight: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn histc_out(
+        &self,
+        self_: TensorRef<'_>,
+        bins: i64,
+        min: Scalar,
+        max: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
+    fn histc(
+        &self,
+        self_: TensorRef<'_>,
+        bins: i64,
+        min: Scalar,
+        max: Scalar,
+    ) -> Result<Tensor>;
     /// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     fn fmod_tensor_out(
         &self,
@@ -2142,7 +2206,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 347] = [
+pub const OPS: [&str; 355] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2168,6 +2232,7 @@ pub const OPS: [&str; 347] = [
     "baddbmm.out",
     "baddbmm.dtype",
     "baddbmm.dtype_out",
+    "bincount",
     "bitwise_not.out",
     "copysign.out",
     "logical_not.out",
@@ -2305,6 +2370,11 @@ pub const OPS: [&str; 347] = [
     "flip",
     "roll",
     "trunc.out",
+    "_unique",
+    "unique_dim",
+    "unique_consecutive",
+    "unique_dim_consecutive",
+    "_unique2",
     "var.correction",
     "var.correction_out",
     "var_mean.correction",
@@ -2397,6 +2467,8 @@ pub const OPS: [&str; 347] = [
     "atan2.out",
     "lerp.Scalar_out",
     "lerp.Tensor_out",
+    "histc.out",
+    "histc",
     "fmod.Tensor_out",
     "hypot.out",
     "igamma.out",
@@ -2492,7 +2564,7 @@ pub const OPS: [&str; 347] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 347] = [const { AtomicU64::new(0) }; 347];
+static CALLS: [AtomicU64; 355] = [const { AtomicU64::new(0) }; 355];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3155,6 +3227,35 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
         },
     )
 }
+/// Entry point of `aten::bincount`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bincount(
+    self_: abi::regen_tensor,
+    weights: abi::regen_tensor,
+    minlength: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bincount",
+        &CALLS[25usize],
+        || {
+            let regen_v0 = kernels()?
+                .bincount(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&minlength) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bitwise_not.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3167,7 +3268,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[25usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3191,7 +3292,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[26usize],
+        &CALLS[27usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3215,7 +3316,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[27usize],
+        &CALLS[28usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -3239,7 +3340,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[28usize],
+        &CALLS[29usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -3264,7 +3365,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[29usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -3289,7 +3390,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[30usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -3314,7 +3415,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[31usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .bmm_out(
@@ -3340,7 +3441,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype",
-        &CALLS[32usize],
+        &CALLS[33usize],
         || {
             let regen_v0 = kernels()?
                 .bmm_dtype(
@@ -3367,7 +3468,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype_out",
-        &CALLS[33usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .bmm_dtype_out(
@@ -3393,7 +3494,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[34usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .cat_out(
@@ -3417,7 +3518,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[35usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .ceil_out(
@@ -3442,7 +3543,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[36usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .clamp_out(
@@ -3469,7 +3570,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[37usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -3495,7 +3596,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[38usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -3520,7 +3621,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[39usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -3545,7 +3646,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[40usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -3570,7 +3671,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[41usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -3595,7 +3696,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[42usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .complex_out(
@@ -3620,7 +3721,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[43usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .polar_out(
@@ -3645,7 +3746,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[44usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -3671,7 +3772,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[45usize],
+        &CALLS[46usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -3697,7 +3798,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[46usize],
+        &CALLS[47usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -3721,7 +3822,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[47usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .cos_out(
@@ -3744,7 +3845,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[48usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .cosh_out(
@@ -3768,7 +3869,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[49usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -3794,7 +3895,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[50usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -3821,7 +3922,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[51usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -3848,7 +3949,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[52usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -3875,7 +3976,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[53usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -3901,7 +4002,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[54usize],
+        &CALLS[55usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -3926,7 +4027,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[55usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .div_out(
@@ -3952,7 +4053,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[56usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -3978,7 +4079,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[57usize],
+        &CALLS[58usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -4003,7 +4104,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[58usize],
+        &CALLS[59usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -4032,7 +4133,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[59usize],
+        &CALLS[60usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -4063,7 +4164,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[60usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -4094,7 +4195,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[61usize],
+        &CALLS[62usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -4122,7 +4223,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[62usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .erf_out(
@@ -4145,7 +4246,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[63usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .erfc_out(
@@ -4168,7 +4269,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[64usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .exp_out(
@@ -4191,7 +4292,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[65usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .exp2_out(
@@ -4214,7 +4315,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[66usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4237,7 +4338,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[67usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .eye_out(
@@ -4261,7 +4362,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[68usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4285,7 +4386,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[69usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4308,7 +4409,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[70usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4331,7 +4432,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[71usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .floor_out(
@@ -4355,7 +4456,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[72usize],
+        &CALLS[73usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -4379,7 +4480,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[73usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -4403,7 +4504,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[74usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -4427,7 +4528,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[75usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .frac_out(
@@ -4451,7 +4552,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[76usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .gcd_out(
@@ -4476,7 +4577,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[77usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .lcm_out(
@@ -4501,7 +4602,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[78usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -4530,7 +4631,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[79usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -4559,7 +4660,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[80usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -4590,7 +4691,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[81usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -4619,7 +4720,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[82usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -4648,7 +4749,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[83usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -4674,7 +4775,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[84usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4699,7 +4800,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[85usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -4729,7 +4830,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[86usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4760,7 +4861,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[87usize],
+        &CALLS[88usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -4790,7 +4891,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[88usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4815,7 +4916,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[89usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .log_out(
@@ -4838,7 +4939,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[90usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .log10_out(
@@ -4861,7 +4962,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[91usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4884,7 +4985,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[92usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .log2_out(
@@ -4908,7 +5009,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[93usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -4933,7 +5034,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[94usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -4958,7 +5059,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[95usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -4985,7 +5086,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[96usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5012,7 +5113,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[97usize],
+        &CALLS[98usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5037,7 +5138,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[98usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5065,7 +5166,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[99usize],
+        &CALLS[100usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5095,7 +5196,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[100usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5124,7 +5225,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[101usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -5152,7 +5253,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[102usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .amax_out(
@@ -5180,7 +5281,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[103usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .mean_out(
@@ -5206,7 +5307,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[104usize],
+        &CALLS[105usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5230,7 +5331,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[105usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -5256,7 +5357,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[106usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -5282,7 +5383,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[107usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5311,7 +5412,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[108usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5339,7 +5440,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[109usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .amin_out(
@@ -5365,7 +5466,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[110usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .mm_out(
@@ -5391,7 +5492,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[111usize],
+        &CALLS[112usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -5418,7 +5519,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[112usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -5444,7 +5545,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[113usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -5469,7 +5570,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[114usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -5496,7 +5597,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[115usize],
+        &CALLS[116usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5523,7 +5624,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[116usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5548,7 +5649,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[117usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .mul_out(
@@ -5573,7 +5674,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[118usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -5600,7 +5701,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[119usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5628,7 +5729,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[120usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .range_out(
@@ -5653,7 +5754,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[121usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5676,7 +5777,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[122usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .neg_out(
@@ -5700,7 +5801,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[123usize],
+        &CALLS[124usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5726,7 +5827,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[124usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5751,7 +5852,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[125usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .round_out(
@@ -5775,7 +5876,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[126usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5799,7 +5900,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[127usize],
+        &CALLS[128usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5819,7 +5920,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[128usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5842,7 +5943,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[129usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5869,7 +5970,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[130usize],
+        &CALLS[131usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5896,7 +5997,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[131usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .gelu_out(
@@ -5922,7 +6023,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[132usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -5948,7 +6049,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[133usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -5974,7 +6075,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[134usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -5999,7 +6100,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[135usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -6022,7 +6123,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[136usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .silu_out(
@@ -6046,7 +6147,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[137usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -6070,7 +6171,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[138usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .mish_out(
@@ -6093,7 +6194,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[139usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -6117,7 +6218,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[140usize],
+        &CALLS[141usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -6141,7 +6242,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[141usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -6165,7 +6266,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[142usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .logit_out(
@@ -6189,7 +6290,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[143usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .sin_out(
@@ -6212,7 +6313,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[144usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .sinc_out(
@@ -6235,7 +6336,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[145usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .sinh_out(
@@ -6261,7 +6362,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[146usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -6290,7 +6391,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[147usize],
+        &CALLS[148usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -6319,7 +6420,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[148usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .nansum_out(
@@ -6345,7 +6446,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[149usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -6371,7 +6472,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[150usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6401,7 +6502,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[151usize],
+        &CALLS[152usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6431,7 +6532,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[152usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6458,7 +6559,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[153usize],
+        &CALLS[154usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6485,7 +6586,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[154usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6511,7 +6612,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[155usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .tan_out(
@@ -6534,7 +6635,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[156usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6559,7 +6660,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[157usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .threshold_out(
@@ -6586,7 +6687,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[158usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -6612,7 +6713,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[159usize],
+        &CALLS[160usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6638,7 +6739,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[160usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6663,13 +6764,176 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[161usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .trunc_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_unique`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__unique(
+    self_: abi::regen_tensor,
+    sorted: bool,
+    return_inverse: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_unique",
+        &CALLS[163usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                ._unique(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_dim`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_dim(
+    self_: abi::regen_tensor,
+    dim: i64,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_dim",
+        &CALLS[164usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_dim(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_consecutive`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_consecutive(
+    self_: abi::regen_tensor,
+    return_inverse: bool,
+    return_counts: bool,
+    dim: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_consecutive",
+        &CALLS[165usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_consecutive(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::unique_dim_consecutive`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
+    self_: abi::regen_tensor,
+    dim: i64,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::unique_dim_consecutive",
+        &CALLS[166usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .unique_dim_consecutive(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_unique2`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__unique2(
+    self_: abi::regen_tensor,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_unique2",
+        &CALLS[167usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._unique2(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sorted) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_inverse) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&return_counts) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -6689,7 +6953,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6718,7 +6982,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -6748,7 +7012,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -6777,7 +7041,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -6804,7 +7068,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .where_self_out(
@@ -6833,7 +7097,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -6863,7 +7127,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .norm_out(
@@ -6890,7 +7154,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -6913,7 +7177,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -6937,7 +7201,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .sub_out(
@@ -6964,7 +7228,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -6991,7 +7255,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -7017,7 +7281,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -7045,7 +7309,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .addmm_out(
@@ -7077,7 +7341,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -7110,7 +7374,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -7143,7 +7407,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -7171,7 +7435,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -7194,7 +7458,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -7220,7 +7484,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -7246,7 +7510,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -7268,7 +7532,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .set_inplace(
@@ -7291,7 +7555,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -7316,7 +7580,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -7341,7 +7605,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -7366,7 +7630,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -7392,7 +7656,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .put_inplace(
@@ -7421,7 +7685,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .index_add_out(
@@ -7453,7 +7717,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -7483,7 +7747,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -7510,7 +7774,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -7538,7 +7802,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -7567,7 +7831,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -7597,7 +7861,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -7628,7 +7892,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -7658,7 +7922,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -7689,7 +7953,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7718,7 +7982,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -7743,7 +8007,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -7768,7 +8032,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -7793,7 +8057,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -7818,7 +8082,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -7842,7 +8106,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -7865,7 +8129,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -7889,7 +8153,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -7914,7 +8178,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -7939,7 +8203,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -7963,7 +8227,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -7986,7 +8250,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -8010,7 +8274,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -8037,7 +8301,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -8067,7 +8331,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -8098,7 +8362,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -8126,7 +8390,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .triu_out(
@@ -8151,7 +8415,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .tril_out(
@@ -8181,7 +8445,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -8216,7 +8480,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -8246,7 +8510,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -8271,7 +8535,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -8296,7 +8560,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -8321,7 +8585,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -8346,7 +8610,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -8371,7 +8635,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -8396,7 +8660,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -8421,7 +8685,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -8446,7 +8710,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -8471,7 +8735,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -8496,7 +8760,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -8521,7 +8785,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -8546,7 +8810,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .take_out(
@@ -8571,7 +8835,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -8597,7 +8861,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .index_select_out(
@@ -8624,7 +8888,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -8650,7 +8914,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -8675,7 +8939,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8699,7 +8963,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8722,7 +8986,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8745,7 +9009,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -8772,7 +9036,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[240usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -8800,7 +9064,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[241usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .gather_out(
@@ -8829,7 +9093,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[242usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -8858,7 +9122,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[243usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -8884,7 +9148,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[244usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -8907,7 +9171,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[245usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .digamma_out(
@@ -8931,7 +9195,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[246usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -8955,7 +9219,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[247usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -8978,7 +9242,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[248usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .i0_out(
@@ -9001,7 +9265,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[249usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .sign_out(
@@ -9024,7 +9288,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[250usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .signbit_out(
@@ -9048,7 +9312,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[251usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .atan2_out(
@@ -9074,7 +9338,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[252usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -9101,7 +9365,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[253usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -9110,6 +9374,64 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::histc.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_histc_out(
+    self_: abi::regen_tensor,
+    bins: i64,
+    min: abi::regen_scalar,
+    max: abi::regen_scalar,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::histc.out",
+        &CALLS[260usize],
+        || {
+            kernels()?
+                .histc_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&bins) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::histc`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_histc(
+    self_: abi::regen_tensor,
+    bins: i64,
+    min: abi::regen_scalar,
+    max: abi::regen_scalar,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::histc",
+        &CALLS[261usize],
+        || {
+            let regen_v0 = kernels()?
+                .histc(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&bins) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&min) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&max) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -9127,7 +9449,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -9152,7 +9474,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[255usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .hypot_out(
@@ -9177,7 +9499,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[256usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .igamma_out(
@@ -9202,7 +9524,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[257usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .igammac_out(
@@ -9227,7 +9549,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[258usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -9252,7 +9574,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -9277,7 +9599,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[260usize],
+        &CALLS[268usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -9301,7 +9623,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[261usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9322,7 +9644,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[262usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -9346,7 +9668,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[263usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .fmin_out(
@@ -9370,7 +9692,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[264usize],
+        &CALLS[272usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9392,7 +9714,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[265usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .fmax_out(
@@ -9417,7 +9739,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[266usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .maximum_out(
@@ -9441,7 +9763,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[267usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -9465,7 +9787,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[268usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .minimum_out(
@@ -9493,7 +9815,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[269usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -9525,7 +9847,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[270usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .topk_values(
@@ -9553,7 +9875,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[271usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .all_all_out(
@@ -9576,7 +9898,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[272usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .any_all_out(
@@ -9602,7 +9924,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[273usize],
+        &CALLS[281usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -9632,7 +9954,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[274usize],
+        &CALLS[282usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -9660,7 +9982,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[275usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -9685,7 +10007,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[276usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -9710,7 +10032,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[277usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -9737,7 +10059,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[278usize],
+        &CALLS[286usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -9766,7 +10088,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[279usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -9795,7 +10117,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[280usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -9826,7 +10148,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[281usize],
+        &CALLS[289usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -9861,7 +10183,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[282usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -9898,7 +10220,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[283usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -9933,7 +10255,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -9968,7 +10290,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[285usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .elu_out(
@@ -9999,7 +10321,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[286usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -10029,7 +10351,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[287usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -10053,7 +10375,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[288usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -10079,7 +10401,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[289usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -10106,7 +10428,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[290usize],
+        &CALLS[298usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -10134,7 +10456,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[291usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -10163,7 +10485,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[292usize],
+        &CALLS[300usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -10190,7 +10512,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[293usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -10214,7 +10536,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[294usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -10237,7 +10559,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[295usize],
+        &CALLS[303usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -10259,7 +10581,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[296usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -10282,7 +10604,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[297usize],
+        &CALLS[305usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -10307,7 +10629,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[298usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -10334,7 +10656,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[299usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -10361,7 +10683,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[300usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -10386,7 +10708,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[301usize],
+        &CALLS[309usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -10412,7 +10734,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[302usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -10439,7 +10761,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[303usize],
+        &CALLS[311usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -10466,7 +10788,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[304usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .softplus_out(
@@ -10494,7 +10816,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[305usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -10521,7 +10843,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[306usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -10547,7 +10869,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[307usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -10573,7 +10895,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[308usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -10599,7 +10921,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[309usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -10625,7 +10947,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[310usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -10649,7 +10971,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[311usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -10672,7 +10994,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[312usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -10695,7 +11017,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[313usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -10718,7 +11040,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[314usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -10741,7 +11063,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[315usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -10764,7 +11086,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[316usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -10788,7 +11110,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[317usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -10813,7 +11135,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[318usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -10837,7 +11159,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[319usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -10860,7 +11182,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[320usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -10883,7 +11205,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[321usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -10910,7 +11232,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[322usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -10937,7 +11259,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[323usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -10960,7 +11282,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[324usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -10983,7 +11305,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[325usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -11006,7 +11328,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[326usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -11029,7 +11351,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[327usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -11053,7 +11375,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[328usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -11078,7 +11400,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[329usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -11103,7 +11425,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[330usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -11128,7 +11450,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[331usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -11153,7 +11475,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[332usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -11178,7 +11500,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[333usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -11203,7 +11525,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[334usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -11228,7 +11550,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[335usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -11252,7 +11574,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[336usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -11275,7 +11597,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[337usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -11298,7 +11620,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[338usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -11321,7 +11643,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[339usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -11344,7 +11666,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[340usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -11367,7 +11689,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[341usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -11391,7 +11713,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[342usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -11416,7 +11738,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[343usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -11441,7 +11763,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[344usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -11466,7 +11788,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[345usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -11490,7 +11812,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[346usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

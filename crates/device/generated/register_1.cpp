@@ -84,6 +84,7 @@ regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_ten
 regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gather_out(regen_tensor self, int64_t dim, regen_tensor index, bool sparse_grad, regen_tensor out);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
+regen_error* regen_kernel_histc_out(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -823,6 +824,17 @@ at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & en
   return out;
 }
 
+// aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_histc_out(const at::Tensor & self, int64_t bins, const at::Scalar & min, const at::Scalar & max, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::histc.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(bins, "aten::histc.out argument 'bins'");
+  auto regen_a2 = ::regen::lift_scalar(min, "aten::histc.out argument 'min'");
+  auto regen_a3 = ::regen::lift_scalar(max, "aten::histc.out argument 'max'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::histc.out argument 'out'");
+  ::regen::check(regen_kernel_histc_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_igammac_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::igammac.out argument 'self'");
@@ -1055,6 +1067,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
   m.impl("gather.out", TORCH_FN(regen_runtime_ops::wrap_gather_out));
   m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
+  m.impl("histc.out", TORCH_FN(regen_runtime_ops::wrap_histc_out));
   m.impl("igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
   m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));

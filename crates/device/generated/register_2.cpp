@@ -18,6 +18,7 @@ regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool 
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_bincount(regen_tensor self, regen_tensor weights, int64_t minlength, regen_tensor* regen_r0);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_bmm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_cat_out(regen_tensor_list tensors, int64_t dim, regen_tensor out);
@@ -49,6 +50,8 @@ regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_nansum(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel__unique(regen_tensor self, bool sorted, bool return_inverse, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel__unique2(regen_tensor self, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_norm_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
@@ -178,6 +181,16 @@ at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & 
   auto regen_a6 = ::regen::lift_tensor(out, "aten::baddbmm.dtype_out argument 'out'");
   ::regen::check(regen_kernel_baddbmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return out;
+}
+
+// aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+at::Tensor wrap_bincount(const at::Tensor & self, const ::std::optional<at::Tensor> & weights, c10::SymInt minlength) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bincount argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weights, "aten::bincount argument 'weights'");
+  auto regen_a2 = ::regen::lift_int(minlength, "aten::bincount argument 'minlength'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bincount(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
@@ -461,6 +474,30 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
   auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::threshold_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_threshold_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
   return grad_input;
+}
+
+// aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap__unique(const at::Tensor & self, bool sorted, bool return_inverse) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_unique argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(sorted, "aten::_unique argument 'sorted'");
+  auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::_unique argument 'return_inverse'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__unique(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__unique2(const at::Tensor & self, bool sorted, bool return_inverse, bool return_counts) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_unique2 argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(sorted, "aten::_unique2 argument 'sorted'");
+  auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::_unique2 argument 'return_inverse'");
+  auto regen_a3 = ::regen::lift_plain(return_counts, "aten::_unique2 argument 'return_counts'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__unique2(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
@@ -905,6 +942,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
+  m.impl("bincount", TORCH_FN(regen_runtime_ops::wrap_bincount));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
   m.impl("bmm.dtype", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype));
   m.impl("cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
@@ -936,6 +974,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
   m.impl("threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
+  m.impl("_unique", TORCH_FN(regen_runtime_ops::wrap__unique));
+  m.impl("_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
   m.impl("norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
   m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));

@@ -45,6 +45,7 @@ regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_flip(regen_tensor self, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_roll(regen_tensor self, regen_i64_list shifts, regen_i64_list dims, regen_tensor* regen_r0);
+regen_error* regen_kernel_unique_dim_consecutive(regen_tensor self, int64_t dim, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
@@ -70,6 +71,7 @@ regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_histc(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor* regen_r0);
 regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
@@ -427,6 +429,19 @@ at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::In
   return ::regen::adopt(regen_r0);
 }
 
+// aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_dim_consecutive(const at::Tensor & self, int64_t dim, bool return_inverse, bool return_counts) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_dim_consecutive argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::unique_dim_consecutive argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::unique_dim_consecutive argument 'return_inverse'");
+  auto regen_a3 = ::regen::lift_plain(return_counts, "aten::unique_dim_consecutive argument 'return_counts'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unique_dim_consecutive(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
 // aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_norm_dtype_out(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim, at::ScalarType dtype, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::norm.dtype_out argument 'self'");
@@ -663,6 +678,17 @@ at::Tensor & wrap_sign_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sign.out argument 'out'");
   ::regen::check(regen_kernel_sign_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+at::Tensor wrap_histc(const at::Tensor & self, int64_t bins, const at::Scalar & min, const at::Scalar & max) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::histc argument 'self'");
+  auto regen_a1 = ::regen::lift_int(bins, "aten::histc argument 'bins'");
+  auto regen_a2 = ::regen::lift_scalar(min, "aten::histc argument 'min'");
+  auto regen_a3 = ::regen::lift_scalar(max, "aten::histc argument 'max'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_histc(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
@@ -922,6 +948,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
   m.impl("flip", TORCH_FN(regen_runtime_ops::wrap_flip));
   m.impl("roll", TORCH_FN(regen_runtime_ops::wrap_roll));
+  m.impl("unique_dim_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_dim_consecutive));
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
@@ -947,6 +974,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
   m.impl("i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
   m.impl("sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
+  m.impl("histc", TORCH_FN(regen_runtime_ops::wrap_histc));
   m.impl("remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
   m.impl("all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));

@@ -51,6 +51,8 @@ regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_nansum_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_std_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_unique_dim(regen_tensor self, int64_t dim, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel_unique_consecutive(regen_tensor self, bool return_inverse, bool return_counts, regen_opt_i64 dim, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_var_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_where_self_out(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
@@ -483,6 +485,33 @@ at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::trunc.out argument 'out'");
   ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_dim(const at::Tensor & self, int64_t dim, bool sorted, bool return_inverse, bool return_counts) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_dim argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::unique_dim argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(sorted, "aten::unique_dim argument 'sorted'");
+  auto regen_a3 = ::regen::lift_plain(return_inverse, "aten::unique_dim argument 'return_inverse'");
+  auto regen_a4 = ::regen::lift_plain(return_counts, "aten::unique_dim argument 'return_counts'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unique_dim(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_consecutive(const at::Tensor & self, bool return_inverse, bool return_counts, ::std::optional<int64_t> dim) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_consecutive argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(return_inverse, "aten::unique_consecutive argument 'return_inverse'");
+  auto regen_a2 = ::regen::lift_plain(return_counts, "aten::unique_consecutive argument 'return_counts'");
+  auto regen_a3 = ::regen::lift_opt_int(dim, "aten::unique_consecutive argument 'dim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_unique_consecutive(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
@@ -981,6 +1010,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
   m.impl("std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
   m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
+  m.impl("unique_dim", TORCH_FN(regen_runtime_ops::wrap_unique_dim));
+  m.impl("unique_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_consecutive));
   m.impl("var.correction_out", TORCH_FN(regen_runtime_ops::wrap_var_correction_out));
   m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
   m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));

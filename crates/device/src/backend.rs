@@ -64,6 +64,8 @@ impl Kernels for Backend {
     crate::shape_methods!();
     // Sorting and selection (kernels/sort.rs).
     crate::sort_methods!();
+    // Unique, histc and bincount (kernels/unique.rs).
+    crate::unique_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -1,6 +1,6 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, matmul). Each family's `Kernels` methods are a macro
+//! (copy, reduce, scan, index, shape, sort, unique, matmul). Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
 pub mod binary;
@@ -18,4 +18,5 @@ pub mod shape;
 pub mod sort;
 pub mod special;
 pub mod unary;
+pub mod unique;
 pub mod vmath;

@@ -55,7 +55,7 @@ fn check_out_dtype(out: &TensorRef<'_>, dtype: DType) -> Result<()> {
 }
 
 /// The dtype as Python spells it (`float`, `c10::BFloat16`...): as ATen prints a `caffe2::TypeMeta`.
-fn torch_name(d: DType) -> &'static str {
+pub fn torch_name(d: DType) -> &'static str {
     match d {
         DType::Bool => "bool",
         DType::U8 => "unsigned char",
@@ -72,7 +72,8 @@ fn torch_name(d: DType) -> &'static str {
     }
 }
 
-fn not_implemented(op: &str, d: DType) -> Error {
+/// The error ATen's dispatch macros raise for a dtype without a kernel (NotImplementedError).
+pub fn not_implemented(op: &str, d: DType) -> Error {
     Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name()))
 }
 
@@ -560,16 +561,29 @@ fn factory(out: &TensorRef<'_>, n: i64, fill: impl FnOnce(*mut u8, usize) -> Res
     })
 }
 
-/// A real number as ATen's `operator<<` prints a double (`%g`, `nan`, `inf`).
-fn fmt_g(x: f64) -> String {
+/// A double as ATen's `operator<<` prints it: C++'s default stream format, `%g` with 6
+/// significant digits (`0.5`, `1e+10`, `3.40282e+38`, `inf`, `-nan`).
+pub fn fmt_g(x: f64) -> String {
     if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
-    } else if x == x.trunc() && x.abs() < 1e6 {
-        format!("{x}")
+        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    // The exponent after rounding to 6 significant digits decides between the two forms.
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+    };
+    if (-4..6).contains(&exp) {
+        trim(&format!("{x:.*}", (5 - exp) as usize))
     } else {
-        format!("{}", x as f32)
+        format!("{}e{}{:02}", trim(mantissa), if exp < 0 { '-' } else { '+' }, exp.abs())
     }
 }
 
