@@ -26,6 +26,7 @@ def cases():
     big = torch.randn(2048, 2048, generator=g)
     vec = torch.randn(1 << 20, generator=g)
     rows = torch.randn(1024, 1024, generator=g)
+    ties = torch.randint(0, 16, (1024, 1024), generator=g)
     out = [
         ("cat 8x256x1024 dim0", lambda d: [m.to(d) for m in mats], lambda ms: torch.cat(ms, 0)),
         ("cat 8x256x1024 dim1", lambda d: [m.to(d) for m in mats], lambda ms: torch.cat(ms, 1)),
@@ -40,6 +41,12 @@ def cases():
         ("sort rows 1024²", lambda d: rows.to(d), lambda x: x.sort(dim=1)),
         ("topk 1M k=100", lambda d: vec.to(d), lambda x: x.topk(100)),
         ("topk rows 1024² k=10", lambda d: rows.to(d), lambda x: x.topk(10, dim=1)),
+        ("topk rows 1024² k=100", lambda d: rows.to(d), lambda x: x.topk(100, dim=1)),
+        ("sort rows 1024² i64 ties", lambda d: ties.to(d), lambda x: x.sort(dim=1)),
+        ("topk rows 1024² i64 ties k=10", lambda d: ties.to(d), lambda x: x.topk(10, dim=1)),
+        ("kthvalue rows 1024² k=512", lambda d: rows.to(d), lambda x: x.kthvalue(512, dim=1)),
+        ("median rows 1024²", lambda d: rows.to(d), lambda x: x.median(dim=1)),
+        ("mode rows 1024² i64 ties", lambda d: ties.to(d), lambda x: x.mode(dim=1)),
     ]
     return out
 

@@ -398,12 +398,6 @@ def sort_inputs(dtype):
     return out
 
 
-def check_indices(values, indices, t, dim):
-    """The returned indices point at the returned values."""
-    v, i = values.cpu(), indices.cpu()
-    torch.testing.assert_close(torch.take_along_dim(t, i, dim=dim) if t.dim() else t, v, equal_nan=True, rtol=0, atol=0)
-
-
 @pytest.mark.parametrize("dtype", SORT_DTYPES)
 def test_sort_and_argsort(dtype):
     for name, t in sort_inputs(dtype):
@@ -417,9 +411,12 @@ def test_sort_and_argsort(dtype):
                 compare(i, ei)
                 compare(torch.argsort(d, dim=dim, descending=descending, stable=True),
                         torch.argsort(t, dim=dim, descending=descending, stable=True))
+                # CPU's unstable order too: the same std::sort, ties included.
                 v, i = torch.sort(d, dim=dim, descending=descending)
-                compare(v, torch.sort(t, dim=dim, descending=descending)[0])
-                check_indices(v, i, t, dim)
+                ev, ei = torch.sort(t, dim=dim, descending=descending)
+                compare(v, ev)
+                compare(i, ei)
+                compare(torch.argsort(d, dim=dim, descending=descending), torch.argsort(t, dim=dim, descending=descending))
         compare(torch.msort(d), torch.msort(t))
     s = make((), dtype)
     v, i = torch.sort(s.to("regen"))
@@ -435,10 +432,12 @@ def test_topk(dtype):
             n = t.shape[dim]
             for k in {0, min(1, n), min(3, n), n}:
                 for largest in (True, False):
-                    with counted("topk.values"):
-                        v, i = torch.topk(d, k, dim=dim, largest=largest)
-                    compare(v, torch.topk(t, k, dim=dim, largest=largest)[0])
-                    check_indices(v, i, t, dim)
+                    for sorted_ in (True, False):
+                        with counted("topk.values"):
+                            v, i = torch.topk(d, k, dim=dim, largest=largest, sorted=sorted_)
+                        ev, ei = torch.topk(t, k, dim=dim, largest=largest, sorted=sorted_)
+                        compare(v, ev)
+                        compare(i, ei)
 
 
 @pytest.mark.parametrize("dtype", [d for d in SORT_DTYPES if d != torch.bool])
@@ -453,17 +452,16 @@ def test_kthvalue_median_nanmedian(dtype):
                 for k in {1, (n + 1) // 2, n}:
                     with counted("kthvalue.values"):
                         v, i = torch.kthvalue(d, k, dim, keepdim)
-                    ev, _ = torch.kthvalue(t, k, dim, keepdim)
+                    ev, ei = torch.kthvalue(t, k, dim, keepdim)
                     compare(v, ev)
-                    check_indices(v if keepdim else v.unsqueeze(dim), i if keepdim else i.unsqueeze(dim), t, dim)
+                    compare(i, ei)
                 for f, op in ((torch.median, "median.dim_values"), (torch.nanmedian, "nanmedian.dim_values")):
                     with counted(op):
                         v, i = f(d, dim, keepdim)
                     # CPU's median of an expanded (stride 0) tensor is wrong: compare with its copy.
                     ev, ei = f(t.contiguous(), dim, keepdim)
                     compare(v, ev)
-                    if dtype.is_floating_point:
-                        check_indices(v if keepdim else v.unsqueeze(dim), i if keepdim else i.unsqueeze(dim), t, dim)
+                    compare(i, ei)
         if t.numel() or dtype.is_floating_point:
             with counted("median"):
                 compare(torch.median(d), torch.median(t))
@@ -482,7 +480,76 @@ def test_mode(dtype):
                 v, i = torch.mode(d, dim)
             ev, ei = torch.mode(t, dim)
             compare(v, ev)
-            check_indices(v.unsqueeze(dim), i.unsqueeze(dim), t, dim)
+            compare(i, ei)
+
+
+def tie_rows(dtype, n, seed):
+    """Three rows of n elements from a handful of values (NaN and -0.0 among a float's), and a
+    fourth of one value (a row of NaNs for floats): ties everywhere."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(4, n, generator=g) > 0.5
+    t = torch.randint(0 if dtype == torch.uint8 else -3, 4, (4, n), generator=g).to(dtype)
+    if dtype.is_floating_point:
+        t[torch.rand(4, n, generator=g) < 0.1] = float("nan")
+        t[torch.rand(4, n, generator=g) < 0.1] = -0.0
+        t[3] = float("nan")
+    else:
+        t[3] = 1
+    return t
+
+
+def same_bits(device_result, cpu_result):
+    """Equal as stored: -0.0 is not 0.0, and NaNs have CPU's sign and payload."""
+    compare(device_result, cpu_result)
+    ints = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[cpu_result.element_size()]
+    as_ints = lambda t: t.contiguous().view(ints) if t.dtype != torch.bool else t  # noqa: E731
+    assert torch.equal(as_ints(device_result.cpu()), as_ints(cpu_result))
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+def test_unstable_orders_of_ties_equal_cpus(dtype):
+    # The indices of equal elements are those of CPU's algorithms (std::sort, std::partial_sort,
+    # std::nth_element, ATen's quickselect), whose choices depend on the row's size: sizes
+    # around the 16-element threshold of std::sort and topk's k * 64 <= n switch.
+    for n in (1, 2, 3, 4, 7, 16, 17, 33, 100, 257, 1000, 2500):
+        t = tie_rows(dtype, n, n)
+        d = t.to("regen")
+        for descending in (False, True):
+            with counted("sort.values_stable"):
+                v, i = torch.sort(d, descending=descending)
+            ev, ei = torch.sort(t, descending=descending)
+            same_bits(v, ev)
+            compare(i, ei)
+        # Along dim 0 of the transpose: a strided row.
+        compare(torch.argsort(d.t(), dim=0), torch.argsort(t.t(), dim=0))
+        with counted("mode"):
+            compare(torch.mode(d)[1], torch.mode(t)[1])
+        if dtype == torch.bool:
+            continue
+        for k in sorted({1, 2, max(1, n // 64), n // 64 + 1, (n + 2) // 3, n}):
+            if k > n:
+                continue
+            for largest in (True, False):
+                for sorted_ in (True, False):
+                    with counted("topk.values"):
+                        v, i = torch.topk(d, k, largest=largest, sorted=sorted_)
+                    ev, ei = torch.topk(t, k, largest=largest, sorted=sorted_)
+                    same_bits(v, ev)
+                    compare(i, ei)
+            with counted("kthvalue.values"):
+                compare(torch.kthvalue(d, k)[1], torch.kthvalue(t, k)[1])
+        with counted("median.dim_values"):
+            compare(torch.median(d, 1)[1], torch.median(t, 1)[1])
+        with counted("nanmedian.dim_values"):
+            compare(torch.nanmedian(d, 1)[1], torch.nanmedian(t, 1)[1])
+        # Over all elements only the value is returned, but which of -0.0 and 0.0 depends on
+        # the order CPU partitions them in: its clone's memory order (here the transpose's).
+        for x, y in ((d, t), (d[:3].t(), t[:3].t()), (d[:3, ::2], t[:3, ::2])):
+            with counted("median"):
+                same_bits(torch.median(x), torch.median(y))
+            with counted("nanmedian"):
+                same_bits(torch.nanmedian(x), torch.nanmedian(y))
 
 
 def test_sort_errors():

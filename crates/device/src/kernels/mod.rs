@@ -1,6 +1,7 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul). Each family's `Kernels` methods are a macro
+//! (copy, reduce, scan, index, shape, sort, unique, matmul), with `stl` the unstable sorting
+//! algorithms of CPU's C++ library for sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
 pub mod binary;
@@ -17,6 +18,7 @@ pub mod scan;
 pub mod shape;
 pub mod sort;
 pub mod special;
+pub mod stl;
 pub mod unary;
 pub mod unique;
 pub mod vmath;

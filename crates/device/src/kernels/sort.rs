@@ -1,18 +1,19 @@
 //! Sorting and selection: sort, topk, kthvalue, median, nanmedian, mode. One engine: every
 //! element of a row (the positions along `dim`) becomes a key that orders as PyTorch's CPU
 //! comparators do — integers by value, floats by value with -0.0 equal to 0.0 and NaN greater
-//! than everything — paired with its index; sorting the (key, index) pairs is then a stable sort
-//! (ties keep their order, as CPU's stable sort does), and each op is a choice of which sorted
-//! positions to write: all of them (sort), the first k (topk), one (kthvalue, median), the
-//! longest run (mode). Values are copied as bits from the input, so only the key is per dtype.
+//! than everything — paired with its index, and each op is the algorithm CPU runs on those
+//! pairs, so that equal elements come out in CPU's order: a stable sort when asked for one,
+//! otherwise libstdc++'s `std::sort`, `std::partial_sort` or `std::nth_element` and ATen's
+//! quickselect as [`super::stl`] ports them, comparing keys only, as CPU compares values only.
+//! Values are copied as bits from the input, so only the key is per dtype.
 
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::view::contiguous_strides;
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use super::dtype::{DType, Element};
+use super::dtype::{DType, Element, Num};
 use super::iter::GRAIN;
 use super::shape::wrap_dim;
+use super::stl;
 
 /// The order key of an element: unsigned order is PyTorch's order of the values.
 fn key<T: Element>(x: T) -> u64 {
@@ -72,18 +73,21 @@ fn rows(t: &TensorRef<'_>, dim: usize, outputs: &[Vec<i64>]) -> Rows {
     Rows { len: sizes[dim].max(0) as usize, stride: strides[dim] as isize, input, outputs: outs }
 }
 
-/// The sorted (key, index) pairs of row `r` (descending: reversed order, ties still in order).
-fn sorted_row<T: Element>(base: *const u8, rows: &Rows, r: usize, descending: bool) -> Vec<(u64, u64)> {
-    let mut pairs: Vec<(u64, u64)> = (0..rows.len)
+/// The (key, index) pairs of row `r`, in the row's order (descending: reversed keys).
+fn row_pairs<T: Element>(base: *const u8, rows: &Rows, r: usize, descending: bool) -> Vec<(u64, u64)> {
+    (0..rows.len)
         .map(|i| {
             // SAFETY: element i of row r is inside the input.
             let x = unsafe { base.cast::<T>().offset(rows.input[r] + i as isize * rows.stride).read_unaligned() };
             let k = key(x);
             (if descending { !k } else { k }, i as u64)
         })
-        .collect();
-    pairs.sort_unstable();
-    pairs
+        .collect()
+}
+
+/// Orders by key alone: CPU's comparators see values, not indices.
+fn by_key(a: &(u64, u64), b: &(u64, u64)) -> bool {
+    a.0 < b.0
 }
 
 /// Runs `f(row)` over the rows, on several threads when the work is large.
@@ -130,8 +134,17 @@ fn check_index_out(indices: &TensorRef<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `sort(self, stable, dim, descending, values=, indices=)`.
-pub fn sort(t: TensorRef<'_>, dim: i64, descending: bool, values: TensorRef<'_>, indices: TensorRef<'_>) -> Result<()> {
+/// `sort(self, stable, dim, descending, values=, indices=)`: pairs ordered by (key, index) when
+/// stable, else by `std::sort` on keys (CPU's `sort_kernel`); a row of stride 0 is one value
+/// repeated, which CPU leaves in place.
+pub fn sort(
+    t: TensorRef<'_>,
+    dim: i64,
+    descending: bool,
+    stable: bool,
+    values: TensorRef<'_>,
+    indices: TensorRef<'_>,
+) -> Result<()> {
     let dtype = check_dtype(&t, "Sort")?;
     let d = wrap_dim(dim, t.dim())?;
     check_index_out(&indices)?;
@@ -147,7 +160,12 @@ pub fn sort(t: TensorRef<'_>, dim: i64, descending: bool, values: TensorRef<'_>,
             let (src, vp, ip) = (Ptr::of(&t), Ptr::of(values), Ptr::of(indices));
             let e = dtype.size();
             crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let pairs = sorted_row::<T>(src.0 as *const u8, &rows, r, descending);
+                let mut pairs = row_pairs::<T>(src.0 as *const u8, &rows, r, descending);
+                if stable {
+                    pairs.sort_unstable();
+                } else if rows.stride != 0 {
+                    stl::sort(&mut pairs, &mut by_key);
+                }
                 for (j, &(_, i)) in pairs.iter().enumerate() {
                     // SAFETY: positions j and i of row r are inside their tensors.
                     unsafe {
@@ -161,12 +179,15 @@ pub fn sort(t: TensorRef<'_>, dim: i64, descending: bool, values: TensorRef<'_>,
     })
 }
 
-/// `topk(self, k, dim, largest, sorted, values=, indices=)`: always sorted.
+/// `topk(self, k, dim, largest, sorted, values=, indices=)`, as ATen's `topk_impl_loop`: a partial
+/// sort when k is at most 1/64 of the row, else the k-th in place (`nth_element`) and, when
+/// sorted, the k - 1 before it sorted.
 pub fn topk(
     t: TensorRef<'_>,
     k: i64,
     dim: i64,
     largest: bool,
+    sorted: bool,
     values: TensorRef<'_>,
     indices: TensorRef<'_>,
 ) -> Result<()> {
@@ -199,20 +220,16 @@ pub fn topk(
             let e = dtype.size();
             let k = k as usize;
             crate::dispatch!(dtype, [U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let mut pairs: Vec<(u64, u64)> = (0..rows.len)
-                    .map(|i| {
-                        // SAFETY: element i of row r is inside the input.
-                        let x = unsafe { src.at(rows.input[r] + i as isize * rows.stride, e).cast::<T>().read_unaligned() };
-                        let key = key(x);
-                        (if largest { !key } else { key }, i as u64)
-                    })
-                    .collect();
-                if k < pairs.len() {
-                    pairs.select_nth_unstable(k - 1);
-                    pairs.truncate(k);
+                let mut pairs = row_pairs::<T>(src.0 as *const u8, &rows, r, largest);
+                if k * 64 <= pairs.len() {
+                    stl::partial_sort(&mut pairs, k, &mut by_key);
+                } else {
+                    stl::nth_element(&mut pairs, k - 1, &mut by_key);
+                    if sorted {
+                        stl::sort(&mut pairs[..k - 1], &mut by_key);
+                    }
                 }
-                pairs.sort_unstable();
-                for (j, &(_, i)) in pairs.iter().enumerate() {
+                for (j, &(_, i)) in pairs[..k].iter().enumerate() {
                     // SAFETY: positions j < k and i of row r are inside their tensors.
                     unsafe {
                         std::ptr::copy_nonoverlapping(src.at(rows.input[r] + i as isize * rows.stride, e), vp.at(rows.outputs[0][r] + j as isize * vstride, e), e);
@@ -225,49 +242,83 @@ pub fn topk(
     })
 }
 
-/// Which element of a sorted row a selection op writes.
+/// Which element of a row a selection op writes.
 #[derive(Clone, Copy)]
 pub enum Select {
-    /// The k-th smallest (0-based).
+    /// The k-th smallest (0-based), by ATen's `quick_select_template`.
     Kth(usize),
     /// The lower median; the first NaN when there is one.
     Median,
     /// The lower median of the non-NaN values.
     NanMedian,
-    /// The most frequent value (the smallest of equally frequent ones, NaN first), at its last
-    /// index.
+    /// The most frequent value (the last of equally frequent runs after CPU's `std::sort`), at
+    /// the index it ends with.
     Mode,
 }
 
 impl Select {
-    /// The position in the sorted pairs, and whether the index is that of the first NaN.
-    fn pick(self, pairs: &[(u64, u64)]) -> usize {
-        let n = pairs.len();
+    /// The index of the element written, in row `r` (not empty) of the input at `base`.
+    fn row_index<T: Element>(self, base: *const u8, rows: &Rows, r: usize) -> u64 {
+        let pairs = || row_pairs::<T>(base, rows, r, false);
         match self {
-            Select::Kth(k) => k,
-            Select::Median => match pairs.iter().position(|p| p.0 == NAN_KEY) {
-                Some(first_nan) => first_nan,
-                None => (n - 1) / 2,
-            },
-            Select::NanMedian => {
-                let valid = pairs.iter().take_while(|p| p.0 != NAN_KEY).count() as i64;
-                ((valid - 1) / 2).max(0) as usize
+            Select::Kth(k) => {
+                let mut pairs = pairs();
+                stl::quick_select(&mut pairs, k, &mut |a, b| a.0 > b.0);
+                pairs[k].1
             }
-            Select::Mode => {
-                let (mut best, mut best_freq, mut run) = (0usize, 0usize, 0usize);
-                for i in 0..n {
-                    run += 1;
-                    if i == n - 1 || pairs[i].0 != pairs[i + 1].0 {
-                        if run > best_freq {
-                            best = i;
-                            best_freq = run;
-                        }
-                        run = 0;
-                    }
+            Select::Median => {
+                let mut pairs = pairs();
+                if let Some(p) = pairs.iter().find(|p| p.0 == NAN_KEY) {
+                    return p.1;
                 }
-                best
+                // (value, index) is a total order: the median is one element, whatever selects it.
+                let nth = (pairs.len() - 1) / 2;
+                stl::nth_element(&mut pairs, nth, &mut |a, b| a < b);
+                pairs[nth].1
             }
+            Select::NanMedian => {
+                let mut pairs = pairs();
+                let valid = pairs.iter().filter(|p| p.0 != NAN_KEY).count() as i64;
+                // C++'s (valid - 1) / 2 truncates -1/2 to 0: a row of NaNs gives the NaN
+                // nth_element leaves first, NaNs being equal under CPU's comparator.
+                let nth = ((valid - 1) / 2) as usize;
+                stl::nth_element(&mut pairs, nth, &mut |a, b| !(a.0 == NAN_KEY && b.0 == NAN_KEY) && a < b);
+                pairs[nth].1
+            }
+            Select::Mode => mode_row::<T>(base, rows, r),
         }
+    }
+}
+
+/// CPU's `mode` of one row of `(value, index)` pairs: `std::sort` by `value <` (with NaN, which
+/// compares false both ways, wherever the algorithm leaves it), then the longest run of values
+/// that are not `!=` (each NaN a run of its own), the first longest.
+fn mode_index<V: Copy + PartialOrd>(pairs: &mut [(V, u64)]) -> u64 {
+    stl::sort(pairs, &mut |a, b| a.0 < b.0);
+    let n = pairs.len();
+    let (mut best, mut best_freq, mut run) = (0, 0, 0);
+    for i in 0..n {
+        run += 1;
+        if i == n - 1 || pairs[i].0 != pairs[i + 1].0 {
+            if run > best_freq {
+                best = pairs[i].1;
+                best_freq = run;
+            }
+            run = 0;
+        }
+    }
+    best
+}
+
+/// The mode's index in row `r`: the values compared as CPU compares them (floats as f64, which
+/// holds every f16, bf16 and f32 exactly; integers and bool as i64).
+fn mode_row<T: Element>(base: *const u8, rows: &Rows, r: usize) -> u64 {
+    // SAFETY: element i of row r is inside the input.
+    let at = |i: usize| unsafe { base.cast::<T>().offset(rows.input[r] + i as isize * rows.stride).read_unaligned() };
+    if T::DTYPE.is_floating() {
+        mode_index(&mut (0..rows.len).map(|i| (at(i).to_num().as_f64(), i as u64)).collect::<Vec<_>>())
+    } else {
+        mode_index(&mut (0..rows.len).map(|i| (at(i).to_num().as_i64(), i as u64)).collect::<Vec<_>>())
     }
 }
 
@@ -327,13 +378,7 @@ pub fn select_dim(
             let (src, vp, ip) = (Ptr::of(&t), Ptr::of(values), Ptr::of(indices));
             let e = dtype.size();
             crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let mut pairs = sorted_row::<T>(src.0 as *const u8, &rows, r, false);
-                if matches!(select, Select::Mode) && pairs.last().is_some_and(|p| p.0 == NAN_KEY) {
-                    // CPU's mode orders NaN first (and NaNs as one value): key 0 is no number's.
-                    pairs.iter_mut().filter(|p| p.0 == NAN_KEY).for_each(|p| p.0 = 0);
-                    pairs.sort_unstable();
-                }
-                let i = pairs[select.pick(&pairs)].1 as isize;
+                let i = select.row_index::<T>(src.0 as *const u8, &rows, r) as isize;
                 // SAFETY: position i of row r and the row's output element are inside their tensors.
                 unsafe {
                     std::ptr::copy_nonoverlapping(src.at(rows.input[r] + i * rows.stride, e), vp.at(rows.outputs[0][r], e), e);
@@ -357,26 +402,101 @@ pub fn select_all(t: TensorRef<'_>, select: Select) -> Result<Tensor> {
         regen_runtime::bootstrap::fill_(out.as_ref(), regen_runtime::Scalar::Float(f64::NAN))?;
         return Ok(out);
     }
-    // The elements as one row: a contiguous copy when the tensor is not one already.
+    // The elements in the order CPU partitions them: that of its `self.clone()`, which keeps a
+    // dense tensor's memory order (and another's dimension order), not the logical one.
+    let strides = clone_strides(t.sizes(), t.strides());
     let flat;
-    let t = if regen_runtime::view::is_contiguous(t.sizes(), t.strides()) {
+    let t = if t.strides() == strides.as_slice() {
         t
     } else {
-        flat = regen_runtime::host::empty_strided(t.sizes(), &contiguous_strides(t.sizes()), dtype.code())?;
+        flat = regen_runtime::host::empty_strided(t.sizes(), &strides, dtype.code())?;
         super::copy::copy_(flat.as_ref(), t)?;
         flat.as_ref()
     };
     let n = t.numel() as usize;
-    let rows = Rows { len: n, stride: 1, input: vec![0], outputs: vec![vec![0]] };
     let e = dtype.size();
     let (src, vp) = (Ptr::of(&t), Ptr::of(&out.as_ref()));
+    let ignore_nan = matches!(select, Select::NanMedian);
     crate::dispatch!(dtype, [U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| {
-        let pairs = sorted_row::<T>(src.0 as *const u8, &rows, 0, false);
-        let i = pairs[select.pick(&pairs)].1 as isize;
+        // SAFETY: the n elements are inside the contiguous input.
+        let at = |i: usize| unsafe { src.at(i as isize, e).cast::<T>().read_unaligned() };
+        let i = if dtype.is_floating() {
+            median_all_index((0..n).map(|i| (at(i).to_num().as_f64(), i as u64)).collect(), ignore_nan)
+        } else {
+            median_all_index((0..n).map(|i| (at(i).to_num().as_i64(), i as u64)).collect(), ignore_nan)
+        };
         // SAFETY: element i is inside the input; the output holds one element.
-        unsafe { std::ptr::copy_nonoverlapping(src.at(i, e), vp.at(0, e), e) };
+        unsafe {
+            match i {
+                Some(i) => std::ptr::copy_nonoverlapping(src.at(i as isize, e), vp.at(0, e), e),
+                // CPU writes its type's quiet NaN, not the input's.
+                None => vp.at(0, e).cast::<T>().write_unaligned(T::from_num(Num::Float(f64::NAN))),
+            }
+        }
     }, else unreachable!());
     Ok(out)
+}
+
+/// The strides of CPU's `clone()` of a tensor (`at::infer_dense_strides`, which orders the
+/// dimensions as TensorIterator does: by stride, a smaller size first among equal strides,
+/// stride-0 dimensions left where they are).
+fn clone_strides(sizes: &[i64], strides: &[i64]) -> Vec<i64> {
+    use std::cmp::Ordering::*;
+    let n = sizes.len();
+    if n < 2 {
+        return vec![1; n];
+    }
+    // perm[0] is the innermost dimension.
+    let mut perm: Vec<usize> = (0..n).rev().collect();
+    let after = |d0: usize, d1: usize| -> Option<bool> {
+        let (s0, s1) = (strides[d0], strides[d1]);
+        match s0.cmp(&s1) {
+            _ if s0 == 0 || s1 == 0 => None,
+            Less => Some(false),
+            Greater => Some(true),
+            Equal => (sizes[d0] > sizes[d1]).then_some(true),
+        }
+    };
+    // Insertion sort that steps over ambiguous pairs.
+    for i in 1..n {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match after(perm[d0], perm[d1]) {
+                Some(true) => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                Some(false) => break,
+                None => {}
+            }
+        }
+    }
+    let mut out = vec![0; n];
+    let mut stride = 1;
+    for &d in &perm {
+        out[d] = stride;
+        stride *= sizes[d].max(1);
+    }
+    out
+}
+
+/// CPU's `median_impl` over all elements (as `(value, index)` pairs, values compared as CPU
+/// compares them): `std::nth_element` on the values alone, so of equal values (-0.0 and 0.0)
+/// the one it leaves there; `None` for median when there is a NaN.
+fn median_all_index<V: Copy + PartialOrd>(mut v: Vec<(V, u64)>, ignore_nan: bool) -> Option<u64> {
+    let is_nan = |x: V| x.partial_cmp(&x).is_none();
+    let nan = v.iter().filter(|p| is_nan(p.0)).count();
+    if nan > 0 && !ignore_nan {
+        return None;
+    }
+    // C++'s (n - nan - 1) / 2 truncates -1/2 to 0 (all NaN).
+    let nth = (((v.len() - nan) as i64 - 1) / 2) as usize;
+    if ignore_nan {
+        stl::nth_element(&mut v, nth, &mut |a, b| a.0 < b.0 || (is_nan(b.0) && !is_nan(a.0)));
+    } else {
+        stl::nth_element(&mut v, nth, &mut |a, b| a.0 < b.0);
+    }
+    Some(v[nth].1)
 }
 
 /// The `Kernels` methods of this module, for `backend.rs`'s impl.
@@ -386,13 +506,13 @@ macro_rules! sort_methods {
         fn sort_values_stable(
             &self,
             self_: TensorRef<'_>,
-            _stable: Option<bool>,
+            stable: Option<bool>,
             dim: i64,
             descending: bool,
             values: TensorRef<'_>,
             indices: TensorRef<'_>,
         ) -> Result<()> {
-            $crate::kernels::sort::sort(self_, dim, descending, values, indices)
+            $crate::kernels::sort::sort(self_, dim, descending, stable.unwrap_or(false), values, indices)
         }
         fn topk_values(
             &self,
@@ -400,11 +520,11 @@ macro_rules! sort_methods {
             k: i64,
             dim: i64,
             largest: bool,
-            _sorted: bool,
+            sorted: bool,
             values: TensorRef<'_>,
             indices: TensorRef<'_>,
         ) -> Result<()> {
-            $crate::kernels::sort::topk(self_, k, dim, largest, values, indices)
+            $crate::kernels::sort::topk(self_, k, dim, largest, sorted, values, indices)
         }
         fn kthvalue_values(
             &self,
@@ -462,4 +582,20 @@ macro_rules! sort_methods {
             Ok((values, indices))
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clone_strides;
+
+    #[test]
+    fn clone_strides_are_cpus() {
+        // torch.empty_strided(sizes, strides).clone().stride() on CPU.
+        assert_eq!(clone_strides(&[6, 5, 4, 3, 2], &[6, 0, 120, 0, 1]), [6, 36, 180, 2, 1]);
+        // empty(4, 12)[:, ::2].t() and empty(3, 1, 4).expand(3, 5, 4).transpose(0, 2).
+        assert_eq!(clone_strides(&[6, 4], &[2, 12]), [1, 6]);
+        assert_eq!(clone_strides(&[4, 5, 3], &[1, 0, 4]), [1, 4, 20]);
+        assert_eq!(clone_strides(&[], &[]), [0i64; 0]);
+        assert_eq!(clone_strides(&[7], &[3]), [1]);
+    }
 }
