@@ -23,12 +23,10 @@ fn key<T: Element>(x: T) -> u64 {
         }
         _ => {
             let f = x.to_num().as_f64();
-            if f.is_nan() {
-                return u64::MAX;
-            }
-            // -0.0 and 0.0 compare equal.
+            // -0.0 and 0.0 compare equal; negative values order by their bits reversed.
             let bits = if f == 0.0 { 0 } else { f.to_bits() };
-            if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+            let k = bits ^ (((bits as i64) >> 63) as u64 | 1 << 63);
+            if f.is_nan() { NAN_KEY } else { k }
         }
     }
 }
@@ -73,16 +71,17 @@ fn rows(t: &TensorRef<'_>, dim: usize, outputs: &[Vec<i64>]) -> Rows {
     Rows { len: sizes[dim].max(0) as usize, stride: strides[dim] as isize, input, outputs: outs }
 }
 
-/// The (key, index) pairs of row `r`, in the row's order (descending: reversed keys).
-fn row_pairs<T: Element>(base: *const u8, rows: &Rows, r: usize, descending: bool) -> Vec<(u64, u64)> {
-    (0..rows.len)
-        .map(|i| {
-            // SAFETY: element i of row r is inside the input.
-            let x = unsafe { base.cast::<T>().offset(rows.input[r] + i as isize * rows.stride).read_unaligned() };
-            let k = key(x);
-            (if descending { !k } else { k }, i as u64)
-        })
-        .collect()
+/// Fills `pairs` with the (key, index) pairs of row `r`, in the row's order (descending:
+/// reversed keys).
+fn row_pairs<T: Element>(pairs: &mut Vec<(u64, u64)>, base: *const u8, rows: &Rows, r: usize, descending: bool) {
+    let flip = if descending { u64::MAX } else { 0 };
+    let (start, stride) = (base.cast::<T>().wrapping_offset(rows.input[r]), rows.stride);
+    pairs.clear();
+    pairs.extend((0..rows.len).map(|i| {
+        // SAFETY: element i of row r is inside the input.
+        let x = unsafe { start.offset(i as isize * stride).read_unaligned() };
+        (key(x) ^ flip, i as u64)
+    }));
 }
 
 /// Orders by key alone: CPU's comparators see values, not indices.
@@ -90,15 +89,42 @@ fn by_key(a: &(u64, u64), b: &(u64, u64)) -> bool {
     a.0 < b.0
 }
 
-/// Runs `f(row)` over the rows, on several threads when the work is large.
-fn for_rows(rows: &Rows, f: impl Fn(usize) + Sync) {
+/// Runs `f(row, pairs)` over the rows, on several threads when the work is large; the rows one
+/// thread runs share one buffer for their pairs (as CPU's kernels share one per loop).
+fn for_rows(rows: &Rows, f: impl Fn(usize, &mut Vec<(u64, u64)>) + Sync) {
     let n = rows.input.len();
+    let run = |a: usize, b: usize| {
+        let mut pairs = Vec::with_capacity(rows.len);
+        (a..b).for_each(|r| f(r, &mut pairs));
+    };
     let work = n * rows.len.max(1);
     if work < GRAIN || n < 2 || regen_runtime::host::num_threads() < 2 {
-        return (0..n).for_each(f);
+        return run(0, n);
     }
     let grain = (GRAIN / rows.len.max(1)).max(1);
-    regen_runtime::host::parallel_for(n, grain, |a, b| (a..b).for_each(&f));
+    regen_runtime::host::parallel_for(n, grain, run);
+}
+
+/// Writes `pairs` as row `r` of the outputs: position j gets the value and the index of the
+/// input element of pair j.
+fn write_row<T: Element>(
+    pairs: &[(u64, u64)],
+    src: Ptr,
+    rows: &Rows,
+    r: usize,
+    [vp, ip]: [Ptr; 2],
+    [vs, is]: [isize; 2],
+) {
+    let e = std::mem::size_of::<T>();
+    let (input, values, indices) = (rows.input[r], rows.outputs[0][r], rows.outputs[1][r]);
+    for (j, &(_, i)) in pairs.iter().enumerate() {
+        // SAFETY: positions j and i of row r are inside their tensors.
+        unsafe {
+            let x = src.at(input + i as isize * rows.stride, e).cast::<T>().read_unaligned();
+            vp.at(values + j as isize * vs, e).cast::<T>().write_unaligned(x);
+            ip.at(indices + j as isize * is, 8).cast::<i64>().write_unaligned(i as i64);
+        }
+    }
 }
 
 /// Element pointer arithmetic over `usize` addresses (so closures stay `Sync`).
@@ -158,21 +184,27 @@ pub fn sort(
             let (vstride, istride) =
                 (vs.get(d).copied().unwrap_or(1) as isize, is.get(d).copied().unwrap_or(1) as isize);
             let (src, vp, ip) = (Ptr::of(&t), Ptr::of(values), Ptr::of(indices));
-            let e = dtype.size();
-            crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let mut pairs = row_pairs::<T>(src.0 as *const u8, &rows, r, descending);
+            crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r, pairs| {
+                let base = src.0 as *const u8;
+                row_pairs::<T>(pairs, base, &rows, r, descending);
                 if stable {
                     pairs.sort_unstable();
                 } else if rows.stride != 0 {
-                    stl::sort(&mut pairs, &mut by_key);
-                }
-                for (j, &(_, i)) in pairs.iter().enumerate() {
-                    // SAFETY: positions j and i of row r are inside their tensors.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src.at(rows.input[r] + i as isize * rows.stride, e), vp.at(rows.outputs[0][r] + j as isize * vstride, e), e);
-                        ip.at(rows.outputs[1][r] + j as isize * istride, 8).cast::<i64>().write_unaligned(i as i64);
+                    // With distinct keys every sort gives the one order, so a faster one serves,
+                    // and only rows with equal keys need std::sort's own order of them. Tried
+                    // first where ties are unlikely (fewer elements than the square root of the
+                    // dtype's count of values), as it is wasted work otherwise.
+                    if rows.len >= 1 << (4 * std::mem::size_of::<T>()).min(32) {
+                        stl::sort(pairs, &mut by_key);
+                    } else {
+                        pairs.sort_unstable_by_key(|p| p.0);
+                        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+                            row_pairs::<T>(pairs, base, &rows, r, descending);
+                            stl::sort(pairs, &mut by_key);
+                        }
                     }
                 }
+                write_row::<T>(pairs, src, &rows, r, [vp, ip], [vstride, istride]);
             }), else unreachable!());
             Ok(())
         })
@@ -217,25 +249,18 @@ pub fn topk(
             let (vstride, istride) =
                 (vs.get(d).copied().unwrap_or(1) as isize, is.get(d).copied().unwrap_or(1) as isize);
             let (src, vp, ip) = (Ptr::of(&t), Ptr::of(values), Ptr::of(indices));
-            let e = dtype.size();
             let k = k as usize;
-            crate::dispatch!(dtype, [U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let mut pairs = row_pairs::<T>(src.0 as *const u8, &rows, r, largest);
+            crate::dispatch!(dtype, [U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r, pairs| {
+                row_pairs::<T>(pairs, src.0 as *const u8, &rows, r, largest);
                 if k * 64 <= pairs.len() {
-                    stl::partial_sort(&mut pairs, k, &mut by_key);
+                    stl::partial_sort(pairs, k, &mut by_key);
                 } else {
-                    stl::nth_element(&mut pairs, k - 1, &mut by_key);
+                    stl::nth_element(pairs, k - 1, &mut by_key);
                     if sorted {
                         stl::sort(&mut pairs[..k - 1], &mut by_key);
                     }
                 }
-                for (j, &(_, i)) in pairs[..k].iter().enumerate() {
-                    // SAFETY: positions j < k and i of row r are inside their tensors.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(src.at(rows.input[r] + i as isize * rows.stride, e), vp.at(rows.outputs[0][r] + j as isize * vstride, e), e);
-                        ip.at(rows.outputs[1][r] + j as isize * istride, 8).cast::<i64>().write_unaligned(i as i64);
-                    }
-                }
+                write_row::<T>(&pairs[..k], src, &rows, r, [vp, ip], [vstride, istride]);
             }), else unreachable!());
             Ok(())
         })
@@ -258,31 +283,31 @@ pub enum Select {
 
 impl Select {
     /// The index of the element written, in row `r` (not empty) of the input at `base`.
-    fn row_index<T: Element>(self, base: *const u8, rows: &Rows, r: usize) -> u64 {
-        let pairs = || row_pairs::<T>(base, rows, r, false);
+    fn row_index<T: Element>(self, pairs: &mut Vec<(u64, u64)>, base: *const u8, rows: &Rows, r: usize) -> u64 {
+        let mut fill = || row_pairs::<T>(pairs, base, rows, r, false);
         match self {
             Select::Kth(k) => {
-                let mut pairs = pairs();
-                stl::quick_select(&mut pairs, k, &mut |a, b| a.0 > b.0);
+                fill();
+                stl::quick_select(pairs, k, &mut |a, b| a.0 > b.0);
                 pairs[k].1
             }
             Select::Median => {
-                let mut pairs = pairs();
+                fill();
                 if let Some(p) = pairs.iter().find(|p| p.0 == NAN_KEY) {
                     return p.1;
                 }
                 // (value, index) is a total order: the median is one element, whatever selects it.
                 let nth = (pairs.len() - 1) / 2;
-                stl::nth_element(&mut pairs, nth, &mut |a, b| a < b);
+                stl::nth_element(pairs, nth, &mut |a, b| a < b);
                 pairs[nth].1
             }
             Select::NanMedian => {
-                let mut pairs = pairs();
+                fill();
                 let valid = pairs.iter().filter(|p| p.0 != NAN_KEY).count() as i64;
                 // C++'s (valid - 1) / 2 truncates -1/2 to 0: a row of NaNs gives the NaN
                 // nth_element leaves first, NaNs being equal under CPU's comparator.
                 let nth = ((valid - 1) / 2) as usize;
-                stl::nth_element(&mut pairs, nth, &mut |a, b| !(a.0 == NAN_KEY && b.0 == NAN_KEY) && a < b);
+                stl::nth_element(pairs, nth, &mut |a, b| !(a.0 == NAN_KEY && b.0 == NAN_KEY) && a < b);
                 pairs[nth].1
             }
             Select::Mode => mode_row::<T>(base, rows, r),
@@ -376,14 +401,9 @@ pub fn select_dim(
                 return Ok(());
             }
             let (src, vp, ip) = (Ptr::of(&t), Ptr::of(values), Ptr::of(indices));
-            let e = dtype.size();
-            crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r| {
-                let i = select.row_index::<T>(src.0 as *const u8, &rows, r) as isize;
-                // SAFETY: position i of row r and the row's output element are inside their tensors.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.at(rows.input[r] + i * rows.stride, e), vp.at(rows.outputs[0][r], e), e);
-                    ip.at(rows.outputs[1][r], 8).cast::<i64>().write_unaligned(i as i64);
-                }
+            crate::dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| for_rows(&rows, |r, pairs| {
+                let i = select.row_index::<T>(pairs, src.0 as *const u8, &rows, r);
+                write_row::<T>(&[(0, i)], src, &rows, r, [vp, ip], [0, 0]);
             }), else unreachable!());
             Ok(())
         })

@@ -158,11 +158,16 @@ fn insertion_sort<T: Copy, F: FnMut(&T, &T) -> bool>(v: &mut [T], less: &mut F) 
 /// Moves v[i] down past the elements greater than it (`__unguarded_linear_insert`).
 fn linear_insert<T: Copy, F: FnMut(&T, &T) -> bool>(v: &mut [T], mut i: usize, less: &mut F) {
     let x = v[i];
-    while i > 0 && less(&x, &v[i - 1]) {
-        v[i] = v[i - 1];
-        i -= 1;
+    let p = v.as_mut_ptr();
+    // SAFETY: i < v.len() (v[i] above) and only decreases, staying above 0 where i - 1 is read.
+    // (Unchecked: the sorts spend most of their time in this loop and the partition's.)
+    unsafe {
+        while i > 0 && less(&x, &*p.add(i - 1)) {
+            *p.add(i) = *p.add(i - 1);
+            i -= 1;
+        }
+        *p.add(i) = x;
     }
-    v[i] = x;
 }
 
 /// Puts the median of v[1], v[n/2] and v[n-1] at v[0] and partitions v[1..] around it
@@ -187,18 +192,24 @@ fn partition_pivot<T: Copy, F: FnMut(&T, &T) -> bool>(v: &mut [T], less: &mut F)
     };
     v.swap(0, median);
     let (mut first, mut last) = (1, n);
+    let p = v.as_mut_ptr();
     loop {
-        while first < n && less(&v[first], &v[0]) {
-            first += 1;
-        }
-        last -= 1;
-        while last > 0 && less(&v[0], &v[last]) {
+        // SAFETY: first < n is checked before each read; last is n - 1 after the first
+        // decrement and only decreases, staying ≥ 0 (the loop goes on only while last > first).
+        // v is used only through p from here on.
+        unsafe {
+            while first < n && less(&*p.add(first), &*p) {
+                first += 1;
+            }
             last -= 1;
+            while last > 0 && less(&*p, &*p.add(last)) {
+                last -= 1;
+            }
+            if first >= last {
+                return first;
+            }
+            std::ptr::swap(p.add(first), p.add(last));
         }
-        if first >= last {
-            return first;
-        }
-        v.swap(first, last);
         first += 1;
     }
 }
