@@ -3,9 +3,8 @@
 //! `SummaryOps.cpp`, `Histogram.cpp`, `cpu/HistogramKernel.cpp`) step for step wherever their
 //! order shows in a result. CPU's unique sorts with libstdc++'s `std::sort`, which is not stable:
 //! which of several NaNs gets which inverse index, and whether -0.0 or 0.0 represents zero, are
-//! that algorithm's, so [`std_sort`] is libstdc++'s introsort move for move (used when such ties
-//! are present; otherwise equal elements are indistinguishable and any fast sort gives the same
-//! result). `histc` counts per chunk of `at::parallel_for` in the input's dtype, as CPU does, so
+//! that algorithm's, so such inputs sort with [`stl::sort`](super::stl::sort), its move-for-move
+//! copy (otherwise equal elements are indistinguishable and any fast sort gives the same result). `histc` counts per chunk of `at::parallel_for` in the input's dtype, as CPU does, so
 //! float16/bfloat16 counts saturate per chunk exactly as CPU's.
 //!
 //! The histogram ops live here rather than on `reduce.rs`'s `Reducer` engine: they scatter into
@@ -18,176 +17,8 @@ use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 use super::dtype::{DType, Element, Num};
 use super::iter::{contiguous_strides, is_contiguous, new_tensor, wrap_dim};
 use super::shape::{fmt_g, not_implemented, torch_name};
+use super::stl;
 use crate::dispatch;
-
-// ---------------------------------------------------------------------------------------------
-// libstdc++'s std::sort (bits/stl_algo.h, bits/stl_heap.h): introsort with a median-of-three
-// pivot moved to the front, an unguarded partition, heapsort past 2·log2(n) levels, and a final
-// insertion sort over runs of 16. The unguarded scans stop at the slice's ends as well, which
-// changes nothing for a strict weak order (they never get there) and keeps the inconsistent
-// comparisons of NaN rows (`unique_dim`) in bounds, where C++ is undefined.
-
-const INSERTION_THRESHOLD: usize = 16;
-
-/// Sorts `v` exactly as libstdc++'s `std::sort(first, last, less)` does.
-pub fn std_sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
-    let n = v.len();
-    if n < 2 {
-        return;
-    }
-    let depth = 2 * (usize::BITS - 1 - n.leading_zeros()) as usize;
-    introsort_loop(v, 0, n, depth, less);
-    if n > INSERTION_THRESHOLD {
-        insertion_sort(v, 0, INSERTION_THRESHOLD, less);
-        for i in INSERTION_THRESHOLD..n {
-            unguarded_linear_insert(v, i, less);
-        }
-    } else {
-        insertion_sort(v, 0, n, less);
-    }
-}
-
-fn introsort_loop<T: Copy>(
-    v: &mut [T],
-    first: usize,
-    mut last: usize,
-    mut depth: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) {
-    while last - first > INSERTION_THRESHOLD {
-        if depth == 0 {
-            heap_sort(&mut v[first..last], less);
-            return;
-        }
-        depth -= 1;
-        let mid = first + (last - first) / 2;
-        move_median_to_first(v, first, first + 1, mid, last - 1, less);
-        let cut = unguarded_partition(v, first + 1, last, first, less);
-        introsort_loop(v, cut, last, depth, less);
-        last = cut;
-    }
-}
-
-fn move_median_to_first<T: Copy>(
-    v: &mut [T],
-    result: usize,
-    a: usize,
-    b: usize,
-    c: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) {
-    let pick = if less(&v[a], &v[b]) {
-        if less(&v[b], &v[c]) {
-            b
-        } else if less(&v[a], &v[c]) {
-            c
-        } else {
-            a
-        }
-    } else if less(&v[a], &v[c]) {
-        a
-    } else if less(&v[b], &v[c]) {
-        c
-    } else {
-        b
-    };
-    v.swap(result, pick);
-}
-
-fn unguarded_partition<T: Copy>(
-    v: &mut [T],
-    mut first: usize,
-    mut last: usize,
-    pivot: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) -> usize {
-    let end = last;
-    loop {
-        while first < end && less(&v[first], &v[pivot]) {
-            first += 1;
-        }
-        last -= 1;
-        while last > pivot && less(&v[pivot], &v[last]) {
-            last -= 1;
-        }
-        if first >= last {
-            return first;
-        }
-        v.swap(first, last);
-        first += 1;
-    }
-}
-
-fn insertion_sort<T: Copy>(v: &mut [T], first: usize, last: usize, less: &impl Fn(&T, &T) -> bool) {
-    for i in first + 1..last {
-        if less(&v[i], &v[first]) {
-            let value = v[i];
-            v.copy_within(first..i, first + 1);
-            v[first] = value;
-        } else {
-            unguarded_linear_insert(v, i, less);
-        }
-    }
-}
-
-fn unguarded_linear_insert<T: Copy>(v: &mut [T], mut last: usize, less: &impl Fn(&T, &T) -> bool) {
-    let value = v[last];
-    while last > 0 && less(&value, &v[last - 1]) {
-        v[last] = v[last - 1];
-        last -= 1;
-    }
-    v[last] = value;
-}
-
-/// `std::partial_sort(first, last, last)`: make_heap, then sort_heap.
-fn heap_sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
-    let len = v.len();
-    if len >= 2 {
-        let mut parent = (len - 2) / 2;
-        loop {
-            adjust_heap(v, parent, len, v[parent], less);
-            if parent == 0 {
-                break;
-            }
-            parent -= 1;
-        }
-    }
-    let mut last = len;
-    while last > 1 {
-        last -= 1;
-        let value = v[last];
-        v[last] = v[0];
-        adjust_heap(v, 0, last, value, less);
-    }
-}
-
-fn adjust_heap<T: Copy>(v: &mut [T], mut hole: usize, len: usize, value: T, less: &impl Fn(&T, &T) -> bool) {
-    let top = hole;
-    let mut child = hole;
-    while child < (len - 1) / 2 {
-        child = 2 * (child + 1);
-        if less(&v[child], &v[child - 1]) {
-            child -= 1;
-        }
-        v[hole] = v[child];
-        hole = child;
-    }
-    if len & 1 == 0 && child == (len - 2) / 2 {
-        child = 2 * (child + 1);
-        v[hole] = v[child - 1];
-        hole = child - 1;
-    }
-    // push_heap
-    while hole > top {
-        let parent = (hole - 1) / 2;
-        if !less(&v[parent], &value) {
-            break;
-        }
-        v[hole] = v[parent];
-        hole = parent;
-    }
-    v[hole] = value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces.
@@ -334,7 +165,7 @@ fn unique_bool(x: &[bool], inv: Option<&mut [i64]>, return_counts: bool) -> Resu
 fn sorted_order<V: Value>(v: &[V]) -> Vec<usize> {
     let mut pairs: Vec<(V, usize)> = v.iter().copied().zip(0..).collect();
     if v.iter().any(|x| x.tie_shows()) {
-        std_sort(&mut pairs, &|a: &(V, usize), b: &(V, usize)| a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan()));
+        stl::sort(&mut pairs, &mut |a: &(V, usize), b: &(V, usize)| a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan()));
     } else {
         // No NaN: the order is total.
         pairs.sort_unstable_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
@@ -537,7 +368,7 @@ fn group_slices<V: Value>(
     let row = |r: usize| &rows[r * m..(r + 1) * m];
     let mut order: Vec<usize> = (0..n).collect();
     if !consecutive {
-        std_sort(&mut order, &|&a: &usize, &b: &usize| {
+        stl::sort(&mut order, &mut |&a: &usize, &b: &usize| {
             for (x, y) in row(a).iter().zip(row(b)) {
                 if x < y {
                     return true;
@@ -952,38 +783,6 @@ macro_rules! unique_methods {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn less(a: &(f64, usize), b: &(f64, usize)) -> bool {
-        a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan())
-    }
-
-    #[test]
-    fn std_sort_orders_ties_as_libstdcxx() {
-        // Keys (-1 for NaN) and the index order g++ 12's std::sort gives them with CPU's
-        // comparator (NaN greatest): ties are not kept in order.
-        let keys = [
-            1, 0, -1, 2, 1, -1, 0, -1, 0, 0, 0, 3, -1, -1, 1, -1, -1, -1, 1, -1, 1, 0, 1, 3, 3, 3, 1, 1, -1, 3, 3, -1,
-            0, 1, 1, 3, -1, 2, 2, 3,
-        ];
-        let expected = [
-            1, 32, 6, 8, 9, 10, 21, 20, 34, 33, 27, 26, 22, 0, 18, 14, 4, 38, 37, 3, 39, 35, 11, 23, 24, 25, 29, 30, 5,
-            36, 2, 31, 28, 15, 7, 12, 13, 19, 17, 16,
-        ];
-        let mut pairs: Vec<(f64, usize)> =
-            keys.iter().map(|&k| if k < 0 { f64::NAN } else { f64::from(k) }).zip(0..).collect();
-        std_sort(&mut pairs, &less);
-        assert_eq!(pairs.iter().map(|p| p.1).collect::<Vec<_>>(), expected);
-    }
-
-    #[test]
-    fn std_sort_sorts_long_inputs_and_heapsorts() {
-        let mut v: Vec<(f64, usize)> = (0..5000).map(|i| (f64::from((i * 7919 % 1013) as u32), i)).collect();
-        std_sort(&mut v, &less);
-        assert!(v.windows(2).all(|w| w[0].0 <= w[1].0));
-        let mut h: Vec<(f64, usize)> = (0..999).map(|i| (f64::from((i * 31 % 17) as u32), i)).collect();
-        heap_sort(&mut h, &less);
-        assert!(h.windows(2).all(|w| w[0].0 <= w[1].0));
-    }
 
     #[test]
     fn histc_bins_follow_the_dtype_arithmetic() {
