@@ -6,7 +6,9 @@ Same method as bench_device.py: ONE process, device and CPU samples alternating,
 thread count on both sides, the median of each and their ratio device/CPU (goal: within 1.3x).
 Cases: index_select of 1024 rows of a 4096x1024 float32 matrix (dim 0), gather along dim 1 of a
 2048x2048 float32 matrix, scatter_add of the same, boolean-mask indexing (x[mask], half the
-elements of 2048x2048), and advanced indexing x[idx] (1024 rows of 4096x1024). On busy cores
+elements of 2048x2048), advanced indexing x[idx] (1024 rows of 4096x1024), torch.unique of 1M
+int64 (100K distinct values) and of 1M float32 with inverse and counts, bincount of 1M int64 (1000
+bins) without and with float32 weights, and histc of 1M float32 (100 bins). On busy cores
 PyTorch's OpenMP threads slow down several times: take numbers from a busy machine as indicative.
 """
 
@@ -29,12 +31,20 @@ def cases():
     square = torch.randn(2048, 2048, generator=g)
     gidx = torch.randint(0, 2048, (2048, 2048), generator=g)
     mask = torch.rand(2048, 2048, generator=g) > 0.5
+    ints = torch.randint(0, 100_000, (1_000_000,), generator=g)
+    floats = torch.randn(1_000_000, generator=g)
+    small = torch.randint(0, 1000, (1_000_000,), generator=g)
     return [
         ("index_select", "4096x1024 dim0, 1024 rows", lambda x, i: torch.index_select(x, 0, i), (big, rows)),
         ("gather", "2048x2048 dim1", lambda x, i: torch.gather(x, 1, i), (square, gidx)),
         ("scatter_add", "2048x2048 dim1", lambda x, i: torch.zeros_like(x).scatter_add_(1, i, x), (square, gidx)),
         ("x[mask]", "2048x2048, half set", lambda x, m: x[m], (square, mask)),
         ("x[idx]", "4096x1024, 1024 rows", lambda x, i: x[i], (big, rows)),
+        ("unique", "1M int64, 100K values", lambda x: torch.unique(x), (ints,)),
+        ("unique inv+cnt", "1M float32", lambda x: torch.unique(x, return_inverse=True, return_counts=True), (floats,)),
+        ("bincount", "1M int64, 1000 bins", lambda x: torch.bincount(x), (small,)),
+        ("bincount w", "1M, float32 weights", lambda x, w: torch.bincount(x, w), (small, floats)),
+        ("histc", "1M float32, 100 bins", lambda x: torch.histc(x), (floats,)),
     ]
 
 

@@ -53,6 +53,8 @@ NATIVE_SLICE = [
     "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
     # Matrix products (kernels/matmul.rs; bmm, mv, matmul and linear are in COMMON_SLICE).
     "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
+    # Unique and histogram ops (kernels/unique.rs).
+    "unique", "unique_consecutive", "histc", "bincount",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",

@@ -349,4 +349,22 @@ mod tests {
         let idx: Vec<usize> = v.iter().map(|p| p.1).take(20).collect();
         assert_eq!(idx, [62, 74, 73, 72, 71, 70, 69, 68, 67, 66, 65, 64, 63, 75, 61, 60, 59, 58, 57, 56]);
     }
+
+    #[test]
+    fn ties_and_nans_order_as_gxx_sorts_them() {
+        // Keys (-1 for NaN) and the index order g++ 12's std::sort gives them with CPU's sort
+        // comparator (NaN greatest), which torch.unique's inverse indices show.
+        let keys = [
+            1, 0, -1, 2, 1, -1, 0, -1, 0, 0, 0, 3, -1, -1, 1, -1, -1, -1, 1, -1, 1, 0, 1, 3, 3, 3, 1, 1, -1, 3, 3, -1,
+            0, 1, 1, 3, -1, 2, 2, 3,
+        ];
+        let expected = [
+            1, 32, 6, 8, 9, 10, 21, 20, 34, 33, 27, 26, 22, 0, 18, 14, 4, 38, 37, 3, 39, 35, 11, 23, 24, 25, 29, 30, 5,
+            36, 2, 31, 28, 15, 7, 12, 13, 19, 17, 16,
+        ];
+        let mut v: Vec<(f64, usize)> =
+            keys.iter().map(|&k| if k < 0 { f64::NAN } else { f64::from(k) }).zip(0..).collect();
+        sort(&mut v, &mut |a, b| a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan()));
+        assert_eq!(v.iter().map(|p| p.1).collect::<Vec<_>>(), expected);
+    }
 }

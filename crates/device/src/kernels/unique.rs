@@ -3,9 +3,8 @@
 //! `SummaryOps.cpp`, `Histogram.cpp`, `cpu/HistogramKernel.cpp`) step for step wherever their
 //! order shows in a result. CPU's unique sorts with libstdc++'s `std::sort`, which is not stable:
 //! which of several NaNs gets which inverse index, and whether -0.0 or 0.0 represents zero, are
-//! that algorithm's, so [`std_sort`] is libstdc++'s introsort move for move (used when such ties
-//! are present; otherwise equal elements are indistinguishable and any fast sort gives the same
-//! result). `histc` counts per chunk of `at::parallel_for` in the input's dtype, as CPU does, so
+//! that algorithm's, so such inputs sort with [`stl::sort`](super::stl::sort), its move-for-move
+//! copy (otherwise equal elements are indistinguishable and any fast sort gives the same result). `histc` counts per chunk of `at::parallel_for` in the input's dtype, as CPU does, so
 //! float16/bfloat16 counts saturate per chunk exactly as CPU's.
 //!
 //! The histogram ops live here rather than on `reduce.rs`'s `Reducer` engine: they scatter into
@@ -18,176 +17,8 @@ use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 use super::dtype::{DType, Element, Num};
 use super::iter::{contiguous_strides, is_contiguous, new_tensor, wrap_dim};
 use super::shape::{fmt_g, not_implemented, torch_name};
+use super::stl;
 use crate::dispatch;
-
-// ---------------------------------------------------------------------------------------------
-// libstdc++'s std::sort (bits/stl_algo.h, bits/stl_heap.h): introsort with a median-of-three
-// pivot moved to the front, an unguarded partition, heapsort past 2·log2(n) levels, and a final
-// insertion sort over runs of 16. The unguarded scans stop at the slice's ends as well, which
-// changes nothing for a strict weak order (they never get there) and keeps the inconsistent
-// comparisons of NaN rows (`unique_dim`) in bounds, where C++ is undefined.
-
-const INSERTION_THRESHOLD: usize = 16;
-
-/// Sorts `v` exactly as libstdc++'s `std::sort(first, last, less)` does.
-pub fn std_sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
-    let n = v.len();
-    if n < 2 {
-        return;
-    }
-    let depth = 2 * (usize::BITS - 1 - n.leading_zeros()) as usize;
-    introsort_loop(v, 0, n, depth, less);
-    if n > INSERTION_THRESHOLD {
-        insertion_sort(v, 0, INSERTION_THRESHOLD, less);
-        for i in INSERTION_THRESHOLD..n {
-            unguarded_linear_insert(v, i, less);
-        }
-    } else {
-        insertion_sort(v, 0, n, less);
-    }
-}
-
-fn introsort_loop<T: Copy>(
-    v: &mut [T],
-    first: usize,
-    mut last: usize,
-    mut depth: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) {
-    while last - first > INSERTION_THRESHOLD {
-        if depth == 0 {
-            heap_sort(&mut v[first..last], less);
-            return;
-        }
-        depth -= 1;
-        let mid = first + (last - first) / 2;
-        move_median_to_first(v, first, first + 1, mid, last - 1, less);
-        let cut = unguarded_partition(v, first + 1, last, first, less);
-        introsort_loop(v, cut, last, depth, less);
-        last = cut;
-    }
-}
-
-fn move_median_to_first<T: Copy>(
-    v: &mut [T],
-    result: usize,
-    a: usize,
-    b: usize,
-    c: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) {
-    let pick = if less(&v[a], &v[b]) {
-        if less(&v[b], &v[c]) {
-            b
-        } else if less(&v[a], &v[c]) {
-            c
-        } else {
-            a
-        }
-    } else if less(&v[a], &v[c]) {
-        a
-    } else if less(&v[b], &v[c]) {
-        c
-    } else {
-        b
-    };
-    v.swap(result, pick);
-}
-
-fn unguarded_partition<T: Copy>(
-    v: &mut [T],
-    mut first: usize,
-    mut last: usize,
-    pivot: usize,
-    less: &impl Fn(&T, &T) -> bool,
-) -> usize {
-    let end = last;
-    loop {
-        while first < end && less(&v[first], &v[pivot]) {
-            first += 1;
-        }
-        last -= 1;
-        while last > pivot && less(&v[pivot], &v[last]) {
-            last -= 1;
-        }
-        if first >= last {
-            return first;
-        }
-        v.swap(first, last);
-        first += 1;
-    }
-}
-
-fn insertion_sort<T: Copy>(v: &mut [T], first: usize, last: usize, less: &impl Fn(&T, &T) -> bool) {
-    for i in first + 1..last {
-        if less(&v[i], &v[first]) {
-            let value = v[i];
-            v.copy_within(first..i, first + 1);
-            v[first] = value;
-        } else {
-            unguarded_linear_insert(v, i, less);
-        }
-    }
-}
-
-fn unguarded_linear_insert<T: Copy>(v: &mut [T], mut last: usize, less: &impl Fn(&T, &T) -> bool) {
-    let value = v[last];
-    while last > 0 && less(&value, &v[last - 1]) {
-        v[last] = v[last - 1];
-        last -= 1;
-    }
-    v[last] = value;
-}
-
-/// `std::partial_sort(first, last, last)`: make_heap, then sort_heap.
-fn heap_sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
-    let len = v.len();
-    if len >= 2 {
-        let mut parent = (len - 2) / 2;
-        loop {
-            adjust_heap(v, parent, len, v[parent], less);
-            if parent == 0 {
-                break;
-            }
-            parent -= 1;
-        }
-    }
-    let mut last = len;
-    while last > 1 {
-        last -= 1;
-        let value = v[last];
-        v[last] = v[0];
-        adjust_heap(v, 0, last, value, less);
-    }
-}
-
-fn adjust_heap<T: Copy>(v: &mut [T], mut hole: usize, len: usize, value: T, less: &impl Fn(&T, &T) -> bool) {
-    let top = hole;
-    let mut child = hole;
-    while child < (len - 1) / 2 {
-        child = 2 * (child + 1);
-        if less(&v[child], &v[child - 1]) {
-            child -= 1;
-        }
-        v[hole] = v[child];
-        hole = child;
-    }
-    if len & 1 == 0 && child == (len - 2) / 2 {
-        child = 2 * (child + 1);
-        v[hole] = v[child - 1];
-        hole = child - 1;
-    }
-    // push_heap
-    while hole > top {
-        let parent = (hole - 1) / 2;
-        if !less(&v[parent], &value) {
-            break;
-        }
-        v[hole] = v[parent];
-        hole = parent;
-    }
-    v[hole] = value;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces.
@@ -334,7 +165,7 @@ fn unique_bool(x: &[bool], inv: Option<&mut [i64]>, return_counts: bool) -> Resu
 fn sorted_order<V: Value>(v: &[V]) -> Vec<usize> {
     let mut pairs: Vec<(V, usize)> = v.iter().copied().zip(0..).collect();
     if v.iter().any(|x| x.tie_shows()) {
-        std_sort(&mut pairs, &|a: &(V, usize), b: &(V, usize)| a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan()));
+        stl::sort(&mut pairs, &mut |a: &(V, usize), b: &(V, usize)| a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan()));
     } else {
         // No NaN: the order is total.
         pairs.sort_unstable_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
@@ -537,7 +368,7 @@ fn group_slices<V: Value>(
     let row = |r: usize| &rows[r * m..(r + 1) * m];
     let mut order: Vec<usize> = (0..n).collect();
     if !consecutive {
-        std_sort(&mut order, &|&a: &usize, &b: &usize| {
+        stl::sort(&mut order, &mut |&a: &usize, &b: &usize| {
             for (x, y) in row(a).iter().zip(row(b)) {
                 if x < y {
                     return true;
@@ -575,6 +406,7 @@ fn finite_max(d: DType) -> f64 {
 /// `x` rounded to dtype `d` the way one of its C++ operations rounds: float16 and bfloat16
 /// compute in float and round the result (from f64 the float rounding is exact, the inputs being
 /// floats), float in float, double in double.
+#[inline(always)]
 fn round_to(d: DType, x: f64) -> f64 {
     match d {
         DType::F64 => x,
@@ -597,27 +429,37 @@ fn saturation(d: DType) -> u64 {
 /// `aminmax` of the elements as doubles. With a NaN both are NaN: CPU's vectorised reduction
 /// returns its all-ones NaN (printed `-nan`), which bfloat16 rounds to a positive NaN; a single
 /// element is returned as it is.
-fn data_range(x: &[f64], dtype: DType) -> (f64, f64) {
+fn data_range<T: Element>(x: &[T]) -> (f64, f64) {
+    let v = |e: &T| e.to_num().as_f64();
     if let [only] = x {
-        return (*only, *only);
+        return (v(only), v(only));
     }
-    if x.iter().any(|v| v.is_nan()) {
-        let nan = if dtype == DType::BF16 { f64::NAN } else { -f64::NAN };
+    let (lo, hi) = x.iter().map(v).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), e| {
+        if e.is_nan() || lo.is_nan() { (f64::NAN, f64::NAN) } else { (lo.min(e), hi.max(e)) }
+    });
+    if lo.is_nan() {
+        let nan = if T::DTYPE == DType::BF16 { f64::NAN } else { -f64::NAN };
         return (nan, nan);
     }
-    x.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+    (lo, hi)
 }
 
 /// `histc_select_outer_bin_edges`: `min`/`max`, or the data's range when they are equal, widened
 /// when that is empty (float and double to the next representable value or by 1, whichever is
 /// wider; other dtypes by 1).
-fn histc_range(x: &[f64], dtype: DType, min: Scalar, max: Scalar) -> Result<(f64, f64)> {
+fn histc_range(
+    dtype: DType,
+    numel: i64,
+    min: Scalar,
+    max: Scalar,
+    data_range: impl FnOnce() -> (f64, f64),
+) -> Result<(f64, f64)> {
     let (mut lo, mut hi) = (min.to_f64(), max.to_f64());
-    if lo == hi && !x.is_empty() {
+    if lo == hi && numel > 0 {
         if dtype.is_complex() {
             return Err(Error::type_error(format!("aminmax not implemented for {}", dtype.name())));
         }
-        (lo, hi) = data_range(x, dtype);
+        (lo, hi) = data_range();
     }
     if lo == hi {
         match dtype {
@@ -649,12 +491,38 @@ fn next_up(x: f64) -> f64 {
     if x == f64::MAX || x.is_nan() { x } else { x.next_up() }
 }
 
+/// The bin of `v` among `bins` between the edges `[left, right, bins, right - left]`:
+/// `(v - left) * bins / (right - left)` with `round` after each operation, truncated. A quotient
+/// that is NaN or out of int64's range converts to INT64_MIN (x86's `cvttss2si`), whose offset
+/// wraps to bin 0 in CPU's kernel; any other bin outside the histogram is skipped (CPU would
+/// write outside it).
+#[inline(always)]
+fn locate<F>(v: F, [left, right, scale, width]: [F; 4], bins: usize, round: impl Fn(F) -> F) -> Option<usize>
+where
+    F: Copy
+        + PartialOrd
+        + std::ops::Sub<Output = F>
+        + std::ops::Mul<Output = F>
+        + std::ops::Div<Output = F>
+        + Into<f64>,
+{
+    if !(v >= left && v <= right) {
+        return None;
+    }
+    let q: f64 = round(round(round(v - left) * scale) / width).into();
+    let pos = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&q) { q as i64 } else { i64::MIN };
+    match pos {
+        i64::MIN => Some(0),
+        p if p == bins as i64 => Some(bins - 1),
+        p if (0..bins as i64).contains(&p) => Some(p as usize),
+        _ => None,
+    }
+}
+
 /// `torch.histc(self, bins, min, max, out=)`: ATen's `histogram_histc_out` with the
 /// `LINEAR_INTERPOLATION` kernel. The bin of `x` is `(x - lo) * bins / (hi - lo)` in the input
 /// dtype's arithmetic, truncated; the last bin includes `hi`; values outside `[lo, hi]` and NaN
-/// are skipped. A quotient that is NaN or out of `int64` range converts to `INT64_MIN` on x86,
-/// whose element offset wraps to bin 0 in CPU's kernel: it counts in bin 0 here too (any other
-/// out-of-range bin would write outside CPU's histogram, and is skipped).
+/// are skipped (see [`locate`] for quotients out of range).
 pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: TensorRef<'_>) -> Result<()> {
     let dtype = DType::from_scalar_type(t.dtype())?;
     let hist_dtype = DType::from_scalar_type(out.dtype())?;
@@ -671,16 +539,12 @@ pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: Ten
     with_size(&out, &[bins], |out| {
         let mut holder = None;
         let src = row_major(t, &mut holder)?;
-        let x: Vec<f64> = if dtype.is_complex() {
-            vec![0.0; t.numel().max(0) as usize]
-        } else {
-            // SAFETY: `src` is row-major of its dtype.
-            crate::dispatch_all!(dtype, |T| unsafe { elements::<T>(&src) }
-                .iter()
-                .map(|e| e.to_num().as_f64())
-                .collect())
-        };
-        let (lo, hi) = histc_range(&x, dtype, min, max)?;
+        let (lo, hi) = histc_range(dtype, t.numel(), min, max, || {
+            // SAFETY: `src` is row-major of its (real: complex fails first) dtype.
+            dispatch!(dtype, [Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| data_range(unsafe {
+                elements::<T>(&src)
+            }), else (0.0, 0.0))
+        })?;
         match dtype {
             DType::Bool => return Err(not_implemented("linspace_cpu", dtype)),
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {}
@@ -694,12 +558,15 @@ pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: Ten
                 )));
             }
         }
-        let counts = histc_counts(&x, dtype, bins as usize, lo, hi);
         let o = out.data_ptr().cast::<u8>();
         let stride = out.strides()[0] as isize;
-        dispatch!(dtype, [F16, BF16, F32, F64], |T| for (b, &c) in counts.iter().enumerate() {
-            // SAFETY: bin b < bins of the resized `out`.
-            unsafe { o.cast::<T>().offset(b as isize * stride).write_unaligned(T::from_num(Num::Float(c))) };
+        dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            // SAFETY: `src` is row-major `T`.
+            let counts = histc_counts(unsafe { elements::<T>(&src) }, bins as usize, lo, hi);
+            for (b, &c) in counts.iter().enumerate() {
+                // SAFETY: bin b < bins of the resized `out`.
+                unsafe { o.cast::<T>().offset(b as isize * stride).write_unaligned(T::from_num(Num::Float(c))) };
+            }
         }, else unreachable!());
         Ok(())
     })
@@ -708,7 +575,8 @@ pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: Ten
 /// The histogram, as CPU's kernel sums it: each chunk of `at::parallel_for(0, n, 200)` (the same
 /// chunks through the host's pool) counts in the dtype (saturating), and the chunks add up in
 /// float (double for double), rounded to the dtype once.
-fn histc_counts(x: &[f64], dtype: DType, bins: usize, lo: f64, hi: f64) -> Vec<f64> {
+fn histc_counts<T: Element>(x: &[T], bins: usize, lo: f64, hi: f64) -> Vec<f64> {
+    let dtype = T::DTYPE;
     // The edges linspace gives: the Scalars in the dtype, or NaN when its step overflows the
     // opmath type (float for float16/bfloat16/float).
     let (lo_t, hi_t) = (round_to(dtype, lo), round_to(dtype, hi));
@@ -717,27 +585,26 @@ fn histc_counts(x: &[f64], dtype: DType, bins: usize, lo: f64, hi: f64) -> Vec<f
     let (left, right) = if step.is_finite() { (lo_t, hi_t) } else { (f64::NAN, f64::NAN) };
     let bins_t = round_to(dtype, bins as f64);
     let width = round_to(dtype, right - left);
-    let bin_of = |v: f64| -> Option<usize> {
-        if !(v >= left && v <= right) {
-            return None;
-        }
-        let q = round_to(dtype, round_to(dtype, round_to(dtype, v - left) * bins_t) / width);
-        // cvttsd2si: NaN and out-of-range give INT64_MIN.
-        let pos = if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&q) { q as i64 } else { i64::MIN };
-        match pos {
-            i64::MIN => Some(0),
-            p if p == bins as i64 => Some(bins - 1),
-            p if (0..bins as i64).contains(&p) => Some(p as usize),
-            _ => None,
-        }
-    };
     let chunks = std::sync::Mutex::new(Vec::<(usize, Vec<u64>)>::new());
     regen_runtime::host::parallel_for(x.len(), 200, |begin, end| {
         let mut local = vec![0u64; bins];
-        for &v in &x[begin..end] {
-            if let Some(b) = bin_of(v) {
+        let x = &x[begin..end];
+        let edges = [left, right, bins_t, width];
+        let mut add = |b: Option<usize>| {
+            if let Some(b) = b {
                 local[b] += 1;
             }
+        };
+        // Float and double compute natively (each operation rounds as C++'s does); float16 and
+        // bfloat16 in double, rounded after each operation.
+        let f = |v: &T| v.to_num().as_f64();
+        match dtype {
+            DType::F32 => {
+                let e = edges.map(|v| v as f32);
+                x.iter().for_each(|v| add(locate(f(v) as f32, e, bins, |q| q)));
+            }
+            DType::F64 => x.iter().for_each(|v| add(locate(f(v), edges, bins, |q| q))),
+            _ => x.iter().for_each(|v| add(locate(f(v), edges, bins, |q| round_to(dtype, q)))),
         }
         chunks.lock().unwrap_or_else(|e| e.into_inner()).push((begin, local));
     });
@@ -773,58 +640,77 @@ pub fn bincount(t: TensorRef<'_>, weights: Option<TensorRef<'_>>, minlength: i64
         unsafe { elements_mut::<i64>(out.as_ref()) }.fill(0);
         return Ok(out);
     }
-    let read_all = |t: &TensorRef<'_>| -> Vec<Num> {
-        let (n, stride, base) = (t.numel().max(0) as usize, t.strides()[0] as isize, t.data_ptr());
-        let d = DType::from_scalar_type(t.dtype()).unwrap_or(DType::I64);
-        crate::dispatch_all!(d, |T| (0..n)
-            // SAFETY: element i of the 1-d tensor.
-            .map(|i| unsafe { base.cast::<T>().offset(i as isize * stride).read_unaligned() }.to_num())
-            .collect())
-    };
     let bad_input = || Error::runtime("bincount only supports 1-d non-negative integral inputs.");
     if t.dim() != 1 {
         return Err(bad_input());
     }
-    let x: Vec<i64> = read_all(&t).into_iter().map(Num::as_i64).collect();
-    if x.iter().any(|&v| v < 0) {
-        return Err(bad_input());
-    }
-    let max = x.iter().copied().max().unwrap_or(0);
-    if max == i64::MAX {
-        return Err(Error::runtime(format!(
-            "maximum value of input overflowed, it should be < {} but got {max}",
-            i64::MAX
-        )));
-    }
-    if let Some(w) = &weights
-        && (w.dim() != 1 || w.sizes()[0] != x.len() as i64)
-    {
-        return Err(Error::runtime("weights should be 1-d and have the same length as input"));
-    }
-    let nbins = (max + 1).max(minlength);
-    let Some(w) = weights else {
-        let out = long(&[nbins])?;
-        // SAFETY: a new contiguous i64 tensor.
-        let o = unsafe { elements_mut::<i64>(out.as_ref()) };
-        o.fill(0);
-        x.iter().for_each(|&v| o[v as usize] += 1);
-        return Ok(out);
-    };
-    let float = DType::from_scalar_type(w.dtype())? == DType::F32;
-    let w = read_all(&w);
-    let out = new_tensor(&[nbins], if float { DType::F32 } else { DType::F64 })?;
-    if float {
-        // SAFETY: a new contiguous f32 tensor.
-        let o = unsafe { elements_mut::<f32>(out.as_ref()) };
-        o.fill(0.0);
-        x.iter().zip(&w).for_each(|(&v, w)| o[v as usize] += w.as_f64() as f32);
-    } else {
-        // SAFETY: a new contiguous f64 tensor.
-        let o = unsafe { elements_mut::<f64>(out.as_ref()) };
-        o.fill(0.0);
-        x.iter().zip(&w).for_each(|(&v, w)| o[v as usize] += w.as_f64());
-    }
-    Ok(out)
+    let (n, stride, base) = (t.sizes()[0] as usize, t.strides()[0] as isize, t.data_ptr());
+    dispatch!(dtype, [U8, I8, I16, I32, I64], |T| {
+        // The input as a slice (gathered when strided): min, max and counting vectorise.
+        let gathered: Vec<T>;
+        let x: &[T] = if stride == 1 || n < 2 {
+            // SAFETY: n contiguous elements of the 1-d input.
+            unsafe { std::slice::from_raw_parts(base.cast::<T>(), n) }
+        } else {
+            // SAFETY: element i < n of the 1-d input.
+            gathered = (0..n).map(|i| unsafe { base.cast::<T>().offset(i as isize * stride).read_unaligned() }).collect();
+            &gathered
+        };
+        let (lo, hi) = x.iter().fold((i64::MAX, i64::MIN), |(lo, hi), v| {
+            let v = v.to_num().as_i64();
+            (lo.min(v), hi.max(v))
+        });
+        let bin = |v: &T| v.to_num().as_i64() as usize;
+        if lo < 0 {
+            return Err(bad_input());
+        }
+        if hi == i64::MAX {
+            return Err(Error::runtime(format!(
+                "maximum value of input overflowed, it should be < {} but got {hi}",
+                i64::MAX
+            )));
+        }
+        if let Some(w) = &weights
+            && (w.dim() != 1 || w.sizes()[0] != n as i64)
+        {
+            return Err(Error::runtime("weights should be 1-d and have the same length as input"));
+        }
+        let nbins = (hi + 1).max(minlength);
+        let Some(w) = weights else {
+            let out = long(&[nbins])?;
+            // SAFETY: a new contiguous i64 tensor.
+            let o = unsafe { elements_mut::<i64>(out.as_ref()) };
+            o.fill(0);
+            x.iter().for_each(|v| o[bin(v)] += 1);
+            return Ok(out);
+        };
+        let wdtype = DType::from_scalar_type(w.dtype())?;
+        let (wstride, wbase) = (w.strides()[0] as isize, w.data_ptr());
+        let out = new_tensor(&[nbins], if wdtype == DType::F32 { DType::F32 } else { DType::F64 })?;
+        if wdtype == DType::F32 && (wstride == 1 || n < 2) {
+            // SAFETY: a new contiguous f32 tensor; n contiguous weights.
+            let (o, w) = unsafe { (elements_mut::<f32>(out.as_ref()), std::slice::from_raw_parts(wbase.cast::<f32>(), n)) };
+            o.fill(0.0);
+            x.iter().zip(w).for_each(|(v, w)| o[bin(v)] += w);
+        } else if wdtype == DType::F32 {
+            // SAFETY: a new contiguous f32 tensor.
+            let o = unsafe { elements_mut::<f32>(out.as_ref()) };
+            o.fill(0.0);
+            // SAFETY: weight i < n of the 1-d weights.
+            x.iter().enumerate().for_each(|(i, v)| o[bin(v)] += unsafe { wbase.cast::<f32>().offset(i as isize * wstride).read_unaligned() });
+        } else {
+            // SAFETY: a new contiguous f64 tensor.
+            let o = unsafe { elements_mut::<f64>(out.as_ref()) };
+            o.fill(0.0);
+            // Other weights as CPU's `weights.to(kDouble)` (complex: the real part).
+            crate::dispatch_all!(wdtype, |W| x.iter().enumerate().for_each(|(i, v)| {
+                // SAFETY: weight i < n of the 1-d weights.
+                let w = unsafe { wbase.cast::<W>().offset(i as isize * wstride).read_unaligned() };
+                o[bin(v)] += w.to_num().as_f64();
+            }));
+        }
+        Ok(out)
+    }, else unreachable!())
 }
 
 /// The `Kernels` methods of this module, for `backend.rs`'s impl.
@@ -898,51 +784,21 @@ macro_rules! unique_methods {
 mod tests {
     use super::*;
 
-    fn less(a: &(f64, usize), b: &(f64, usize)) -> bool {
-        a.0 < b.0 || (!a.0.is_nan() && b.0.is_nan())
-    }
-
-    #[test]
-    fn std_sort_orders_ties_as_libstdcxx() {
-        // Keys (-1 for NaN) and the index order g++ 12's std::sort gives them with CPU's
-        // comparator (NaN greatest): ties are not kept in order.
-        let keys = [
-            1, 0, -1, 2, 1, -1, 0, -1, 0, 0, 0, 3, -1, -1, 1, -1, -1, -1, 1, -1, 1, 0, 1, 3, 3, 3, 1, 1, -1, 3, 3, -1,
-            0, 1, 1, 3, -1, 2, 2, 3,
-        ];
-        let expected = [
-            1, 32, 6, 8, 9, 10, 21, 20, 34, 33, 27, 26, 22, 0, 18, 14, 4, 38, 37, 3, 39, 35, 11, 23, 24, 25, 29, 30, 5,
-            36, 2, 31, 28, 15, 7, 12, 13, 19, 17, 16,
-        ];
-        let mut pairs: Vec<(f64, usize)> =
-            keys.iter().map(|&k| if k < 0 { f64::NAN } else { f64::from(k) }).zip(0..).collect();
-        std_sort(&mut pairs, &less);
-        assert_eq!(pairs.iter().map(|p| p.1).collect::<Vec<_>>(), expected);
-    }
-
-    #[test]
-    fn std_sort_sorts_long_inputs_and_heapsorts() {
-        let mut v: Vec<(f64, usize)> = (0..5000).map(|i| (f64::from((i * 7919 % 1013) as u32), i)).collect();
-        std_sort(&mut v, &less);
-        assert!(v.windows(2).all(|w| w[0].0 <= w[1].0));
-        let mut h: Vec<(f64, usize)> = (0..999).map(|i| (f64::from((i * 31 % 17) as u32), i)).collect();
-        heap_sort(&mut h, &less);
-        assert!(h.windows(2).all(|w| w[0].0 <= w[1].0));
-    }
-
     #[test]
     fn histc_bins_follow_the_dtype_arithmetic() {
         // float16: 2 * 40000 overflows to inf, whose bin converts to INT64_MIN: bin 0 (as CPU).
-        let c = histc_counts(&[1.0, 2.0, 3.0], DType::F16, 40000, 0.0, 3.0);
+        let h = [1.0, 2.0, 3.0].map(half::f16::from_f32);
+        let c = histc_counts(&h, 40000, 0.0, 3.0);
         assert_eq!((c[0], c[13336]), (2.0, 1.0));
         // Edges of [0, 1] in 4 bins: the right edge counts in the last bin, NaN nowhere.
-        assert_eq!(histc_counts(&[0.0, 0.25, 1.0, f64::NAN, 1.5], DType::F32, 4, 0.0, 1.0), [1.0, 1.0, 0.0, 1.0]);
+        assert_eq!(histc_counts(&[0.0f32, 0.25, 1.0, f32::NAN, 1.5], 4, 0.0, 1.0), [1.0, 1.0, 0.0, 1.0]);
     }
 
     #[test]
     fn histc_widens_an_empty_range() {
-        assert_eq!(histc_range(&[2.0, 2.0], DType::F32, Scalar::Int(0), Scalar::Int(0)), Ok((1.0, 3.0)));
-        let e = histc_range(&[1.0, f64::NAN], DType::F32, Scalar::Int(0), Scalar::Int(0)).unwrap_err();
+        let zero = Scalar::Int(0);
+        assert_eq!(histc_range(DType::F32, 2, zero, zero, || data_range(&[2.0f32, 2.0])), Ok((1.0, 3.0)));
+        let e = histc_range(DType::F32, 2, zero, zero, || data_range(&[1.0f32, f32::NAN])).unwrap_err();
         assert_eq!(e.message(), "torch.histc: range of [-nan, -nan] is not finite");
     }
 
