@@ -316,9 +316,11 @@ impl FirstBad {
 /// `f(data_offset, other_offset)` where `data_offset` addresses `data` at the position with
 /// its `dim` coordinate replaced by the index value, and `other_offset` addresses `other`
 /// (same coordinates as the index). Out-of-range values are reported, as ATen's message.
+/// `parallel` splits the outer positions across threads (each position's run along `dim` stays
+/// on one thread, in order).
 fn along<F>(index: &Operand, data: &Operand, other: Option<&Operand>, dim: usize, parallel: bool, f: F) -> Result<()>
 where
-    F: Fn(isize, isize) + Sync,
+    F: Fn(isize, isize) + Sync + Copy,
 {
     let outer = without(&index.sizes, dim);
     let (si, sd) = (without(&index.strides, dim), without(&data.strides, dim));
@@ -330,26 +332,82 @@ where
     let bad = FirstBad::new();
     let (ip, wide) = (Ptr(index.data), index.dtype == DType::I64);
     walk(&outer, [&si, &sd, &so], parallel, n as usize, |[io, dof, oo]| {
-        for k in 0..n as isize {
-            // SAFETY: `k` is inside the index's dimension.
-            let i = unsafe {
-                if wide {
-                    *at::<i64>(ip.get(), io + k * istep)
-                } else {
-                    i64::from(*at::<i32>(ip.get(), io + k * istep))
-                }
-            };
-            if !(0..bound).contains(&i) {
-                bad.set(i);
-                return;
+        // SAFETY: the run of `n` indices from `io` is inside the index tensor.
+        let first_bad = unsafe {
+            if wide {
+                index_run(at::<i64>(ip.get(), io), istep, n, bound, (dof, dstep), (oo, ostep), f)
+            } else {
+                index_run(at::<i32>(ip.get(), io), istep, n, bound, (dof, dstep), (oo, ostep), f)
             }
-            f(dof + i as isize * dstep, oo + k * ostep);
+        };
+        if let Some(i) = first_bad {
+            bad.set(i);
         }
     });
     match bad.get() {
         Some(i) => Err(Error::runtime(format!("index {i} is out of bounds for dimension {dim} with size {bound}"))),
         None => Ok(()),
     }
+}
+
+/// One run of `along`: `n` indices from `ip` (step `istep`), each checked against `bound`
+/// (one unsigned comparison, as ATen's loop) and handed to `f` with its data and other
+/// offsets. Everything comes by value, so the loop keeps it in registers (read through the
+/// caller's captures, it would be reloaded after every store `f` makes). Returns the first
+/// out-of-range index.
+///
+/// # Safety
+/// The `n` indices are readable.
+#[inline(always)]
+unsafe fn index_run<I: Copy + Into<i64>>(
+    ip: *const I,
+    istep: isize,
+    n: i64,
+    bound: i64,
+    (dof, dstep): (isize, isize),
+    (oo, ostep): (isize, isize),
+    f: impl Fn(isize, isize),
+) -> Option<i64> {
+    for k in 0..n as isize {
+        // SAFETY: per the contract.
+        let i: i64 = unsafe { ip.offset(k * istep).read() }.into();
+        if i as u64 >= bound as u64 {
+            return Some(i);
+        }
+        f(dof + i as isize * dstep, oo + k * ostep);
+    }
+    None
+}
+
+/// Whether no two elements of `o` share memory (each dimension's stride, smallest first,
+/// passes the span of the smaller ones), so writes to different positions cannot collide.
+fn non_overlapping(o: &Operand) -> bool {
+    let mut dims: Vec<(i64, i64)> =
+        o.sizes.iter().zip(&o.strides).filter(|d| *d.0 > 1).map(|(&n, &s)| (s.abs(), n)).collect();
+    dims.sort_unstable();
+    let mut span = 0i64;
+    for (s, n) in dims {
+        if s <= span {
+            return false;
+        }
+        span = span.saturating_add(s.saturating_mul(n - 1));
+    }
+    true
+}
+
+/// Whether the memory `a` and `b` span (first to last element) does not intersect.
+fn disjoint(a: &Operand, b: &Operand) -> bool {
+    let span = |o: &Operand| {
+        let (mut lo, mut hi) = (0i64, 0i64);
+        for (&n, &s) in o.sizes.iter().zip(&o.strides) {
+            let far = s.saturating_mul((n - 1).max(0));
+            if far < 0 { lo = lo.saturating_add(far) } else { hi = hi.saturating_add(far) }
+        }
+        let (base, size) = (o.data as i64, o.dtype.size() as i64);
+        (base.saturating_add(lo.saturating_mul(size)), base.saturating_add(hi.saturating_add(1).saturating_mul(size)))
+    };
+    let ((a0, a1), (b0, b1)) = (span(a), span(b));
+    a1 <= b0 || b1 <= a0
 }
 
 fn check_index_dtype(index: &TensorRef<'_>, op: &str) -> Result<()> {
@@ -415,7 +473,7 @@ pub fn gather(self_: TensorRef<'_>, dim: i64, index: TensorRef<'_>, out: TensorR
         }
         let (s, i, o) = (operand_1d(&self_)?, operand_1d(&index)?, operand_1d(o)?);
         let (sp, op) = (Ptr(s.data), Ptr(o.data));
-        dispatch_all!(dtype, |T| along(&i, &s, Some(&o), dim, true, |d, k| {
+        dispatch_all!(dtype, |T| along(&i, &s, Some(&o), dim, true, move |d, k| {
             // SAFETY: offsets from the operands' geometry, bounds checked by `along`.
             unsafe { *at::<T>(op.get(), k) = *at::<T>(sp.get(), d) }
         }))
@@ -501,30 +559,31 @@ pub fn scatter(
             Source::Tensor(s) => Some(operand_1d(&s)?),
             Source::Value(_) => None,
         };
-        let (dp, sp) = (Ptr(d.data), Ptr(src_op.as_ref().map_or(std::ptr::null_mut(), |s| s.data)));
         let counts: Mutex<std::collections::HashMap<isize, i64>> = Mutex::new(Default::default());
+        // Positions outside `dim` write disjoint elements of a target without internal overlap,
+        // and each position's indices stay in order on one thread: threads cannot change the
+        // result (ATen's CPU scatter splits the same way). Mean counts through one map: serial.
+        let src_op = src_op.as_ref();
+        let parallel = reduce != Reduce::Mean && non_overlapping(&d) && src_op.is_none_or(|s| disjoint(s, &d));
         dispatch_all!(d.dtype, |T| {
             let value: T = match src {
                 Source::Value(v) => T::from_num(Num::from_scalar(v)),
                 Source::Tensor(_) => T::zero(),
             };
-            // SAFETY (both loops): offsets from the operands' geometry, bounds checked by `along`.
             if !include_self {
-                along(&i, &d, src_op.as_ref(), dim, false, |x, _| unsafe {
-                    *at::<T>(dp.get(), x) = reduce.identity::<T>()
-                })?;
+                let (dp, id) = (Ptr(d.data), reduce.identity::<T>());
+                // SAFETY: offsets from the operands' geometry, bounds checked by `along`.
+                along(&i, &d, src_op, dim, parallel, move |x, _| unsafe { *at::<T>(dp.get(), x) = id })?;
             }
-            along(&i, &d, src_op.as_ref(), dim, false, |x, k| {
-                let v = if sp.get().is_null() { value } else { unsafe { *at::<T>(sp.get(), k) } };
-                unsafe {
-                    let p = at::<T>(dp.get(), x);
-                    *p = reduce.apply(*p, v);
-                }
-                if reduce == Reduce::Mean {
-                    *counts.lock().unwrap_or_else(|e| e.into_inner()).entry(x).or_insert(i64::from(include_self)) += 1;
-                }
-            })?;
-            Ok::<(), Error>(())
+            let mean = (&counts, include_self);
+            match reduce {
+                Reduce::Assign => scatter_loop::<T, false>(&i, &d, src_op, dim, parallel, value, |_, b| b, mean),
+                Reduce::Add => scatter_loop::<T, false>(&i, &d, src_op, dim, parallel, value, T::add, mean),
+                Reduce::Mul => scatter_loop::<T, false>(&i, &d, src_op, dim, parallel, value, T::mul, mean),
+                Reduce::Max => scatter_loop::<T, false>(&i, &d, src_op, dim, parallel, value, T::max_nan, mean),
+                Reduce::Min => scatter_loop::<T, false>(&i, &d, src_op, dim, parallel, value, T::min_nan, mean),
+                Reduce::Mean => scatter_loop::<T, true>(&i, &d, src_op, dim, false, value, T::add, mean),
+            }
         })?;
         if half {
             copy::copy_(*o, target)?;
@@ -539,6 +598,36 @@ pub fn scatter(
             }
         });
         Ok(())
+    })
+}
+
+/// Every element of `src` (or `value` without it) combines into `d` at its index along `dim`
+/// by `c` (picked outside the loop). `MEAN` counts the contributions per element in `mean`'s
+/// map (starting from 1 with its `include_self`); without it the loop's closure stays small
+/// enough to be inlined.
+#[allow(clippy::too_many_arguments)]
+fn scatter_loop<T: Arith, const MEAN: bool>(
+    i: &Operand,
+    d: &Operand,
+    src: Option<&Operand>,
+    dim: usize,
+    parallel: bool,
+    value: T,
+    c: impl Fn(T, T) -> T + Sync + Copy,
+    mean: (&Mutex<std::collections::HashMap<isize, i64>>, bool),
+) -> Result<()> {
+    let (dp, sp) = (Ptr(d.data), Ptr(src.map_or(std::ptr::null_mut(), |s| s.data)));
+    along(i, d, src, dim, parallel, move |x, k| {
+        // SAFETY: offsets from the operands' geometry, bounds checked by `along`.
+        unsafe {
+            let v = if sp.get().is_null() { value } else { *at::<T>(sp.get(), k) };
+            let p = at::<T>(dp.get(), x);
+            *p = c(*p, v);
+        }
+        if MEAN {
+            let (counts, include_self) = mean;
+            *counts.lock().unwrap_or_else(|e| e.into_inner()).entry(x).or_insert(i64::from(include_self)) += 1;
+        }
     })
 }
 

@@ -12,6 +12,10 @@
 //!   a cascade so float sums stay accurate;
 //! - otherwise a strided walk per output.
 //!
+//! A reduced dimension of stride 0 (an expanded tensor) is reduced once and its accumulator
+//! reused, with the operations of the full walk. The loops run as pulp jobs, compiled for
+//! AVX-512 and AVX2 (pulp's `V4` / `V3`, picked at run time).
+//!
 //! Work above [`GRAIN`] runs on PyTorch's intra-op pool: over outputs when there are at least as
 //! many as threads, otherwise the reduced range is split per thread and the partial
 //! accumulators are merged in order (so results do not depend on scheduling).
@@ -28,8 +32,6 @@ use crate::dispatch;
 /// Rows combined into a fresh block of accumulators, and blocks merged per cascade level, for
 /// reductions over outer dimensions.
 pub const ROW_BLOCK: usize = 16;
-/// Outputs (columns) per block of accumulators in the row strategy.
-const COLUMN_BLOCK: usize = 256;
 /// Elements a cascade sums with plain lane accumulators before splitting pairwise.
 const CASCADE_BASE: usize = 2048;
 /// Independent accumulators in a cascade's base case (a vector register of f32 on AVX-512).
@@ -304,7 +306,8 @@ impl Load for Complex64 {
 pub trait Reducer<D: Dom>: Sync {
     type Acc: Copy + Send + Sync;
     /// The reducer uses element indices (argmax, first NaN): the reduced dimensions keep their
-    /// row-major order instead of being reordered by stride.
+    /// row-major order instead of being reordered by stride. Any other reducer must ignore `i`:
+    /// the engine reuses the accumulator of a run repeated along a stride-0 dimension.
     const INDEXED: bool = false;
     fn init(&self) -> Self::Acc;
     fn combine(&self, acc: Self::Acc, x: D, i: i64) -> Self::Acc;
@@ -325,29 +328,64 @@ pub trait Reducer<D: Dom>: Sync {
 /// Cascade summation of a contiguous run (`SumKernel.cpp`'s idea): lane accumulators over
 /// blocks, blocks added pairwise, so rounding error grows with log(n), not n. `SKIP_NAN` for
 /// nansum.
+///
+/// The pairwise tree (halves rounded up to whole lanes, down to runs of [`CASCADE_BASE`]) is
+/// walked with an explicit stack rather than by recursion: a recursive call would not be
+/// inlined, and the out-of-line copy would miss the vector features of the caller.
 #[inline(always)]
 fn cascade<T: Load, const SKIP_NAN: bool>(xs: &[T]) -> T::D {
-    if xs.len() > CASCADE_BASE {
-        let half = (xs.len() / 2).next_multiple_of(LANES);
-        return cascade::<T, SKIP_NAN>(&xs[..half]).add(cascade::<T, SKIP_NAN>(&xs[half..]));
+    if xs.len() <= CASCADE_BASE {
+        return cascade_base::<T, SKIP_NAN>(xs);
     }
+    // Frames (start, len, left half done, its sum); each level halves the length.
+    let mut frames = [(0usize, 0usize, false, T::D::zero()); usize::BITS as usize];
+    frames[0] = (0, xs.len(), false, T::D::zero());
+    let mut depth = 1;
+    // The sum of the subtree that just finished, on the way up.
+    let mut done: Option<T::D> = None;
+    while depth > 0 {
+        let (start, len, right, left) = frames[depth - 1];
+        let half = (len / 2).next_multiple_of(LANES);
+        match done {
+            Some(v) if right => {
+                done = Some(left.add(v));
+                depth -= 1;
+            }
+            Some(v) => {
+                frames[depth - 1] = (start, len, true, v);
+                frames[depth] = (start + half, len - half, false, T::D::zero());
+                depth += 1;
+                done = None;
+            }
+            None if len <= CASCADE_BASE => {
+                done = Some(cascade_base::<T, SKIP_NAN>(&xs[start..start + len]));
+                depth -= 1;
+            }
+            None => {
+                frames[depth] = (start, half, false, T::D::zero());
+                depth += 1;
+            }
+        }
+    }
+    done.unwrap_or_else(T::D::zero)
+}
+
+/// A cascade's base case: [`LANES`] running sums, added pairwise, then the tail.
+///
+/// The run is taken as whole arrays of [`LANES`] (with `chunks_exact` slices the compiler
+/// vectorised the lanes two at a time) and the pairwise fold stays out of line (inlined, it
+/// led the compiler to split the lanes into pairs as well).
+#[inline(always)]
+fn cascade_base<T: Load, const SKIP_NAN: bool>(xs: &[T]) -> T::D {
     let mut lanes = [T::D::zero(); LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let tail = chunks.remainder();
+    let (chunks, tail) = xs.as_chunks::<LANES>();
     for c in chunks {
         for k in 0..LANES {
             let x = c[k].load();
             lanes[k] = if SKIP_NAN && x.is_nan() { lanes[k] } else { lanes[k].add(x) };
         }
     }
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for k in 0..width {
-            lanes[k] = lanes[k].add(lanes[k + width]);
-        }
-    }
-    let mut s = lanes[0];
+    let mut s = fold_pairwise(lanes);
     for x in tail {
         let x = x.load();
         if !(SKIP_NAN && x.is_nan()) {
@@ -355,6 +393,19 @@ fn cascade<T: Load, const SKIP_NAN: bool>(xs: &[T]) -> T::D {
         }
     }
     s
+}
+
+/// The lanes of a cascade's base case added pairwise (lane k with lane k + width/2, halving).
+#[inline(never)]
+fn fold_pairwise<D: Dom>(mut lanes: [D; LANES]) -> D {
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            lanes[k] = lanes[k].add(lanes[k + width]);
+        }
+    }
+    lanes[0]
 }
 
 /// sum (and nansum with `SKIP_NAN`), mean with `MEAN`.
@@ -395,6 +446,7 @@ impl<D: Dom> Reducer<D> for Prod {
     fn combine(&self, acc: D, x: D, _: i64) -> D {
         acc.mul(x)
     }
+    #[inline(always)]
     fn merge(&self, a: D, b: D) -> D {
         a.mul(b)
     }
@@ -424,6 +476,7 @@ impl<D: Dom, const MAX: bool> Reducer<D> for Extremum<MAX> {
     fn combine(&self, acc: (D, i64), x: D, i: i64) -> (D, i64) {
         if acc.1 < 0 || better::<D, MAX>(acc.0, x) { (x, i) } else { acc }
     }
+    #[inline(always)]
     fn merge(&self, a: (D, i64), b: (D, i64)) -> (D, i64) {
         if b.1 >= 0 && (a.1 < 0 || better::<D, MAX>(a.0, b.0)) { b } else { a }
     }
@@ -441,10 +494,15 @@ impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
     fn init(&self) -> D {
         if MAX { D::lowest() } else { D::highest() }
     }
+    /// NaN propagates: a NaN `x` is taken, and once `acc` is NaN no comparison takes `x`. (Of
+    /// two NaNs the later is kept, unlike [`better`]; only the payload can differ, and the
+    /// select has no branch, so it vectorises across outputs.)
     #[inline(always)]
     fn combine(&self, acc: D, x: D, _: i64) -> D {
-        if better::<D, MAX>(acc, x) { x } else { acc }
+        let take = if MAX { x.gt(acc) } else { x.lt(acc) };
+        if take || x.is_nan() { x } else { acc }
     }
+    #[inline(always)]
     fn merge(&self, a: D, b: D) -> D {
         self.combine(a, b, 0)
     }
@@ -453,11 +511,11 @@ impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
     }
     #[inline(always)]
     fn slice<T: Load<D = D>>(&self, acc: D, xs: &[T], _: i64) -> D {
-        // Lane-wise extrema with NaN folded into a flag (a branch-free loop that vectorises).
+        // Lane-wise extrema with NaN folded into a flag (a branch-free loop that vectorises; whole
+        // arrays of LANES and the fold out of line, as in `cascade_base`).
         let mut lanes = [self.init(); LANES];
         let mut nan = false;
-        let chunks = xs.chunks_exact(LANES);
-        let tail = chunks.remainder();
+        let (chunks, tail) = xs.as_chunks::<LANES>();
         for c in chunks {
             for k in 0..LANES {
                 let x = c[k].load();
@@ -466,19 +524,25 @@ impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
                 lanes[k] = if take { x } else { lanes[k] };
             }
         }
-        let mut acc = acc;
         if nan {
             let first = xs.iter().map(|x| x.load()).find(|x| x.is_nan());
             return self.combine(acc, first.unwrap_or(lanes[0]), 0);
         }
-        for l in lanes {
-            acc = self.combine(acc, l, 0);
-        }
+        let mut acc = fold_extrema::<D, MAX>(acc, lanes);
         for x in tail {
             acc = self.combine(acc, x.load(), 0);
         }
         acc
     }
+}
+
+/// `acc` combined with each lane of [`ExtremumValue::slice`].
+#[inline(never)]
+fn fold_extrema<D: Dom, const MAX: bool>(mut acc: D, lanes: [D; LANES]) -> D {
+    for l in lanes {
+        acc = ExtremumValue::<MAX>.combine(acc, l, 0);
+    }
+    acc
 }
 
 /// aminmax: (min, max) with NaN propagating to both.
@@ -493,6 +557,7 @@ impl<D: Dom> Reducer<D> for MinMax {
     fn combine(&self, acc: (D, D), x: D, i: i64) -> (D, D) {
         (ExtremumValue::<false>.combine(acc.0, x, i), ExtremumValue::<true>.combine(acc.1, x, i))
     }
+    #[inline(always)]
     fn merge(&self, a: (D, D), b: (D, D)) -> (D, D) {
         (ExtremumValue::<false>.merge(a.0, b.0), ExtremumValue::<true>.merge(a.1, b.1))
     }
@@ -529,6 +594,7 @@ impl<D: Dom> Reducer<D> for Moments {
         let delta2 = x - mean;
         Welford { n, mean, m2: a.m2 + delta.re * delta2.re + delta.im * delta2.im }
     }
+    #[inline(always)]
     fn merge(&self, a: Welford, b: Welford) -> Welford {
         if a.n == 0.0 {
             return b;
@@ -578,6 +644,7 @@ impl<D: Dom> Reducer<D> for Norm {
             acc + a.powf(p)
         }
     }
+    #[inline(always)]
     fn merge(&self, a: f64, b: f64) -> f64 {
         if self.ord.is_infinite() { self.combine(a, D::from_f64(b), 0) } else { a + b }
     }
@@ -606,6 +673,7 @@ impl<D: Dom, const ALL: bool> Reducer<D> for AnyAll<ALL> {
     fn combine(&self, acc: bool, x: D, _: i64) -> bool {
         if ALL { acc & x.nonzero() } else { acc | x.nonzero() }
     }
+    #[inline(always)]
     fn merge(&self, a: bool, b: bool) -> bool {
         if ALL { a & b } else { a | b }
     }
@@ -626,6 +694,7 @@ impl<D: Dom> Reducer<D> for CountNonzero {
     fn combine(&self, acc: i64, x: D, _: i64) -> i64 {
         acc + i64::from(x.nonzero())
     }
+    #[inline(always)]
     fn merge(&self, a: i64, b: i64) -> i64 {
         a + b
     }
@@ -730,12 +799,188 @@ impl Ptr {
     }
 }
 
+/// Accumulators per block of columns in the row strategy: 8 KiB of them, so a block reads
+/// whole runs of 8 KiB (f32 sums: 2048 columns) and the part, the levels and the total stay in
+/// the L1/L2 caches.
+fn column_block<A>() -> usize {
+    (8192 / std::mem::size_of::<A>().max(1)).max(16)
+}
+
+/// The levels of the row strategy's cascade: level `L` holds up to [`ROW_BLOCK`] merged
+/// values, each the merge of [`ROW_BLOCK`] values of level `L - 1` (level 0: parts of
+/// [`ROW_BLOCK`] rows); a full level is merged into the next (ATen's `multi_row_sum`).
+struct Levels<'a, A> {
+    /// `depth` slices of `cols` accumulators (only the first `n` of each in use).
+    store: &'a mut [A],
+    cols: usize,
+    n: usize,
+    counts: [usize; 17],
+}
+
+/// Levels needed for `parts` parts: level `L` is reached once `ROW_BLOCK^L` parts came in.
+fn levels_for(parts: usize) -> usize {
+    let (mut depth, mut reach) = (1, ROW_BLOCK);
+    while reach <= parts {
+        depth += 1;
+        match reach.checked_mul(ROW_BLOCK) {
+            Some(r) => reach = r,
+            None => break,
+        }
+    }
+    depth
+}
+
+impl<A: Copy> Levels<'_, A> {
+    // The reducer is passed to each method (not a merge closure, which might stay out of line,
+    // compiled without the job's vector features).
+    /// Adds the next part (`part` is clobbered).
+    #[inline(always)]
+    fn push<D: Dom, R: Reducer<D, Acc = A>>(&mut self, op: &R, part: &mut [A]) {
+        let mut l = 0;
+        loop {
+            let (c, cols, n) = (self.counts[l], self.cols, self.n);
+            let level = &mut self.store[l * cols..l * cols + n];
+            if c == 0 {
+                level.copy_from_slice(part);
+                self.counts[l] = 1;
+                return;
+            }
+            for (p, v) in part.iter_mut().zip(level.iter()) {
+                *p = op.merge(*v, *p);
+            }
+            if c + 1 < ROW_BLOCK {
+                level.copy_from_slice(part);
+                self.counts[l] = c + 1;
+                return;
+            }
+            self.counts[l] = 0;
+            l += 1;
+        }
+    }
+
+    /// Into empty levels, the state after [`push`](Self::push)ing `m` parts equal to `part`,
+    /// without pushing them: level `L` ends with digit `L` of `m` (base [`ROW_BLOCK`]) copies of
+    /// `C_L` merged in order, where `C_0 = part` and `C_(L+1)` is `ROW_BLOCK` copies of `C_L`
+    /// merged, as the pushes would compute them. `part` and `scratch` are clobbered.
+    #[inline(always)]
+    fn push_repeated<D: Dom, R: Reducer<D, Acc = A>>(&mut self, op: &R, part: &mut [A], scratch: &mut [A], m: usize) {
+        let (mut rest, mut l) = (m, 0);
+        while rest > 0 {
+            let digit = rest % ROW_BLOCK;
+            rest /= ROW_BLOCK;
+            if digit > 0 {
+                let (cols, n) = (self.cols, self.n);
+                let level = &mut self.store[l * cols..l * cols + n];
+                level.copy_from_slice(part);
+                for _ in 1..digit {
+                    for (v, p) in level.iter_mut().zip(part.iter()) {
+                        *v = op.merge(*v, *p);
+                    }
+                }
+                self.counts[l] = digit;
+            }
+            if rest > 0 {
+                scratch.copy_from_slice(part);
+                for _ in 1..ROW_BLOCK {
+                    for (s, p) in scratch.iter_mut().zip(part.iter()) {
+                        *s = op.merge(*s, *p);
+                    }
+                }
+                part.copy_from_slice(scratch);
+            }
+            l += 1;
+        }
+    }
+
+    /// The merge of every level, the highest (earliest rows) first, into `total`.
+    #[inline(always)]
+    fn total<D: Dom, R: Reducer<D, Acc = A>>(&mut self, op: &R, total: &mut [A]) {
+        for l in (0..self.counts.len()).rev() {
+            if self.counts[l] > 0 {
+                let level = &self.store[l * self.cols..l * self.cols + self.n];
+                for (t, v) in total.iter_mut().zip(level) {
+                    *t = op.merge(*t, *v);
+                }
+            }
+        }
+    }
+}
+
+/// Offset of reduced position `r` (row-major over `dims`).
+#[inline(always)]
+fn red_offset(mut r: usize, dims: &[(usize, isize)]) -> isize {
+    let mut off = 0isize;
+    for &(size, s) in dims.iter().rev() {
+        off += (r % size) as isize * s;
+        r /= size;
+    }
+    off
+}
+
+/// Rows `r..r_end` of `red` (row `rr` at `first + red_offset(rr)`, `part.len()` contiguous
+/// columns each) combined into `part`, afresh.
+///
+/// # Safety
+/// The rows are readable.
+#[inline(always)]
+unsafe fn combine_rows<T: Load, R: Reducer<T::D>>(
+    op: &R,
+    part: &mut [R::Acc],
+    first: *const T,
+    red: &[(usize, isize)],
+    (r, r_end): (usize, usize),
+    i0: i64,
+) {
+    part.fill(op.init());
+    for rr in r..r_end {
+        // SAFETY: per the contract.
+        let row = unsafe { std::slice::from_raw_parts(first.offset(red_offset(rr, red)), part.len()) };
+        let idx = i0 + rr as i64;
+        for (a, x) in part.iter_mut().zip(row) {
+            *a = op.combine(*a, x.load(), idx);
+        }
+    }
+}
+
+/// The accumulator of one run of `len` elements from `p`, `stride` apart (a slice when 1),
+/// the first with index `idx`.
+///
+/// # Safety
+/// The run is readable.
+#[inline(always)]
+unsafe fn reduce_run<T: Load, R: Reducer<T::D>>(
+    op: &R,
+    p: *const T,
+    (len, stride): (usize, isize),
+    idx: i64,
+) -> R::Acc {
+    if stride == 1 {
+        // SAFETY: a contiguous run, per the contract.
+        return op.slice(op.init(), unsafe { std::slice::from_raw_parts(p, len) }, idx);
+    }
+    let mut a = op.init();
+    for k in 0..len {
+        // SAFETY: per the contract.
+        a = op.combine(a, unsafe { p.offset(k as isize * stride).read() }.load(), idx + k as i64);
+    }
+    a
+}
+
 /// Accumulates the outputs `o0..o1` over the reduced range described by `red` (whose
 /// first element is at `base`, with indices starting at `i0`) and hands each accumulator to
 /// `sink(o, acc)`.
 ///
+/// A reduced dimension of stride 0 (an expanded tensor) is not read element by element when
+/// the reducer ignores indices: equal inputs give equal accumulators, so a run repeated along
+/// it is reduced once and its accumulator reused, in the same order of operations as the full
+/// walk (the results are the same bits).
+///
+/// Everything here is inlined into the pulp job (no closures on the hot paths: one left out of
+/// line would be compiled without the job's vector features).
+///
 /// # Safety
 /// `base` and the geometry describe readable elements of `T`.
+#[inline(always)]
 unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
     op: &R,
     g: &Geometry,
@@ -751,81 +996,48 @@ unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
     let n_outer: usize = outer.iter().map(|r| r.0).product();
     let kept_inner = g.kept.last().copied();
     let rows = !red.is_empty() && inner.1 != 1 && kept_inner.is_some_and(|k| k.1 == 1);
-    // Offset of reduced position `r` (row-major over `red`).
-    let red_offset = |mut r: usize, dims: &[(usize, isize)]| -> isize {
-        let mut off = 0isize;
-        for &(size, s) in dims.iter().rev() {
-            off += (r % size) as isize * s;
-            r /= size;
-        }
-        off
-    };
     if n_red == 0 {
         for o in o0..o1 {
             sink(o, op.init());
         }
     } else if rows {
-        // Outer reduction over contiguous kept columns: combine whole rows into a block of
-        // accumulators, vectorised across outputs, in ATen's cascade: ROW_BLOCK rows into level
-        // 0, which is merged into level 1, and every ROW_BLOCK merges a level moves up one (the
-        // higher levels hold the earlier rows).
+        // Outer reduction over contiguous kept columns: whole rows combine into a part of
+        // accumulators (vectorised across outputs), parts go up the cascade of `Levels`.
         let width = kept_inner.map_or(1, |k| k.0);
-        let mut levels: Vec<Vec<R::Acc>> = Vec::new();
-        let mut counts: Vec<usize> = Vec::new();
+        let cols = column_block::<R::Acc>().min(o1 - o0);
+        let depth = levels_for(n_red.div_ceil(ROW_BLOCK));
+        let mut buf = vec![op.init(); cols * (depth + 2)];
+        let (part, rest) = buf.split_at_mut(cols);
+        let (total, store) = rest.split_at_mut(cols);
+        let identical = !R::INDEXED && red.iter().all(|r| r.1 == 0);
         let mut o = o0;
         while o < o1 {
-            let col = o % width;
-            let n = (width - col).min(o1 - o).min(COLUMN_BLOCK);
+            let n = (width - o % width).min(o1 - o).min(cols);
             let (ioff, _) = g.offsets(o);
-            levels.clear();
-            counts.clear();
-            let mut r = 0;
-            while r < n_red {
-                let r_end = (r + ROW_BLOCK).min(n_red);
-                let mut part = vec![op.init(); n];
-                for rr in r..r_end {
-                    // SAFETY: row `rr` of this block of columns is in the input, per the contract.
-                    let row = unsafe { std::slice::from_raw_parts(base.offset(ioff + red_offset(rr, red)), n) };
-                    let idx = i0 + rr as i64;
-                    for (a, x) in part.iter_mut().zip(row) {
-                        *a = op.combine(*a, x.load(), idx);
-                    }
+            // SAFETY: the first element of this block of columns, per the contract.
+            let first = unsafe { base.offset(ioff) };
+            let (part, total) = (&mut part[..n], &mut total[..n]);
+            let mut levels = Levels { store: &mut store[..], cols, n, counts: [0; 17] };
+            let full = n_red / ROW_BLOCK;
+            // SAFETY (combine_rows): rows of this block of columns, per the contract.
+            if identical && full > 1 {
+                unsafe { combine_rows(op, part, first, red, (0, ROW_BLOCK), i0) };
+                levels.push_repeated(op, part, total, full);
+                if full * ROW_BLOCK < n_red {
+                    unsafe { combine_rows(op, part, first, red, (full * ROW_BLOCK, n_red), i0) };
+                    levels.push(op, part);
                 }
-                // Carry the finished block up the levels.
-                let mut level = 0;
-                loop {
-                    if level == levels.len() {
-                        levels.push(part);
-                        counts.push(1);
-                        break;
-                    }
-                    if counts[level] == 0 {
-                        levels[level] = part;
-                        counts[level] = 1;
-                        break;
-                    }
-                    for (p, l) in part.iter_mut().zip(&levels[level]) {
-                        *p = op.merge(*l, *p);
-                    }
-                    counts[level] += 1;
-                    if counts[level] < ROW_BLOCK {
-                        levels[level] = part;
-                        break;
-                    }
-                    counts[level] = 0;
-                    level += 1;
-                }
-                r = r_end;
-            }
-            // Earliest (highest) level first.
-            let mut total = vec![op.init(); n];
-            for (l, &c) in levels.iter().zip(&counts).rev() {
-                if c > 0 {
-                    for (t, a) in total.iter_mut().zip(l) {
-                        *t = op.merge(*t, *a);
-                    }
+            } else {
+                let mut r = 0;
+                while r < n_red {
+                    let r_end = (r + ROW_BLOCK).min(n_red);
+                    unsafe { combine_rows(op, part, first, red, (r, r_end), i0) };
+                    levels.push(op, part);
+                    r = r_end;
                 }
             }
+            total.fill(op.init());
+            levels.total(op, total);
             for (k, t) in total.iter().enumerate() {
                 sink(o + k, *t);
             }
@@ -833,28 +1045,46 @@ unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
         }
     } else {
         // Each output reduces runs of the innermost reduced dimension (contiguous: a slice).
+        let identical = !R::INDEXED && n_outer > 1 && outer.iter().all(|r| r.1 == 0);
         for o in o0..o1 {
             let (ioff, _) = g.offsets(o);
             let mut acc = op.init();
-            for q in 0..n_outer {
-                // SAFETY: every run is in the input, per the contract.
-                let p = unsafe { base.offset(ioff + red_offset(q, outer)) };
-                let idx = i0 + (q * inner.0) as i64;
-                let run = if inner.1 == 1 {
-                    // SAFETY: a contiguous run of `inner.0` elements.
-                    op.slice(op.init(), unsafe { std::slice::from_raw_parts(p, inner.0) }, idx)
-                } else {
-                    let mut a = op.init();
-                    for k in 0..inner.0 {
-                        // SAFETY: as above.
-                        a = op.combine(a, unsafe { p.offset(k as isize * inner.1).read() }.load(), idx + k as i64);
-                    }
-                    a
-                };
-                acc = op.merge(acc, run);
+            // SAFETY (reduce_run): every run is in the input, per the contract.
+            if identical {
+                let run = unsafe { reduce_run(op, base.offset(ioff), inner, i0) };
+                for _ in 0..n_outer {
+                    acc = op.merge(acc, run);
+                }
+            } else {
+                for q in 0..n_outer {
+                    let p = unsafe { base.offset(ioff + red_offset(q, outer)) };
+                    acc = op.merge(acc, unsafe { reduce_run(op, p, inner, i0 + (q * inner.0) as i64) });
+                }
             }
             sink(o, acc);
         }
+    }
+}
+
+/// One [`accumulate`] call as a pulp job. `with_simd` and everything it calls are inlined into
+/// pulp's entry points compiled for AVX-512 / AVX2 (a closure handed to `Arch::dispatch` is
+/// not inlined there and stays baseline x86-64: 128-bit vectors at best).
+struct Accumulate<'a, T, R, S> {
+    op: &'a R,
+    g: &'a Geometry,
+    red: &'a [(usize, isize)],
+    base: *const T,
+    i0: i64,
+    range: (usize, usize),
+    sink: S,
+}
+
+impl<T: Load, R: Reducer<T::D>, S: FnMut(usize, R::Acc)> pulp::WithSimd for Accumulate<'_, T, R, S> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<V: pulp::Simd>(mut self, _: V) {
+        // SAFETY: the job is built under `accumulate`'s contract (see `run`).
+        unsafe { accumulate::<T, R>(self.op, self.g, self.red, self.base, self.i0, self.range, &mut self.sink) }
     }
 }
 
@@ -915,16 +1145,29 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
     let work = n_out.saturating_mul(n_red.max(1));
     let arch = pulp::Arch::new();
     if work < GRAIN || threads < 2 {
-        // SAFETY: per the contract.
-        arch.dispatch(|| unsafe {
-            accumulate::<T, R>(op, &g, &g.red, base.get() as *const T, 0, (0, n_out), &mut |o, a| write(o, a))
+        let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| write(o, a);
+        arch.dispatch(Accumulate {
+            op,
+            g: &g,
+            red: &g.red,
+            base: base.get() as *const T,
+            i0: 0,
+            range: (0, n_out),
+            sink,
         });
     } else if n_out >= threads || g.red.is_empty() || g.red[0].0 < 2 {
         let grain = (GRAIN / n_red.max(1)).max(1);
         regen_runtime::host::parallel_for(n_out, grain, |b, e| {
-            // SAFETY: per the contract; each chunk writes its own outputs.
-            arch.dispatch(|| unsafe {
-                accumulate::<T, R>(op, &g, &g.red, base.get() as *const T, 0, (b, e), &mut |o, a| write(o, a))
+            // Each chunk writes its own outputs.
+            let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| write(o, a);
+            arch.dispatch(Accumulate {
+                op,
+                g: &g,
+                red: &g.red,
+                base: base.get() as *const T,
+                i0: 0,
+                range: (b, e),
+                sink,
             });
         });
     } else {
@@ -946,9 +1189,9 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
                 if len > 0 {
                     // SAFETY: the chunk's part of the input, per the contract.
                     let p = unsafe { (base.get() as *const T).offset(start as isize * outer_s) };
-                    arch.dispatch(|| unsafe {
-                        accumulate::<T, R>(op, &g, &red, p, start as i64 * below, (0, n_out), &mut |o, a| accs[o] = a)
-                    });
+                    let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| accs[o] = a;
+                    let i0 = start as i64 * below;
+                    arch.dispatch(Accumulate { op, g: &g, red: &red, base: p, i0, range: (0, n_out), sink });
                 }
                 *slot.lock().unwrap_or_else(|e| e.into_inner()) = accs;
             }
@@ -1604,5 +1847,62 @@ mod tests {
         // SAFETY: as above.
         unsafe { run::<f32, _>(&Sum::<false, false>, &input, &[true], &[operand(&mut s, &[], &[], DType::F32)]) };
         assert!(((s[0] as f64) - exact).abs() / exact < 1e-6, "{} vs {exact}", s[0]);
+    }
+
+    /// The recursive form of `cascade` (halves rounded up to whole lanes).
+    fn cascade_recursive(xs: &[f32]) -> f32 {
+        if xs.len() > CASCADE_BASE {
+            let half = (xs.len() / 2).next_multiple_of(LANES);
+            return cascade_recursive(&xs[..half]) + cascade_recursive(&xs[half..]);
+        }
+        cascade_base::<f32, false>(xs)
+    }
+
+    #[test]
+    fn cascade_walks_the_recursive_tree() {
+        let xs: Vec<f32> = (0..100_003).map(|i| ((i * 7919) % 1013) as f32 * 1.37e-3 + 1e3).collect();
+        for n in [0, 1, 2047, 2048, 2049, 4096, 5000, 33_333, 100_003] {
+            let got = cascade::<f32, false>(&xs[..n]);
+            assert_eq!(got.to_bits(), cascade_recursive(&xs[..n]).to_bits(), "n = {n}");
+        }
+    }
+
+    /// Reduces `rows` equal rows of `row` as a stride-0 (expanded) input and as a materialised
+    /// one, over the rows (row strategy) and over everything (runs reused). The copies are a
+    /// padded row apart, so the loops are the same (dense rows would coalesce into one run).
+    fn expanded_vs_materialised<R: Reducer<f32>>(op: &R, rows: usize, row: &[f32]) {
+        let cols = row.len();
+        let mut row = row.to_vec();
+        let mut full: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied().chain([0.0])).collect();
+        let (r, c) = (rows as i64, cols as i64);
+        let expanded = operand(&mut row, &[r, c], &[0, 1], DType::F32);
+        let dense = operand(&mut full, &[r, c], &[c + 1, 1], DType::F32);
+        let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
+        let (mut x, mut y) = ([0f32], [0f32]);
+        // SAFETY: the operands describe the local arrays.
+        unsafe {
+            run::<f32, _>(op, &expanded, &[true, false], &[operand(&mut a, &[c], &[1], DType::F32)]);
+            run::<f32, _>(op, &dense, &[true, false], &[operand(&mut b, &[c], &[1], DType::F32)]);
+            run::<f32, _>(op, &expanded, &[true, true], &[operand(&mut x, &[], &[], DType::F32)]);
+            run::<f32, _>(op, &dense, &[true, true], &[operand(&mut y, &[], &[], DType::F32)]);
+        }
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a), bits(&b), "rows {rows}");
+        assert_eq!(x[0].to_bits(), y[0].to_bits(), "rows {rows}");
+    }
+
+    #[test]
+    fn expanded_dims_reduce_as_the_full_walk() {
+        let row: Vec<f32> = (0..37).map(|i| 0.1 + i as f32 * 1.3e-2).collect();
+        for rows in [1, 2, 15, 16, 17, 31, 32, 33, 255, 256, 257, 4095, 4096, 4097, 70_001] {
+            expanded_vs_materialised(&Sum::<false, false>, rows, &row);
+            expanded_vs_materialised(&Sum::<false, true>, rows, &row);
+            expanded_vs_materialised(&Moments { correction: 1.0, take_sqrt: false }, rows, &row);
+            expanded_vs_materialised(&Prod, rows.min(300), &row);
+            expanded_vs_materialised(&ExtremumValue::<true>, rows, &row);
+        }
+        let mut nan = row.clone();
+        nan[3] = f32::NAN;
+        expanded_vs_materialised(&ExtremumValue::<false>, 40, &nan);
     }
 }
