@@ -238,6 +238,27 @@ def test_advanced_indexing(dtype, layout):
         check(f, x, a, b, op="index.Tensor_out", layout=layout)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nonzero_and_masks_across_chunks(layout):
+    # More elements than one chunk of the parallel nonzero (32768), set in one region only, so
+    # chunks with and without set elements meet; x[mask] takes the mask's offsets directly.
+    x = make((300, 257), torch.float32)
+    x[:, ::2] = 0
+    x[:100] = 0
+    m = x > 0
+    check(torch.nonzero, x, op="nonzero", layout=layout)
+    check(lambda x: torch.nonzero_static(x, size=20000), x, op="nonzero_static", layout=layout)
+    check(lambda x, m: x[m], x, m, op="index.Tensor_out", layout=layout)
+    y = make((300, 257, 3), torch.float64)
+    check(lambda y, m: y[m], y, m, op="index.Tensor_out", layout=layout)
+    check(lambda y, m: y[:, m[150]], y, m, op="index.Tensor_out", layout=layout)
+    check(lambda y, m: y[m[150:152, :, None].expand(2, 257, 3)], y[:2], m, op="index.Tensor_out", layout=layout)
+    rows = (torch.arange(500) * 7919) % 300
+    check(lambda x, i: x[i], x, rows, op="index.Tensor_out", layout=layout)  # whole rows copied
+    check(lambda y, i: y[i, 3:9], y, rows, op="index.Tensor_out", layout=layout)
+    check(lambda x, i: x[i[:, None], i[None, :257] % 257], x, rows, op="index.Tensor_out", layout=layout)
+
+
 def test_advanced_indexing_errors():
     x = make((3, 4), torch.float32)
     check(lambda x, i: x[i], x, idx(3), op="index.Tensor_out")

@@ -8,6 +8,7 @@
 //! PyTorch's threads.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::view::{contiguous_strides, for_each_offset};
@@ -1103,25 +1104,131 @@ pub fn put(self_: TensorRef<'_>, index: TensorRef<'_>, source: TensorRef<'_>, ac
 // ---------------------------------------------------------------------------------------------
 // Data-dependent sizes: nonzero, masked_select, masked_scatter_.
 
-/// Row-major coordinates of the non-zero elements.
+/// Where the non-zero elements of a tensor are, found in two parallel passes as ATen's
+/// `nonzero` does: each chunk of the row-major order counts its set elements, a prefix sum gives
+/// each chunk its first rank, then each chunk emits its elements' coordinates at their ranks.
+struct NonZero {
+    /// Elements per chunk (the last chunk may be shorter).
+    chunk: usize,
+    /// The rank of each chunk's first set element, then the total.
+    starts: Vec<usize>,
+}
+
+impl NonZero {
+    fn plan(s: &Operand) -> NonZero {
+        let numel = s.numel();
+        let threads = regen_runtime::host::num_threads().max(1);
+        // Several chunks per thread even out masks set in one region only.
+        let chunk = numel.div_ceil(threads * 4).max(GRAIN);
+        let chunks = numel.div_ceil(chunk);
+        let counts: Vec<AtomicUsize> = (0..chunks).map(|_| AtomicUsize::new(0)).collect();
+        regen_runtime::host::parallel_for(chunks, 1, |a, b| {
+            for (c, count) in counts.iter().enumerate().take(b).skip(a) {
+                let mut n = 0usize;
+                let st = s.strides[s.sizes.len() - 1] as isize;
+                dispatch_all!(s.dtype, |T| scan_rows(s, c * chunk, ((c + 1) * chunk).min(numel), |base, j0, j1, _| {
+                    for j in j0..j1 {
+                        // SAFETY: offsets from the tensor's geometry.
+                        n += usize::from(unsafe { *at::<T>(s.data, base + j as isize * st) } != T::zero());
+                    }
+                }));
+                count.store(n, Ordering::Relaxed);
+            }
+        });
+        let mut starts = Vec::with_capacity(chunks + 1);
+        let mut total = 0;
+        for c in &counts {
+            starts.push(total);
+            total += c.load(Ordering::Relaxed);
+        }
+        starts.push(total);
+        NonZero { chunk, starts }
+    }
+
+    fn count(&self) -> usize {
+        *self.starts.last().expect("a total")
+    }
+
+    /// Calls `emit(rank, coords)` for every set element, chunks in parallel.
+    fn emit<F: Fn(usize, &[i64]) + Sync>(&self, s: &Operand, emit: F) {
+        let numel = s.numel();
+        let chunks = self.starts.len() - 1;
+        let last = s.sizes.len() - 1;
+        let st = s.strides[last] as isize;
+        regen_runtime::host::parallel_for(chunks, 1, |a, b| {
+            // The set positions of a run, gathered without a branch per element (masks are
+            // often random: a branch would mispredict half the time).
+            let mut set = Vec::new();
+            for c in a..b {
+                let mut rank = self.starts[c];
+                dispatch_all!(s.dtype, |T| scan_rows(
+                    s,
+                    c * self.chunk,
+                    ((c + 1) * self.chunk).min(numel),
+                    |base, j0, j1, coords| {
+                        set.resize(j1 - j0 + 1, 0i64);
+                        let mut k = 0;
+                        for j in j0..j1 {
+                            set[k] = j as i64;
+                            // SAFETY: offsets from the tensor's geometry.
+                            k += usize::from(unsafe { *at::<T>(s.data, base + j as isize * st) } != T::zero());
+                        }
+                        for &j in &set[..k] {
+                            coords[last] = j;
+                            emit(rank, coords);
+                            rank += 1;
+                        }
+                    }
+                ));
+            }
+        });
+    }
+}
+
+/// Visits elements `start..end` (row-major) of a tensor of at least one dim a run of the last dim
+/// at a time: `f(base, j0, j1, coords)` gets the run's row offset, its range along the last dim
+/// and the row's coordinates (the last one free for `f` to fill).
+fn scan_rows(s: &Operand, start: usize, end: usize, mut f: impl FnMut(isize, usize, usize, &mut [i64])) {
+    let nd = s.sizes.len();
+    let last = nd - 1;
+    let n_last = s.sizes[last] as usize;
+    let mut coords = vec![0i64; nd];
+    let mut rem = start as i64;
+    for d in (0..nd).rev() {
+        coords[d] = rem % s.sizes[d];
+        rem /= s.sizes[d];
+    }
+    let mut base: isize = (0..last).map(|d| (coords[d] * s.strides[d]) as isize).sum();
+    let mut i = start;
+    while i < end {
+        let j0 = coords[last] as usize;
+        let j1 = n_last.min(j0 + (end - i));
+        f(base, j0, j1, &mut coords);
+        i += j1 - j0;
+        coords[last] = 0;
+        for d in (0..last).rev() {
+            coords[d] += 1;
+            base += s.strides[d] as isize;
+            if coords[d] < s.sizes[d] {
+                break;
+            }
+            base -= (s.sizes[d] * s.strides[d]) as isize;
+            coords[d] = 0;
+        }
+    }
+}
+
+/// Row-major coordinates of the non-zero elements of a tensor of at least one dim.
 fn nonzero_coords(self_: &TensorRef<'_>) -> Result<Vec<i64>> {
     let s = Operand::of(self_)?;
     let nd = s.sizes.len();
-    let mut coords = Vec::new();
-    let mut pos = vec![0i64; nd];
-    dispatch_all!(s.dtype, |T| for_each_offset(&s.sizes, [&s.strides[..]], |[o]| {
-        // SAFETY: offsets from the tensor's geometry.
-        if unsafe { *at::<T>(s.data, o) } != T::zero() {
-            coords.extend_from_slice(&pos);
-        }
-        for d in (0..nd).rev() {
-            pos[d] += 1;
-            if pos[d] < s.sizes[d] {
-                break;
-            }
-            pos[d] = 0;
-        }
-    }));
+    let plan = NonZero::plan(&s);
+    let mut coords = vec![0i64; plan.count() * nd];
+    let out = Ptr(coords.as_mut_ptr().cast());
+    plan.emit(&s, |rank, c| {
+        // SAFETY: ranks are distinct and below the count.
+        unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), out.get().cast::<i64>().add(rank * nd), nd) }
+    });
     Ok(coords)
 }
 
@@ -1143,14 +1250,29 @@ fn write_i64(out: &TensorRef<'_>, values: &[i64]) -> Result<()> {
 }
 
 pub fn nonzero_out(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-    let coords = nonzero_coords(&self_)?;
-    let nd = self_.dim() as i64;
-    let n = if nd == 0 {
-        i64::from(!coords.is_empty() || self_.numel() == 1 && nonzero_scalar(&self_)?)
-    } else {
-        coords.len() as i64 / nd
-    };
-    with_size(&out, &[n, nd], |o| write_i64(o, &coords))
+    let nd = self_.dim();
+    if dtype_of(&out)? != DType::I64 {
+        return Err(Error::runtime(format!(
+            "nonzero: Expected out tensor to have scalar type Long but got scalar type{}",
+            dtype_of(&out)?.name()
+        )));
+    }
+    if nd == 0 {
+        return with_size(&out, &[i64::from(nonzero_scalar(&self_)?), 0], |_| Ok(()));
+    }
+    let s = Operand::of(&self_)?;
+    let plan = NonZero::plan(&s);
+    with_size(&out, &[plan.count() as i64, nd as i64], |o| {
+        let o = Operand::of(o)?;
+        let (op, rs, cs) = (Ptr(o.data), o.strides[0] as isize, o.strides[1] as isize);
+        plan.emit(&s, |rank, c| {
+            for (d, &x) in c.iter().enumerate() {
+                // SAFETY: (rank, d) is inside `out`, sized [count, nd].
+                unsafe { *at::<i64>(op.get(), rank as isize * rs + d as isize * cs) = x }
+            }
+        });
+        Ok(())
+    })
 }
 
 fn nonzero_scalar(t: &TensorRef<'_>) -> Result<bool> {
@@ -1291,8 +1413,9 @@ struct Advanced {
 
 fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Advanced> {
     let (sizes, strides) = (self_.sizes(), self_.strides());
-    // Bool and byte masks become one long index per masked dim (their nonzero() columns).
-    let mut longs: Vec<Option<(Vec<i64>, Vec<i64>)>> = Vec::new(); // (shape, values)
+    // A bool or byte mask over dims k..k+m stands for m long indices (its nonzero() columns);
+    // it is kept as the offsets its set elements add to self, computed in one parallel pass.
+    let mut longs: Vec<Option<(Vec<i64>, Idx)>> = Vec::new(); // (shape, values)
     let mut held: Vec<Tensor> = Vec::new();
     for t in indices.iter() {
         let Some(t) = t else {
@@ -1313,21 +1436,30 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
                         )));
                     }
                 }
-                let coords = nonzero_coords(&t)?;
                 let nd = t.dim();
                 if nd == 0 {
                     // A zero-dim mask adds a dim of size 1 or 0 and indexes nothing.
                     let set = nonzero_scalar(&t)?;
                     held.push(new_tensor(&[0], DType::I64)?);
-                    longs.push(Some((vec![-1 - i64::from(set)], vec![])));
+                    longs.push(Some((vec![-1 - i64::from(set)], Idx::Covered)));
                     continue;
                 }
-                let n = coords.len() / nd;
-                for j in 0..nd {
-                    longs.push(Some((vec![n as i64], (0..n).map(|r| coords[r * nd + j]).collect())));
+                let m = Operand::of(&t)?;
+                let plan = NonZero::plan(&m);
+                let n = plan.count();
+                let mut offs = vec![0isize; n];
+                let (out, st) = (Ptr(offs.as_mut_ptr().cast()), &strides[k..k + nd]);
+                plan.emit(&m, |rank, c| {
+                    let o: i64 = c.iter().zip(st).map(|(&x, &s)| x * s).sum();
+                    // SAFETY: ranks are distinct and below the count.
+                    unsafe { *out.get().cast::<isize>().add(rank) = o as isize }
+                });
+                longs.push(Some((vec![n as i64], Idx::Offsets(offs))));
+                for _ in 1..nd {
+                    longs.push(Some((vec![n as i64], Idx::Covered)));
                 }
             }
-            DType::I64 | DType::I32 => longs.push(Some((t.sizes().to_vec(), read_indices(&Operand::of(&t)?)))),
+            DType::I64 | DType::I32 => longs.push(Some((t.sizes().to_vec(), Idx::Tensor(Operand::of(&t)?)))),
             _ => return Err(Error::index("tensors used as indices must be long, int, byte or bool tensors")),
         }
     }
@@ -1383,32 +1515,72 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
     let bn: i64 = bshape.iter().product();
     let mut offsets = vec![0isize; bn as usize];
     for (ordinal, &k) in adv.iter().enumerate() {
-        let (ishape, vals) = longs[k].as_ref().expect("advanced");
-        let lead = bshape.len() - ishape.len();
-        let istr = contiguous_strides(ishape);
-        let bs: Vec<i64> =
-            (0..bshape.len()).map(|d| if d < lead || ishape[d - lead] == 1 { 0 } else { istr[d - lead] }).collect();
-        let mut p = 0usize;
-        let mut bad = None;
-        for_each_offset(&bshape, [&bs], |[o]| {
-            let i = vals[o as usize];
-            let w = if i < 0 { i + sizes[k] } else { i };
-            if !(0..sizes[k]).contains(&w) {
-                bad.get_or_insert(i);
-            } else {
-                offsets[p] += (w * strides[k]) as isize;
+        let (ishape, idx) = longs[k].as_ref().expect("advanced");
+        let t = match idx {
+            Idx::Tensor(t) => t,
+            Idx::Covered => continue,
+            Idx::Offsets(o) if o.len() == offsets.len() => {
+                // The mask is the only index shape: its offsets are the positions' own.
+                offsets.iter_mut().zip(o).for_each(|(p, &x)| *p += x);
+                continue;
             }
-            p += 1;
-        });
-        if let Some(i) = bad {
-            // ATen counts the dimension among the index tensors, not among self's dims.
-            return Err(Error::index(format!(
-                "index {i} is out of bounds for dimension {ordinal} with size {}",
-                sizes[k]
-            )));
+            Idx::Offsets(o) => {
+                let bs = broadcast_of(ishape, &bshape);
+                let mut p = 0usize;
+                for_each_offset(&bshape, [&bs], |[x]| {
+                    offsets[p] += o[x as usize];
+                    p += 1;
+                });
+                continue;
+            }
+        };
+        // One pass per index tensor, read in place through its own (broadcast) strides and
+        // split across threads: each position's offset is written by one thread.
+        let (bs, pos) = (broadcast_strides(t, &bshape), contiguous_strides(&bshape));
+        let (size, stride, out) = (sizes[k], strides[k] as isize, Ptr(offsets.as_mut_ptr().cast()));
+        let bad = FirstBad::new();
+        let add = |i: i64, p: isize| {
+            let w = if i < 0 { i + size } else { i };
+            if (0..size).contains(&w) {
+                // SAFETY: `p` is a position of the broadcast shape, visited once.
+                unsafe { *out.get().cast::<isize>().offset(p) += w as isize * stride }
+            } else {
+                bad.set(i);
+            }
+        };
+        // SAFETY: offsets from the index tensor's geometry.
+        match t.dtype {
+            DType::I32 => {
+                walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(i64::from(unsafe { *at::<i32>(t.data, o) }), p))
+            }
+            _ => walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(unsafe { *at::<i64>(t.data, o) }, p)),
+        }
+        if bad.get().is_some() {
+            // ATen reports the first bad index in row-major order and counts the dimension
+            // among the index tensors, not among self's dims.
+            let i = read_indices(t).into_iter().find(|&i| !(-size..size).contains(&i)).unwrap_or(size);
+            return Err(Error::index(format!("index {i} is out of bounds for dimension {ordinal} with size {size}")));
         }
     }
     Ok(Advanced { shape, self_strides, pos_strides, offsets })
+}
+
+/// What one entry of the index list contributes along its dim.
+enum Idx {
+    /// A long or int index tensor, its values checked when used.
+    Tensor(Operand),
+    /// A mask's set positions as offsets into self (in range by construction).
+    Offsets(Vec<isize>),
+    /// A dim of a mask whose first dim carries the offsets.
+    Covered,
+}
+
+/// The contiguous strides of an index of shape `ishape` broadcast to `bshape` (0 where it is
+/// broadcast).
+fn broadcast_of(ishape: &[i64], bshape: &[i64]) -> Vec<i64> {
+    let lead = bshape.len() - ishape.len();
+    let istr = contiguous_strides(ishape);
+    (0..bshape.len()).map(|d| if d < lead || ishape[d - lead] == 1 { 0 } else { istr[d - lead] }).collect()
 }
 
 /// `torch.ops.aten.index.Tensor_out(self, indices, out=out)`.
@@ -1426,6 +1598,23 @@ pub fn index_out(self_: TensorRef<'_>, indices: OptionalTensorList<'_>, out: Ten
         let o = Operand::of(o)?;
         let (sp, op) = (Ptr(self_.data_ptr().cast()), Ptr(o.data));
         let offs = &a.offsets;
+        let last = a.shape.len().wrapping_sub(1);
+        if !a.shape.is_empty() && a.pos_strides[last] == 0 && a.self_strides[last] == 1 && o.strides[last] == 1 {
+            // Rows of self's trailing dims (x[idx] on a matrix): one memcpy per row.
+            let (row, esize) = (a.shape[last] as usize, dtype.size() as isize);
+            let (lead, ostr) = (&a.shape[..last], &o.strides[..last]);
+            walk(lead, [ostr, &a.self_strides[..last], &a.pos_strides[..last]], true, row, |[x, s, p]| {
+                // SAFETY: rows inside both tensors (`copy`: an out= may alias self).
+                unsafe {
+                    std::ptr::copy(
+                        sp.get().offset((s + offs[p as usize]) * esize),
+                        op.get().offset(x * esize),
+                        row * esize as usize,
+                    )
+                }
+            });
+            return Ok(());
+        }
         dispatch_all!(dtype, |T| walk(
             &a.shape,
             [&o.strides[..], &a.self_strides, &a.pos_strides],

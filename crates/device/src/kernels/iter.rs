@@ -565,11 +565,10 @@ pub fn scalar_as<T: Element>(s: Scalar) -> T {
     T::from_num(super::dtype::Num::from_scalar(s))
 }
 
+/// Test operands over a slice.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn operand<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
+impl Operand {
+    pub fn over<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
         Operand {
             data: data.as_mut_ptr().cast(),
             dtype,
@@ -577,6 +576,11 @@ mod tests {
             strides: Dims::from_slice(strides),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn contiguous_operands_coalesce_into_one_run() {
@@ -584,8 +588,8 @@ mod tests {
         let s = [2, 3, 4];
         let st = contiguous_strides(&s);
         let it = Iter::new(
-            &[operand(&mut o, &s, &st, DType::F32)],
-            &[operand(&mut a, &s, &st, DType::F32), operand(&mut b, &s, &st, DType::F32)],
+            &[Operand::over(&mut o, &s, &st, DType::F32)],
+            &[Operand::over(&mut a, &s, &st, DType::F32), Operand::over(&mut b, &s, &st, DType::F32)],
             &s,
         );
         assert_eq!(it.shape(), &[24]);
@@ -597,8 +601,8 @@ mod tests {
         // [3, 4] * [4]: the row vector steps with the matrix inside, stays put outside.
         let (mut a, mut b, mut o) = (vec![0f32; 12], vec![0f32; 4], vec![0f32; 12]);
         let it = Iter::new(
-            &[operand(&mut o, &[3, 4], &[4, 1], DType::F32)],
-            &[operand(&mut a, &[3, 4], &[4, 1], DType::F32), operand(&mut b, &[4], &[1], DType::F32)],
+            &[Operand::over(&mut o, &[3, 4], &[4, 1], DType::F32)],
+            &[Operand::over(&mut a, &[3, 4], &[4, 1], DType::F32), Operand::over(&mut b, &[4], &[1], DType::F32)],
             &[3, 4],
         );
         assert_eq!(it.shape(), &[4, 3]);
@@ -610,8 +614,8 @@ mod tests {
         // Output transposed in memory: the loop follows the output's fastest dimension.
         let (mut a, mut o) = (vec![0f64; 6], vec![0f64; 6]);
         let it = Iter::new(
-            &[operand(&mut o, &[2, 3], &[1, 2], DType::F64)],
-            &[operand(&mut a, &[2, 3], &[1, 2], DType::F64)],
+            &[Operand::over(&mut o, &[2, 3], &[1, 2], DType::F64)],
+            &[Operand::over(&mut a, &[2, 3], &[1, 2], DType::F64)],
             &[2, 3],
         );
         assert_eq!(it.shape(), &[6]);
@@ -625,15 +629,19 @@ mod tests {
         let mut dst = vec![0i64; n];
         // A strided view of every element of a [n/17*?] shape: use [n] reversed order via negative? keep simple.
         let s = [n as i64];
-        let it = Iter::new(&[operand(&mut dst, &s, &[1], DType::I64)], &[operand(&mut src, &s, &[1], DType::I64)], &s);
+        let it = Iter::new(
+            &[Operand::over(&mut dst, &s, &[1], DType::I64)],
+            &[Operand::over(&mut src, &s, &[1], DType::I64)],
+            &s,
+        );
         super::super::loops::unary::<i64, i64>(&it, |x| x * 2);
         assert!(dst.iter().enumerate().all(|(k, &v)| v == 2 * k as i64));
         // A non-coalescible strided shape: every other column of a [7, 10] matrix.
         let mut m: Vec<f32> = (0..70).map(|x| x as f32).collect();
         let mut out = vec![0f32; 35];
         let it = Iter::new(
-            &[operand(&mut out, &[7, 5], &[5, 1], DType::F32)],
-            &[operand(&mut m, &[7, 5], &[10, 2], DType::F32)],
+            &[Operand::over(&mut out, &[7, 5], &[5, 1], DType::F32)],
+            &[Operand::over(&mut m, &[7, 5], &[10, 2], DType::F32)],
             &[7, 5],
         );
         super::super::loops::unary::<f32, f32>(&it, |x| x + 0.5);
@@ -659,7 +667,10 @@ mod tests {
         let mut dst = vec![0i32; 6];
         // SAFETY: both live for the call.
         unsafe {
-            copy_cast(&operand(&mut src, &[3], &[1], DType::F32), &operand(&mut dst, &[2, 3], &[3, 1], DType::I32))
+            copy_cast(
+                &Operand::over(&mut src, &[3], &[1], DType::F32),
+                &Operand::over(&mut dst, &[2, 3], &[3, 1], DType::I32),
+            )
         };
         assert_eq!(dst, [1, -2, 3, 1, -2, 3]);
         assert!(broadcast_shapes(&[&[2, 1, 4], &[3, 1]]).unwrap() == [2, 3, 4]);

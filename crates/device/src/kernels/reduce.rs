@@ -1144,32 +1144,16 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
     let threads = regen_runtime::host::num_threads();
     let work = n_out.saturating_mul(n_red.max(1));
     let arch = pulp::Arch::new();
-    if work < GRAIN || threads < 2 {
+    // Outputs `range` accumulated whole, each written by the thread that reduced it.
+    let whole = |range: (usize, usize)| {
         let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| write(o, a);
-        arch.dispatch(Accumulate {
-            op,
-            g: &g,
-            red: &g.red,
-            base: base.get() as *const T,
-            i0: 0,
-            range: (0, n_out),
-            sink,
-        });
+        arch.dispatch(Accumulate { op, g: &g, red: &g.red, base: base.get() as *const T, i0: 0, range, sink });
+    };
+    if work < GRAIN || threads < 2 {
+        whole((0, n_out));
     } else if n_out >= threads || g.red.is_empty() || g.red[0].0 < 2 {
         let grain = (GRAIN / n_red.max(1)).max(1);
-        regen_runtime::host::parallel_for(n_out, grain, |b, e| {
-            // Each chunk writes its own outputs.
-            let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| write(o, a);
-            arch.dispatch(Accumulate {
-                op,
-                g: &g,
-                red: &g.red,
-                base: base.get() as *const T,
-                i0: 0,
-                range: (b, e),
-                sink,
-            });
-        });
+        regen_runtime::host::parallel_for(n_out, grain, |b, e| whole((b, e)));
     } else {
         // Few outputs: split the outermost reduced dimension into one chunk per thread and
         // merge the partial accumulators in order.
@@ -1778,27 +1762,33 @@ pub fn norm(
 mod tests {
     use super::*;
 
-    fn operand<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
-        Operand {
-            data: data.as_mut_ptr().cast(),
-            dtype,
-            sizes: Dims::from_slice(sizes),
-            strides: Dims::from_slice(strides),
-        }
-    }
-
     #[test]
     fn sums_over_inner_outer_and_all_dims() {
         let mut a: Vec<f32> = (0..12).map(|i| i as f32).collect();
-        let input = operand(&mut a, &[3, 4], &[4, 1], DType::F32);
+        let input = Operand::over(&mut a, &[3, 4], &[4, 1], DType::F32);
         let mut rows = [0f32; 3];
         let mut cols = [0f32; 4];
         let mut all = [0f32; 1];
         // SAFETY: the operands describe the local arrays.
         unsafe {
-            run::<f32, _>(&Sum::<false, false>, &input, &[false, true], &[operand(&mut rows, &[3], &[1], DType::F32)]);
-            run::<f32, _>(&Sum::<false, false>, &input, &[true, false], &[operand(&mut cols, &[4], &[1], DType::F32)]);
-            run::<f32, _>(&Sum::<false, false>, &input, &[true, true], &[operand(&mut all, &[], &[], DType::F32)]);
+            run::<f32, _>(
+                &Sum::<false, false>,
+                &input,
+                &[false, true],
+                &[Operand::over(&mut rows, &[3], &[1], DType::F32)],
+            );
+            run::<f32, _>(
+                &Sum::<false, false>,
+                &input,
+                &[true, false],
+                &[Operand::over(&mut cols, &[4], &[1], DType::F32)],
+            );
+            run::<f32, _>(
+                &Sum::<false, false>,
+                &input,
+                &[true, true],
+                &[Operand::over(&mut all, &[], &[], DType::F32)],
+            );
         }
         assert_eq!(rows, [6., 22., 38.]);
         assert_eq!(cols, [12., 15., 18., 21.]);
@@ -1808,7 +1798,7 @@ mod tests {
     #[test]
     fn argmax_takes_the_first_maximum_and_the_first_nan() {
         let mut a = [1f64, 5., 5., f64::NAN, 2., f64::NAN];
-        let input = operand(&mut a, &[6], &[1], DType::F64);
+        let input = Operand::over(&mut a, &[6], &[1], DType::F64);
         let mut v = [0f64];
         let mut i = [0i64];
         // SAFETY: as above.
@@ -1817,13 +1807,13 @@ mod tests {
                 &Extremum::<true>,
                 &input,
                 &[true],
-                &[operand(&mut v, &[], &[], DType::F64), operand(&mut i, &[], &[], DType::I64)],
+                &[Operand::over(&mut v, &[], &[], DType::F64), Operand::over(&mut i, &[], &[], DType::I64)],
             )
         };
         assert!(v[0].is_nan());
         assert_eq!(i[0], 3);
         let mut b = [1i32, 5, 5, 2];
-        let input = operand(&mut b, &[4], &[1], DType::I32);
+        let input = Operand::over(&mut b, &[4], &[1], DType::I32);
         let mut v = [0i32];
         // SAFETY: as above.
         unsafe {
@@ -1831,7 +1821,7 @@ mod tests {
                 &Extremum::<true>,
                 &input,
                 &[true],
-                &[operand(&mut v, &[], &[], DType::I32), operand(&mut i, &[], &[], DType::I64)],
+                &[Operand::over(&mut v, &[], &[], DType::I32), Operand::over(&mut i, &[], &[], DType::I64)],
             )
         };
         assert_eq!((v[0], i[0]), (5, 1));
@@ -1842,10 +1832,10 @@ mod tests {
         let mut a: Vec<f32> = (0..1_000_003).map(|i| 0.1 + (i % 7) as f32 * 1e-3).collect();
         let exact: f64 = a.iter().map(|&x| x as f64).sum();
         let n = a.len() as i64;
-        let input = operand(&mut a, &[n], &[1], DType::F32);
+        let input = Operand::over(&mut a, &[n], &[1], DType::F32);
         let mut s = [0f32];
         // SAFETY: as above.
-        unsafe { run::<f32, _>(&Sum::<false, false>, &input, &[true], &[operand(&mut s, &[], &[], DType::F32)]) };
+        unsafe { run::<f32, _>(&Sum::<false, false>, &input, &[true], &[Operand::over(&mut s, &[], &[], DType::F32)]) };
         assert!(((s[0] as f64) - exact).abs() / exact < 1e-6, "{} vs {exact}", s[0]);
     }
 
@@ -1875,16 +1865,16 @@ mod tests {
         let mut row = row.to_vec();
         let mut full: Vec<f32> = (0..rows).flat_map(|_| row.iter().copied().chain([0.0])).collect();
         let (r, c) = (rows as i64, cols as i64);
-        let expanded = operand(&mut row, &[r, c], &[0, 1], DType::F32);
-        let dense = operand(&mut full, &[r, c], &[c + 1, 1], DType::F32);
+        let expanded = Operand::over(&mut row, &[r, c], &[0, 1], DType::F32);
+        let dense = Operand::over(&mut full, &[r, c], &[c + 1, 1], DType::F32);
         let (mut a, mut b) = (vec![0f32; cols], vec![0f32; cols]);
         let (mut x, mut y) = ([0f32], [0f32]);
         // SAFETY: the operands describe the local arrays.
         unsafe {
-            run::<f32, _>(op, &expanded, &[true, false], &[operand(&mut a, &[c], &[1], DType::F32)]);
-            run::<f32, _>(op, &dense, &[true, false], &[operand(&mut b, &[c], &[1], DType::F32)]);
-            run::<f32, _>(op, &expanded, &[true, true], &[operand(&mut x, &[], &[], DType::F32)]);
-            run::<f32, _>(op, &dense, &[true, true], &[operand(&mut y, &[], &[], DType::F32)]);
+            run::<f32, _>(op, &expanded, &[true, false], &[Operand::over(&mut a, &[c], &[1], DType::F32)]);
+            run::<f32, _>(op, &dense, &[true, false], &[Operand::over(&mut b, &[c], &[1], DType::F32)]);
+            run::<f32, _>(op, &expanded, &[true, true], &[Operand::over(&mut x, &[], &[], DType::F32)]);
+            run::<f32, _>(op, &dense, &[true, true], &[Operand::over(&mut y, &[], &[], DType::F32)]);
         }
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a), bits(&b), "rows {rows}");

@@ -478,15 +478,6 @@ macro_rules! scan_methods {
 mod tests {
     use super::*;
 
-    fn operand<T>(data: &mut [T], sizes: &[i64], strides: &[i64], dtype: DType) -> Operand {
-        Operand {
-            data: data.as_mut_ptr().cast(),
-            dtype,
-            sizes: Dims::from_slice(sizes),
-            strides: Dims::from_slice(strides),
-        }
-    }
-
     #[test]
     fn lines_scanned_side_by_side_match_one_at_a_time() {
         // 13 lines: one group of LINE_GROUP and single lines; along dim 1 (contiguous) and
@@ -509,19 +500,19 @@ mod tests {
         }
         let (l, k) = (lines as i64, n as i64);
         for (sizes, strides, dim) in [([l, k], [k, 1], 1), ([k, l], [1, k], 0)] {
-            let input = operand(&mut x, &sizes, &strides, DType::F32);
+            let input = Operand::over(&mut x, &sizes, &strides, DType::F32);
             let mut out = vec![0f32; lines * n];
             let mut vals = vec![0f32; lines * n];
             let mut idx = vec![0i64; lines * n];
             // SAFETY: the operands describe the local arrays.
             unsafe {
-                run::<f32, _>(&CumSum, &input, dim, &operand(&mut out, &sizes, &strides, DType::F32), None);
-                let ix = operand(&mut idx, &sizes, &strides, DType::I64);
+                run::<f32, _>(&CumSum, &input, dim, &Operand::over(&mut out, &sizes, &strides, DType::F32), None);
+                let ix = Operand::over(&mut idx, &sizes, &strides, DType::I64);
                 run::<f32, _>(
                     &CumExtremum::<true>,
                     &input,
                     dim,
-                    &operand(&mut vals, &sizes, &strides, DType::F32),
+                    &Operand::over(&mut vals, &sizes, &strides, DType::F32),
                     Some(&ix),
                 );
             }
