@@ -84,6 +84,12 @@ fn row_pairs<T: Element>(pairs: &mut Vec<(u64, u64)>, base: *const u8, rows: &Ro
     }));
 }
 
+thread_local! {
+    /// Whether this thread's last sorted row had equal keys (a speed hint only: any row's
+    /// result is the same whichever way it is sorted).
+    static ROW_HAD_TIES: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Orders by key alone: CPU's comparators see values, not indices.
 fn by_key(a: &(u64, u64), b: &(u64, u64)) -> bool {
     a.0 < b.0
@@ -194,11 +200,19 @@ pub fn sort(
                     // and only rows with equal keys need std::sort's own order of them. Tried
                     // first where ties are unlikely (fewer elements than the square root of the
                     // dtype's count of values), as it is wasted work otherwise.
-                    if rows.len >= 1 << (4 * std::mem::size_of::<T>()).min(32) {
+                    // A thread that just met a row with ties expects more (integer data of few
+                    // values) and skips the attempt until a row comes out without any.
+                    let unlikely = rows.len < 1 << (4 * std::mem::size_of::<T>()).min(32);
+                    let has_ties = |p: &[(u64, u64)]| p.windows(2).any(|w| w[0].0 == w[1].0);
+                    if !unlikely {
                         stl::sort(pairs, &mut by_key);
+                    } else if ROW_HAD_TIES.get() {
+                        stl::sort(pairs, &mut by_key);
+                        ROW_HAD_TIES.set(has_ties(pairs));
                     } else {
                         pairs.sort_unstable_by_key(|p| p.0);
-                        if pairs.windows(2).any(|w| w[0].0 == w[1].0) {
+                        if has_ties(pairs) {
+                            ROW_HAD_TIES.set(true);
                             row_pairs::<T>(pairs, base, &rows, r, descending);
                             stl::sort(pairs, &mut by_key);
                         }
