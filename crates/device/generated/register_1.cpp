@@ -19,6 +19,7 @@ regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
+regen_error* regen_kernel_convolution_backward_overrideable(regen_tensor grad_output, regen_tensor input, regen_tensor weight, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
 regen_error* regen_kernel_count_nonzero_dim_int_list(regen_tensor self, regen_i64_list dim, regen_tensor* regen_r0);
 regen_error* regen_kernel__cummin_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
@@ -185,6 +186,25 @@ at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optiona
   auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_clamp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::convolution_backward_overrideable argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::convolution_backward_overrideable argument 'input'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::convolution_backward_overrideable argument 'weight'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::convolution_backward_overrideable argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::convolution_backward_overrideable argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::convolution_backward_overrideable argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(transposed, "aten::convolution_backward_overrideable argument 'transposed'");
+  auto regen_a7 = ::regen::lift_int_list(output_padding, "aten::convolution_backward_overrideable argument 'output_padding'");
+  auto regen_a8 = ::regen::lift_int(groups, "aten::convolution_backward_overrideable argument 'groups'");
+  auto regen_a9 = ::regen::lift_bool_array(output_mask, "aten::convolution_backward_overrideable argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_convolution_backward_overrideable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor
@@ -1002,6 +1022,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
   m.impl("logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
   m.impl("clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
+  m.impl("convolution_backward_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_backward_overrideable));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(regen_runtime_ops::wrap_count_nonzero_dim_int_list));
   m.impl("_cummin_helper", TORCH_FN(regen_runtime_ops::wrap__cummin_helper));

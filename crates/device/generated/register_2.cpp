@@ -87,6 +87,8 @@ regen_error* regen_kernel_leaky_relu_backward_grad_input(regen_tensor grad_outpu
 regen_error* regen_kernel_softshrink_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
 regen_error* regen_kernel_logit_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_opt_f64 eps, regen_tensor grad_input);
 regen_error* regen_kernel_tanh_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
+regen_error* regen_kernel_col2im_out(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
+regen_error* regen_kernel_im2col_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
 regen_error* regen_kernel_special_erfcx_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
@@ -833,6 +835,31 @@ at::Tensor & wrap_tanh_backward_grad_input(const at::Tensor & grad_output, const
   return grad_input;
 }
 
+// aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_col2im_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::col2im.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::col2im.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::col2im.out argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(dilation, "aten::col2im.out argument 'dilation'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::col2im.out argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(stride, "aten::col2im.out argument 'stride'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::col2im.out argument 'out'");
+  ::regen::check(regen_kernel_col2im_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
+// aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_im2col_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::im2col.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::im2col.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(dilation, "aten::im2col.out argument 'dilation'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::im2col.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::im2col.out argument 'stride'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::im2col.out argument 'out'");
+  ::regen::check(regen_kernel_im2col_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx.out argument 'self'");
@@ -1011,6 +1038,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
   m.impl("logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
   m.impl("tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
+  m.impl("col2im.out", TORCH_FN(regen_runtime_ops::wrap_col2im_out));
+  m.impl("im2col.out", TORCH_FN(regen_runtime_ops::wrap_im2col_out));
   m.impl("special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
   m.impl("special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
   m.impl("special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));

@@ -21,6 +21,7 @@ regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, 
 regen_error* regen_kernel_bmm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
+regen_error* regen_kernel_convolution_overrideable(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_tensor* regen_r0);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__cummax_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
@@ -207,6 +208,22 @@ at::Tensor & wrap_clamp_out(const at::Tensor & self, const ::std::optional<at::S
   auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.out argument 'out'");
   ::regen::check(regen_kernel_clamp_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+at::Tensor wrap_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::convolution_overrideable argument 'input'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::convolution_overrideable argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::convolution_overrideable argument 'bias'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::convolution_overrideable argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::convolution_overrideable argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::convolution_overrideable argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(transposed, "aten::convolution_overrideable argument 'transposed'");
+  auto regen_a7 = ::regen::lift_int_list(output_padding, "aten::convolution_overrideable argument 'output_padding'");
+  auto regen_a8 = ::regen::lift_int(groups, "aten::convolution_overrideable argument 'groups'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_convolution_overrideable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -924,6 +941,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
+  m.impl("convolution_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_overrideable));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
   m.impl("_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
