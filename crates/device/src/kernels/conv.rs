@@ -622,6 +622,19 @@ fn params(
         out_pad: spatial(output_padding, dims, 0, "output_padding", 0)?,
         transposed,
     };
+    if transposed && (0..3).any(|d| p.out_pad[d] >= p.stride[d] && p.out_pad[d] >= p.dil[d]) {
+        // CPU's slow_conv_transpose{2,3}d_shape_check (dimensions named as the 3-d one does).
+        let names = ["depth", "height", "width"];
+        let list = |what: &str, v: &[usize; 3]| {
+            (3 - dims..3).map(|d| format!("{what}_{}: {}", names[d], v[d])).collect::<Vec<_>>().join(" ")
+        };
+        return Err(Error::runtime(format!(
+            "output padding must be smaller than either stride or dilation, but got {} {} {}",
+            list("output_padding", &p.out_pad),
+            list("stride", &p.stride),
+            list("dilation", &p.dil)
+        )));
+    }
     let (c, ws) = (input.sizes()[1], weight.sizes());
     let g = groups;
     let ok = if transposed { ws[0] == c && c % g == 0 } else { ws[0] % g == 0 && ws[1] * g == c };
