@@ -2032,6 +2032,165 @@ pub trait Kernels: Send + Sync + 'static {
         output: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn slow_conv_transpose2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
+    fn slow_conv_transpose2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_transpose3d.out(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn slow_conv_transpose3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
+    fn slow_conv_transpose3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_slow_conv2d_forward.output(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, Tensor(a!) output) -> Tensor(a!)`
+    fn _slow_conv2d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor`
+    fn _slow_conv2d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)`
+    fn _slow_conv2d_backward_output_mask(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_conv_depthwise2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _conv_depthwise2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor`
+    fn _conv_depthwise2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor`
+    fn conv_depthwise3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv3d_forward.output(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, *, Tensor(a!) output) -> Tensor(a!)`
+    fn slow_conv3d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
+    fn slow_conv3d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
+    fn slow_conv_dilated2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
+    fn slow_conv_dilated3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
     /// `aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
     fn col2im_out(
         &self,
@@ -2273,7 +2432,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 361] = [
+pub const OPS: [&str; 375] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2595,6 +2754,20 @@ pub const OPS: [&str; 361] = [
     "sigmoid_backward.grad_input",
     "logit_backward.grad_input",
     "tanh_backward.grad_input",
+    "slow_conv_transpose2d.out",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d.out",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward.output",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward.output_mask",
+    "_conv_depthwise2d.out",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward.output",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
     "col2im.out",
     "col2im",
     "im2col.out",
@@ -2637,7 +2810,7 @@ pub const OPS: [&str; 361] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 361] = [const { AtomicU64::new(0) }; 361];
+static CALLS: [AtomicU64; 375] = [const { AtomicU64::new(0) }; 375];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -11116,6 +11289,500 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
         },
     )
 }
+/// Entry point of `aten::slow_conv_transpose2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose2d.out",
+        &CALLS[321usize],
+        || {
+            kernels()?
+                .slow_conv_transpose2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose2d",
+        &CALLS[322usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_transpose2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose3d.out",
+        &CALLS[323usize],
+        || {
+            kernels()?
+                .slow_conv_transpose3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose3d",
+        &CALLS[324usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_transpose3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_forward.output",
+        &CALLS[325usize],
+        || {
+            kernels()?
+                ._slow_conv2d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_forward",
+        &CALLS[326usize],
+        || {
+            let regen_v0 = kernels()?
+                ._slow_conv2d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_backward.output_mask`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_backward.output_mask",
+        &CALLS[327usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._slow_conv2d_backward_output_mask(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_conv_depthwise2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_conv_depthwise2d.out",
+        &CALLS[328usize],
+        || {
+            kernels()?
+                ._conv_depthwise2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_conv_depthwise2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_conv_depthwise2d",
+        &CALLS[329usize],
+        || {
+            let regen_v0 = kernels()?
+                ._conv_depthwise2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::conv_depthwise3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::conv_depthwise3d",
+        &CALLS[330usize],
+        || {
+            let regen_v0 = kernels()?
+                .conv_depthwise3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv3d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv3d_forward.output",
+        &CALLS[331usize],
+        || {
+            kernels()?
+                .slow_conv3d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv3d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv3d_forward",
+        &CALLS[332usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv3d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_dilated2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_dilated2d",
+        &CALLS[333usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_dilated2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_dilated3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_dilated3d",
+        &CALLS[334usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_dilated3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::col2im.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -11133,7 +11800,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[321usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .col2im_out(
@@ -11166,7 +11833,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[322usize],
+        &CALLS[336usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -11198,7 +11865,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[323usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .im2col_out(
@@ -11229,7 +11896,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[324usize],
+        &CALLS[338usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -11256,7 +11923,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[325usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -11279,7 +11946,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[326usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -11302,7 +11969,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[327usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -11325,7 +11992,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[328usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -11348,7 +12015,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[329usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -11371,7 +12038,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[330usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -11395,7 +12062,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[331usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -11420,7 +12087,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[332usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -11444,7 +12111,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[333usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -11467,7 +12134,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[334usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -11490,7 +12157,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[335usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -11517,7 +12184,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[336usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -11544,7 +12211,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[337usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -11567,7 +12234,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[338usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -11590,7 +12257,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[339usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -11613,7 +12280,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[340usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -11636,7 +12303,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[341usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -11660,7 +12327,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[342usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -11685,7 +12352,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[343usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -11710,7 +12377,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[344usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -11735,7 +12402,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[345usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -11760,7 +12427,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[346usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -11785,7 +12452,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[347usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -11810,7 +12477,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[348usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -11835,7 +12502,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[349usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -11859,7 +12526,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[350usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -11882,7 +12549,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[351usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -11905,7 +12572,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[352usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -11928,7 +12595,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[353usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -11951,7 +12618,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[354usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -11974,7 +12641,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[355usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -11998,7 +12665,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[356usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -12023,7 +12690,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[357usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -12048,7 +12715,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[358usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -12073,7 +12740,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[359usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -12097,7 +12764,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[360usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

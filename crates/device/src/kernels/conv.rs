@@ -197,9 +197,13 @@ unsafe fn unfold_plane<T: Cell>(img: &View, n: usize, c: usize, g: &Geometry, ds
                             }
                             let step = g.stride[2] as isize * sw;
                             let mut p = line.offset((w0 * g.stride[2]) as isize * sw + ow * sw);
-                            for x in w0..w1 {
-                                *out.add(x) = *p;
-                                p = p.offset(step);
+                            if step == 1 {
+                                std::ptr::copy_nonoverlapping(p, out.add(w0), w1 - w0);
+                            } else {
+                                for x in w0..w1 {
+                                    *out.add(x) = *p;
+                                    p = p.offset(step);
+                                }
                             }
                             for x in w1..cw {
                                 *out.add(x) = T::zero();
@@ -332,6 +336,10 @@ struct Matrix {
     esize: usize,
 }
 
+// SAFETY: as for `View`.
+unsafe impl Sync for Matrix {}
+unsafe impl Send for Matrix {}
+
 impl Matrix {
     fn row(&self, r: usize) -> *mut u8 {
         self.ptr.wrapping_offset(r as isize * self.rs * self.esize as isize)
@@ -374,6 +382,41 @@ fn scratch(bytes: usize) -> Vec<u64> {
     vec![0u64; bytes.div_ceil(8)]
 }
 
+/// Runs `chunk(n0, n1, columns)` over the samples. With at least as many samples as PyTorch has
+/// threads, each thread takes whole samples with its own columns buffer (one sample's columns
+/// stay in cache between the unfold and the product, and the nested unfold and GEMM run on the
+/// thread); otherwise chunks of samples go one after the other, each step split over the
+/// threads. `per_sample` is the columns' bytes of one sample (0: no columns).
+fn over_samples(
+    samples: usize,
+    per_sample: usize,
+    by_sample: bool,
+    chunk_fn: impl Fn(usize, usize, *mut u8) -> Result<()> + Sync,
+) -> Result<()> {
+    if by_sample && samples > 1 && samples >= host::num_threads() {
+        let failed = std::sync::Mutex::new(None);
+        host::parallel_for(samples, 1, |s0, s1| {
+            let mut buf = scratch(per_sample);
+            for n in s0..s1 {
+                if let Err(e) = chunk_fn(n, n + 1, buf.as_mut_ptr().cast()) {
+                    failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                    return;
+                }
+            }
+        });
+        return failed.into_inner().unwrap_or_else(|e| e.into_inner()).map_or(Ok(()), Err);
+    }
+    let step = chunk(samples, per_sample);
+    let mut buf = scratch(step * per_sample);
+    let mut n0 = 0;
+    while n0 < samples {
+        let n1 = (n0 + step).min(samples);
+        chunk_fn(n0, n1, buf.as_mut_ptr().cast())?;
+        n0 = n1;
+    }
+    Ok(())
+}
+
 /// Unfold, then multiply: `out[n, g·m + i, ·] (+)= Σ_j w[g·m + i, j] · cols(img[n])[g·kc + j, ·]`
 /// for each group `g`, `m` rows and `kc` column rows (`img` channels per group × kvol) per group.
 /// With `weight_grad`, instead `w[g·m + i, j] += Σ_n lhs[n, g·m + i, ·] · cols[g·kc + j, ·]`
@@ -400,22 +443,20 @@ unsafe fn unfold_product(
     let kc = gc * kv;
     let esize = dtype.size();
     let ident = g.identity().then(|| img.merged(2)).flatten();
-    let per_sample = img.size[1] * kv * len * esize;
-    let step = if ident.is_some() { samples.max(1) } else { chunk(samples, per_sample) };
-    let mut buf = if ident.is_some() { Vec::new() } else { scratch(step * per_sample) };
+    let per_sample = if ident.is_some() { 0 } else { img.size[1] * kv * len * esize };
     let Some(lhs_len) = out.merged(2) else {
         return Err(Error::runtime(format!("{kernel}: expected an output with dense spatial dimensions")));
     };
-    let mut n0 = 0;
-    while n0 < samples {
-        let n1 = (n0 + step).min(samples);
+    // Weight gradients sum over the samples: they split rows of the product, not samples.
+    let by_sample = ident.is_none() && !weight_grad;
+    over_samples(samples, per_sample, by_sample, |n0, n1, buf| {
         // The column matrix of sample n0 and its (batch, row, column) strides.
         let (cols, cs) = match ident {
             Some(sl) => (img.at([n0, 0, 0, 0, 0]), [img.st[0], img.st[1], sl]),
             None => {
-                // SAFETY: per the contract; `buf` holds `step` samples of columns.
-                unsafe { unfold(dtype, img, g, n0, n1, buf.as_mut_ptr().cast())? };
-                (buf.as_mut_ptr().cast::<u8>(), [(img.size[1] * kv * len) as isize, len as isize, 1])
+                // SAFETY: per the contract; `buf` holds the columns of samples n0..n1.
+                unsafe { unfold(dtype, img, g, n0, n1, buf)? };
+                (buf, [(img.size[1] * kv * len) as isize, len as isize, 1])
             }
         };
         let row_stride = if ident.is_some() { img.st[1] } else { cs[1] * kv as isize };
@@ -449,12 +490,12 @@ unsafe fn unfold_product(
                     accumulate,
                 }
             };
-            // SAFETY: per the contract.
+            // SAFETY: per the contract; each chunk writes its own samples (or, summing, the
+            // chunks run one after the other).
             unsafe { matmul::raw_product(dtype, &r, kernel)? };
         }
-        n0 = n1;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Multiply, then fold: `out[n] = init + fold(cols)` with, per group `g`,
@@ -485,19 +526,16 @@ unsafe fn product_fold(
         return Err(Error::runtime(format!("{kernel}: expected a source with dense spatial dimensions")));
     };
     let ident = g.identity().then(|| out.merged(2)).flatten();
-    let per_sample = out.size[1] * kv * len * esize;
-    let step = if ident.is_some() { samples.max(1) } else { chunk(samples, per_sample) };
-    let mut buf = if ident.is_some() { Vec::new() } else { scratch(step * per_sample) };
+    let per_sample = if ident.is_some() { 0 } else { out.size[1] * kv * len * esize };
     if let (Some(_), Some(init)) = (ident, init) {
         // The products accumulate onto the initial values.
         fill_planes(dtype, out, init)?;
     }
-    let mut n0 = 0;
-    while n0 < samples {
-        let n1 = (n0 + step).min(samples);
+    let init = init.map(|p| Addr(p.cast_mut()));
+    over_samples(samples, per_sample, ident.is_none(), |n0, n1, buf| {
         let (cols, cs) = match ident {
             Some(sl) => (out.at([n0, 0, 0, 0, 0]), [out.st[0], out.st[1], sl]),
-            None => (buf.as_mut_ptr().cast::<u8>(), [(out.size[1] * kv * len) as isize, len as isize, 1]),
+            None => (buf, [(out.size[1] * kv * len) as isize, len as isize, 1]),
         };
         for grp in 0..groups {
             let r = Raw {
@@ -511,16 +549,15 @@ unsafe fn product_fold(
                 sum_batches: false,
                 accumulate: ident.is_some() && init.is_some(),
             };
-            // SAFETY: per the contract.
+            // SAFETY: per the contract; each chunk writes its own columns or samples.
             unsafe { matmul::raw_product(dtype, &r, kernel)? };
         }
         if ident.is_none() {
             // SAFETY: per the contract; `buf` holds the columns of samples n0..n1.
-            unsafe { fold(dtype, buf.as_ptr().cast(), g, n0, n1, out, init)? };
+            unsafe { fold(dtype, buf, g, n0, n1, out, init.map(|p| p.get().cast_const()))? };
         }
-        n0 = n1;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Every plane of `out` (`[N, C, ...]`) filled with `values[c]`.
@@ -919,6 +956,95 @@ fn finish(t: Tensor, dtype: DType) -> Result<Tensor> {
     if DType::from_scalar_type(t.as_ref().dtype())? == dtype { Ok(t) } else { dense(t.as_ref(), dtype) }
 }
 
+/// One of the backends' own convolution ops (`_slow_conv2d_forward`, `slow_conv_transpose3d`,
+/// `_conv_depthwise2d`, ...): its spatial dimensions, whether it is transposed, and whether its
+/// groups are the input's channels.
+#[derive(Clone, Copy)]
+pub struct Backend {
+    pub dims: usize,
+    pub transposed: bool,
+    pub depthwise: bool,
+}
+
+pub const SLOW2D: Backend = Backend { dims: 2, transposed: false, depthwise: false };
+pub const SLOW3D: Backend = Backend { dims: 3, transposed: false, depthwise: false };
+pub const TRANSPOSE2D: Backend = Backend { dims: 2, transposed: true, depthwise: false };
+pub const TRANSPOSE3D: Backend = Backend { dims: 3, transposed: true, depthwise: false };
+pub const DEPTHWISE2D: Backend = Backend { dims: 2, transposed: false, depthwise: true };
+pub const DEPTHWISE3D: Backend = Backend { dims: 3, transposed: false, depthwise: true };
+
+/// `t` with a leading dimension of 1 (a view).
+fn unsqueezed(t: &TensorRef<'_>) -> Result<Tensor> {
+    let mut sizes = vec![1];
+    sizes.extend_from_slice(t.sizes());
+    let mut strides = vec![t.numel().max(1)];
+    strides.extend_from_slice(t.strides());
+    host::as_strided(t, &sizes, &strides, t.storage_offset())
+}
+
+/// A backend op: [`convolution`] with its fixed arguments, `kernel_size` checked against the
+/// weight, an unbatched input (one dimension fewer) taken as a batch of one.
+#[allow(clippy::too_many_arguments)]
+pub fn backend(
+    op: Backend,
+    input: TensorRef<'_>,
+    weight: TensorRef<'_>,
+    kernel_size: &[i64],
+    bias: Option<TensorRef<'_>>,
+    stride: &[i64],
+    padding: &[i64],
+    output_padding: &[i64],
+    dilation: &[i64],
+) -> Result<Tensor> {
+    if weight.dim() != op.dims + 2 {
+        return Err(Error::runtime(format!(
+            "Expected {}D weight for a {}-d convolution, but got weight of size {:?}",
+            op.dims + 2,
+            op.dims,
+            weight.sizes()
+        )));
+    }
+    let kernel = spatial(kernel_size, op.dims, 1, "kernel_size", 1)?;
+    let mut expected = [1usize; 3];
+    for (i, &k) in weight.sizes()[2..].iter().enumerate() {
+        expected[3 - op.dims + i] = k.max(0) as usize;
+    }
+    if kernel != expected {
+        return Err(Error::runtime(format!(
+            "expected kernel_size {kernel_size:?} to match the weight's spatial sizes {:?}",
+            &weight.sizes()[2..]
+        )));
+    }
+    let unbatched = input.dim() == op.dims + 1;
+    let batched = if unbatched { Some(unsqueezed(&input)?) } else { None };
+    let x = batched.as_ref().map_or(input, Tensor::as_ref);
+    let groups = if op.depthwise { x.sizes().get(1).copied().unwrap_or(1).max(1) } else { 1 };
+    let out = convolution(x, weight, bias, stride, padding, dilation, op.transposed, output_padding, groups)?;
+    if !unbatched {
+        return Ok(out);
+    }
+    let o = out.as_ref();
+    host::as_strided(&o, &o.sizes()[1..], &o.strides()[1..], o.storage_offset())
+}
+
+/// A backend op's `.out` form: the result copied into `out` (resized).
+#[allow(clippy::too_many_arguments)]
+pub fn backend_out(
+    op: Backend,
+    input: TensorRef<'_>,
+    weight: TensorRef<'_>,
+    kernel_size: &[i64],
+    bias: Option<TensorRef<'_>>,
+    stride: &[i64],
+    padding: &[i64],
+    output_padding: &[i64],
+    dilation: &[i64],
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let r = backend(op, input, weight, kernel_size, bias, stride, padding, output_padding, dilation)?;
+    with_size(&out, r.as_ref().sizes(), |o| copy::copy_(*o, r.as_ref()))
+}
+
 /// ATen's `div_rtn` for the sliding-block counts (rounds toward negative infinity).
 fn blocks(size: i64, pad: i64, dil: i64, k: i64, stride: i64) -> i64 {
     (size + 2 * pad - (dil * (k - 1) + 1)).div_euclid(stride) + 1
@@ -1238,6 +1364,219 @@ macro_rules! conv_methods {
             let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
             self.col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out.as_ref())?;
             Ok(out)
+        }
+
+        fn _slow_conv2d_forward(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
+        }
+
+        fn _slow_conv2d_forward_output(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            use $crate::kernels::conv as c;
+            c::backend_out(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
+        }
+
+        fn _slow_conv2d_backward_output_mask(
+            &self,
+            grad_output: regen_runtime::TensorRef<'_>,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            _kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            output_mask: &[bool],
+        ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
+            $crate::kernels::conv::convolution_backward(
+                grad_output,
+                self_,
+                weight,
+                stride,
+                padding,
+                &[1],
+                false,
+                &[0],
+                1,
+                output_mask,
+            )
+        }
+
+        fn slow_conv3d_forward(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
+        }
+
+        fn slow_conv3d_forward_output(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            use $crate::kernels::conv as c;
+            c::backend_out(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
+        }
+
+        fn slow_conv_transpose2d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output_padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::TRANSPOSE2D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
+        }
+
+        fn slow_conv_transpose2d_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output_padding: &[i64],
+            dilation: &[i64],
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            use $crate::kernels::conv as c;
+            let (k, o) = (kernel_size, output_padding);
+            c::backend_out(c::TRANSPOSE2D, self_, weight, k, bias, stride, padding, o, dilation, out)
+        }
+
+        fn slow_conv_transpose3d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output_padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::TRANSPOSE3D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
+        }
+
+        fn slow_conv_transpose3d_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            output_padding: &[i64],
+            dilation: &[i64],
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            use $crate::kernels::conv as c;
+            let (k, o) = (kernel_size, output_padding);
+            c::backend_out(c::TRANSPOSE3D, self_, weight, k, bias, stride, padding, o, dilation, out)
+        }
+
+        fn _conv_depthwise2d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+        }
+
+        fn _conv_depthwise2d_out(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            out: regen_runtime::TensorRef<'_>,
+        ) -> regen_runtime::Result<()> {
+            use $crate::kernels::conv as c;
+            c::backend_out(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation, out)
+        }
+
+        fn conv_depthwise3d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::DEPTHWISE3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+        }
+
+        fn slow_conv_dilated2d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+        }
+
+        fn slow_conv_dilated3d(
+            &self,
+            self_: regen_runtime::TensorRef<'_>,
+            weight: regen_runtime::TensorRef<'_>,
+            kernel_size: &[i64],
+            bias: Option<regen_runtime::TensorRef<'_>>,
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+        ) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::kernels::conv as c;
+            c::backend(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
         }
     };
 }
