@@ -148,6 +148,7 @@ cells! {
     num_complex::Complex64: num_complex::Complex64::new(0.0, 0.0), |a, b| a + b;
     half::f16: half::f16::ZERO, |a, b| half::f16::from_f32(a.to_f32() + b.to_f32());
     half::bf16: half::bf16::ZERO, |a, b| half::bf16::from_f32(a.to_f32() + b.to_f32());
+    bool: false, |a, b| a || b;
     u8: 0, |a, b| a.wrapping_add(b);
     i8: 0, |a, b| a.wrapping_add(b);
     i16: 0, |a, b| a.wrapping_add(b);
@@ -158,7 +159,7 @@ cells! {
 /// Runs `$body` with `$T` the Rust type of a dtype the unfold and fold handle.
 macro_rules! cell_dispatch {
     ($dtype:expr, |$T:ident| $body:expr, else $else:expr) => {
-        crate::dispatch!($dtype, [F32, F64, C64, C128, F16, BF16, U8, I8, I16, I32, I64], |$T| $body, else $else)
+        crate::dispatch!($dtype, [F32, F64, C64, C128, F16, BF16, Bool, U8, I8, I16, I32, I64], |$T| $body, else $else)
     };
 }
 
@@ -1089,10 +1090,11 @@ fn too_few_dims(t: &TensorRef<'_>, d: usize) -> Error {
     }
 }
 
+/// The dtypes of CPU's im2col and col2im: floats, complex and bool (true where any column is).
 fn unfold_dtype(t: &TensorRef<'_>, kernel: &str) -> Result<DType> {
     let dtype = DType::from_scalar_type(t.dtype())?;
     match dtype {
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => Ok(dtype),
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 | DType::Bool => Ok(dtype),
         _ => Err(Error::not_implemented(format!("\"{kernel}\" not implemented for '{}'", dtype.name()))),
     }
 }
