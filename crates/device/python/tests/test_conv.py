@@ -319,3 +319,62 @@ def test_lenet_trains_like_cpu():
             opt.step()
     for (name, p), q in zip(cpu.named_parameters(), dev.parameters()):
         torch.testing.assert_close(q.detach().cpu(), p.detach(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_backend_ops():
+    # The backends' own convolution ops, on the same engine (depthwise ones have no CPU kernel:
+    # compared with a grouped conv2d/conv3d).
+    aten = torch.ops.aten
+    x2, w2, b2 = tensors(False, (2, 3, 7, 6), 4, (3, 2), 1, torch.float64)
+    x3, w3, b3 = tensors(False, (2, 3, 5, 6, 4), 4, (2, 3, 2), 1, torch.float64)
+    d = lambda *ts: [t.to("regen") if isinstance(t, torch.Tensor) else t for t in ts]  # noqa: E731
+    calls = [
+        ("_slow_conv2d_forward", lambda *a: aten._slow_conv2d_forward(*a), (x2, w2, [3, 2], b2, [2, 1], [1, 0])),
+        ("_slow_conv2d_forward", lambda *a: aten._slow_conv2d_forward(*a), (x2[0], w2, [3, 2], b2, [1, 1], [0, 1])),
+        ("slow_conv3d_forward", lambda *a: aten.slow_conv3d_forward(*a), (x3, w3, [2, 3, 2], b3, [1, 2, 1], [1, 0, 1])),
+        ("slow_conv_dilated2d", lambda *a: aten.slow_conv_dilated2d(*a), (x2, w2, [3, 2], b2, [1, 1], [1, 1], [2, 1])),
+        ("slow_conv_dilated3d", lambda *a: aten.slow_conv_dilated3d(*a), (x3, w3, [2, 3, 2], b3, [1, 1, 1], [0, 1, 0], [1, 1, 2])),
+    ]
+    for op, fn, args in calls:
+        with counted(op):
+            y = fn(*d(*args))
+        close(y, fn(*args), torch.float64)
+    xt, wt, bt = tensors(True, (2, 4, 4, 5), 3, (3, 2), 1, torch.float64)
+    args = (xt, wt, [3, 2], bt, [2, 2], [1, 0], [1, 1], [1, 2])
+    with counted("slow_conv_transpose2d"):
+        y = aten.slow_conv_transpose2d(*d(*args))
+    close(y, aten.slow_conv_transpose2d(*args), torch.float64)
+    xt, wt, bt = tensors(True, (1, 4, 3, 4, 3), 2, (2, 2, 3), 1, torch.float64)
+    args = (xt, wt, [2, 2, 3], bt, [2, 1, 2], [0, 1, 1], [1, 0, 1], [1, 1, 1])
+    out = torch.empty(0, dtype=torch.float64, device="regen")
+    with counted("slow_conv_transpose3d.out"):
+        aten.slow_conv_transpose3d(*d(*args), out=out)
+    close(out, aten.slow_conv_transpose3d(*args), torch.float64)
+    # Depthwise: groups are the input's channels.
+    x, w, b = tensors(False, (2, 4, 6, 6), 8, (3, 3), 4, torch.float32)
+    with counted("_conv_depthwise2d"):
+        y = aten._conv_depthwise2d(*d(x, w, [3, 3], b, [2, 1], [1, 1], [1, 2]))
+    close(y, F.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=4), torch.float32)
+    x, w, b = tensors(False, (1, 3, 4, 5, 4), 3, (2, 2, 2), 3, torch.float32)
+    with counted("conv_depthwise3d"):
+        y = aten.conv_depthwise3d(*d(x, w, [2, 2, 2], b, [1, 1, 1], [1, 0, 1], [1, 1, 1]))
+    close(y, F.conv3d(x, w, b, padding=(1, 0, 1), groups=3), torch.float32)
+    # _slow_conv2d_backward with its mask.
+    g = make((2, 4, 4, 5), torch.float64, 9)
+    args = (g, x2, w2, [3, 2], [2, 1], [1, 0], [True, True, True])
+    with counted("_slow_conv2d_backward.output_mask"):
+        grads = aten._slow_conv2d_backward.output_mask(*d(*args))
+    for dev, cpu in zip(grads, aten._slow_conv2d_backward.output_mask(*args)):
+        close(dev, cpu, torch.float64)
+    # kernel_size must be the weight's.
+    with pytest.raises(RuntimeError):
+        aten._slow_conv2d_forward(*d(x2, w2, [3, 3], b2, [1, 1], [0, 0]))
+
+
+def test_unfold_bool():
+    x = make((2, 3, 5, 4), torch.bool)
+    with counted("im2col"):
+        cols = F.unfold(x.to("regen"), kernel_size=2, padding=1)
+    assert torch.equal(cols.cpu(), F.unfold(x, kernel_size=2, padding=1))
+    folded = F.fold(cols, (5, 4), kernel_size=2, padding=1)
+    assert torch.equal(folded.cpu(), F.fold(cols.cpu(), (5, 4), kernel_size=2, padding=1))

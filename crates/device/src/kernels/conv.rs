@@ -958,21 +958,43 @@ fn finish(t: Tensor, dtype: DType) -> Result<Tensor> {
 }
 
 /// One of the backends' own convolution ops (`_slow_conv2d_forward`, `slow_conv_transpose3d`,
-/// `_conv_depthwise2d`, ...): its spatial dimensions, whether it is transposed, and whether its
-/// groups are the input's channels.
+/// `_conv_depthwise2d`, ...): its spatial dimensions, whether it is transposed, whether its
+/// groups are the input's channels, and what it makes of an unbatched input.
 #[derive(Clone, Copy)]
 pub struct Backend {
     pub dims: usize,
     pub transposed: bool,
     pub depthwise: bool,
+    pub unbatched: Unbatched,
 }
 
-pub const SLOW2D: Backend = Backend { dims: 2, transposed: false, depthwise: false };
-pub const SLOW3D: Backend = Backend { dims: 3, transposed: false, depthwise: false };
-pub const TRANSPOSE2D: Backend = Backend { dims: 2, transposed: true, depthwise: false };
-pub const TRANSPOSE3D: Backend = Backend { dims: 3, transposed: true, depthwise: false };
-pub const DEPTHWISE2D: Backend = Backend { dims: 2, transposed: false, depthwise: true };
-pub const DEPTHWISE3D: Backend = Backend { dims: 3, transposed: false, depthwise: true };
+/// An input with one dimension fewer than the weight, as CPU's kernel takes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Unbatched {
+    /// Refused with this message (the input's sizes follow).
+    Refused(&'static str),
+    /// A batch of one, dropped from the result.
+    Squeezed,
+    /// A batch of one, kept in the result (CPU's slow_conv_transpose2d/3d).
+    Kept,
+}
+
+use Unbatched::{Kept, Refused, Squeezed};
+
+pub const SLOW2D: Backend =
+    Backend { dims: 2, transposed: false, depthwise: false, unbatched: Refused("Expected 4D input tensor, but got: ") };
+pub const SLOW3D: Backend = Backend {
+    dims: 3,
+    transposed: false,
+    depthwise: false,
+    unbatched: Refused("non-empty 5D input tensor expected but got: "),
+};
+pub const DILATED2D: Backend = Backend { dims: 2, transposed: false, depthwise: false, unbatched: Squeezed };
+pub const DILATED3D: Backend = Backend { dims: 3, transposed: false, depthwise: false, unbatched: Squeezed };
+pub const TRANSPOSE2D: Backend = Backend { dims: 2, transposed: true, depthwise: false, unbatched: Kept };
+pub const TRANSPOSE3D: Backend = Backend { dims: 3, transposed: true, depthwise: false, unbatched: Kept };
+pub const DEPTHWISE2D: Backend = Backend { dims: 2, transposed: false, depthwise: true, unbatched: Squeezed };
+pub const DEPTHWISE3D: Backend = Backend { dims: 3, transposed: false, depthwise: true, unbatched: Squeezed };
 
 /// `t` with a leading dimension of 1 (a view).
 fn unsqueezed(t: &TensorRef<'_>) -> Result<Tensor> {
@@ -1017,11 +1039,14 @@ pub fn backend(
         )));
     }
     let unbatched = input.dim() == op.dims + 1;
+    if let (true, Refused(message)) = (unbatched, op.unbatched) {
+        return Err(Error::runtime(format!("{message}{:?}", input.sizes())));
+    }
     let batched = if unbatched { Some(unsqueezed(&input)?) } else { None };
     let x = batched.as_ref().map_or(input, Tensor::as_ref);
     let groups = if op.depthwise { x.sizes().get(1).copied().unwrap_or(1).max(1) } else { 1 };
     let out = convolution(x, weight, bias, stride, padding, dilation, op.transposed, output_padding, groups)?;
-    if !unbatched {
+    if !unbatched || op.unbatched == Kept {
         return Ok(out);
     }
     let o = out.as_ref();
@@ -1564,7 +1589,7 @@ macro_rules! conv_methods {
             dilation: &[i64],
         ) -> regen_runtime::Result<regen_runtime::Tensor> {
             use $crate::kernels::conv as c;
-            c::backend(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+            c::backend(c::DILATED2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
         }
 
         fn slow_conv_dilated3d(
@@ -1578,7 +1603,7 @@ macro_rules! conv_methods {
             dilation: &[i64],
         ) -> regen_runtime::Result<regen_runtime::Tensor> {
             use $crate::kernels::conv as c;
-            c::backend(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+            c::backend(c::DILATED3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
         }
     };
 }
