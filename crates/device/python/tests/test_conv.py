@@ -330,7 +330,7 @@ def test_backend_ops():
     d = lambda *ts: [t.to("regen") if isinstance(t, torch.Tensor) else t for t in ts]  # noqa: E731
     calls = [
         ("_slow_conv2d_forward", lambda *a: aten._slow_conv2d_forward(*a), (x2, w2, [3, 2], b2, [2, 1], [1, 0])),
-        ("_slow_conv2d_forward", lambda *a: aten._slow_conv2d_forward(*a), (x2[0], w2, [3, 2], b2, [1, 1], [0, 1])),
+        ("slow_conv_dilated2d", lambda *a: aten.slow_conv_dilated2d(*a), (x2[0], w2, [3, 2], b2, [1, 1], [0, 1], [1, 1])),
         ("slow_conv3d_forward", lambda *a: aten.slow_conv3d_forward(*a), (x3, w3, [2, 3, 2], b3, [1, 2, 1], [1, 0, 1])),
         ("slow_conv_dilated2d", lambda *a: aten.slow_conv_dilated2d(*a), (x2, w2, [3, 2], b2, [1, 1], [1, 1], [2, 1])),
         ("slow_conv_dilated3d", lambda *a: aten.slow_conv_dilated3d(*a), (x3, w3, [2, 3, 2], b3, [1, 1, 1], [0, 1, 0], [1, 1, 2])),
@@ -366,9 +366,19 @@ def test_backend_ops():
         grads = aten._slow_conv2d_backward.output_mask(*d(*args))
     for dev, cpu in zip(grads, aten._slow_conv2d_backward.output_mask(*args)):
         close(dev, cpu, torch.float64)
-    # kernel_size must be the weight's.
-    with pytest.raises(RuntimeError):
-        aten._slow_conv2d_forward(*d(x2, w2, [3, 3], b2, [1, 1], [0, 0]))
+    # Unbatched inputs as CPU takes them: refused, or a batch of one kept (transposed).
+    for fn, args in (
+        (aten._slow_conv2d_forward, (x2[0], w2, [3, 2], b2, [1, 1], [0, 0])),
+        (aten.slow_conv3d_forward, (x3[0], w3, [2, 3, 2], b3, [1, 1, 1], [0, 0, 0])),
+        (aten._slow_conv2d_forward, (x2, w2, [3, 3], b2, [1, 1], [0, 0])),  # kernel_size
+    ):
+        with pytest.raises(RuntimeError):
+            fn(*args)
+        with pytest.raises(RuntimeError):
+            fn(*d(*args))
+    xt, wt, _ = tensors(True, (1, 4, 4, 5), 3, (3, 2), 1, torch.float64)
+    y = aten.slow_conv_transpose2d(*d(xt[0], wt, [3, 2]))
+    close(y, aten.slow_conv_transpose2d(xt[0], wt, [3, 2]), torch.float64)
 
 
 def test_unfold_bool():
