@@ -277,6 +277,33 @@ pub trait Kernels: Send + Sync + 'static {
         angle: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
+    fn convolution_overrideable(
+        &self,
+        input: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+    ) -> Result<Tensor>;
+    /// `aten::convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)`
+    fn convolution_backward_overrideable(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`
     fn copy_inplace(
         &self,
@@ -2005,6 +2032,205 @@ pub trait Kernels: Send + Sync + 'static {
         output: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn slow_conv_transpose2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
+    fn slow_conv_transpose2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_transpose3d.out(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
+    fn slow_conv_transpose3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
+    fn slow_conv_transpose3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_slow_conv2d_forward.output(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, Tensor(a!) output) -> Tensor(a!)`
+    fn _slow_conv2d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor`
+    fn _slow_conv2d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)`
+    fn _slow_conv2d_backward_output_mask(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_conv_depthwise2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _conv_depthwise2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor`
+    fn _conv_depthwise2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor`
+    fn conv_depthwise3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv3d_forward.output(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, *, Tensor(a!) output) -> Tensor(a!)`
+    fn slow_conv3d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
+    fn slow_conv3d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
+    fn slow_conv_dilated2d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
+    fn slow_conv_dilated3d(
+        &self,
+        self_: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
+    fn col2im_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+    fn col2im(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
+    fn im2col_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
+    fn im2col(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> Result<Tensor>;
     /// `aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn isposinf_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -2206,7 +2432,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 355] = [
+pub const OPS: [&str; 375] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2252,6 +2478,8 @@ pub const OPS: [&str; 355] = [
     "clamp_min.Tensor_out",
     "complex.out",
     "polar.out",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
     "copy_",
     "_copy_from",
     "_copy_from_and_resize",
@@ -2526,6 +2754,24 @@ pub const OPS: [&str; 355] = [
     "sigmoid_backward.grad_input",
     "logit_backward.grad_input",
     "tanh_backward.grad_input",
+    "slow_conv_transpose2d.out",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d.out",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward.output",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward.output_mask",
+    "_conv_depthwise2d.out",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward.output",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "col2im.out",
+    "col2im",
+    "im2col.out",
+    "im2col",
     "isposinf.out",
     "isneginf.out",
     "special_entr.out",
@@ -2564,7 +2810,7 @@ pub const OPS: [&str; 355] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 355] = [const { AtomicU64::new(0) }; 355];
+static CALLS: [AtomicU64; 375] = [const { AtomicU64::new(0) }; 375];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3733,6 +3979,90 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
         },
     )
 }
+/// Entry point of `aten::convolution_overrideable`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_convolution_overrideable(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    transposed: bool,
+    output_padding: abi::regen_i64_list,
+    groups: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::convolution_overrideable",
+        &CALLS[45usize],
+        || {
+            let regen_v0 = kernels()?
+                .convolution_overrideable(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&transposed) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&groups) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::convolution_backward_overrideable`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_convolution_backward_overrideable(
+    grad_output: abi::regen_tensor,
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    transposed: bool,
+    output_padding: abi::regen_i64_list,
+    groups: i64,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::convolution_backward_overrideable",
+        &CALLS[46usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .convolution_backward_overrideable(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&transposed) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&groups) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::copy_`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3746,7 +4076,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[45usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -3772,7 +4102,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[46usize],
+        &CALLS[48usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -3798,7 +4128,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[47usize],
+        &CALLS[49usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -3822,7 +4152,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[48usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .cos_out(
@@ -3845,7 +4175,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[49usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .cosh_out(
@@ -3869,7 +4199,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[50usize],
+        &CALLS[52usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -3895,7 +4225,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[51usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -3922,7 +4252,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[52usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -3949,7 +4279,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[53usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -3976,7 +4306,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[54usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -4002,7 +4332,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[55usize],
+        &CALLS[57usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -4027,7 +4357,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[56usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 .div_out(
@@ -4053,7 +4383,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[57usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -4079,7 +4409,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[58usize],
+        &CALLS[60usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -4104,7 +4434,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[59usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -4133,7 +4463,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[60usize],
+        &CALLS[62usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -4164,7 +4494,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[61usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -4195,7 +4525,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[62usize],
+        &CALLS[64usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -4223,7 +4553,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[63usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .erf_out(
@@ -4246,7 +4576,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[64usize],
+        &CALLS[66usize],
         || {
             kernels()?
                 .erfc_out(
@@ -4269,7 +4599,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[65usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .exp_out(
@@ -4292,7 +4622,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[66usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .exp2_out(
@@ -4315,7 +4645,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[67usize],
+        &CALLS[69usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4338,7 +4668,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[68usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .eye_out(
@@ -4362,7 +4692,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[69usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4386,7 +4716,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[70usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4409,7 +4739,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[71usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4432,7 +4762,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[72usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .floor_out(
@@ -4456,7 +4786,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[73usize],
+        &CALLS[75usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -4480,7 +4810,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[74usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -4504,7 +4834,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[75usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -4528,7 +4858,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[76usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .frac_out(
@@ -4552,7 +4882,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[77usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .gcd_out(
@@ -4577,7 +4907,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[78usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .lcm_out(
@@ -4602,7 +4932,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[79usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -4631,7 +4961,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[80usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -4660,7 +4990,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[81usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -4691,7 +5021,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[82usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -4720,7 +5050,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[83usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -4749,7 +5079,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[84usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -4775,7 +5105,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[85usize],
+        &CALLS[87usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -4800,7 +5130,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[86usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -4830,7 +5160,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[87usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4861,7 +5191,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[88usize],
+        &CALLS[90usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -4891,7 +5221,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[89usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4916,7 +5246,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[90usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .log_out(
@@ -4939,7 +5269,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[91usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .log10_out(
@@ -4962,7 +5292,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[92usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4985,7 +5315,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[93usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .log2_out(
@@ -5009,7 +5339,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[94usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5034,7 +5364,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[95usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5059,7 +5389,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[96usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5086,7 +5416,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[97usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5113,7 +5443,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[98usize],
+        &CALLS[100usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5138,7 +5468,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[99usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5166,7 +5496,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[100usize],
+        &CALLS[102usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5196,7 +5526,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[101usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5225,7 +5555,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[102usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -5253,7 +5583,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[103usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .amax_out(
@@ -5281,7 +5611,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[104usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .mean_out(
@@ -5307,7 +5637,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[105usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5331,7 +5661,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[106usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -5357,7 +5687,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[107usize],
+        &CALLS[109usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -5383,7 +5713,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[108usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5412,7 +5742,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[109usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5440,7 +5770,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[110usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .amin_out(
@@ -5466,7 +5796,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[111usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .mm_out(
@@ -5492,7 +5822,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[112usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -5519,7 +5849,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[113usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -5545,7 +5875,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[114usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -5570,7 +5900,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[115usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -5597,7 +5927,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[116usize],
+        &CALLS[118usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5624,7 +5954,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[117usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5649,7 +5979,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[118usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .mul_out(
@@ -5674,7 +6004,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[119usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -5701,7 +6031,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[120usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5729,7 +6059,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[121usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .range_out(
@@ -5754,7 +6084,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[122usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5777,7 +6107,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[123usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .neg_out(
@@ -5801,7 +6131,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[124usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5827,7 +6157,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[125usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5852,7 +6182,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[126usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .round_out(
@@ -5876,7 +6206,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[127usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5900,7 +6230,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[128usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5920,7 +6250,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[129usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5943,7 +6273,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[130usize],
+        &CALLS[132usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5970,7 +6300,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[131usize],
+        &CALLS[133usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5997,7 +6327,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[132usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .gelu_out(
@@ -6023,7 +6353,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[133usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -6049,7 +6379,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[134usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -6075,7 +6405,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[135usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -6100,7 +6430,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[136usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -6123,7 +6453,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[137usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .silu_out(
@@ -6147,7 +6477,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[138usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -6171,7 +6501,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[139usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .mish_out(
@@ -6194,7 +6524,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[140usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -6218,7 +6548,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[141usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -6242,7 +6572,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[142usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -6266,7 +6596,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[143usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .logit_out(
@@ -6290,7 +6620,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[144usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .sin_out(
@@ -6313,7 +6643,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[145usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .sinc_out(
@@ -6336,7 +6666,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[146usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .sinh_out(
@@ -6362,7 +6692,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[147usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -6391,7 +6721,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[148usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -6420,7 +6750,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[149usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .nansum_out(
@@ -6446,7 +6776,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[150usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -6472,7 +6802,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[151usize],
+        &CALLS[153usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6502,7 +6832,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[152usize],
+        &CALLS[154usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6532,7 +6862,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[153usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6559,7 +6889,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[154usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6586,7 +6916,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[155usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6612,7 +6942,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[156usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .tan_out(
@@ -6635,7 +6965,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[157usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6660,7 +6990,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[158usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .threshold_out(
@@ -6687,7 +7017,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[159usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -6713,7 +7043,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[160usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6739,7 +7069,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[161usize],
+        &CALLS[163usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6764,7 +7094,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[162usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .trunc_out(
@@ -6790,7 +7120,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[163usize],
+        &CALLS[165usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -6822,7 +7152,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[164usize],
+        &CALLS[166usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -6856,7 +7186,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[165usize],
+        &CALLS[167usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -6889,7 +7219,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[166usize],
+        &CALLS[168usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -6922,7 +7252,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[167usize],
+        &CALLS[169usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -6953,7 +7283,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[168usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6982,7 +7312,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[169usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -7012,7 +7342,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[170usize],
+        &CALLS[172usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -7041,7 +7371,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[171usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -7068,7 +7398,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[172usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .where_self_out(
@@ -7097,7 +7427,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[173usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -7127,7 +7457,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[174usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .norm_out(
@@ -7154,7 +7484,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[175usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -7177,7 +7507,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[176usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -7201,7 +7531,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[177usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .sub_out(
@@ -7228,7 +7558,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[178usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -7255,7 +7585,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[179usize],
+        &CALLS[181usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -7281,7 +7611,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[180usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -7309,7 +7639,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[181usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .addmm_out(
@@ -7341,7 +7671,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[182usize],
+        &CALLS[184usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -7374,7 +7704,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[183usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -7407,7 +7737,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[184usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -7435,7 +7765,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[185usize],
+        &CALLS[187usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -7458,7 +7788,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[186usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -7484,7 +7814,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[187usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -7510,7 +7840,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[188usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -7532,7 +7862,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[189usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .set_inplace(
@@ -7555,7 +7885,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[190usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -7580,7 +7910,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[191usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -7605,7 +7935,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[192usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -7630,7 +7960,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[193usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -7656,7 +7986,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[194usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .put_inplace(
@@ -7685,7 +8015,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[195usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .index_add_out(
@@ -7717,7 +8047,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[196usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -7747,7 +8077,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[197usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -7774,7 +8104,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[198usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -7802,7 +8132,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[199usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -7831,7 +8161,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[200usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -7861,7 +8191,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[201usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -7892,7 +8222,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[202usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -7922,7 +8252,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[203usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -7953,7 +8283,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[204usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7982,7 +8312,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[205usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -8007,7 +8337,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[206usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -8032,7 +8362,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[207usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -8057,7 +8387,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[208usize],
+        &CALLS[210usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -8082,7 +8412,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[209usize],
+        &CALLS[211usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -8106,7 +8436,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[210usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -8129,7 +8459,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[211usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -8153,7 +8483,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[212usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -8178,7 +8508,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[213usize],
+        &CALLS[215usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -8203,7 +8533,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[214usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -8227,7 +8557,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[215usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -8250,7 +8580,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[216usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -8274,7 +8604,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[217usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -8301,7 +8631,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[218usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -8331,7 +8661,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[219usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -8362,7 +8692,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[220usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -8390,7 +8720,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[221usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .triu_out(
@@ -8415,7 +8745,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[222usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .tril_out(
@@ -8445,7 +8775,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[223usize],
+        &CALLS[225usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -8480,7 +8810,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[224usize],
+        &CALLS[226usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -8510,7 +8840,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[225usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -8535,7 +8865,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[226usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -8560,7 +8890,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[227usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -8585,7 +8915,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -8610,7 +8940,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[229usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -8635,7 +8965,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[230usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -8660,7 +8990,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[231usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -8685,7 +9015,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[232usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -8710,7 +9040,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[233usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -8735,7 +9065,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -8760,7 +9090,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[235usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -8785,7 +9115,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[236usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -8810,7 +9140,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[237usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .take_out(
@@ -8835,7 +9165,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[238usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -8861,7 +9191,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[239usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .index_select_out(
@@ -8888,7 +9218,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[240usize],
+        &CALLS[242usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -8914,7 +9244,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[241usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -8939,7 +9269,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[242usize],
+        &CALLS[244usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8963,7 +9293,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[243usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8986,7 +9316,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[244usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9009,7 +9339,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[245usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -9036,7 +9366,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[246usize],
+        &CALLS[248usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -9064,7 +9394,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[247usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .gather_out(
@@ -9093,7 +9423,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[248usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -9122,7 +9452,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[249usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -9148,7 +9478,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[250usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -9171,7 +9501,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[251usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .digamma_out(
@@ -9195,7 +9525,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[252usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -9219,7 +9549,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[253usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -9242,7 +9572,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[254usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .i0_out(
@@ -9265,7 +9595,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[255usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .sign_out(
@@ -9288,7 +9618,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[256usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .signbit_out(
@@ -9312,7 +9642,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[257usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .atan2_out(
@@ -9338,7 +9668,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[258usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -9365,7 +9695,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -9393,7 +9723,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[260usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .histc_out(
@@ -9422,7 +9752,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[261usize],
+        &CALLS[263usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -9449,7 +9779,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[262usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -9474,7 +9804,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[263usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .hypot_out(
@@ -9499,7 +9829,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[264usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .igamma_out(
@@ -9524,7 +9854,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[265usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .igammac_out(
@@ -9549,7 +9879,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[266usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -9574,7 +9904,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[267usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -9599,7 +9929,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[268usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -9623,7 +9953,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[269usize],
+        &CALLS[271usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9644,7 +9974,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[270usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -9668,7 +9998,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[271usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .fmin_out(
@@ -9692,7 +10022,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[272usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9714,7 +10044,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[273usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .fmax_out(
@@ -9739,7 +10069,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[274usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .maximum_out(
@@ -9763,7 +10093,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[275usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -9787,7 +10117,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[276usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .minimum_out(
@@ -9815,7 +10145,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[277usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -9847,7 +10177,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[278usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .topk_values(
@@ -9875,7 +10205,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[279usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .all_all_out(
@@ -9898,7 +10228,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[280usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .any_all_out(
@@ -9924,7 +10254,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[281usize],
+        &CALLS[283usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -9954,7 +10284,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[282usize],
+        &CALLS[284usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -9982,7 +10312,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[283usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -10007,7 +10337,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -10032,7 +10362,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[285usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -10059,7 +10389,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[286usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -10088,7 +10418,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[287usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -10117,7 +10447,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[288usize],
+        &CALLS[290usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -10148,7 +10478,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[289usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -10183,7 +10513,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[290usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -10220,7 +10550,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[291usize],
+        &CALLS[293usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -10255,7 +10585,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[292usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -10290,7 +10620,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[293usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .elu_out(
@@ -10321,7 +10651,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[294usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -10351,7 +10681,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[295usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -10375,7 +10705,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[296usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -10401,7 +10731,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[297usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -10428,7 +10758,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[298usize],
+        &CALLS[300usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -10456,7 +10786,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[299usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -10485,7 +10815,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[300usize],
+        &CALLS[302usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -10512,7 +10842,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[301usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -10536,7 +10866,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[302usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -10559,7 +10889,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[303usize],
+        &CALLS[305usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -10581,7 +10911,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[304usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -10604,7 +10934,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[305usize],
+        &CALLS[307usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -10629,7 +10959,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[306usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -10656,7 +10986,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[307usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -10683,7 +11013,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[308usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -10708,7 +11038,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[309usize],
+        &CALLS[311usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -10734,7 +11064,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[310usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -10761,7 +11091,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[311usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -10788,7 +11118,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[312usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .softplus_out(
@@ -10816,7 +11146,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[313usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -10843,7 +11173,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[314usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -10869,7 +11199,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[315usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -10895,7 +11225,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[316usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -10921,7 +11251,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[317usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -10947,7 +11277,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -10955,6 +11285,628 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose2d.out",
+        &CALLS[321usize],
+        || {
+            kernels()?
+                .slow_conv_transpose2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose2d",
+        &CALLS[322usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_transpose2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose3d.out",
+        &CALLS[323usize],
+        || {
+            kernels()?
+                .slow_conv_transpose3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_transpose3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_transpose3d",
+        &CALLS[324usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_transpose3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_forward.output",
+        &CALLS[325usize],
+        || {
+            kernels()?
+                ._slow_conv2d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_forward",
+        &CALLS[326usize],
+        || {
+            let regen_v0 = kernels()?
+                ._slow_conv2d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_slow_conv2d_backward.output_mask`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_slow_conv2d_backward.output_mask",
+        &CALLS[327usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._slow_conv2d_backward_output_mask(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_conv_depthwise2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_conv_depthwise2d.out",
+        &CALLS[328usize],
+        || {
+            kernels()?
+                ._conv_depthwise2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_conv_depthwise2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_conv_depthwise2d",
+        &CALLS[329usize],
+        || {
+            let regen_v0 = kernels()?
+                ._conv_depthwise2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::conv_depthwise3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::conv_depthwise3d",
+        &CALLS[330usize],
+        || {
+            let regen_v0 = kernels()?
+                .conv_depthwise3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv3d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    output: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv3d_forward.output",
+        &CALLS[331usize],
+        || {
+            kernels()?
+                .slow_conv3d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv3d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv3d_forward",
+        &CALLS[332usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv3d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_dilated2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_dilated2d",
+        &CALLS[333usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_dilated2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::slow_conv_dilated3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
+    self_: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    bias: abi::regen_tensor,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::slow_conv_dilated3d",
+        &CALLS[334usize],
+        || {
+            let regen_v0 = kernels()?
+                .slow_conv_dilated3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::col2im.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_col2im_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    kernel_size: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::col2im.out",
+        &CALLS[335usize],
+        || {
+            kernels()?
+                .col2im_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::col2im`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_col2im(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    kernel_size: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::col2im",
+        &CALLS[336usize],
+        || {
+            let regen_v0 = kernels()?
+                .col2im(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::im2col.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_im2col_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::im2col.out",
+        &CALLS[337usize],
+        || {
+            kernels()?
+                .im2col_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::im2col`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_im2col(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::im2col",
+        &CALLS[338usize],
+        || {
+            let regen_v0 = kernels()?
+                .im2col(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -10971,7 +11923,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[319usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -10994,7 +11946,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[320usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -11017,7 +11969,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[321usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -11040,7 +11992,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[322usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -11063,7 +12015,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[323usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -11086,7 +12038,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[324usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -11110,7 +12062,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[325usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -11135,7 +12087,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[326usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -11159,7 +12111,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[327usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -11182,7 +12134,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[328usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -11205,7 +12157,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[329usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -11232,7 +12184,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[330usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -11259,7 +12211,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[331usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -11282,7 +12234,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[332usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -11305,7 +12257,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[333usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -11328,7 +12280,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[334usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -11351,7 +12303,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[335usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -11375,7 +12327,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[336usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -11400,7 +12352,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[337usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -11425,7 +12377,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[338usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -11450,7 +12402,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[339usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -11475,7 +12427,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[340usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -11500,7 +12452,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[341usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -11525,7 +12477,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[342usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -11550,7 +12502,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[343usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -11574,7 +12526,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[344usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -11597,7 +12549,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[345usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -11620,7 +12572,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[346usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -11643,7 +12595,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[347usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -11666,7 +12618,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[348usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -11689,7 +12641,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[349usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -11713,7 +12665,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[350usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -11738,7 +12690,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[351usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -11763,7 +12715,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[352usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -11788,7 +12740,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[353usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -11812,7 +12764,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[354usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

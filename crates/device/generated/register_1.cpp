@@ -19,6 +19,7 @@ regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
+regen_error* regen_kernel_convolution_backward_overrideable(regen_tensor grad_output, regen_tensor input, regen_tensor weight, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
 regen_error* regen_kernel_count_nonzero_dim_int_list(regen_tensor self, regen_i64_list dim, regen_tensor* regen_r0);
 regen_error* regen_kernel__cummin_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
@@ -93,6 +94,9 @@ regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output,
 regen_error* regen_kernel_hardswish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log_sigmoid_forward(regen_tensor self, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_softplus_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel_slow_conv_transpose3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
+regen_error* regen_kernel__slow_conv2d_backward_output_mask(regen_tensor grad_output, regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__conv_depthwise2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_log_ndtr_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_i1e_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_bessel_j0_out(regen_tensor self, regen_tensor out);
@@ -185,6 +189,25 @@ at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optiona
   auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_clamp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::convolution_backward_overrideable argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::convolution_backward_overrideable argument 'input'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::convolution_backward_overrideable argument 'weight'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::convolution_backward_overrideable argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::convolution_backward_overrideable argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::convolution_backward_overrideable argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(transposed, "aten::convolution_backward_overrideable argument 'transposed'");
+  auto regen_a7 = ::regen::lift_int_list(output_padding, "aten::convolution_backward_overrideable argument 'output_padding'");
+  auto regen_a8 = ::regen::lift_int(groups, "aten::convolution_backward_overrideable argument 'groups'");
+  auto regen_a9 = ::regen::lift_bool_array(output_mask, "aten::convolution_backward_overrideable argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_convolution_backward_overrideable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor
@@ -914,6 +937,51 @@ at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, c
   return grad_input;
 }
 
+// aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
+at::Tensor wrap_slow_conv_transpose3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose3d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose3d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose3d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_transpose3d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_transpose3d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_transpose3d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(output_padding, "aten::slow_conv_transpose3d argument 'output_padding'");
+  auto regen_a7 = ::regen::lift_int_list(dilation, "aten::slow_conv_transpose3d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_slow_conv_transpose3d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__slow_conv2d_backward_output_mask(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_slow_conv2d_backward.output_mask argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::_slow_conv2d_backward.output_mask argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_backward.output_mask argument 'weight'");
+  auto regen_a3 = ::regen::lift_int_list(kernel_size, "aten::_slow_conv2d_backward.output_mask argument 'kernel_size'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::_slow_conv2d_backward.output_mask argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::_slow_conv2d_backward.output_mask argument 'padding'");
+  auto regen_a6 = ::regen::lift_bool_array(output_mask, "aten::_slow_conv2d_backward.output_mask argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__slow_conv2d_backward_output_mask(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
+at::Tensor wrap__conv_depthwise2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_conv_depthwise2d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_conv_depthwise2d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_conv_depthwise2d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::_conv_depthwise2d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::_conv_depthwise2d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::_conv_depthwise2d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(dilation, "aten::_conv_depthwise2d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__conv_depthwise2d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_log_ndtr_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_log_ndtr.out argument 'self'");
@@ -1002,6 +1070,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
   m.impl("logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
   m.impl("clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
+  m.impl("convolution_backward_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_backward_overrideable));
   m.impl("_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
   m.impl("count_nonzero.dim_IntList", TORCH_FN(regen_runtime_ops::wrap_count_nonzero_dim_int_list));
   m.impl("_cummin_helper", TORCH_FN(regen_runtime_ops::wrap__cummin_helper));
@@ -1076,6 +1145,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish.out", TORCH_FN(regen_runtime_ops::wrap_hardswish_out));
   m.impl("log_sigmoid_forward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward));
   m.impl("softplus_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softplus_backward_grad_input));
+  m.impl("slow_conv_transpose3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d));
+  m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_backward_output_mask));
+  m.impl("_conv_depthwise2d", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d));
   m.impl("special_log_ndtr.out", TORCH_FN(regen_runtime_ops::wrap_special_log_ndtr_out));
   m.impl("special_i1e.out", TORCH_FN(regen_runtime_ops::wrap_special_i1e_out));
   m.impl("special_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j0_out));

@@ -87,6 +87,11 @@ regen_error* regen_kernel_leaky_relu_backward_grad_input(regen_tensor grad_outpu
 regen_error* regen_kernel_softshrink_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
 regen_error* regen_kernel_logit_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_opt_f64 eps, regen_tensor grad_input);
 regen_error* regen_kernel_tanh_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
+regen_error* regen_kernel_slow_conv_transpose2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
+regen_error* regen_kernel__slow_conv2d_forward_output(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor output);
+regen_error* regen_kernel_slow_conv3d_forward_output(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor output);
+regen_error* regen_kernel_col2im_out(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
+regen_error* regen_kernel_im2col_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
 regen_error* regen_kernel_special_erfcx_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
@@ -833,6 +838,72 @@ at::Tensor & wrap_tanh_backward_grad_input(const at::Tensor & grad_output, const
   return grad_input;
 }
 
+// aten::slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
+at::Tensor wrap_slow_conv_transpose2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose2d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose2d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose2d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_transpose2d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_transpose2d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_transpose2d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(output_padding, "aten::slow_conv_transpose2d argument 'output_padding'");
+  auto regen_a7 = ::regen::lift_int_list(dilation, "aten::slow_conv_transpose2d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_slow_conv_transpose2d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_slow_conv2d_forward.output(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, Tensor(a!) output) -> Tensor(a!)
+at::Tensor & wrap__slow_conv2d_forward_output(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, at::Tensor & output) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_slow_conv2d_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_forward.output argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_slow_conv2d_forward.output argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::_slow_conv2d_forward.output argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::_slow_conv2d_forward.output argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::_slow_conv2d_forward.output argument 'padding'");
+  auto regen_a6 = ::regen::lift_tensor(output, "aten::_slow_conv2d_forward.output argument 'output'");
+  ::regen::check(regen_kernel__slow_conv2d_forward_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return output;
+}
+
+// aten::slow_conv3d_forward.output(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, *, Tensor(a!) output) -> Tensor(a!)
+at::Tensor & wrap_slow_conv3d_forward_output(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, at::Tensor & output) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv3d_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv3d_forward.output argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv3d_forward.output argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv3d_forward.output argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv3d_forward.output argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv3d_forward.output argument 'padding'");
+  auto regen_a6 = ::regen::lift_tensor(output, "aten::slow_conv3d_forward.output argument 'output'");
+  ::regen::check(regen_kernel_slow_conv3d_forward_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return output;
+}
+
+// aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_col2im_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::col2im.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::col2im.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::col2im.out argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(dilation, "aten::col2im.out argument 'dilation'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::col2im.out argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(stride, "aten::col2im.out argument 'stride'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::col2im.out argument 'out'");
+  ::regen::check(regen_kernel_col2im_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
+// aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_im2col_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::im2col.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::im2col.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(dilation, "aten::im2col.out argument 'dilation'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::im2col.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::im2col.out argument 'stride'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::im2col.out argument 'out'");
+  ::regen::check(regen_kernel_im2col_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx.out argument 'self'");
@@ -1011,6 +1082,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
   m.impl("logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
   m.impl("tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
+  m.impl("slow_conv_transpose2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d));
+  m.impl("_slow_conv2d_forward.output", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward_output));
+  m.impl("slow_conv3d_forward.output", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward_output));
+  m.impl("col2im.out", TORCH_FN(regen_runtime_ops::wrap_col2im_out));
+  m.impl("im2col.out", TORCH_FN(regen_runtime_ops::wrap_im2col_out));
   m.impl("special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
   m.impl("special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
   m.impl("special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));

@@ -21,6 +21,7 @@ regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, 
 regen_error* regen_kernel_bmm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
+regen_error* regen_kernel_convolution_overrideable(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_tensor* regen_r0);
 regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__cummax_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
@@ -87,6 +88,12 @@ regen_error* regen_kernel_leaky_relu_out(regen_tensor self, regen_scalar negativ
 regen_error* regen_kernel_log_sigmoid_backward(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor* regen_r0);
 regen_error* regen_kernel_softshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
 regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
+regen_error* regen_kernel_slow_conv_transpose3d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor out);
+regen_error* regen_kernel__slow_conv2d_forward(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor* regen_r0);
+regen_error* regen_kernel__conv_depthwise2d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor out);
+regen_error* regen_kernel_conv_depthwise3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
+regen_error* regen_kernel_slow_conv3d_forward(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor* regen_r0);
+regen_error* regen_kernel_slow_conv_dilated3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel_isposinf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_isneginf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_entr_out(regen_tensor self, regen_tensor out);
@@ -207,6 +214,22 @@ at::Tensor & wrap_clamp_out(const at::Tensor & self, const ::std::optional<at::S
   auto regen_a3 = ::regen::lift_tensor(out, "aten::clamp.out argument 'out'");
   ::regen::check(regen_kernel_clamp_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
+at::Tensor wrap_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::convolution_overrideable argument 'input'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::convolution_overrideable argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::convolution_overrideable argument 'bias'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::convolution_overrideable argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::convolution_overrideable argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::convolution_overrideable argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(transposed, "aten::convolution_overrideable argument 'transposed'");
+  auto regen_a7 = ::regen::lift_int_list(output_padding, "aten::convolution_overrideable argument 'output_padding'");
+  auto regen_a8 = ::regen::lift_int(groups, "aten::convolution_overrideable argument 'groups'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_convolution_overrideable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -834,6 +857,89 @@ at::Tensor & wrap_sigmoid_backward_grad_input(const at::Tensor & grad_output, co
   return grad_input;
 }
 
+// aten::slow_conv_transpose3d.out(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_slow_conv_transpose3d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose3d.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose3d.out argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_transpose3d.out argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_transpose3d.out argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_transpose3d.out argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(output_padding, "aten::slow_conv_transpose3d.out argument 'output_padding'");
+  auto regen_a7 = ::regen::lift_int_list(dilation, "aten::slow_conv_transpose3d.out argument 'dilation'");
+  auto regen_a8 = ::regen::lift_tensor(out, "aten::slow_conv_transpose3d.out argument 'out'");
+  ::regen::check(regen_kernel_slow_conv_transpose3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return out;
+}
+
+// aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
+at::Tensor wrap__slow_conv2d_forward(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_slow_conv2d_forward argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_forward argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_slow_conv2d_forward argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::_slow_conv2d_forward argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::_slow_conv2d_forward argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::_slow_conv2d_forward argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__slow_conv2d_forward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_conv_depthwise2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__conv_depthwise2d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_conv_depthwise2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_conv_depthwise2d.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_conv_depthwise2d.out argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::_conv_depthwise2d.out argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::_conv_depthwise2d.out argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::_conv_depthwise2d.out argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(dilation, "aten::_conv_depthwise2d.out argument 'dilation'");
+  auto regen_a7 = ::regen::lift_tensor(out, "aten::_conv_depthwise2d.out argument 'out'");
+  ::regen::check(regen_kernel__conv_depthwise2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return out;
+}
+
+// aten::conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
+at::Tensor wrap_conv_depthwise3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::conv_depthwise3d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::conv_depthwise3d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::conv_depthwise3d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::conv_depthwise3d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::conv_depthwise3d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::conv_depthwise3d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(dilation, "aten::conv_depthwise3d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_conv_depthwise3d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
+at::Tensor wrap_slow_conv3d_forward(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv3d_forward argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv3d_forward argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv3d_forward argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv3d_forward argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv3d_forward argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv3d_forward argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_slow_conv3d_forward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
+at::Tensor wrap_slow_conv_dilated3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_dilated3d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_dilated3d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_dilated3d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_dilated3d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_dilated3d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_dilated3d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(dilation, "aten::slow_conv_dilated3d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_slow_conv_dilated3d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isposinf_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::isposinf.out argument 'self'");
@@ -924,6 +1030,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
   m.impl("ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
   m.impl("clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
+  m.impl("convolution_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_overrideable));
   m.impl("cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
   m.impl("_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
@@ -990,6 +1097,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
   m.impl("softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
+  m.impl("slow_conv_transpose3d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d_out));
+  m.impl("_slow_conv2d_forward", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward));
+  m.impl("_conv_depthwise2d.out", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d_out));
+  m.impl("conv_depthwise3d", TORCH_FN(regen_runtime_ops::wrap_conv_depthwise3d));
+  m.impl("slow_conv3d_forward", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward));
+  m.impl("slow_conv_dilated3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated3d));
   m.impl("isposinf.out", TORCH_FN(regen_runtime_ops::wrap_isposinf_out));
   m.impl("isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
   m.impl("special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));

@@ -92,6 +92,10 @@ regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
 regen_error* regen_kernel_log_sigmoid_forward_output(regen_tensor self, regen_tensor output, regen_tensor buffer);
 regen_error* regen_kernel_log_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor grad_input);
 regen_error* regen_kernel_softplus_out(regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor out);
+regen_error* regen_kernel_slow_conv_transpose2d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor out);
+regen_error* regen_kernel_slow_conv_dilated2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
+regen_error* regen_kernel_col2im(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
+regen_error* regen_kernel_im2col(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_xlog1py_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_special_airy_ai_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_bessel_j1_out(regen_tensor self, regen_tensor out);
@@ -906,6 +910,60 @@ at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta,
   return out;
 }
 
+// aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_slow_conv_transpose2d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose2d.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose2d.out argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_transpose2d.out argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_transpose2d.out argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_transpose2d.out argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(output_padding, "aten::slow_conv_transpose2d.out argument 'output_padding'");
+  auto regen_a7 = ::regen::lift_int_list(dilation, "aten::slow_conv_transpose2d.out argument 'dilation'");
+  auto regen_a8 = ::regen::lift_tensor(out, "aten::slow_conv_transpose2d.out argument 'out'");
+  ::regen::check(regen_kernel_slow_conv_transpose2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return out;
+}
+
+// aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
+at::Tensor wrap_slow_conv_dilated2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_dilated2d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_dilated2d argument 'weight'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_dilated2d argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::slow_conv_dilated2d argument 'bias'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::slow_conv_dilated2d argument 'stride'");
+  auto regen_a5 = ::regen::lift_int_list(padding, "aten::slow_conv_dilated2d argument 'padding'");
+  auto regen_a6 = ::regen::lift_int_list(dilation, "aten::slow_conv_dilated2d argument 'dilation'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_slow_conv_dilated2d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+at::Tensor wrap_col2im(const at::Tensor & self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::col2im argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::col2im argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::col2im argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(dilation, "aten::col2im argument 'dilation'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::col2im argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(stride, "aten::col2im argument 'stride'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_col2im(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+at::Tensor wrap_im2col(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::im2col argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::im2col argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(dilation, "aten::im2col argument 'dilation'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::im2col argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(stride, "aten::im2col argument 'stride'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_im2col(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_xlog1py.out argument 'self'");
@@ -1051,6 +1109,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
   m.impl("log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
   m.impl("softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
+  m.impl("slow_conv_transpose2d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d_out));
+  m.impl("slow_conv_dilated2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated2d));
+  m.impl("col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));
+  m.impl("im2col", TORCH_FN(regen_runtime_ops::wrap_im2col));
   m.impl("special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
   m.impl("special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
   m.impl("special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));

@@ -66,6 +66,8 @@ impl Kernels for Backend {
     crate::sort_methods!();
     // Unique, histc and bincount (kernels/unique.rs).
     crate::unique_methods!();
+    // Convolution, im2col and col2im (kernels/conv.rs).
+    crate::conv_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

@@ -55,6 +55,10 @@ NATIVE_SLICE = [
     "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
     # Unique and histogram ops (kernels/unique.rs).
     "unique", "unique_consecutive", "histc", "bincount",
+    # Convolutions, im2col and col2im (kernels/conv.rs).
+    "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
+    "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d", "nn.functional.unfold",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",

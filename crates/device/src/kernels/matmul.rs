@@ -1124,6 +1124,55 @@ pub fn contract(
     Ok(out)
 }
 
+/// One batched product on operands another family built itself (convolution's unfolded
+/// columns): `m × k` times `k × n`, each operand a pointer and `(batch, row, column)` element
+/// strides.
+pub(crate) struct Raw {
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub out: (*mut u8, [isize; 3]),
+    pub lhs: (*mut u8, [isize; 3]),
+    pub rhs: (*mut u8, [isize; 3]),
+    /// The batch sums into one matrix (a weight gradient over the samples).
+    pub sum_batches: bool,
+    /// `out` is added to rather than overwritten.
+    pub accumulate: bool,
+}
+
+/// `out[b] (+)= lhs[b] @ rhs[b]` on this engine's kernels and PyTorch's threads (nested inside
+/// a parallel region, on the calling thread): gemm for real floats and complex, the wrapping
+/// loop for integers. `kernel` names the op in the "not implemented" error of other dtypes.
+///
+/// # Safety
+/// The pointers and strides describe live memory of `dtype`; `out` overlaps neither operand.
+pub(crate) unsafe fn raw_product(dtype: DType, r: &Raw, kernel: &str) -> Result<()> {
+    let mat = |(ptr, s): (*mut u8, [isize; 3])| Mat { ptr, s };
+    let p = Problem {
+        batch: r.batch,
+        m: r.m,
+        n: r.n,
+        k: r.k,
+        out: mat(r.out),
+        lhs: mat(r.lhs),
+        rhs: mat(r.rhs),
+        conj_lhs: false,
+        conj_rhs: false,
+        sum_batches: r.sum_batches,
+        read_out: r.accumulate,
+        round: None,
+    }
+    .oriented();
+    // SAFETY: per the contract.
+    unsafe {
+        crate::dispatch!(dtype, [F32, F64, C64, C128], |T| execute(&p, &Gemm::<T> { alpha: T::one(), beta: T::one() }), else
+        crate::dispatch!(dtype, [U8, I8, I16, I32, I64], |T| execute(&p, &Loop::<T> { alpha: T::one(), beta: T::one() }), else
+            return Err(Error::not_implemented(format!("\"{kernel}\" not implemented for '{}'", dtype.name())))))
+    }
+    Ok(())
+}
+
 /// matmul's broadcast of the batch dimensions (`infer_size`, with its message).
 fn broadcast(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     let n = a.len().max(b.len());

@@ -1,10 +1,11 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul), with `stl` the unstable sorting
+//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv), with `stl` the unstable sorting
 //! algorithms of CPU's C++ library for sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
 pub mod binary;
+pub mod conv;
 pub mod copy;
 pub mod dtype;
 pub mod index;
