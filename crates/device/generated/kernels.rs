@@ -506,6 +506,27 @@ pub trait Kernels: Send + Sync + 'static {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
+    fn native_layer_norm(
+        &self,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn native_layer_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        mean: TensorRef<'_>,
+        rstd: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn nan_to_num_out(
         &self,
@@ -567,6 +588,38 @@ pub trait Kernels: Send + Sync + 'static {
         end: Scalar,
         steps: i64,
         base: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+    fn _log_softmax(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+    ) -> Result<Tensor>;
+    /// `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _log_softmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
+    fn _log_softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _log_softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
@@ -723,6 +776,97 @@ pub trait Kernels: Send + Sync + 'static {
         length: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn native_batch_norm(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
+    fn native_batch_norm_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn _native_batch_norm_legit(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))`
+    fn _native_batch_norm_legit_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn _native_batch_norm_legit_no_stats(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
+    fn _native_batch_norm_legit_no_stats_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn native_batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_invstd: Option<TensorRef<'_>>,
+        train: bool,
+        eps: f64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn range_out(
         &self,
@@ -836,6 +980,38 @@ pub trait Kernels: Send + Sync + 'static {
     fn sinc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sinh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+    fn _softmax(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+    ) -> Result<Tensor>;
+    /// `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _softmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
+    fn _softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
     fn sum_int_list_out(
         &self,
@@ -1006,6 +1182,47 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _batch_norm_with_update(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_batch_norm_with_update.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd, Tensor(g!) reserve) -> (Tensor(d!), Tensor(e!), Tensor(f!), Tensor(g!))`
+    fn _batch_norm_with_update_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+        reserve: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)`
+    fn batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_var: Option<TensorRef<'_>>,
+        update: bool,
+        eps: f64,
+        output_mask: &[bool],
+        reserve: TensorRef<'_>,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
     fn norm_dtype_out(
         &self,
@@ -2206,7 +2423,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 355] = [
+pub const OPS: [&str; 375] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2294,6 +2511,8 @@ pub const OPS: [&str; 355] = [
     "isin.Scalar_Tensor_out",
     "isnan",
     "kthvalue.values",
+    "native_layer_norm",
+    "native_layer_norm_backward",
     "nan_to_num.out",
     "linear_backward",
     "linspace.out",
@@ -2305,6 +2524,10 @@ pub const OPS: [&str; 355] = [
     "logaddexp2.out",
     "xlogy.OutTensor",
     "logspace.out",
+    "_log_softmax",
+    "_log_softmax.out",
+    "_log_softmax_backward_data",
+    "_log_softmax_backward_data.out",
     "_logcumsumexp",
     "_logcumsumexp.out",
     "matmul_backward",
@@ -2328,6 +2551,13 @@ pub const OPS: [&str; 355] = [
     "mul.out",
     "mvlgamma.out",
     "narrow_copy.out",
+    "native_batch_norm",
+    "native_batch_norm.out",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit.out",
+    "_native_batch_norm_legit.no_stats",
+    "_native_batch_norm_legit.no_stats_out",
+    "native_batch_norm_backward",
     "range.out",
     "reciprocal.out",
     "neg.out",
@@ -2354,6 +2584,10 @@ pub const OPS: [&str; 355] = [
     "sin.out",
     "sinc.out",
     "sinh.out",
+    "_softmax",
+    "_softmax.out",
+    "_softmax_backward_data",
+    "_softmax_backward_data.out",
     "sum.IntList_out",
     "nansum",
     "nansum.out",
@@ -2380,6 +2614,9 @@ pub const OPS: [&str; 355] = [
     "var_mean.correction",
     "where.self",
     "where.self_out",
+    "_batch_norm_with_update",
+    "_batch_norm_with_update.out",
+    "batch_norm_backward",
     "norm.dtype_out",
     "norm.out",
     "frexp.Tensor_out",
@@ -2564,7 +2801,7 @@ pub const OPS: [&str; 355] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 355] = [const { AtomicU64::new(0) }; 355];
+static CALLS: [AtomicU64; 375] = [const { AtomicU64::new(0) }; 375];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -4815,6 +5052,86 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
         },
     )
 }
+/// Entry point of `aten::native_layer_norm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_layer_norm(
+    input: abi::regen_tensor,
+    normalized_shape: abi::regen_i64_list,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_layer_norm",
+        &CALLS[87usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_layer_norm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&normalized_shape) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_layer_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    normalized_shape: abi::regen_i64_list,
+    mean: abi::regen_tensor,
+    rstd: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_layer_norm_backward",
+        &CALLS[88usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_layer_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&normalized_shape) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&rstd) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::nan_to_num.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -4830,7 +5147,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[87usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -4861,7 +5178,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[88usize],
+        &CALLS[90usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -4891,7 +5208,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[89usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .linspace_out(
@@ -4916,7 +5233,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[90usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .log_out(
@@ -4939,7 +5256,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[91usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .log10_out(
@@ -4962,7 +5279,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[92usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .log1p_out(
@@ -4985,7 +5302,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[93usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .log2_out(
@@ -5009,7 +5326,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[94usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5034,7 +5351,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[95usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5059,7 +5376,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[96usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5086,7 +5403,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[97usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5094,6 +5411,118 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
                     unsafe { <f64 as FromAbi<'_>>::from_abi(&base) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax",
+        &CALLS[100usize],
+        || {
+            let regen_v0 = kernels()?
+                ._log_softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax.out",
+        &CALLS[101usize],
+        || {
+            kernels()?
+                ._log_softmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax_backward_data`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax_backward_data",
+        &CALLS[102usize],
+        || {
+            let regen_v0 = kernels()?
+                ._log_softmax_backward_data(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax_backward_data.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax_backward_data.out",
+        &CALLS[103usize],
+        || {
+            kernels()?
+                ._log_softmax_backward_data_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5113,7 +5542,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5138,7 +5567,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5166,7 +5595,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5196,7 +5625,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5225,7 +5654,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -5253,7 +5682,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .amax_out(
@@ -5281,7 +5710,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .mean_out(
@@ -5307,7 +5736,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5331,7 +5760,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -5357,7 +5786,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -5383,7 +5812,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5412,7 +5841,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5440,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .amin_out(
@@ -5466,7 +5895,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .mm_out(
@@ -5492,7 +5921,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -5519,7 +5948,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -5545,7 +5974,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -5570,7 +5999,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -5597,7 +6026,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5624,7 +6053,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5649,7 +6078,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .mul_out(
@@ -5674,7 +6103,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -5701,7 +6130,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -5711,6 +6140,319 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&length) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm",
+        &CALLS[127usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_batch_norm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm.out",
+        &CALLS[128usize],
+        || {
+            kernels()?
+                .native_batch_norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit",
+        &CALLS[129usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._native_batch_norm_legit(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.out",
+        &CALLS[130usize],
+        || {
+            kernels()?
+                ._native_batch_norm_legit_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.no_stats`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.no_stats",
+        &CALLS[131usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._native_batch_norm_legit_no_stats(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.no_stats_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.no_stats_out",
+        &CALLS[132usize],
+        || {
+            kernels()?
+                ._native_batch_norm_legit_no_stats_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+    train: bool,
+    eps: f64,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm_backward",
+        &CALLS[133usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_batch_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_invstd)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&train) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -5729,7 +6471,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[121usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .range_out(
@@ -5754,7 +6496,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[122usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -5777,7 +6519,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[123usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .neg_out(
@@ -5801,7 +6543,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[124usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -5827,7 +6569,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[125usize],
+        &CALLS[138usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -5852,7 +6594,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[126usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .round_out(
@@ -5876,7 +6618,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[127usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -5900,7 +6642,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[128usize],
+        &CALLS[141usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5920,7 +6662,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[129usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -5943,7 +6685,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[130usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -5970,7 +6712,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[131usize],
+        &CALLS[144usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -5997,7 +6739,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[132usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .gelu_out(
@@ -6023,7 +6765,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[133usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -6049,7 +6791,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[134usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -6075,7 +6817,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[135usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -6100,7 +6842,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[136usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -6123,7 +6865,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[137usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .silu_out(
@@ -6147,7 +6889,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[138usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -6171,7 +6913,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[139usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .mish_out(
@@ -6194,7 +6936,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[140usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -6218,7 +6960,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[141usize],
+        &CALLS[154usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -6242,7 +6984,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[142usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -6266,7 +7008,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[143usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .logit_out(
@@ -6290,7 +7032,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[144usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .sin_out(
@@ -6313,7 +7055,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[145usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .sinc_out(
@@ -6336,12 +7078,124 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[146usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .sinh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax",
+        &CALLS[160usize],
+        || {
+            let regen_v0 = kernels()?
+                ._softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax.out",
+        &CALLS[161usize],
+        || {
+            kernels()?
+                ._softmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax_backward_data`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax_backward_data",
+        &CALLS[162usize],
+        || {
+            let regen_v0 = kernels()?
+                ._softmax_backward_data(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax_backward_data.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax_backward_data.out",
+        &CALLS[163usize],
+        || {
+            kernels()?
+                ._softmax_backward_data_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -6362,7 +7216,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[147usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -6391,7 +7245,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[148usize],
+        &CALLS[165usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -6420,7 +7274,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[149usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .nansum_out(
@@ -6446,7 +7300,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[150usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -6472,7 +7326,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[151usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6502,7 +7356,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[152usize],
+        &CALLS[169usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6532,7 +7386,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[153usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6559,7 +7413,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[154usize],
+        &CALLS[171usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6586,7 +7440,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[155usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6612,7 +7466,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[156usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .tan_out(
@@ -6635,7 +7489,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[157usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6660,7 +7514,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[158usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .threshold_out(
@@ -6687,7 +7541,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[159usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -6713,7 +7567,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[160usize],
+        &CALLS[177usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -6739,7 +7593,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[161usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -6764,7 +7618,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[162usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .trunc_out(
@@ -6790,7 +7644,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[163usize],
+        &CALLS[180usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -6822,7 +7676,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[164usize],
+        &CALLS[181usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -6856,7 +7710,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[165usize],
+        &CALLS[182usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -6889,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[166usize],
+        &CALLS[183usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -6922,7 +7776,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[167usize],
+        &CALLS[184usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -6953,7 +7807,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[168usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -6982,7 +7836,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[169usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -7012,7 +7866,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[170usize],
+        &CALLS[187usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -7041,7 +7895,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[171usize],
+        &CALLS[188usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -7068,7 +7922,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[172usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .where_self_out(
@@ -7077,6 +7931,147 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_batch_norm_with_update`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_batch_norm_with_update",
+        &CALLS[190usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._batch_norm_with_update(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_batch_norm_with_update.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+    reserve: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_batch_norm_with_update.out",
+        &CALLS[191usize],
+        || {
+            kernels()?
+                ._batch_norm_with_update_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&reserve) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::batch_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_var: abi::regen_tensor,
+    update: bool,
+    eps: f64,
+    output_mask: abi::regen_bool_list,
+    reserve: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::batch_norm_backward",
+        &CALLS[192usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .batch_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&update) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&reserve) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -7097,7 +8092,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[173usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -7127,7 +8122,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[174usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .norm_out(
@@ -7154,7 +8149,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[175usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -7177,7 +8172,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[176usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -7201,7 +8196,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[177usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .sub_out(
@@ -7228,7 +8223,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[178usize],
+        &CALLS[198usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -7255,7 +8250,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[179usize],
+        &CALLS[199usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -7281,7 +8276,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[180usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -7309,7 +8304,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[181usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .addmm_out(
@@ -7341,7 +8336,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[182usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -7374,7 +8369,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[183usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -7407,7 +8402,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[184usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -7435,7 +8430,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[185usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -7458,7 +8453,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[186usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -7484,7 +8479,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[187usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -7510,7 +8505,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[188usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -7532,7 +8527,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[189usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .set_inplace(
@@ -7555,7 +8550,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[190usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -7580,7 +8575,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[191usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -7605,7 +8600,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[192usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -7630,7 +8625,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[193usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -7656,7 +8651,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[194usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .put_inplace(
@@ -7685,7 +8680,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[195usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .index_add_out(
@@ -7717,7 +8712,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[196usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -7747,7 +8742,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[197usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -7774,7 +8769,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[198usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -7802,7 +8797,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[199usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -7831,7 +8826,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[200usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -7861,7 +8856,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[201usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -7892,7 +8887,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[202usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -7922,7 +8917,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[203usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -7953,7 +8948,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[204usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -7982,7 +8977,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[205usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -8007,7 +9002,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[206usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -8032,7 +9027,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[207usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -8057,7 +9052,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[208usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -8082,7 +9077,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[209usize],
+        &CALLS[229usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -8106,7 +9101,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[210usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -8129,7 +9124,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[211usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -8153,7 +9148,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[212usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -8178,7 +9173,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[213usize],
+        &CALLS[233usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -8203,7 +9198,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[214usize],
+        &CALLS[234usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -8227,7 +9222,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[215usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -8250,7 +9245,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[216usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -8274,7 +9269,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[217usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -8301,7 +9296,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[218usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -8331,7 +9326,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[219usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -8362,7 +9357,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[220usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -8390,7 +9385,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[221usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .triu_out(
@@ -8415,7 +9410,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[222usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .tril_out(
@@ -8445,7 +9440,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[223usize],
+        &CALLS[243usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -8480,7 +9475,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[224usize],
+        &CALLS[244usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -8510,7 +9505,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[225usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -8535,7 +9530,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[226usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -8560,7 +9555,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[227usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -8585,7 +9580,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -8610,7 +9605,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[229usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -8635,7 +9630,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[230usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -8660,7 +9655,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[231usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -8685,7 +9680,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[232usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -8710,7 +9705,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[233usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -8735,7 +9730,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -8760,7 +9755,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[235usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -8785,7 +9780,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[236usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -8810,7 +9805,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[237usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .take_out(
@@ -8835,7 +9830,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[238usize],
+        &CALLS[258usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -8861,7 +9856,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[239usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .index_select_out(
@@ -8888,7 +9883,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[240usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -8914,7 +9909,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[241usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -8939,7 +9934,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[242usize],
+        &CALLS[262usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -8963,7 +9958,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[243usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -8986,7 +9981,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[244usize],
+        &CALLS[264usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9009,7 +10004,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[245usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -9036,7 +10031,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[246usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -9064,7 +10059,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[247usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .gather_out(
@@ -9093,7 +10088,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[248usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -9122,7 +10117,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[249usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -9148,7 +10143,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[250usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -9171,7 +10166,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[251usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .digamma_out(
@@ -9195,7 +10190,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[252usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -9219,7 +10214,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[253usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -9242,7 +10237,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[254usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .i0_out(
@@ -9265,7 +10260,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[255usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .sign_out(
@@ -9288,7 +10283,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[256usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .signbit_out(
@@ -9312,7 +10307,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[257usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .atan2_out(
@@ -9338,7 +10333,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[258usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -9365,7 +10360,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -9393,7 +10388,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[260usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .histc_out(
@@ -9422,7 +10417,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[261usize],
+        &CALLS[281usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -9449,7 +10444,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[262usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -9474,7 +10469,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[263usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .hypot_out(
@@ -9499,7 +10494,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[264usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .igamma_out(
@@ -9524,7 +10519,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[265usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .igammac_out(
@@ -9549,7 +10544,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[266usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -9574,7 +10569,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[267usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -9599,7 +10594,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[268usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -9623,7 +10618,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[269usize],
+        &CALLS[289usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9644,7 +10639,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[270usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -9668,7 +10663,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[271usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .fmin_out(
@@ -9692,7 +10687,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[272usize],
+        &CALLS[292usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9714,7 +10709,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[273usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .fmax_out(
@@ -9739,7 +10734,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[274usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .maximum_out(
@@ -9763,7 +10758,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[275usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -9787,7 +10782,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[276usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .minimum_out(
@@ -9815,7 +10810,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[277usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -9847,7 +10842,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[278usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .topk_values(
@@ -9875,7 +10870,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[279usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .all_all_out(
@@ -9898,7 +10893,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[280usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .any_all_out(
@@ -9924,7 +10919,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[281usize],
+        &CALLS[301usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -9954,7 +10949,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[282usize],
+        &CALLS[302usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -9982,7 +10977,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[283usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -10007,7 +11002,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -10032,7 +11027,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[285usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -10059,7 +11054,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[286usize],
+        &CALLS[306usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -10088,7 +11083,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[287usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -10117,7 +11112,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[288usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -10148,7 +11143,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[289usize],
+        &CALLS[309usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -10183,7 +11178,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[290usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -10220,7 +11215,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[291usize],
+        &CALLS[311usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -10255,7 +11250,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[292usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -10290,7 +11285,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[293usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .elu_out(
@@ -10321,7 +11316,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[294usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -10351,7 +11346,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[295usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -10375,7 +11370,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[296usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -10401,7 +11396,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[297usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -10428,7 +11423,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[298usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -10456,7 +11451,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[299usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -10485,7 +11480,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[300usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -10512,7 +11507,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[301usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -10536,7 +11531,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[302usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -10559,7 +11554,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[303usize],
+        &CALLS[323usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -10581,7 +11576,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[304usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -10604,7 +11599,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[305usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -10629,7 +11624,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[306usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -10656,7 +11651,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[307usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -10683,7 +11678,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[308usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -10708,7 +11703,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[309usize],
+        &CALLS[329usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -10734,7 +11729,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[310usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -10761,7 +11756,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[311usize],
+        &CALLS[331usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -10788,7 +11783,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[312usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .softplus_out(
@@ -10816,7 +11811,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[313usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -10843,7 +11838,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[314usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -10869,7 +11864,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[315usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -10895,7 +11890,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[316usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -10921,7 +11916,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[317usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -10947,7 +11942,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -10971,7 +11966,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[319usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -10994,7 +11989,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[320usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -11017,7 +12012,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[321usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -11040,7 +12035,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[322usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -11063,7 +12058,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[323usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -11086,7 +12081,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[324usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -11110,7 +12105,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[325usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -11135,7 +12130,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[326usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -11159,7 +12154,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[327usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -11182,7 +12177,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[328usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -11205,7 +12200,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[329usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -11232,7 +12227,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[330usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -11259,7 +12254,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[331usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -11282,7 +12277,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[332usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -11305,7 +12300,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[333usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -11328,7 +12323,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[334usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -11351,7 +12346,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[335usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -11375,7 +12370,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[336usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -11400,7 +12395,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[337usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -11425,7 +12420,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[338usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -11450,7 +12445,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[339usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -11475,7 +12470,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[340usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -11500,7 +12495,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[341usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -11525,7 +12520,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[342usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -11550,7 +12545,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[343usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -11574,7 +12569,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[344usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -11597,7 +12592,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[345usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -11620,7 +12615,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[346usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -11643,7 +12638,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[347usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -11666,7 +12661,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[348usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -11689,7 +12684,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[349usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -11713,7 +12708,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[350usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -11738,7 +12733,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[351usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -11763,7 +12758,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[352usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -11788,7 +12783,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[353usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -11812,7 +12807,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[354usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
