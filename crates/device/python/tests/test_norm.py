@@ -246,8 +246,11 @@ def test_batch_norm(dtype, name, training, affine):
     before = any_native(BN_OPS)
     got = run("regen")
     assert any_native(BN_OPS) > before, "batch norm did not run natively"
+    # CPU sums float16 in float, in vector order, before rounding the mean and the sum of squares
+    # to float16; the running statistics derived from them can land one unit apart.
+    tol = {"rtol": 4e-3, "atol": 1e-4} if dtype == torch.float16 else {}
     for g, e in zip(got, expected):
-        close(g, e)
+        close(g, e, **tol)
     if name.endswith("channels_last"):
         assert got[0].is_contiguous(memory_format=torch.channels_last)
 

@@ -55,6 +55,11 @@ NATIVE_SLICE = [
     "addmv", "baddbmm", "addbmm", "dot", "vdot", "inner", "einsum", "tensordot",
     # Unique and histogram ops (kernels/unique.rs).
     "unique", "unique_consecutive", "histc", "bincount",
+    # Softmax, layer norm and batch norm (kernels/norm.rs; softmax and log_softmax are in
+    # COMMON_SLICE).
+    "softmax.with_dtype", "log_softmax.with_dtype", "_softmax_backward_data", "native_layer_norm",
+    "nn.functional.layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update",
+    "nn.functional.batch_norm",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",
