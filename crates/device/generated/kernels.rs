@@ -533,6 +533,27 @@ pub trait Kernels: Send + Sync + 'static {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
+    fn native_layer_norm(
+        &self,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn native_layer_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        mean: TensorRef<'_>,
+        rstd: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn nan_to_num_out(
         &self,
@@ -594,6 +615,38 @@ pub trait Kernels: Send + Sync + 'static {
         end: Scalar,
         steps: i64,
         base: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+    fn _log_softmax(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+    ) -> Result<Tensor>;
+    /// `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _log_softmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
+    fn _log_softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _log_softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
         out: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
@@ -750,6 +803,97 @@ pub trait Kernels: Send + Sync + 'static {
         length: i64,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn native_batch_norm(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
+    fn native_batch_norm_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn _native_batch_norm_legit(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))`
+    fn _native_batch_norm_legit_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
+    fn _native_batch_norm_legit_no_stats(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
+    fn _native_batch_norm_legit_no_stats_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn native_batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_invstd: Option<TensorRef<'_>>,
+        train: bool,
+        eps: f64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn range_out(
         &self,
@@ -863,6 +1007,38 @@ pub trait Kernels: Send + Sync + 'static {
     fn sinc_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn sinh_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
+    /// `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
+    fn _softmax(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+    ) -> Result<Tensor>;
+    /// `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _softmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        half_to_float: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
+    fn _softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor>;
+    /// `aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
     fn sum_int_list_out(
         &self,
@@ -1033,6 +1209,47 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _batch_norm_with_update(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_batch_norm_with_update.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd, Tensor(g!) reserve) -> (Tensor(d!), Tensor(e!), Tensor(f!), Tensor(g!))`
+    fn _batch_norm_with_update_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+        reserve: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)`
+    fn batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_var: Option<TensorRef<'_>>,
+        update: bool,
+        eps: f64,
+        output_mask: &[bool],
+        reserve: TensorRef<'_>,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
     fn norm_dtype_out(
         &self,
@@ -2432,7 +2649,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 375] = [
+pub const OPS: [&str; 395] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2522,6 +2739,8 @@ pub const OPS: [&str; 375] = [
     "isin.Scalar_Tensor_out",
     "isnan",
     "kthvalue.values",
+    "native_layer_norm",
+    "native_layer_norm_backward",
     "nan_to_num.out",
     "linear_backward",
     "linspace.out",
@@ -2533,6 +2752,10 @@ pub const OPS: [&str; 375] = [
     "logaddexp2.out",
     "xlogy.OutTensor",
     "logspace.out",
+    "_log_softmax",
+    "_log_softmax.out",
+    "_log_softmax_backward_data",
+    "_log_softmax_backward_data.out",
     "_logcumsumexp",
     "_logcumsumexp.out",
     "matmul_backward",
@@ -2556,6 +2779,13 @@ pub const OPS: [&str; 375] = [
     "mul.out",
     "mvlgamma.out",
     "narrow_copy.out",
+    "native_batch_norm",
+    "native_batch_norm.out",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit.out",
+    "_native_batch_norm_legit.no_stats",
+    "_native_batch_norm_legit.no_stats_out",
+    "native_batch_norm_backward",
     "range.out",
     "reciprocal.out",
     "neg.out",
@@ -2582,6 +2812,10 @@ pub const OPS: [&str; 375] = [
     "sin.out",
     "sinc.out",
     "sinh.out",
+    "_softmax",
+    "_softmax.out",
+    "_softmax_backward_data",
+    "_softmax_backward_data.out",
     "sum.IntList_out",
     "nansum",
     "nansum.out",
@@ -2608,6 +2842,9 @@ pub const OPS: [&str; 375] = [
     "var_mean.correction",
     "where.self",
     "where.self_out",
+    "_batch_norm_with_update",
+    "_batch_norm_with_update.out",
+    "batch_norm_backward",
     "norm.dtype_out",
     "norm.out",
     "frexp.Tensor_out",
@@ -2810,7 +3047,7 @@ pub const OPS: [&str; 375] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 375] = [const { AtomicU64::new(0) }; 375];
+static CALLS: [AtomicU64; 395] = [const { AtomicU64::new(0) }; 395];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -5145,6 +5382,86 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
         },
     )
 }
+/// Entry point of `aten::native_layer_norm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_layer_norm(
+    input: abi::regen_tensor,
+    normalized_shape: abi::regen_i64_list,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_layer_norm",
+        &CALLS[89usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_layer_norm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&normalized_shape) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_layer_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    normalized_shape: abi::regen_i64_list,
+    mean: abi::regen_tensor,
+    rstd: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_layer_norm_backward",
+        &CALLS[90usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_layer_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&normalized_shape) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&rstd) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::nan_to_num.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -5160,7 +5477,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[89usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -5191,7 +5508,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[90usize],
+        &CALLS[92usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -5221,7 +5538,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[91usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .linspace_out(
@@ -5246,7 +5563,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[92usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .log_out(
@@ -5269,7 +5586,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[93usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .log10_out(
@@ -5292,7 +5609,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[94usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .log1p_out(
@@ -5315,7 +5632,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[95usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .log2_out(
@@ -5339,7 +5656,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[96usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5364,7 +5681,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[97usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5389,7 +5706,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[98usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5416,7 +5733,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[99usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5424,6 +5741,118 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&end) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&steps) }?,
                     unsafe { <f64 as FromAbi<'_>>::from_abi(&base) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax",
+        &CALLS[102usize],
+        || {
+            let regen_v0 = kernels()?
+                ._log_softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax.out",
+        &CALLS[103usize],
+        || {
+            kernels()?
+                ._log_softmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax_backward_data`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax_backward_data",
+        &CALLS[104usize],
+        || {
+            let regen_v0 = kernels()?
+                ._log_softmax_backward_data(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_log_softmax_backward_data.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_log_softmax_backward_data.out",
+        &CALLS[105usize],
+        || {
+            kernels()?
+                ._log_softmax_backward_data_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
             Ok(())
@@ -5443,7 +5872,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5468,7 +5897,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5496,7 +5925,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5526,7 +5955,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5555,7 +5984,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -5583,7 +6012,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .amax_out(
@@ -5611,7 +6040,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .mean_out(
@@ -5637,7 +6066,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5661,7 +6090,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -5687,7 +6116,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -5713,7 +6142,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -5742,7 +6171,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -5770,7 +6199,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .amin_out(
@@ -5796,7 +6225,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .mm_out(
@@ -5822,7 +6251,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -5849,7 +6278,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -5875,7 +6304,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -5900,7 +6329,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -5927,7 +6356,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -5954,7 +6383,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -5979,7 +6408,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .mul_out(
@@ -6004,7 +6433,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -6031,7 +6460,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -6041,6 +6470,319 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&length) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm",
+        &CALLS[129usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_batch_norm(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm.out",
+        &CALLS[130usize],
+        || {
+            kernels()?
+                .native_batch_norm_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit",
+        &CALLS[131usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._native_batch_norm_legit(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.out",
+        &CALLS[132usize],
+        || {
+            kernels()?
+                ._native_batch_norm_legit_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.no_stats`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.no_stats",
+        &CALLS[133usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._native_batch_norm_legit_no_stats(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_native_batch_norm_legit.no_stats_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_native_batch_norm_legit.no_stats_out",
+        &CALLS[134usize],
+        || {
+            kernels()?
+                ._native_batch_norm_legit_no_stats_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&training) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_batch_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+    train: bool,
+    eps: f64,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_batch_norm_backward",
+        &CALLS[135usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_batch_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_invstd)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&train) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -6059,7 +6801,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[123usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .range_out(
@@ -6084,7 +6826,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[124usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -6107,7 +6849,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[125usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .neg_out(
@@ -6131,7 +6873,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[126usize],
+        &CALLS[139usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -6157,7 +6899,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[127usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -6182,7 +6924,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[128usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .round_out(
@@ -6206,7 +6948,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[129usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -6230,7 +6972,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[130usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6250,7 +6992,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[131usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -6273,7 +7015,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[132usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -6300,7 +7042,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[133usize],
+        &CALLS[146usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -6327,7 +7069,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[134usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .gelu_out(
@@ -6353,7 +7095,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[135usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -6379,7 +7121,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[136usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -6405,7 +7147,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[137usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -6430,7 +7172,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[138usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -6453,7 +7195,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[139usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .silu_out(
@@ -6477,7 +7219,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[140usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -6501,7 +7243,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[141usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .mish_out(
@@ -6524,7 +7266,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[142usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -6548,7 +7290,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[143usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -6572,7 +7314,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[144usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -6596,7 +7338,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[145usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .logit_out(
@@ -6620,7 +7362,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[146usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .sin_out(
@@ -6643,7 +7385,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[147usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .sinc_out(
@@ -6666,12 +7408,124 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[148usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .sinh_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax",
+        &CALLS[162usize],
+        || {
+            let regen_v0 = kernels()?
+                ._softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_out(
+    self_: abi::regen_tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax.out",
+        &CALLS[163usize],
+        || {
+            kernels()?
+                ._softmax_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&half_to_float) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax_backward_data`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax_backward_data",
+        &CALLS[164usize],
+        || {
+            let regen_v0 = kernels()?
+                ._softmax_backward_data(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_softmax_backward_data.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    dim: i64,
+    input_dtype: i32,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_softmax_backward_data.out",
+        &CALLS[165usize],
+        || {
+            kernels()?
+                ._softmax_backward_data_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <ScalarType as FromAbi<'_>>::from_abi(&input_dtype) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -6692,7 +7546,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[149usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -6721,7 +7575,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[150usize],
+        &CALLS[167usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -6750,7 +7604,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[151usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .nansum_out(
@@ -6776,7 +7630,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[152usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -6802,7 +7656,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[153usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -6832,7 +7686,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[154usize],
+        &CALLS[171usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -6862,7 +7716,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[155usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -6889,7 +7743,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[156usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -6916,7 +7770,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[157usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -6942,7 +7796,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[158usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .tan_out(
@@ -6965,7 +7819,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[159usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .tanh_out(
@@ -6990,7 +7844,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[160usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .threshold_out(
@@ -7017,7 +7871,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[161usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -7043,7 +7897,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[162usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -7069,7 +7923,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[163usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -7094,7 +7948,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[164usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .trunc_out(
@@ -7120,7 +7974,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[165usize],
+        &CALLS[182usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -7152,7 +8006,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[166usize],
+        &CALLS[183usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -7186,7 +8040,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[167usize],
+        &CALLS[184usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -7219,7 +8073,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[168usize],
+        &CALLS[185usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -7252,7 +8106,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[169usize],
+        &CALLS[186usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -7283,7 +8137,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[170usize],
+        &CALLS[187usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -7312,7 +8166,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[171usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -7342,7 +8196,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[172usize],
+        &CALLS[189usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -7371,7 +8225,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[173usize],
+        &CALLS[190usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -7398,7 +8252,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[174usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .where_self_out(
@@ -7407,6 +8261,147 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_batch_norm_with_update`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    momentum: f64,
+    eps: f64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_batch_norm_with_update",
+        &CALLS[192usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._batch_norm_with_update(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_batch_norm_with_update.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    bias: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    momentum: f64,
+    eps: f64,
+    out: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_invstd: abi::regen_tensor,
+    reserve: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_batch_norm_with_update.out",
+        &CALLS[193usize],
+        || {
+            kernels()?
+                ._batch_norm_with_update_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&bias) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&running_var) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&save_invstd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&reserve) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::batch_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    running_mean: abi::regen_tensor,
+    running_var: abi::regen_tensor,
+    save_mean: abi::regen_tensor,
+    save_var: abi::regen_tensor,
+    update: bool,
+    eps: f64,
+    output_mask: abi::regen_bool_list,
+    reserve: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::batch_norm_backward",
+        &CALLS[194usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .batch_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&running_var)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_mean)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&save_var)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&update) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&reserve) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
             Ok(())
         },
     )
@@ -7427,7 +8422,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[175usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -7457,7 +8452,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[176usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .norm_out(
@@ -7484,7 +8479,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[177usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -7507,7 +8502,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[178usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -7531,7 +8526,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[179usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .sub_out(
@@ -7558,7 +8553,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[180usize],
+        &CALLS[200usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -7585,7 +8580,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[181usize],
+        &CALLS[201usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -7611,7 +8606,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[182usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -7639,7 +8634,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[183usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .addmm_out(
@@ -7671,7 +8666,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[184usize],
+        &CALLS[204usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -7704,7 +8699,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[185usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -7737,7 +8732,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[186usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -7765,7 +8760,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[187usize],
+        &CALLS[207usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -7788,7 +8783,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[188usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -7814,7 +8809,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[189usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -7840,7 +8835,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[190usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -7862,7 +8857,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[191usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .set_inplace(
@@ -7885,7 +8880,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[192usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -7910,7 +8905,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[193usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -7935,7 +8930,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[194usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -7960,7 +8955,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[195usize],
+        &CALLS[215usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -7986,7 +8981,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[196usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .put_inplace(
@@ -8015,7 +9010,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[197usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .index_add_out(
@@ -8047,7 +9042,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[198usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -8077,7 +9072,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[199usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -8104,7 +9099,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[200usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -8132,7 +9127,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[201usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -8161,7 +9156,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[202usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -8191,7 +9186,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[203usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -8222,7 +9217,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[204usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -8252,7 +9247,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[205usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -8283,7 +9278,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[206usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -8312,7 +9307,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[207usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -8337,7 +9332,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[208usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -8362,7 +9357,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[209usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -8387,7 +9382,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[210usize],
+        &CALLS[230usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -8412,7 +9407,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[211usize],
+        &CALLS[231usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -8436,7 +9431,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[212usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -8459,7 +9454,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[213usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -8483,7 +9478,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[214usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -8508,7 +9503,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[215usize],
+        &CALLS[235usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -8533,7 +9528,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[216usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -8557,7 +9552,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[217usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -8580,7 +9575,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[218usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -8604,7 +9599,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[219usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -8631,7 +9626,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[220usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -8661,7 +9656,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[221usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -8692,7 +9687,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[222usize],
+        &CALLS[242usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -8720,7 +9715,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[223usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .triu_out(
@@ -8745,7 +9740,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[224usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .tril_out(
@@ -8775,7 +9770,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[225usize],
+        &CALLS[245usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -8810,7 +9805,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[226usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -8840,7 +9835,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[227usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -8865,7 +9860,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -8890,7 +9885,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[229usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -8915,7 +9910,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[230usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -8940,7 +9935,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[231usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -8965,7 +9960,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[232usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -8990,7 +9985,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[233usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -9015,7 +10010,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -9040,7 +10035,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[235usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -9065,7 +10060,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[236usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -9090,7 +10085,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[237usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -9115,7 +10110,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[238usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -9140,7 +10135,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[239usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .take_out(
@@ -9165,7 +10160,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[240usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -9191,7 +10186,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[241usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .index_select_out(
@@ -9218,7 +10213,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[242usize],
+        &CALLS[262usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -9244,7 +10239,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[243usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -9269,7 +10264,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[244usize],
+        &CALLS[264usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -9293,7 +10288,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[245usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -9316,7 +10311,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[246usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9339,7 +10334,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[247usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -9366,7 +10361,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[248usize],
+        &CALLS[268usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -9394,7 +10389,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[249usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .gather_out(
@@ -9423,7 +10418,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[250usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -9452,7 +10447,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[251usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -9478,7 +10473,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[252usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -9501,7 +10496,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[253usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .digamma_out(
@@ -9525,7 +10520,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[254usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -9549,7 +10544,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[255usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -9572,7 +10567,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[256usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .i0_out(
@@ -9595,7 +10590,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[257usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .sign_out(
@@ -9618,7 +10613,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[258usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .signbit_out(
@@ -9642,7 +10637,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[259usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .atan2_out(
@@ -9668,7 +10663,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[260usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -9695,7 +10690,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[261usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -9723,7 +10718,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[262usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .histc_out(
@@ -9752,7 +10747,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[263usize],
+        &CALLS[283usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -9779,7 +10774,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[264usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -9804,7 +10799,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[265usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .hypot_out(
@@ -9829,7 +10824,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[266usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .igamma_out(
@@ -9854,7 +10849,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[267usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .igammac_out(
@@ -9879,7 +10874,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[268usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -9904,7 +10899,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[269usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -9929,7 +10924,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[270usize],
+        &CALLS[290usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -9953,7 +10948,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[271usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -9974,7 +10969,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[272usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -9998,7 +10993,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[273usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .fmin_out(
@@ -10022,7 +11017,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[274usize],
+        &CALLS[294usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10044,7 +11039,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[275usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .fmax_out(
@@ -10069,7 +11064,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[276usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .maximum_out(
@@ -10093,7 +11088,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[277usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -10117,7 +11112,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[278usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .minimum_out(
@@ -10145,7 +11140,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[279usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -10177,7 +11172,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[280usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .topk_values(
@@ -10205,7 +11200,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[281usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .all_all_out(
@@ -10228,7 +11223,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[282usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .any_all_out(
@@ -10254,7 +11249,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[283usize],
+        &CALLS[303usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -10284,7 +11279,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[284usize],
+        &CALLS[304usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -10312,7 +11307,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[285usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -10337,7 +11332,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[286usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -10362,7 +11357,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[287usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -10389,7 +11384,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[288usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -10418,7 +11413,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -10447,7 +11442,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[290usize],
+        &CALLS[310usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -10478,7 +11473,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[291usize],
+        &CALLS[311usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -10513,7 +11508,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[292usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -10550,7 +11545,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[293usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -10585,7 +11580,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[294usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -10620,7 +11615,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[295usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .elu_out(
@@ -10651,7 +11646,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[296usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -10681,7 +11676,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[297usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -10705,7 +11700,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[298usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -10731,7 +11726,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[299usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -10758,7 +11753,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[300usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -10786,7 +11781,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[301usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -10815,7 +11810,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[302usize],
+        &CALLS[322usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -10842,7 +11837,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[303usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -10866,7 +11861,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[304usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -10889,7 +11884,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[305usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -10911,7 +11906,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[306usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -10934,7 +11929,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[307usize],
+        &CALLS[327usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -10959,7 +11954,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[308usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -10986,7 +11981,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[309usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -11013,7 +12008,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[310usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -11038,7 +12033,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[311usize],
+        &CALLS[331usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -11064,7 +12059,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[312usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -11091,7 +12086,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[313usize],
+        &CALLS[333usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -11118,7 +12113,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[314usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .softplus_out(
@@ -11146,7 +12141,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[315usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -11173,7 +12168,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[316usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -11199,7 +12194,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[317usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -11225,7 +12220,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -11251,7 +12246,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[319usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -11277,7 +12272,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[320usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -11308,7 +12303,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[321usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -11345,7 +12340,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[322usize],
+        &CALLS[342usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -11382,7 +12377,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[323usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -11419,7 +12414,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[324usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -11454,7 +12449,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[325usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -11487,7 +12482,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[326usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -11523,7 +12518,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[327usize],
+        &CALLS[347usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -11560,7 +12555,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[328usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -11595,7 +12590,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[329usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -11630,7 +12625,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[330usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -11664,7 +12659,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[331usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -11697,7 +12692,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[332usize],
+        &CALLS[352usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -11731,7 +12726,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[333usize],
+        &CALLS[353usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -11766,7 +12761,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[334usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -11800,7 +12795,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[335usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .col2im_out(
@@ -11833,7 +12828,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[336usize],
+        &CALLS[356usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -11865,7 +12860,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[337usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .im2col_out(
@@ -11896,7 +12891,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[338usize],
+        &CALLS[358usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -11923,7 +12918,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[339usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -11946,7 +12941,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[340usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -11969,7 +12964,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[341usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -11992,7 +12987,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[342usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -12015,7 +13010,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[343usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -12038,7 +13033,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[344usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -12062,7 +13057,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[345usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -12087,7 +13082,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[346usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -12111,7 +13106,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[347usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -12134,7 +13129,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[348usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -12157,7 +13152,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[349usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -12184,7 +13179,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[350usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -12211,7 +13206,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[351usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -12234,7 +13229,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[352usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -12257,7 +13252,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[353usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -12280,7 +13275,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[354usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -12303,7 +13298,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[355usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -12327,7 +13322,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[356usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -12352,7 +13347,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[357usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -12377,7 +13372,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[358usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -12402,7 +13397,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[359usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -12427,7 +13422,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[360usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -12452,7 +13447,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[361usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -12477,7 +13472,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[362usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -12502,7 +13497,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[363usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -12526,7 +13521,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[364usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -12549,7 +13544,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[365usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -12572,7 +13567,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[366usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -12595,7 +13590,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[367usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -12618,7 +13613,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[368usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -12641,7 +13636,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[369usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -12665,7 +13660,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[370usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -12690,7 +13685,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[371usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -12715,7 +13710,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[372usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -12740,7 +13735,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[373usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -12764,7 +13759,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[374usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -35,6 +35,7 @@ regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tenso
 regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_linear_backward(regen_tensor self, regen_tensor grad_output, regen_tensor weight, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int64_t steps, regen_tensor out);
+regen_error* regen_kernel__log_softmax_backward_data(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
 regen_error* regen_kernel_amax_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
@@ -43,6 +44,9 @@ regen_error* regen_kernel_min_dim_min(regen_tensor self, int64_t dim, bool keepd
 regen_error* regen_kernel__int_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mul_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_t start, int64_t length, regen_tensor out);
+regen_error* regen_kernel_native_batch_norm(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__native_batch_norm_legit_no_stats(regen_tensor input, regen_tensor weight, regen_tensor bias, bool training, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel_native_batch_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor weight, regen_tensor running_mean, regen_tensor running_var, regen_tensor save_mean, regen_tensor save_invstd, bool train, double eps, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_range_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
@@ -53,6 +57,7 @@ regen_error* regen_kernel_hardshrink_backward_grad_input(regen_tensor grad_out, 
 regen_error* regen_kernel_silu_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit(regen_tensor self, regen_opt_f64 eps, regen_tensor* regen_r0);
 regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__softmax(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor* regen_r0);
 regen_error* regen_kernel_sum_int_list_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_std_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
 regen_error* regen_kernel_std_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
@@ -61,6 +66,7 @@ regen_error* regen_kernel_prod_int_out(regen_tensor self, int64_t dim, bool keep
 regen_error* regen_kernel_var_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
 regen_error* regen_kernel_var_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel__batch_norm_with_update_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd, regen_tensor reserve);
 regen_error* regen_kernel_frexp_tensor_out(regen_tensor self, regen_tensor mantissa, regen_tensor exponent);
 regen_error* regen_kernel_zero_inplace(regen_tensor self);
 regen_error* regen_kernel_sub_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
@@ -352,6 +358,17 @@ at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end,
   return out;
 }
 
+// aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+at::Tensor wrap__log_softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_log_softmax_backward_data argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_log_softmax_backward_data argument 'output'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::_log_softmax_backward_data argument 'dim'");
+  auto regen_a3 = ::regen::lift_enum(input_dtype, "aten::_log_softmax_backward_data argument 'input_dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__log_softmax_backward_data(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_aminmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & min, at::Tensor & max) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::aminmax.out argument 'self'");
@@ -430,6 +447,57 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
   auto regen_a4 = ::regen::lift_tensor(out, "aten::narrow_copy.out argument 'out'");
   ::regen::check(regen_kernel_narrow_copy_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_batch_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::native_batch_norm argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_batch_norm argument 'bias'");
+  auto regen_a3 = ::regen::lift_opt_tensor(running_mean, "aten::native_batch_norm argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_opt_tensor(running_var, "aten::native_batch_norm argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(training, "aten::native_batch_norm argument 'training'");
+  auto regen_a6 = ::regen::lift_plain(momentum, "aten::native_batch_norm argument 'momentum'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::native_batch_norm argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_batch_norm(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.no_stats argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.no_stats argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.no_stats argument 'bias'");
+  auto regen_a3 = ::regen::lift_plain(training, "aten::_native_batch_norm_legit.no_stats argument 'training'");
+  auto regen_a4 = ::regen::lift_plain(momentum, "aten::_native_batch_norm_legit.no_stats argument 'momentum'");
+  auto regen_a5 = ::regen::lift_plain(eps, "aten::_native_batch_norm_legit.no_stats argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__native_batch_norm_legit_no_stats(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_invstd, bool train, double eps, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_batch_norm_backward argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::native_batch_norm_backward argument 'input'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm_backward argument 'weight'");
+  auto regen_a3 = ::regen::lift_opt_tensor(running_mean, "aten::native_batch_norm_backward argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_opt_tensor(running_var, "aten::native_batch_norm_backward argument 'running_var'");
+  auto regen_a5 = ::regen::lift_opt_tensor(save_mean, "aten::native_batch_norm_backward argument 'save_mean'");
+  auto regen_a6 = ::regen::lift_opt_tensor(save_invstd, "aten::native_batch_norm_backward argument 'save_invstd'");
+  auto regen_a7 = ::regen::lift_plain(train, "aten::native_batch_norm_backward argument 'train'");
+  auto regen_a8 = ::regen::lift_plain(eps, "aten::native_batch_norm_backward argument 'eps'");
+  auto regen_a9 = ::regen::lift_bool_array(output_mask, "aten::native_batch_norm_backward argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_batch_norm_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
@@ -522,6 +590,16 @@ at::Tensor & wrap_sinc_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+at::Tensor wrap__softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_softmax argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_softmax argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_softmax argument 'half_to_float'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__softmax(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sum_int_list_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sum.IntList_out argument 'self'");
@@ -607,6 +685,23 @@ at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_where_self(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::_batch_norm_with_update.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd, Tensor(g!) reserve) -> (Tensor(d!), Tensor(e!), Tensor(f!), Tensor(g!))
+::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &,at::Tensor &> wrap__batch_norm_with_update_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd, at::Tensor & reserve) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_batch_norm_with_update.out argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_batch_norm_with_update.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_batch_norm_with_update.out argument 'bias'");
+  auto regen_a3 = ::regen::lift_tensor(running_mean, "aten::_batch_norm_with_update.out argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_tensor(running_var, "aten::_batch_norm_with_update.out argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(momentum, "aten::_batch_norm_with_update.out argument 'momentum'");
+  auto regen_a6 = ::regen::lift_plain(eps, "aten::_batch_norm_with_update.out argument 'eps'");
+  auto regen_a7 = ::regen::lift_tensor(out, "aten::_batch_norm_with_update.out argument 'out'");
+  auto regen_a8 = ::regen::lift_tensor(save_mean, "aten::_batch_norm_with_update.out argument 'save_mean'");
+  auto regen_a9 = ::regen::lift_tensor(save_invstd, "aten::_batch_norm_with_update.out argument 'save_invstd'");
+  auto regen_a10 = ::regen::lift_tensor(reserve, "aten::_batch_norm_with_update.out argument 'reserve'");
+  ::regen::check(regen_kernel__batch_norm_with_update_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
+  return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd, reserve);
 }
 
 // aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
@@ -1086,6 +1181,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
   m.impl("linear_backward", TORCH_FN(regen_runtime_ops::wrap_linear_backward));
   m.impl("linspace.out", TORCH_FN(regen_runtime_ops::wrap_linspace_out));
+  m.impl("_log_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__log_softmax_backward_data));
   m.impl("aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   m.impl("max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
   m.impl("amax.out", TORCH_FN(regen_runtime_ops::wrap_amax_out));
@@ -1094,6 +1190,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_int_mm.out", TORCH_FN(regen_runtime_ops::wrap__int_mm_out));
   m.impl("mul.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_tensor));
   m.impl("narrow_copy.out", TORCH_FN(regen_runtime_ops::wrap_narrow_copy_out));
+  m.impl("native_batch_norm", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_no_stats));
+  m.impl("native_batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_backward));
   m.impl("range.out", TORCH_FN(regen_runtime_ops::wrap_range_out));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
@@ -1104,6 +1203,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("silu.out", TORCH_FN(regen_runtime_ops::wrap_silu_out));
   m.impl("logit", TORCH_FN(regen_runtime_ops::wrap_logit));
   m.impl("sinc.out", TORCH_FN(regen_runtime_ops::wrap_sinc_out));
+  m.impl("_softmax", TORCH_FN(regen_runtime_ops::wrap__softmax));
   m.impl("sum.IntList_out", TORCH_FN(regen_runtime_ops::wrap_sum_int_list_out));
   m.impl("std.correction", TORCH_FN(regen_runtime_ops::wrap_std_correction));
   m.impl("std_mean.correction", TORCH_FN(regen_runtime_ops::wrap_std_mean_correction));
@@ -1112,6 +1212,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var.correction", TORCH_FN(regen_runtime_ops::wrap_var_correction));
   m.impl("var_mean.correction", TORCH_FN(regen_runtime_ops::wrap_var_mean_correction));
   m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
+  m.impl("_batch_norm_with_update.out", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update_out));
   m.impl("frexp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_frexp_tensor_out));
   m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));
   m.impl("sub.Tensor", TORCH_FN(regen_runtime_ops::wrap_sub_tensor));

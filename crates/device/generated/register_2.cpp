@@ -34,19 +34,23 @@ regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_t
 regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list indices, regen_tensor out);
 regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_kthvalue_values(regen_tensor self, int64_t k, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
+regen_error* regen_kernel_native_layer_norm_backward(regen_tensor grad_out, regen_tensor input, regen_i64_list normalized_shape, regen_tensor mean, regen_tensor rstd, regen_tensor weight, regen_tensor bias, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel__log_softmax(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor* regen_r0);
 regen_error* regen_kernel__logcumsumexp(regen_tensor self, int64_t dim, regen_tensor* regen_r0);
 regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_mm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
+regen_error* regen_kernel__native_batch_norm_legit_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd);
 regen_error* regen_kernel_repeat_interleave_tensor(regen_tensor repeats, regen_opt_i64 output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_inplace(regen_tensor self, regen_opt_f64 eps);
 regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__softmax_backward_data(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_nansum(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
@@ -339,6 +343,23 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
   return ::std::tuple<at::Tensor &,at::Tensor &>(values, indices);
 }
 
+// aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_layer_norm_backward argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::native_layer_norm_backward argument 'input'");
+  auto regen_a2 = ::regen::lift_int_list(normalized_shape, "aten::native_layer_norm_backward argument 'normalized_shape'");
+  auto regen_a3 = ::regen::lift_tensor(mean, "aten::native_layer_norm_backward argument 'mean'");
+  auto regen_a4 = ::regen::lift_tensor(rstd, "aten::native_layer_norm_backward argument 'rstd'");
+  auto regen_a5 = ::regen::lift_opt_tensor(weight, "aten::native_layer_norm_backward argument 'weight'");
+  auto regen_a6 = ::regen::lift_opt_tensor(bias, "aten::native_layer_norm_backward argument 'bias'");
+  auto regen_a7 = ::regen::lift_bool_array(output_mask, "aten::native_layer_norm_backward argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_layer_norm_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
 // aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logaddexp_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp.out argument 'self'");
@@ -364,6 +385,16 @@ at::Tensor & wrap_xlogy_out_tensor(const at::Tensor & self, const at::Tensor & o
   auto regen_a2 = ::regen::lift_tensor(out, "aten::xlogy.OutTensor argument 'out'");
   ::regen::check(regen_kernel_xlogy_out_tensor(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+at::Tensor wrap__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_log_softmax argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_log_softmax argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_log_softmax argument 'half_to_float'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__log_softmax(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_logcumsumexp(Tensor self, int dim) -> Tensor
@@ -401,6 +432,23 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mvlgamma.out argument 'out'");
   ::regen::check(regen_kernel_mvlgamma_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))
+::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap__native_batch_norm_legit_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.out argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.out argument 'bias'");
+  auto regen_a3 = ::regen::lift_tensor(running_mean, "aten::_native_batch_norm_legit.out argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_tensor(running_var, "aten::_native_batch_norm_legit.out argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(training, "aten::_native_batch_norm_legit.out argument 'training'");
+  auto regen_a6 = ::regen::lift_plain(momentum, "aten::_native_batch_norm_legit.out argument 'momentum'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::_native_batch_norm_legit.out argument 'eps'");
+  auto regen_a8 = ::regen::lift_tensor(out, "aten::_native_batch_norm_legit.out argument 'out'");
+  auto regen_a9 = ::regen::lift_tensor(save_mean, "aten::_native_batch_norm_legit.out argument 'save_mean'");
+  auto regen_a10 = ::regen::lift_tensor(save_invstd, "aten::_native_batch_norm_legit.out argument 'save_invstd'");
+  ::regen::check(regen_kernel__native_batch_norm_legit_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
+  return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd);
 }
 
 // aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
@@ -450,6 +498,17 @@ at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sinh.out argument 'out'");
   ::regen::check(regen_kernel_sinh_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+at::Tensor wrap__softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_softmax_backward_data argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_softmax_backward_data argument 'output'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::_softmax_backward_data argument 'dim'");
+  auto regen_a3 = ::regen::lift_enum(input_dtype, "aten::_softmax_backward_data argument 'input_dtype'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__softmax_backward_data(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -1029,19 +1088,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
   m.impl("kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
+  m.impl("native_layer_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm_backward));
   m.impl("logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   m.impl("logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   m.impl("xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
+  m.impl("_log_softmax", TORCH_FN(regen_runtime_ops::wrap__log_softmax));
   m.impl("_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
   m.impl("mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
   m.impl("mm.dtype", TORCH_FN(regen_runtime_ops::wrap_mm_dtype));
   m.impl("mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
+  m.impl("_native_batch_norm_legit.out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_out));
   m.impl("repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
   m.impl("round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   m.impl("rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   m.impl("sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
   m.impl("logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
   m.impl("sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
+  m.impl("_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data));
   m.impl("nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
   m.impl("sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
   m.impl("threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));

@@ -33,20 +33,25 @@ regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_isnan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__log_softmax_backward_data_out(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor out);
 regen_error* regen_kernel_mean_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_median_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_amin_out(regen_tensor self, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_mm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel__int_mm(regen_tensor self, regen_tensor mat2, regen_tensor* regen_r0);
 regen_error* regen_kernel_mode(regen_tensor self, int64_t dim, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_native_batch_norm_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
+regen_error* regen_kernel__softmax_out(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_flip(regen_tensor self, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_roll(regen_tensor self, regen_i64_list shifts, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_unique_dim_consecutive(regen_tensor self, int64_t dim, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__batch_norm_with_update(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
+regen_error* regen_kernel_batch_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor weight, regen_tensor running_mean, regen_tensor running_var, regen_tensor save_mean, regen_tensor save_var, bool update, double eps, regen_bool_list output_mask, regen_tensor reserve, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
@@ -328,6 +333,17 @@ at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_log_softmax_backward_data.out argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_log_softmax_backward_data.out argument 'output'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::_log_softmax_backward_data.out argument 'dim'");
+  auto regen_a3 = ::regen::lift_enum(input_dtype, "aten::_log_softmax_backward_data.out argument 'input_dtype'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::_log_softmax_backward_data.out argument 'out'");
+  ::regen::check(regen_kernel__log_softmax_backward_data_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mean.out argument 'self'");
@@ -390,6 +406,23 @@ at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
   return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
 }
 
+// aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap_native_batch_norm_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::native_batch_norm.out argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm.out argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_batch_norm.out argument 'bias'");
+  auto regen_a3 = ::regen::lift_opt_tensor(running_mean, "aten::native_batch_norm.out argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_opt_tensor(running_var, "aten::native_batch_norm.out argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(training, "aten::native_batch_norm.out argument 'training'");
+  auto regen_a6 = ::regen::lift_plain(momentum, "aten::native_batch_norm.out argument 'momentum'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::native_batch_norm.out argument 'eps'");
+  auto regen_a8 = ::regen::lift_tensor(out, "aten::native_batch_norm.out argument 'out'");
+  auto regen_a9 = ::regen::lift_tensor(save_mean, "aten::native_batch_norm.out argument 'save_mean'");
+  auto regen_a10 = ::regen::lift_tensor(save_invstd, "aten::native_batch_norm.out argument 'save_invstd'");
+  ::regen::check(regen_kernel_native_batch_norm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
+  return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd);
+}
+
 // aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mish_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mish.out argument 'self'");
@@ -404,6 +437,16 @@ at::Tensor & wrap_logit_out(const at::Tensor & self, ::std::optional<double> eps
   auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit.out argument 'eps'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logit.out argument 'out'");
   ::regen::check(regen_kernel_logit_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_softmax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_softmax.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_softmax.out argument 'half_to_float'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::_softmax.out argument 'out'");
+  ::regen::check(regen_kernel__softmax_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -462,6 +505,43 @@ at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::In
   regen_tensor regen_r1 = ::regen::no_tensor();
   regen_tensor regen_r2 = ::regen::no_tensor();
   ::regen::check(regen_kernel_unique_dim_consecutive(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__batch_norm_with_update(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, double momentum, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_batch_norm_with_update argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_batch_norm_with_update argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_batch_norm_with_update argument 'bias'");
+  auto regen_a3 = ::regen::lift_tensor(running_mean, "aten::_batch_norm_with_update argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_tensor(running_var, "aten::_batch_norm_with_update argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(momentum, "aten::_batch_norm_with_update argument 'momentum'");
+  auto regen_a6 = ::regen::lift_plain(eps, "aten::_batch_norm_with_update argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__batch_norm_with_update(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0, &regen_r1, &regen_r2, &regen_r3));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3));
+}
+
+// aten::batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_var, bool update, double eps, ::std::array<bool,3> output_mask, const at::Tensor & reserve) {
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::batch_norm_backward argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::batch_norm_backward argument 'input'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::batch_norm_backward argument 'weight'");
+  auto regen_a3 = ::regen::lift_opt_tensor(running_mean, "aten::batch_norm_backward argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_opt_tensor(running_var, "aten::batch_norm_backward argument 'running_var'");
+  auto regen_a5 = ::regen::lift_opt_tensor(save_mean, "aten::batch_norm_backward argument 'save_mean'");
+  auto regen_a6 = ::regen::lift_opt_tensor(save_var, "aten::batch_norm_backward argument 'save_var'");
+  auto regen_a7 = ::regen::lift_plain(update, "aten::batch_norm_backward argument 'update'");
+  auto regen_a8 = ::regen::lift_plain(eps, "aten::batch_norm_backward argument 'eps'");
+  auto regen_a9 = ::regen::lift_bool_array(output_mask, "aten::batch_norm_backward argument 'output_mask'");
+  auto regen_a10 = ::regen::lift_tensor(reserve, "aten::batch_norm_backward argument 'reserve'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_batch_norm_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, &regen_r0, &regen_r1, &regen_r2));
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
@@ -1042,20 +1122,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
   m.impl("log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
   m.impl("log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_backward_data_out));
   m.impl("mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
   m.impl("median.dim_values", TORCH_FN(regen_runtime_ops::wrap_median_dim_values));
   m.impl("amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
   m.impl("mm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_mm_dtype_out));
   m.impl("_int_mm", TORCH_FN(regen_runtime_ops::wrap__int_mm));
   m.impl("mode", TORCH_FN(regen_runtime_ops::wrap_mode));
+  m.impl("native_batch_norm.out", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_out));
   m.impl("mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   m.impl("logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
+  m.impl("_softmax.out", TORCH_FN(regen_runtime_ops::wrap__softmax_out));
   m.impl("tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   m.impl("tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
   m.impl("threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
   m.impl("flip", TORCH_FN(regen_runtime_ops::wrap_flip));
   m.impl("roll", TORCH_FN(regen_runtime_ops::wrap_roll));
   m.impl("unique_dim_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_dim_consecutive));
+  m.impl("_batch_norm_with_update", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update));
+  m.impl("batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_batch_norm_backward));
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));

@@ -31,15 +31,19 @@ regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_index_copy_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_tensor out);
 regen_error* regen_kernel_isin_scalar_tensor_out(regen_scalar element, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
+regen_error* regen_kernel_native_layer_norm(regen_tensor input, regen_i64_list normalized_shape, regen_tensor weight, regen_tensor bias, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logspace_out(regen_scalar start, regen_scalar end, int64_t steps, double base, regen_tensor out);
+regen_error* regen_kernel__log_softmax_out(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
 regen_error* regen_kernel_matmul_backward(regen_tensor grad, regen_tensor self, regen_tensor other, regen_bool_list mask, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_median(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_nanmedian_dim_values(regen_tensor self, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel__native_batch_norm_legit(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__native_batch_norm_legit_no_stats_out(regen_tensor input, regen_tensor weight, regen_tensor bias, bool training, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd);
 regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__reshape_alias(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_tensor* regen_r0);
@@ -48,6 +52,7 @@ regen_error* regen_kernel_gelu_backward_grad_input(regen_tensor grad_output, reg
 regen_error* regen_kernel_hardshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
 regen_error* regen_kernel_silu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__softmax_backward_data_out(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor grad_input);
 regen_error* regen_kernel_nansum_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_std_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
@@ -304,6 +309,20 @@ at::Tensor & wrap_isin_scalar_tensor_out(const at::Scalar & element, const at::T
   return out;
 }
 
+// aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::native_layer_norm argument 'input'");
+  auto regen_a1 = ::regen::lift_int_list(normalized_shape, "aten::native_layer_norm argument 'normalized_shape'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::native_layer_norm argument 'weight'");
+  auto regen_a3 = ::regen::lift_opt_tensor(bias, "aten::native_layer_norm argument 'bias'");
+  auto regen_a4 = ::regen::lift_plain(eps, "aten::native_layer_norm argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_layer_norm(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
 // aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nan_to_num_out(const at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nan_to_num.out argument 'self'");
@@ -339,6 +358,16 @@ at::Tensor & wrap_logspace_out(const at::Scalar & start, const at::Scalar & end,
   auto regen_a3 = ::regen::lift_plain(base, "aten::logspace.out argument 'base'");
   auto regen_a4 = ::regen::lift_tensor(out, "aten::logspace.out argument 'out'");
   ::regen::check(regen_kernel_logspace_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_log_softmax.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::_log_softmax.out argument 'dim'");
+  auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_log_softmax.out argument 'half_to_float'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::_log_softmax.out argument 'out'");
+  ::regen::check(regen_kernel__log_softmax_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -389,6 +418,38 @@ at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at:
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mul.out argument 'out'");
   ::regen::check(regen_kernel_mul_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__native_batch_norm_legit(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit argument 'bias'");
+  auto regen_a3 = ::regen::lift_tensor(running_mean, "aten::_native_batch_norm_legit argument 'running_mean'");
+  auto regen_a4 = ::regen::lift_tensor(running_var, "aten::_native_batch_norm_legit argument 'running_var'");
+  auto regen_a5 = ::regen::lift_plain(training, "aten::_native_batch_norm_legit argument 'training'");
+  auto regen_a6 = ::regen::lift_plain(momentum, "aten::_native_batch_norm_legit argument 'momentum'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::_native_batch_norm_legit argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__native_batch_norm_legit(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
+::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap__native_batch_norm_legit_no_stats_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.no_stats_out argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.no_stats_out argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.no_stats_out argument 'bias'");
+  auto regen_a3 = ::regen::lift_plain(training, "aten::_native_batch_norm_legit.no_stats_out argument 'training'");
+  auto regen_a4 = ::regen::lift_plain(momentum, "aten::_native_batch_norm_legit.no_stats_out argument 'momentum'");
+  auto regen_a5 = ::regen::lift_plain(eps, "aten::_native_batch_norm_legit.no_stats_out argument 'eps'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::_native_batch_norm_legit.no_stats_out argument 'out'");
+  auto regen_a7 = ::regen::lift_tensor(save_mean, "aten::_native_batch_norm_legit.no_stats_out argument 'save_mean'");
+  auto regen_a8 = ::regen::lift_tensor(save_invstd, "aten::_native_batch_norm_legit.no_stats_out argument 'save_invstd'");
+  ::regen::check(regen_kernel__native_batch_norm_legit_no_stats_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd);
 }
 
 // aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -459,6 +520,17 @@ at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sin.out argument 'out'");
   ::regen::check(regen_kernel_sin_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_softmax_backward_data.out argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_softmax_backward_data.out argument 'output'");
+  auto regen_a2 = ::regen::lift_int(dim, "aten::_softmax_backward_data.out argument 'dim'");
+  auto regen_a3 = ::regen::lift_enum(input_dtype, "aten::_softmax_backward_data.out argument 'input_dtype'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::_softmax_backward_data.out argument 'grad_input'");
+  ::regen::check(regen_kernel__softmax_backward_data_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
 }
 
 // aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -1048,15 +1120,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
   m.impl("index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_scalar_tensor_out));
+  m.impl("native_layer_norm", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm));
   m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
   m.impl("logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
+  m.impl("_log_softmax.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_out));
   m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
   m.impl("matmul_backward", TORCH_FN(regen_runtime_ops::wrap_matmul_backward));
   m.impl("median", TORCH_FN(regen_runtime_ops::wrap_median));
   m.impl("nanmedian.dim_values", TORCH_FN(regen_runtime_ops::wrap_nanmedian_dim_values));
   m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
+  m.impl("_native_batch_norm_legit", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats_out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_no_stats_out));
   m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
   m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
   m.impl("_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
@@ -1065,6 +1141,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
   m.impl("silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
   m.impl("sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
+  m.impl("_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data_out));
   m.impl("nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
   m.impl("std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
   m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));

@@ -107,4 +107,6 @@ impl Kernels for Backend {
     // Reductions and scans (kernels/reduce.rs, kernels/scan.rs).
     crate::reduce_methods!();
     crate::scan_methods!();
+    // Softmax, layer norm and batch norm (kernels/norm.rs).
+    crate::norm_methods!();
 }

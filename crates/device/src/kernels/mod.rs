@@ -12,6 +12,7 @@ pub mod index;
 pub mod iter;
 pub mod loops;
 pub mod matmul;
+pub mod norm;
 pub mod pointwise;
 pub mod reduce;
 pub mod scalar;

@@ -1,0 +1,324 @@
+"""Softmax, log-softmax, layer norm and batch norm of the "regen" device (kernels/norm.rs) against
+PyTorch's CPU kernels: every dim of contiguous, transposed, sliced, 0-dim and empty inputs in
+float32, float64, bfloat16 and float16 (and the dtype= argument), autograd backward through
+_softmax_backward_data / _log_softmax_backward_data, layer norm with and without weight and bias
+(and its input/weight/bias gradients), batch norm in training (with the running statistics it
+updates) and evaluation over 1d/2d/3d and channels-last inputs with its gradients, errors with
+CPU's exception type, and the native-call counters (a CPU fallback cannot pass as native).
+
+Exponentials are vmath's rather than Sleef's and sums run in another order, so results agree
+within assert_close's tolerances rather than bit for bit."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import regen_device
+from devtest import counted, make
+
+FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+
+LAYOUTS = {
+    "contiguous": ((3, 4, 5), lambda t: t),
+    "transposed": ((5, 4, 3), lambda t: t.permute(2, 1, 0)),
+    "sliced": ((6, 9, 5), lambda t: t[::2, 1:5, :]),
+    "zero_dim": ((), lambda t: t),
+    "empty": ((3, 0, 5), lambda t: t),
+}
+
+
+def close(got, expected, **kw):
+    assert got.device.type == "regen"
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype, got.shape, expected.shape)
+    torch.testing.assert_close(got, expected, equal_nan=True, **kw)
+
+
+def raises_like(fn, cpu_args, dev_args):
+    """fn raises on CPU and on the device, with the same exception type."""
+    with pytest.raises(Exception) as cpu:
+        fn(*cpu_args)
+    with pytest.raises(type(cpu.value)):
+        fn(*dev_args)
+
+
+def any_native(ops):
+    return sum(regen_device.native_calls(op) for op in ops)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax / log_softmax
+
+
+SOFTMAX = {"softmax": (F.softmax, "_softmax", "_softmax_backward_data"),
+           "log_softmax": (F.log_softmax, "_log_softmax", "_log_softmax_backward_data")}
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_softmax(kind, dtype, layout):
+    fn, op, _ = SOFTMAX[kind]
+    shape, view = LAYOUTS[layout]
+    base = make(shape, torch.float32, seed=1).mul(3).to(dtype)
+    x, xd = view(base), view(base.to("regen"))
+    for dim in range(-max(x.dim(), 1), max(x.dim(), 1)):
+        with counted(op):
+            got = fn(xd, dim)
+        close(got, fn(x, dim))
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+@pytest.mark.parametrize("shape,dim", [((7, 1000), 1), ((7, 1000), 0), ((3, 300, 37), 1), ((2, 5, 4100), 1), ((1, 33), -1)])
+def test_softmax_long(kind, shape, dim):
+    """Rows longer than a lane block (tails), and vertical blocks of several chunks."""
+    fn, op, _ = SOFTMAX[kind]
+    x = make(shape, torch.float32, seed=2) * 4
+    with counted(op):
+        got = fn(x.to("regen"), dim)
+    close(got, fn(x, dim))
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+def test_softmax_dtype_argument_and_special_values(kind):
+    fn, op, _ = SOFTMAX[kind]
+    x = make((4, 6), torch.float32, seed=3)
+    with counted(op):
+        got = fn(x.to("regen"), 1, dtype=torch.float64)
+    close(got, fn(x, 1, dtype=torch.float64))
+    y = x.clone()
+    y[0, 2] = float("nan")
+    y[1, :] = float("-inf")
+    y[2, 3] = float("inf")
+    y[3, 1] = 1e30
+    close(fn(y.to("regen"), 1), fn(y, 1))
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "zero_dim"])
+def test_softmax_backward(kind, dtype, layout):
+    fn, _, op = SOFTMAX[kind]
+    shape, view = LAYOUTS[layout]
+    base = make(shape, torch.float32, seed=4).to(dtype)
+    grad = make(view(base).shape, torch.float32, seed=5).to(dtype)
+    for dim in range(max(base.dim(), 1)):
+        x = view(base).clone().requires_grad_()
+        xd = view(base.to("regen")).clone().requires_grad_()
+        fn(x, dim).backward(grad)
+        with counted(op):
+            fn(xd, dim).backward(grad.to("regen"))
+        # The forward's last bits (its exponentials) differ; (g - Σ g·y)·y cancels, so float16
+        # and bfloat16 gradients of small size may differ by a few units in the last place.
+        tol = {"rtol": 2e-2, "atol": 2e-3} if dtype in (torch.float16, torch.bfloat16) else {}
+        close(xd.grad, x.grad, **tol)
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+def test_softmax_out_and_backward_ops(kind):
+    _, op, bop = SOFTMAX[kind]
+    fwd = getattr(torch, op)
+    bwd = getattr(torch.ops.aten, bop)
+    x = make((5, 8), torch.float32, seed=6)
+    out = torch.empty(0, device="regen")
+    with counted(op + ".out"):
+        fwd(x.to("regen"), 0, False, out=out)
+    close(out, fwd(x, 0, False))
+    y, g = fwd(x, 1, False), make((5, 8), torch.float32, seed=7)
+    for dim in (0, 1):
+        with counted(bop):
+            got = bwd(g.to("regen"), y.to("regen"), dim, torch.float32)
+        close(got, bwd(g, y, dim, torch.float32))
+    out = torch.empty(0, device="regen")
+    with counted(bop + ".out"):
+        if kind == "softmax":
+            bwd.out(g.to("regen"), y.to("regen"), 1, torch.float32, grad_input=out)
+        else:
+            bwd.out(g.to("regen"), y.to("regen"), 1, torch.float32, out=out)
+    close(out, bwd(g, y, 1, torch.float32))
+
+
+@pytest.mark.parametrize("kind", list(SOFTMAX))
+def test_softmax_errors(kind):
+    _, op, _ = SOFTMAX[kind]
+    fwd = getattr(torch, op)
+    x = make((3, 4), torch.float32)
+    for args in [(x.long(), 0, False), (x, 2, False), (x.half(), 0, True), (x.to(torch.complex64), 1, False)]:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fwd, args, dev)
+    g = make((3, 4), torch.float32)
+    bwd = torch.ops.aten._softmax_backward_data
+    raises_like(bwd, (g, x[:2], 0, torch.float32), (g.to("regen"), x[:2].to("regen"), 0, torch.float32))
+    raises_like(bwd, (g, x, 0, torch.float16), (g.to("regen"), x.to("regen"), 0, torch.float16))
+
+
+# ---------------------------------------------------------------------------------------------
+# layer_norm
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,k", [((4, 6), 1), ((2, 3, 5, 7), 2), ((8, 37), 1), ((3, 0, 4), 1), ((2, 300), 1)])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm(dtype, shape, k, affine):
+    ns = shape[-k:]
+    x = make(shape, torch.float32, seed=8).mul(2).add(1).to(dtype)
+    w = make(ns, torch.float32, seed=9).to(dtype) if affine in ("weight", "both") else None
+    b = make(ns, torch.float32, seed=10).to(dtype) if affine in ("bias", "both") else None
+    dev = lambda t: None if t is None else t.to("regen")  # noqa: E731
+    with counted("native_layer_norm"):
+        got = F.layer_norm(x.to("regen"), ns, dev(w), dev(b), 1e-5)
+    close(got, F.layer_norm(x, ns, w, b, 1e-5))
+    # mean and rstd too.
+    got = torch.native_layer_norm(x.to("regen"), ns, dev(w), dev(b), 1e-5)
+    for g, e in zip(got, torch.native_layer_norm(x, ns, w, b, 1e-5)):
+        close(g, e)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_layer_norm_backward(dtype, affine, layout):
+    shape, view = LAYOUTS[layout]
+    ns = (5,)
+    base = make(shape, torch.float32, seed=11).to(dtype)
+    grad = make(view(base).shape, torch.float32, seed=12).to(dtype)
+    w0 = make(ns, torch.float32, seed=13).to(dtype) if affine != "none" else None
+    b0 = make(ns, torch.float32, seed=14).to(dtype) if affine == "both" else None
+
+    def run(device):
+        x = view(base.to(device)).clone().requires_grad_()
+        w = None if w0 is None else w0.to(device).clone().requires_grad_()
+        b = None if b0 is None else b0.to(device).clone().requires_grad_()
+        F.layer_norm(x, ns, w, b, 1e-5).backward(grad.to(device))
+        return [t.grad for t in (x, w, b) if t is not None]
+
+    expected = run("cpu")
+    with counted("native_layer_norm_backward"):
+        got = run("regen")
+    tol = {} if dtype in (torch.float32, torch.float64) else {"rtol": 4e-2, "atol": 2e-2}
+    for g, e in zip(got, expected):
+        close(g, e, **tol)
+
+
+def test_layer_norm_mixed_dtype_and_errors():
+    x = make((4, 6), torch.bfloat16, seed=15)
+    w, b = make((6,), torch.float32, seed=16), make((6,), torch.float32, seed=17)
+    got = torch.native_layer_norm(x.to("regen"), [6], w.to("regen"), b.to("regen"), 1e-5)
+    for g, e in zip(got, torch.native_layer_norm(x, [6], w, b, 1e-5)):
+        close(g, e)
+    xf = make((4, 6), torch.float32)
+    for args in [(xf, [4], None, None), (xf, [6], torch.ones(5), None), (xf, [], None, None), (xf.long(), [6], None, None),
+                 (xf, [6], torch.ones(6, dtype=torch.float64), None)]:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(torch.native_layer_norm, (*args, 1e-5), (*dev, 1e-5))
+
+
+# ---------------------------------------------------------------------------------------------
+# batch_norm
+
+
+BN_SHAPES = {"1d": (6, 4), "1d_len": (3, 4, 7), "2d": (2, 3, 5, 6), "3d": (2, 3, 2, 3, 4), "2d_channels_last": (2, 3, 5, 6)}
+BN_OPS = ["native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit.no_stats", "_batch_norm_with_update"]
+
+
+def bn_input(name, dtype, device, seed=18):
+    x = make(BN_SHAPES[name], torch.float32, seed=seed).mul(2).add(0.5).to(dtype).to(device)
+    return x.to(memory_format=torch.channels_last) if name.endswith("channels_last") else x
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(BN_SHAPES))
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm(dtype, name, training, affine):
+    c = BN_SHAPES[name][1]
+    w0, b0 = make((c,), torch.float32, seed=19).to(dtype), make((c,), torch.float32, seed=20).to(dtype)
+    rm0, rv0 = make((c,), torch.float32, seed=21).to(dtype), make((c,), torch.float32, seed=22).abs().add(0.5).to(dtype)
+
+    def run(device):
+        x = bn_input(name, dtype, device)
+        rm, rv = rm0.to(device).clone(), rv0.to(device).clone()
+        w, b = (w0.to(device), b0.to(device)) if affine else (None, None)
+        out = F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.3, eps=1e-4)
+        return out, rm, rv
+
+    expected = run("cpu")
+    before = any_native(BN_OPS)
+    got = run("regen")
+    assert any_native(BN_OPS) > before, "batch norm did not run natively"
+    # CPU sums float16 in float, in vector order, before rounding the mean and the sum of squares
+    # to float16; the running statistics derived from them can land one unit apart.
+    tol = {"rtol": 4e-3, "atol": 1e-4} if dtype == torch.float16 else {}
+    for g, e in zip(got, expected):
+        close(g, e, **tol)
+    if name.endswith("channels_last"):
+        assert got[0].is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("name", list(BN_SHAPES))
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_backward(dtype, name, training):
+    c = BN_SHAPES[name][1]
+    w0, b0 = make((c,), torch.float32, seed=23).to(dtype), make((c,), torch.float32, seed=24).to(dtype)
+    rm0, rv0 = make((c,), torch.float32, seed=25).to(dtype), make((c,), torch.float32, seed=26).abs().add(0.5).to(dtype)
+    grad = make(BN_SHAPES[name], torch.float32, seed=27).to(dtype)
+
+    def run(device):
+        x = bn_input(name, dtype, device).detach().requires_grad_()
+        w, b = w0.to(device).clone().requires_grad_(), b0.to(device).clone().requires_grad_()
+        F.batch_norm(x, rm0.to(device).clone(), rv0.to(device).clone(), w, b, training=training, momentum=0.1, eps=1e-5).backward(grad.to(device))
+        return x.grad, w.grad, b.grad
+
+    expected = run("cpu")
+    before = any_native(["native_batch_norm_backward", "batch_norm_backward"])
+    got = run("regen")
+    assert any_native(["native_batch_norm_backward", "batch_norm_backward"]) > before
+    tol = {} if dtype != torch.bfloat16 else {"rtol": 4e-2, "atol": 4e-2}
+    for g, e in zip(got, expected):
+        close(g, e, **tol)
+
+
+def test_batch_norm_ops_directly():
+    x = make((4, 3, 5), torch.float32, seed=28)
+    w, b = make((3,), torch.float32, seed=29), make((3,), torch.float32, seed=30)
+    d = lambda t: t.to("regen")  # noqa: E731
+    with counted("native_batch_norm"):
+        got = torch.native_batch_norm(d(x), d(w), d(b), None, None, True, 0.1, 1e-5)
+    for g, e in zip(got, torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)):
+        close(g, e)
+    rm, rv = torch.zeros(3), torch.ones(3)
+    rmd, rvd = d(rm), d(rv)
+    with counted("_native_batch_norm_legit"):
+        got = torch.ops.aten._native_batch_norm_legit(d(x), d(w), d(b), rmd, rvd, True, 0.2, 1e-5)
+    expected = torch.ops.aten._native_batch_norm_legit(x, w, b, rm, rv, True, 0.2, 1e-5)
+    for g, e in zip((*got, rmd, rvd), (*expected, rm, rv)):
+        close(g, e)
+    with counted("_native_batch_norm_legit.no_stats"):
+        got = torch.ops.aten._native_batch_norm_legit(d(x), None, None, True, 0.2, 1e-5)
+    for g, e in zip(got, torch.ops.aten._native_batch_norm_legit(x, None, None, True, 0.2, 1e-5)):
+        close(g, e)
+    # The mixed form: bfloat16 input, float parameters and statistics.
+    xb = x.bfloat16()
+    got = torch.native_batch_norm(d(xb), d(w), d(b), d(rm), d(rv), False, 0.1, 1e-5)
+    for g, e in zip(got, torch.native_batch_norm(xb, w, b, rm, rv, False, 0.1, 1e-5)):
+        close(g, e)
+    outs = [torch.empty(0, device="regen") for _ in range(3)]
+    with counted("native_batch_norm.out"):
+        torch.ops.aten.native_batch_norm.out(d(x), d(w), d(b), None, None, True, 0.1, 1e-5, out=outs[0], save_mean=outs[1], save_invstd=outs[2])
+    for g, e in zip(outs, torch.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)):
+        close(g, e)
+
+
+def test_batch_norm_errors():
+    x = make((4, 3, 5), torch.float32)
+    cases = [
+        (x.long(), None, None, None, None, True),
+        (x, None, None, None, None, False),
+        (x[0, 0], None, None, None, None, True),
+        (torch.empty(0, 3, 4), None, None, None, None, True),
+        (x, torch.ones(3, dtype=torch.float64), None, None, None, True),
+    ]
+    for args in cases:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(torch.native_batch_norm, (*args, 0.1, 1e-5), (*dev, 0.1, 1e-5))
