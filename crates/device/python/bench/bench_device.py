@@ -86,6 +86,35 @@ def measure(dev_fn, cpu_fn, budget, max_repeat):
     return statistics.median(dev), statistics.median(cpu), repeat
 
 
+def run_table(doc, cases, quick=(0.1, 30), full=(0.5, 200), width=30):
+    """The main of a benchmark script: its flags (--quick, --threads, --only), a header with the
+    machine's load, and one line per case. `cases()` yields (name, make, fn): the device's and
+    CPU's inputs are `make("regen")` and `make("cpu")`, a sample runs `fn(inputs)`."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's own)")
+    parser.add_argument("--only", help="comma-separated substrings of the case names to run")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    budget, max_repeat = quick if args.quick else full
+    load = os.getloadavg()[0]
+    probes = [busy_probe(), busy_probe()]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads for CPU and device "
+          f"({os.cpu_count()} cores), load average {load:.2f}, "
+          f"busy probe {probes[0] * 1e3:.1f}/{probes[1] * 1e3:.1f} ms")
+    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
+        print("WARNING: the machine looks busy; take the ratios as indicative only")
+    print(f"{'case':<{width}}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
+    for name, make, fn in cases():
+        if args.only and not any(s in name for s in args.only.split(",")):
+            continue
+        dev_in, cpu_in = make("regen"), make("cpu")
+        dev, cpu, repeat = measure(lambda: fn(dev_in), lambda: fn(cpu_in), budget, max_repeat)
+        print(f"{name:<{width}}{dev * 1e3:>11.3f}{cpu * 1e3:>11.3f}{dev / cpu:>8.2f}{repeat:>6}", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no 4M elements, no 1024² mm")

@@ -11,7 +11,6 @@ rows with a weight and bias of 1024 (layer_norm, forward and forward+backward), 
 32x64x32x32 float32 batch (batch_norm in training, with running statistics).
 """
 
-import argparse
 import os
 import sys
 
@@ -21,7 +20,7 @@ import torch.nn.functional as F
 import regen_device  # noqa: F401  (registers the device)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_device import busy_probe, measure  # noqa: E402
+from bench_device import run_table  # noqa: E402
 
 
 def cases():
@@ -58,28 +57,7 @@ def cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's own)")
-    parser.add_argument("--only", help="comma-separated substrings of the case names to run")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    budget, max_repeat = (0.1, 30) if args.quick else (0.5, 200)
-    load = os.getloadavg()[0]
-    probes = [busy_probe(), busy_probe()]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads for CPU and device "
-          f"({os.cpu_count()} cores), load average {load:.2f}")
-    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
-        print("WARNING: the machine looks busy; take the ratios as indicative only")
-    print(f"{'case':<30}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
-    for name, make in cases():
-        if args.only and not any(s in name for s in args.only.split(",")):
-            continue
-        dev_fn, cpu_fn = make("regen"), make("cpu")
-        dev, cpu, repeat = measure(dev_fn, cpu_fn, budget, max_repeat)
-        print(f"{name:<30}{dev * 1e3:>11.3f}{cpu * 1e3:>11.3f}{dev / cpu:>8.2f}{repeat:>6}", flush=True)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    run_table(__doc__, lambda: ((name, make, lambda f: f()) for name, make in cases()))
 
 
 if __name__ == "__main__":

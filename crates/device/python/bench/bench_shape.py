@@ -8,7 +8,6 @@ On busy cores PyTorch's OpenMP threads slow down, which flatters the device: num
 loaded machine are indicative only (the script prints the load average).
 """
 
-import argparse
 import os
 import sys
 
@@ -17,7 +16,7 @@ import torch
 import regen_device  # noqa: F401  (registers the device)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_device import measure  # noqa: E402
+from bench_device import run_table  # noqa: E402
 
 
 def cases():
@@ -52,24 +51,7 @@ def cases():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--threads", type=int, help="torch.set_num_threads(N) first (default: torch's own)")
-    parser.add_argument("--only", help="comma-separated substrings of the case names to run")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    budget, max_repeat = (0.1, 30) if args.quick else (0.5, 200)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads for CPU and device "
-          f"({os.cpu_count()} cores), load average {os.getloadavg()[0]:.2f}")
-    print(f"{'case':<30}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
-    for name, make, fn in cases():
-        if args.only and not any(s in name for s in args.only.split(",")):
-            continue
-        dev_in, cpu_in = make("regen"), make("cpu")
-        dev, cpu, repeat = measure(lambda: fn(dev_in), lambda: fn(cpu_in), budget, max_repeat)
-        print(f"{name:<30}{dev * 1e3:>11.3f}{cpu * 1e3:>11.3f}{dev / cpu:>8.2f}{repeat:>6}", flush=True)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    run_table(__doc__, cases)
 
 
 if __name__ == "__main__":
