@@ -288,8 +288,11 @@ pub fn contiguous_strides(sizes: &[i64]) -> Vec<i64> {
 
 /// The broadcast shape of several shapes, with PyTorch's error when they do not broadcast.
 /// Whether `strides` walk `sizes` in row-major order without gaps (size-1 dimensions may have
-/// any stride), as `Tensor::is_contiguous()`.
+/// any stride; an empty tensor is contiguous), as `Tensor::is_contiguous()`.
 pub fn is_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    if sizes.contains(&0) {
+        return true;
+    }
     let mut expected = 1;
     for (&size, &stride) in sizes.iter().zip(strides).rev() {
         if size != 1 && stride != expected {

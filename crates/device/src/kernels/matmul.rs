@@ -867,17 +867,7 @@ fn size_at(t: &TensorRef<'_>, d: i64) -> Result<i64> {
 
 /// ATen's `is_contiguous` (size-1 dimensions' strides do not matter, empty tensors are).
 fn is_contiguous(t: &TensorRef<'_>) -> bool {
-    let mut expected = 1;
-    if t.numel() == 0 {
-        return true;
-    }
-    for (&size, &stride) in t.sizes().iter().zip(t.strides()).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected *= size;
-    }
-    true
+    regen_runtime::view::is_contiguous(t.sizes(), t.strides())
 }
 
 /// `_int_mm.out`: CPU's checks of the output (never resized), then the product.

@@ -206,17 +206,7 @@ fn lane_sum<E: Copy, A: Flt, const K: usize>(xs: [&[E]; K], f: impl Fn([E; K]) -
 
 /// ATen's `is_contiguous` (size-1 dimensions' strides do not matter, empty tensors are).
 fn is_contiguous(t: &TensorRef<'_>) -> bool {
-    let mut expected = 1;
-    if t.numel() == 0 {
-        return true;
-    }
-    for (&size, &stride) in t.sizes().iter().zip(t.strides()).rev() {
-        if size != 1 && stride != expected {
-            return false;
-        }
-        expected *= size;
-    }
-    true
+    regen_runtime::view::is_contiguous(t.sizes(), t.strides())
 }
 
 /// A tensor's elements in row-major order at `ptr`: the tensor itself when contiguous, else a
