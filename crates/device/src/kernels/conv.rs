@@ -21,6 +21,7 @@ use regen_runtime::{Error, Result, Tensor, TensorRef, host};
 use super::copy;
 use super::dtype::DType;
 use super::matmul::{self, Raw};
+use super::shape::not_implemented;
 
 /// The most bytes of unfolded columns held at once (a chunk holds at least one sample).
 const COLS_BUDGET: usize = 32 << 20;
@@ -280,7 +281,7 @@ unsafe fn unfold(dtype: DType, img: &View, g: &Geometry, n0: usize, n1: usize, b
             }
         });
         Ok(())
-    }, else Err(Error::not_implemented(format!("\"im2col_out_cpu\" not implemented for '{}'", dtype.name()))))
+    }, else Err(not_implemented("im2col_out_cpu", dtype)))
 }
 
 /// Folds `buf` (`[n1 - n0, C·kvol, len]`) into samples `n0..n1` of `img`, each plane starting
@@ -313,7 +314,7 @@ unsafe fn fold(
             }
         });
         Ok(())
-    }, else Err(Error::not_implemented(format!("\"col2im_out_cpu\" not implemented for '{}'", dtype.name()))))
+    }, else Err(not_implemented("col2im_out_cpu", dtype)))
 }
 
 /// A raw pointer shared by the threads of one parallel loop.
@@ -771,11 +772,7 @@ fn check_dtype(p: &Params, dtype: DType, backward: bool) -> Result<()> {
         DType::I64 => !backward,
         DType::Bool => false,
     };
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::not_implemented(format!("\"{}\" not implemented for '{}'", p.kernel_name(backward), dtype.name())))
-    }
+    if ok { Ok(()) } else { Err(not_implemented(p.kernel_name(backward), dtype)) }
 }
 
 fn same_dtype(a: &TensorRef<'_>, b: &TensorRef<'_>, what: &str) -> Result<()> {
@@ -1120,7 +1117,7 @@ fn unfold_dtype(t: &TensorRef<'_>, kernel: &str) -> Result<DType> {
     let dtype = DType::from_scalar_type(t.dtype())?;
     match dtype {
         DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 | DType::Bool => Ok(dtype),
-        _ => Err(Error::not_implemented(format!("\"{kernel}\" not implemented for '{}'", dtype.name()))),
+        _ => Err(not_implemented(kernel, dtype)),
     }
 }
 

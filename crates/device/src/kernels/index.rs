@@ -16,7 +16,7 @@ use regen_runtime::{Error, OptionalTensorList, Result, Scalar, Tensor, TensorRef
 
 use super::copy;
 use super::dtype::{DType, Element, Num, PromotionOperand, result_type};
-use super::iter::{GRAIN, Operand};
+use super::iter::{GRAIN, Operand, fmt_sizes};
 use crate::dispatch_all;
 
 /// Element arithmetic the combine functions need, for every dtype (half types through f32,
@@ -417,10 +417,6 @@ fn check_index_dtype(index: &TensorRef<'_>, op: &str) -> Result<()> {
         return Err(Error::runtime(format!("{op}(): Expected dtype int32/int64 for index")));
     }
     Ok(())
-}
-
-fn fmt_sizes(s: &[i64]) -> String {
-    format!("[{}]", s.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
 }
 
 /// ATen's `gather_shape_check` / `scatter_shape_check`.
@@ -1117,6 +1113,7 @@ struct NonZero {
 impl NonZero {
     fn plan(s: &Operand) -> NonZero {
         let numel = s.numel();
+        let st = s.strides[s.sizes.len() - 1] as isize;
         let threads = regen_runtime::host::num_threads().max(1);
         // Several chunks per thread even out masks set in one region only.
         let chunk = numel.div_ceil(threads * 4).max(GRAIN);
@@ -1125,7 +1122,6 @@ impl NonZero {
         regen_runtime::host::parallel_for(chunks, 1, |a, b| {
             for (c, count) in counts.iter().enumerate().take(b).skip(a) {
                 let mut n = 0usize;
-                let st = s.strides[s.sizes.len() - 1] as isize;
                 dispatch_all!(s.dtype, |T| scan_rows(s, c * chunk, ((c + 1) * chunk).min(numel), |base, j0, j1, _| {
                     for j in j0..j1 {
                         // SAFETY: offsets from the tensor's geometry.
@@ -1218,61 +1214,48 @@ fn scan_rows(s: &Operand, start: usize, end: usize, mut f: impl FnMut(isize, usi
     }
 }
 
-/// Row-major coordinates of the non-zero elements of a tensor of at least one dim.
-fn nonzero_coords(self_: &TensorRef<'_>) -> Result<Vec<i64>> {
-    let s = Operand::of(self_)?;
-    let nd = s.sizes.len();
-    let plan = NonZero::plan(&s);
-    let mut coords = vec![0i64; plan.count() * nd];
-    let out = Ptr(coords.as_mut_ptr().cast());
-    plan.emit(&s, |rank, c| {
-        // SAFETY: ranks are distinct and below the count.
-        unsafe { std::ptr::copy_nonoverlapping(c.as_ptr(), out.get().cast::<i64>().add(rank * nd), nd) }
-    });
-    Ok(coords)
-}
-
-fn write_i64(out: &TensorRef<'_>, values: &[i64]) -> Result<()> {
-    let o = Operand::of(out)?;
-    if o.dtype != DType::I64 {
+/// `out` must be int64, as ATen's nonzero and nonzero_static check before anything else.
+fn check_long_out(out: &TensorRef<'_>) -> Result<()> {
+    let d = dtype_of(out)?;
+    if d != DType::I64 {
         return Err(Error::runtime(format!(
             "nonzero: Expected out tensor to have scalar type Long but got scalar type{}",
-            o.dtype.name()
+            d.name()
         )));
     }
-    let mut k = 0;
-    for_each_offset(&o.sizes, [&o.strides[..]], |[off]| {
-        // SAFETY: `off` is inside `out`, which holds `values.len()` elements.
-        unsafe { *at::<i64>(o.data, off) = values[k] };
-        k += 1;
+    Ok(())
+}
+
+/// Writes the coordinates of the first `rows` set elements of `s` (at least one dim) into `o`,
+/// sized [rows, ndim], and `fill` into the rows past the count.
+fn write_coords(plan: &NonZero, s: &Operand, o: &TensorRef<'_>, rows: usize, fill: i64) -> Result<()> {
+    let o = Operand::of(o)?;
+    let (op, rs, cs) = (Ptr(o.data), o.strides[0] as isize, o.strides[1] as isize);
+    let put = |r: usize, d: usize, x: i64| {
+        // SAFETY: (r, d) is inside `out`, sized [rows, ndim].
+        unsafe { *at::<i64>(op.get(), r as isize * rs + d as isize * cs) = x }
+    };
+    plan.emit(s, |rank, c| {
+        if rank < rows {
+            c.iter().enumerate().for_each(|(d, &x)| put(rank, d, x));
+        }
     });
+    for r in plan.count()..rows {
+        (0..s.sizes.len()).for_each(|d| put(r, d, fill));
+    }
     Ok(())
 }
 
 pub fn nonzero_out(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+    check_long_out(&out)?;
     let nd = self_.dim();
-    if dtype_of(&out)? != DType::I64 {
-        return Err(Error::runtime(format!(
-            "nonzero: Expected out tensor to have scalar type Long but got scalar type{}",
-            dtype_of(&out)?.name()
-        )));
-    }
     if nd == 0 {
         return with_size(&out, &[i64::from(nonzero_scalar(&self_)?), 0], |_| Ok(()));
     }
     let s = Operand::of(&self_)?;
     let plan = NonZero::plan(&s);
-    with_size(&out, &[plan.count() as i64, nd as i64], |o| {
-        let o = Operand::of(o)?;
-        let (op, rs, cs) = (Ptr(o.data), o.strides[0] as isize, o.strides[1] as isize);
-        plan.emit(&s, |rank, c| {
-            for (d, &x) in c.iter().enumerate() {
-                // SAFETY: (rank, d) is inside `out`, sized [count, nd].
-                unsafe { *at::<i64>(op.get(), rank as isize * rs + d as isize * cs) = x }
-            }
-        });
-        Ok(())
-    })
+    let n = plan.count();
+    with_size(&out, &[n as i64, nd as i64], |o| write_coords(&plan, &s, o, n, 0))
 }
 
 fn nonzero_scalar(t: &TensorRef<'_>) -> Result<bool> {
@@ -1291,11 +1274,14 @@ pub fn nonzero_static_out(self_: TensorRef<'_>, size: i64, fill_value: i64, out:
     if size < 0 {
         return Err(Error::runtime(format!("nonzero_static: 'size' must be an non-negative integer, but got {size}")));
     }
+    check_long_out(&out)?;
     let nd = self_.dim();
-    let mut coords = if nd == 0 { Vec::new() } else { nonzero_coords(&self_)? };
-    coords.truncate(size as usize * nd);
-    coords.resize(size as usize * nd, fill_value);
-    with_size(&out, &[size, nd as i64], |o| write_i64(o, &coords))
+    if nd == 0 {
+        return with_size(&out, &[size, 0], |_| Ok(()));
+    }
+    let s = Operand::of(&self_)?;
+    let plan = NonZero::plan(&s);
+    with_size(&out, &[size, nd as i64], |o| write_coords(&plan, &s, o, size as usize, fill_value))
 }
 
 pub fn nonzero_static(self_: TensorRef<'_>, size: i64, fill_value: i64) -> Result<Tensor> {
@@ -1415,8 +1401,7 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
     let (sizes, strides) = (self_.sizes(), self_.strides());
     // A bool or byte mask over dims k..k+m stands for m long indices (its nonzero() columns);
     // it is kept as the offsets its set elements add to self, computed in one parallel pass.
-    let mut longs: Vec<Option<(Vec<i64>, Idx)>> = Vec::new(); // (shape, values)
-    let mut held: Vec<Tensor> = Vec::new();
+    let mut longs: Vec<Option<(Vec<i64>, Idx)>> = Vec::new(); // (index shape, what it adds)
     for t in indices.iter() {
         let Some(t) = t else {
             longs.push(None);
@@ -1438,9 +1423,9 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
                 }
                 let nd = t.dim();
                 if nd == 0 {
-                    // A zero-dim mask adds a dim of size 1 or 0 and indexes nothing.
+                    // A zero-dim mask adds a dim of size 1 or 0 and indexes nothing (marked by a
+                    // negative size, refused below).
                     let set = nonzero_scalar(&t)?;
-                    held.push(new_tensor(&[0], DType::I64)?);
                     longs.push(Some((vec![-1 - i64::from(set)], Idx::Covered)));
                     continue;
                 }
@@ -1463,9 +1448,8 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
             _ => return Err(Error::index("tensors used as indices must be long, int, byte or bool tensors")),
         }
     }
-    drop(held);
-    // Zero-dim bool masks: handled as ATen does, by unsqueezing self; here only `x[True]`-style
-    // masks on top of other indices are rare: treat them as an index dim of size 1 or 0.
+    // Zero-dim bool masks: ATen handles them by unsqueezing self; this kernel refuses them
+    // (not implemented) rather than index wrongly.
     let zero_dim_masks: Vec<usize> = longs
         .iter()
         .enumerate()

@@ -560,6 +560,11 @@ pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     Ok(wrapped as usize)
 }
 
+/// Sizes as ATen prints them in messages: `[2, 3]`.
+pub fn fmt_sizes(s: &[i64]) -> String {
+    format!("[{}]", s.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+}
+
 /// A scalar of `dtype` from a kernel's Scalar argument.
 pub fn scalar_as<T: Element>(s: Scalar) -> T {
     T::from_num(super::dtype::Num::from_scalar(s))

@@ -80,21 +80,7 @@ pub const VDOT: MatOp =
 
 /// The dtype's C++ name, as PyTorch's `TypeMeta` prints it in some messages.
 fn cpp_name(t: &TensorRef<'_>) -> &'static str {
-    match DType::from_scalar_type(t.dtype()) {
-        Ok(DType::U8) => "unsigned char",
-        Ok(DType::I8) => "signed char",
-        Ok(DType::I16) => "short int",
-        Ok(DType::I32) => "int",
-        Ok(DType::I64) => "long int",
-        Ok(DType::F16) => "c10::Half",
-        Ok(DType::BF16) => "c10::BFloat16",
-        Ok(DType::F32) => "float",
-        Ok(DType::F64) => "double",
-        Ok(DType::C64) => "c10::complex<float>",
-        Ok(DType::C128) => "c10::complex<double>",
-        Ok(DType::Bool) => "bool",
-        Err(_) => "unknown",
-    }
+    DType::from_scalar_type(t.dtype()).map_or("unknown", super::shape::torch_name)
 }
 
 /// The `c10::ScalarType` name (`Float`).
@@ -451,7 +437,7 @@ fn compute(
         }
         crate::dispatch!(dtype, [F32, F64, C64, C128], |T| execute(&p, &Gemm::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
         crate::dispatch!(dtype, [U8, I8, I16, I32, I64], |T| execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
-            return Err(Error::not_implemented(format!("\"{}\" not implemented for '{}'", op.kernel, dtype.name())))))
+            return Err(super::shape::not_implemented(op.kernel, dtype))))
     }
     Ok(())
 }

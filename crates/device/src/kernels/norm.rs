@@ -19,8 +19,9 @@ use num_traits::{Float, One, Zero};
 
 use super::copy;
 use super::dtype::DType;
-use super::iter::{GRAIN, new_tensor, wrap_dim};
+use super::iter::{GRAIN, fmt_sizes, new_tensor, wrap_dim};
 use super::scalar::Real;
+use super::shape::{not_implemented, torch_name};
 use super::vmath;
 
 // ---------------------------------------------------------------------------------------------
@@ -233,8 +234,8 @@ fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usi
     if have != dtype {
         return Err(Error::runtime(format!(
             "Expected out tensor to have dtype {}, but got {} instead",
-            cpp_type(dtype),
-            cpp_type(have)
+            torch_name(dtype),
+            torch_name(have)
         )));
     }
     with_size(out, sizes, |o| {
@@ -245,21 +246,6 @@ fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usi
         f(tmp.as_ref().data_ptr() as usize)?;
         copy::copy_(*o, tmp.as_ref())
     })
-}
-
-/// c10's lower-case type names, as in "Expected out tensor to have dtype float".
-fn cpp_type(d: DType) -> &'static str {
-    match d {
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::F32 => "float",
-        DType::F64 => "double",
-        _ => d.name(),
-    }
-}
-
-fn not_implemented(op: &str, d: DType) -> Error {
-    Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name()))
 }
 
 fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
@@ -298,10 +284,6 @@ fn write_f64(t: &TensorRef<'_>, v: &[f64]) -> Result<()> {
 /// `v` rounded to `dtype`'s precision.
 fn round_to(dtype: DType, v: f64) -> f64 {
     crate::dispatch!(dtype, [F16, BF16, F32], |T| T::st(a_of(v)).ld().to_f64_(), else v)
-}
-
-fn sizes_str(s: &[i64]) -> String {
-    format!("[{}]", s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -501,8 +483,8 @@ pub fn softmax_backward_out(
     if grad.sizes() != output.sizes() {
         return Err(Error::runtime(format!(
             "Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 'output'; but {} does not equal {} (while checking arguments for softmax_backward)",
-            sizes_str(grad.sizes()),
-            sizes_str(output.sizes())
+            fmt_sizes(grad.sizes()),
+            fmt_sizes(output.sizes())
         )));
     }
     let d = wrap_dim(dim, grad.dim())?;
@@ -690,7 +672,7 @@ fn layer_norm_shape(
     if shape.is_empty() {
         return Err(Error::runtime(format!(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = {}",
-            sizes_str(shape)
+            fmt_sizes(shape)
         )));
     }
     for (t, name) in [(weight, "weight"), (bias, "bias")] {
@@ -699,8 +681,8 @@ fn layer_norm_shape(
         {
             return Err(Error::runtime(format!(
                 "Expected {name} to be of same shape as normalized_shape, but got {name} of shape {} and normalized_shape = {}",
-                sizes_str(t.sizes()),
-                sizes_str(shape)
+                fmt_sizes(t.sizes()),
+                fmt_sizes(shape)
             )));
         }
     }
@@ -713,8 +695,8 @@ fn layer_norm_shape(
         expected.push(']');
         return Err(Error::runtime(format!(
             "Given normalized_shape={}, expected input with shape {expected}, but got input of size{}",
-            sizes_str(shape),
-            sizes_str(sizes)
+            fmt_sizes(shape),
+            fmt_sizes(sizes)
         )));
     }
     let axis = sizes.len() - shape.len();
@@ -864,9 +846,9 @@ pub fn layer_norm_backward(
     if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
         return Err(Error::runtime(format!(
             "Expected grad_out of size {} and dtype {}, but got {} {}",
-            sizes_str(input.sizes()),
+            fmt_sizes(input.sizes()),
             dtype.name(),
-            sizes_str(dy.sizes()),
+            fmt_sizes(dy.sizes()),
             DType::from_scalar_type(dy.dtype())?.name()
         )));
     }
@@ -1096,7 +1078,7 @@ pub fn batch_norm(
     if training && input.numel() == 0 {
         return Err(Error::runtime(format!(
             "input tensor must have at least one element, but got input_sizes = {}",
-            sizes_str(sizes)
+            fmt_sizes(sizes)
         )));
     }
     let c = sizes[1].max(0) as usize;
@@ -1268,9 +1250,9 @@ pub fn batch_norm_backward(
     if grad.sizes() != input.sizes() || DType::from_scalar_type(grad.dtype())? != dtype {
         return Err(Error::runtime(format!(
             "Expected grad_out of size {} and dtype {}, but got {} {}",
-            sizes_str(input.sizes()),
+            fmt_sizes(input.sizes()),
             dtype.name(),
-            sizes_str(grad.sizes()),
+            fmt_sizes(grad.sizes()),
             DType::from_scalar_type(grad.dtype())?.name()
         )));
     }
@@ -1396,8 +1378,8 @@ pub fn assign(dst: TensorRef<'_>, src: &Tensor) -> Result<()> {
     if DType::from_scalar_type(dst.dtype())? != DType::from_scalar_type(s.dtype())? {
         return Err(Error::runtime(format!(
             "Expected out tensor to have dtype {}, but got {} instead",
-            cpp_type(DType::from_scalar_type(s.dtype())?),
-            cpp_type(DType::from_scalar_type(dst.dtype())?)
+            torch_name(DType::from_scalar_type(s.dtype())?),
+            torch_name(DType::from_scalar_type(dst.dtype())?)
         )));
     }
     with_size(&dst, s.sizes(), |d| copy::copy_(*d, s))

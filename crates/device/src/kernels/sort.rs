@@ -12,7 +12,7 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use super::dtype::{DType, Element, Num};
 use super::iter::GRAIN;
-use super::shape::wrap_dim;
+use super::shape::{not_implemented, wrap_dim};
 use super::stl;
 
 /// The order key of an element: unsigned order is PyTorch's order of the values.
@@ -153,10 +153,6 @@ fn check_dtype(t: &TensorRef<'_>, what: &str) -> Result<DType> {
         return Err(Error::runtime(format!("{what} does not support complex dtypes on CPU")));
     }
     Ok(dtype)
-}
-
-fn not_implemented(op: &str, d: DType) -> Error {
-    Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name()))
 }
 
 fn check_index_out(indices: &TensorRef<'_>) -> Result<()> {
