@@ -72,6 +72,8 @@ pub struct Config {
     pub exclude: Vec<Named>,
     pub exclude_families: Vec<Named>,
     pub fallback: Fallback,
+    /// Where `fallback` is set, for diagnostics about what it cannot serve.
+    fallback_span: Option<Range<usize>>,
     pub autograd: Vec<Named>,
     /// The config's text, for positions in diagnostics.
     source: String,
@@ -88,6 +90,7 @@ impl Default for Config {
             exclude: Vec::new(),
             exclude_families: Vec::new(),
             fallback: Fallback::Error,
+            fallback_span: None,
             autograd: Vec::new(),
             source: String::new(),
         }
@@ -176,6 +179,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         ));
     }
 
+    let fallback_span = raw.fallback.as_ref().map(|f| f.span());
     let fallback = match raw.fallback {
         None => Fallback::Error,
         Some(s) => match s.get_ref().as_str() {
@@ -214,6 +218,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         exclude: named(raw.exclude),
         exclude_families,
         fallback,
+        fallback_span,
         autograd: named(raw.autograd),
         source: source.to_owned(),
     })
@@ -259,11 +264,34 @@ impl Selected<'_> {
     }
 }
 
+/// What answers a required op that CPU has no kernel for (`policy::NO_CPU_KERNEL`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuLessAnswer {
+    /// The backend registers its own kernel.
+    Native,
+    /// Not generated; calling it fails.
+    Skipped(SkipReason),
+    /// `fallback = "error"`: calling it raises NotImplementedError.
+    ErrorFallback,
+}
+
+impl std::fmt::Display for CpuLessAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CpuLessAnswer::Native => f.write_str("native"),
+            CpuLessAnswer::Skipped(why) => write!(f, "skipped: {why}"),
+            CpuLessAnswer::ErrorFallback => f.write_str("the error fallback"),
+        }
+    }
+}
+
 /// The ops to generate, in header order, and the required ops skipped with their reasons.
 #[derive(Debug, Clone)]
 pub struct Selection<'m> {
     pub selected: Vec<Selected<'m>>,
     pub skipped: Vec<(&'m Op, SkipReason)>,
+    /// Required ops CPU has no kernel for, with why and what answers them.
+    pub cpu_less: Vec<(&'m Op, &'static str, CpuLessAnswer)>,
 }
 
 impl<'m> Selection<'m> {
@@ -288,7 +316,9 @@ impl Config {
         if let Some(list) = &self.implement {
             check(list);
         }
-        check(&self.exclude);
+        // The ops CPU has no kernel for differ by release; a backend excludes them all by name.
+        let known: Vec<Named> = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none()).cloned().collect();
+        check(&known);
         check(&self.autograd);
         let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
         if let Some(list) = &self.implement {
@@ -329,7 +359,50 @@ impl Config {
                 Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
             }
         }
-        Ok(Selection { selected, skipped })
+        let cpu_less = self.cpu_less_answers(&selected, &skipped)?;
+        Ok(Selection { selected, skipped, cpu_less })
+    }
+
+    /// How each required op that CPU has no kernel for is answered. The CPU fallback must never
+    /// be the answer: such an op is an error unless implemented or excluded.
+    fn cpu_less_answers<'m>(
+        &self,
+        selected: &[Selected<'m>],
+        skipped: &[(&'m Op, SkipReason)],
+    ) -> Result<Vec<(&'m Op, &'static str, CpuLessAnswer)>, Vec<Diagnostic>> {
+        let mut answers = Vec::new();
+        let mut errors = Vec::new();
+        for s in selected {
+            let Some(c) = policy::cpu_less(&s.op.key).filter(|_| s.op.is_required()) else { continue };
+            let answer = match (s.registered, self.fallback) {
+                (true, _) => CpuLessAnswer::Native,
+                (false, Fallback::Error) => CpuLessAnswer::ErrorFallback,
+                (false, Fallback::Cpu) => {
+                    let span = self.fallback_span.clone().unwrap_or(0..0);
+                    errors.push(diag_at(
+                        &self.source,
+                        &span,
+                        format!(
+                            "fallback = \"cpu\" cannot serve `{}`: CPU has no kernel for it ({}); \
+                             implement it or add it to `exclude`",
+                            s.op.key, c.reason
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            answers.push((s.op, c.reason, answer));
+        }
+        for (op, why) in skipped {
+            if let Some(c) = policy::cpu_less(&op.key) {
+                answers.push((*op, c.reason, CpuLessAnswer::Skipped(why.clone())));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        answers.sort_by_key(|(op, _, _)| op.line);
+        Ok(answers)
     }
 }
 

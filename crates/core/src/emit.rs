@@ -35,6 +35,15 @@ struct SelectionReport<'a> {
     autograd: Vec<&'a str>,
     /// Required ops without generated code, and why.
     skipped: Vec<Skip<'a>>,
+    /// Required ops CPU has no kernel for (the CPU fallback never answers them), why, and what does.
+    no_cpu_kernel: Vec<CpuLess<'a>>,
+}
+
+#[derive(Serialize)]
+struct CpuLess<'a> {
+    op: &'a str,
+    why: &'a str,
+    answer: String,
 }
 
 #[derive(Serialize)]
@@ -56,6 +65,11 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
         implemented: keys(&|s| s.implemented),
         autograd: keys(&|s| s.autograd),
         skipped: selection.skipped.iter().map(|(op, r)| Skip { op: &op.key, reason: r.to_string() }).collect(),
+        no_cpu_kernel: selection
+            .cpu_less
+            .iter()
+            .map(|(op, why, answer)| CpuLess { op: &op.key, why, answer: answer.to_string() })
+            .collect(),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report serializes");
     text.push('\n');

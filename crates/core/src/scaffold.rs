@@ -65,6 +65,25 @@ struct BuildRs;
 struct RegenToml<'a> {
     device: &'a str,
     bootstrap: &'a [&'a str],
+    cpu_less: Vec<CpuLessGroup>,
+}
+
+/// Ops CPU has no kernel for that share a reason: a new backend excludes them until it
+/// implements them, since `fallback = "cpu"` cannot answer them.
+struct CpuLessGroup {
+    reason: &'static str,
+    keys: Vec<&'static str>,
+}
+
+fn cpu_less_groups() -> Vec<CpuLessGroup> {
+    let mut groups: Vec<CpuLessGroup> = Vec::new();
+    for c in crate::policy::NO_CPU_KERNEL.iter().filter(|c| !BOOTSTRAP_OPS.contains(&c.key)) {
+        match groups.iter_mut().find(|g| g.reason == c.reason) {
+            Some(g) => g.keys.push(c.key),
+            None => groups.push(CpuLessGroup { reason: c.reason, keys: vec![c.key] }),
+        }
+    }
+    groups
 }
 
 #[derive(Template)]
@@ -168,7 +187,7 @@ pub fn new_backend(name: &str, regen_root: &str) -> Result<Vec<OutputFile>, Stri
     let mut files = vec![
         file("Cargo.toml", render(&CargoToml { package: name, regen_root })),
         file("build.rs", render(&BuildRs)),
-        file("regen.toml", render(&RegenToml { device: name, bootstrap: BOOTSTRAP_OPS })),
+        file("regen.toml", render(&RegenToml { device: name, bootstrap: BOOTSTRAP_OPS, cpu_less: cpu_less_groups() })),
         file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
         pyproject(name, name, &[]),
         file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name })),
@@ -200,6 +219,10 @@ mod tests {
         for op in BOOTSTRAP_OPS {
             assert!(text("regen.toml").contains(&format!("\"{op}\"")), "{op}");
         }
+        // Ops the CPU fallback cannot serve are excluded until the author implements them.
+        let exclude = text("regen.toml").split("exclude = [").nth(1).unwrap().to_owned();
+        assert!(exclude.contains("\"convolution_overrideable\"") && exclude.contains("\"_thnn_fused_lstm_cell\""));
+        assert!(!exclude.contains("\"_copy_from\""));
         assert!(text("src/lib.rs").contains("impl kernels::Kernels for MyDevDevice"));
         assert!(text("python/my_dev/__init__.py").contains("torch.utils.rename_privateuse1_backend(\"my_dev\")"));
         assert!(

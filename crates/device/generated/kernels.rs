@@ -1351,6 +1351,41 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::_local_scalar_dense(Tensor self) -> Scalar`
     fn _local_scalar_dense(&self, self_: TensorRef<'_>) -> Result<Scalar>;
+    /// `aten::_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`
+    fn _thnn_fused_lstm_cell(
+        &self,
+        input_gates: TensorRef<'_>,
+        hidden_gates: TensorRef<'_>,
+        cx: TensorRef<'_>,
+        input_bias: Option<TensorRef<'_>>,
+        hidden_bias: Option<TensorRef<'_>>,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)`
+    fn _thnn_fused_lstm_cell_backward_impl(
+        &self,
+        grad_hy: Option<TensorRef<'_>>,
+        grad_cy: Option<TensorRef<'_>>,
+        cx: TensorRef<'_>,
+        cy: TensorRef<'_>,
+        workspace: TensorRef<'_>,
+        has_bias: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`
+    fn _thnn_fused_gru_cell(
+        &self,
+        input_gates: TensorRef<'_>,
+        hidden_gates: TensorRef<'_>,
+        hx: TensorRef<'_>,
+        input_bias: Option<TensorRef<'_>>,
+        hidden_bias: Option<TensorRef<'_>>,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)`
+    fn _thnn_fused_gru_cell_backward(
+        &self,
+        grad_hy: TensorRef<'_>,
+        workspace: TensorRef<'_>,
+        has_bias: bool,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor, Tensor)>;
     /// `aten::set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)`
     fn set_inplace_source_storage(
         &self,
@@ -2649,7 +2684,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 395] = [
+pub const OPS: [&str; 399] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2858,6 +2893,10 @@ pub const OPS: [&str; 395] = [
     "addmm.dtype_out",
     "_addmm_activation.out",
     "_local_scalar_dense",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
     "set_.source_Storage",
     "set_.source_Storage_storage_offset",
     "set_.source_Tensor",
@@ -3047,7 +3086,7 @@ pub const OPS: [&str; 395] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 395] = [const { AtomicU64::new(0) }; 395];
+static CALLS: [AtomicU64; 399] = [const { AtomicU64::new(0) }; 399];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -8771,6 +8810,158 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
         },
     )
 }
+/// Entry point of `aten::_thnn_fused_lstm_cell`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
+    input_gates: abi::regen_tensor,
+    hidden_gates: abi::regen_tensor,
+    cx: abi::regen_tensor,
+    input_bias: abi::regen_tensor,
+    hidden_bias: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_thnn_fused_lstm_cell",
+        &CALLS[208usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._thnn_fused_lstm_cell(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input_gates) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&hidden_gates) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&cx) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&input_bias)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&hidden_bias)
+                    }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_thnn_fused_lstm_cell_backward_impl`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
+    grad_hy: abi::regen_tensor,
+    grad_cy: abi::regen_tensor,
+    cx: abi::regen_tensor,
+    cy: abi::regen_tensor,
+    workspace: abi::regen_tensor,
+    has_bias: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_thnn_fused_lstm_cell_backward_impl",
+        &CALLS[209usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                ._thnn_fused_lstm_cell_backward_impl(
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_hy)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_cy)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&cx) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&cy) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&workspace) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&has_bias) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_thnn_fused_gru_cell`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
+    input_gates: abi::regen_tensor,
+    hidden_gates: abi::regen_tensor,
+    hx: abi::regen_tensor,
+    input_bias: abi::regen_tensor,
+    hidden_bias: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_thnn_fused_gru_cell",
+        &CALLS[210usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                ._thnn_fused_gru_cell(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input_gates) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&hidden_gates) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&hx) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&input_bias)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&hidden_bias)
+                    }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_thnn_fused_gru_cell_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
+    grad_hy: abi::regen_tensor,
+    workspace: abi::regen_tensor,
+    has_bias: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+    regen_r4: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_thnn_fused_gru_cell_backward",
+        &CALLS[211usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
+                ._thnn_fused_gru_cell_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_hy) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&workspace) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&has_bias) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            unsafe { IntoSlot::write(regen_v4, regen_r4) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::set_.source_Storage`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -8783,7 +8974,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[208usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -8809,7 +9000,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[209usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -8835,7 +9026,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[210usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -8857,7 +9048,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[211usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .set_inplace(
@@ -8880,7 +9071,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[212usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -8905,7 +9096,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[213usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -8930,7 +9121,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[214usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -8955,7 +9146,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[215usize],
+        &CALLS[219usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -8981,7 +9172,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[216usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .put_inplace(
@@ -9010,7 +9201,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[217usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .index_add_out(
@@ -9042,7 +9233,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[218usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -9072,7 +9263,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[219usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -9099,7 +9290,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[220usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -9127,7 +9318,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[221usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -9156,7 +9347,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[222usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -9186,7 +9377,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[223usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -9217,7 +9408,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[224usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -9247,7 +9438,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[225usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -9278,7 +9469,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[226usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -9307,7 +9498,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[227usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -9332,7 +9523,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -9357,7 +9548,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[229usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -9382,7 +9573,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[230usize],
+        &CALLS[234usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -9407,7 +9598,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[231usize],
+        &CALLS[235usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -9431,7 +9622,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[232usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -9454,7 +9645,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[233usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -9478,7 +9669,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -9503,7 +9694,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[235usize],
+        &CALLS[239usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -9528,7 +9719,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[236usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -9552,7 +9743,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[237usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -9575,7 +9766,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[238usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -9599,7 +9790,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[239usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -9626,7 +9817,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[240usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -9656,7 +9847,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[241usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -9687,7 +9878,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[242usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -9715,7 +9906,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[243usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .triu_out(
@@ -9740,7 +9931,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[244usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .tril_out(
@@ -9770,7 +9961,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[245usize],
+        &CALLS[249usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -9805,7 +9996,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[246usize],
+        &CALLS[250usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -9835,7 +10026,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[247usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -9860,7 +10051,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[248usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -9885,7 +10076,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[249usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -9910,7 +10101,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -9935,7 +10126,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[251usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -9960,7 +10151,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[252usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -9985,7 +10176,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[253usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -10010,7 +10201,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -10035,7 +10226,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[255usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -10060,7 +10251,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[256usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -10085,7 +10276,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[257usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -10110,7 +10301,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[258usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -10135,7 +10326,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[259usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .take_out(
@@ -10160,7 +10351,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[260usize],
+        &CALLS[264usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -10186,7 +10377,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[261usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .index_select_out(
@@ -10213,7 +10404,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[262usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -10239,7 +10430,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[263usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -10264,7 +10455,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[264usize],
+        &CALLS[268usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -10288,7 +10479,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[265usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -10311,7 +10502,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[266usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10334,7 +10525,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[267usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -10361,7 +10552,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[268usize],
+        &CALLS[272usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -10389,7 +10580,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[269usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .gather_out(
@@ -10418,7 +10609,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[270usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -10447,7 +10638,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[271usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -10473,7 +10664,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[272usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -10496,7 +10687,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[273usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .digamma_out(
@@ -10520,7 +10711,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[274usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -10544,7 +10735,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[275usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -10567,7 +10758,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[276usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .i0_out(
@@ -10590,7 +10781,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[277usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .sign_out(
@@ -10613,7 +10804,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[278usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .signbit_out(
@@ -10637,7 +10828,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[279usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .atan2_out(
@@ -10663,7 +10854,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[280usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -10690,7 +10881,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[281usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -10718,7 +10909,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[282usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .histc_out(
@@ -10747,7 +10938,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[283usize],
+        &CALLS[287usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -10774,7 +10965,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[284usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -10799,7 +10990,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[285usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .hypot_out(
@@ -10824,7 +11015,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[286usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .igamma_out(
@@ -10849,7 +11040,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[287usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .igammac_out(
@@ -10874,7 +11065,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[288usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -10899,7 +11090,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -10924,7 +11115,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[290usize],
+        &CALLS[294usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -10948,7 +11139,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[291usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10969,7 +11160,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[292usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -10993,7 +11184,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[293usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11017,7 +11208,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[294usize],
+        &CALLS[298usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11039,7 +11230,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[295usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11064,7 +11255,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[296usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11088,7 +11279,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[297usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11112,7 +11303,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[298usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11140,7 +11331,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[299usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11172,7 +11363,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[300usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .topk_values(
@@ -11200,7 +11391,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[301usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11223,7 +11414,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[302usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11249,7 +11440,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[303usize],
+        &CALLS[307usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11279,7 +11470,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[304usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11307,7 +11498,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[305usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11332,7 +11523,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11357,7 +11548,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[307usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11384,7 +11575,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[308usize],
+        &CALLS[312usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -11413,7 +11604,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[309usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -11442,7 +11633,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[310usize],
+        &CALLS[314usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -11473,7 +11664,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[311usize],
+        &CALLS[315usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -11508,7 +11699,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[312usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -11545,7 +11736,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[313usize],
+        &CALLS[317usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -11580,7 +11771,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[314usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -11615,7 +11806,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[315usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .elu_out(
@@ -11646,7 +11837,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[316usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -11676,7 +11867,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[317usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -11700,7 +11891,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -11726,7 +11917,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[319usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -11753,7 +11944,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[320usize],
+        &CALLS[324usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -11781,7 +11972,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[321usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -11810,7 +12001,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[322usize],
+        &CALLS[326usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -11837,7 +12028,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[323usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -11861,7 +12052,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[324usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -11884,7 +12075,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[325usize],
+        &CALLS[329usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -11906,7 +12097,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[326usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -11929,7 +12120,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[327usize],
+        &CALLS[331usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -11954,7 +12145,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[328usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -11981,7 +12172,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[329usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12008,7 +12199,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[330usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12033,7 +12224,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[331usize],
+        &CALLS[335usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12059,7 +12250,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[332usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12086,7 +12277,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[333usize],
+        &CALLS[337usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12113,7 +12304,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[334usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12141,7 +12332,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[335usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12168,7 +12359,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[336usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12194,7 +12385,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[337usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -12220,7 +12411,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[338usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12246,7 +12437,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[339usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12272,7 +12463,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[340usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -12303,7 +12494,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[341usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -12340,7 +12531,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[342usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -12377,7 +12568,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[343usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -12414,7 +12605,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[344usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -12449,7 +12640,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[345usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -12482,7 +12673,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[346usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -12518,7 +12709,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[347usize],
+        &CALLS[351usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -12555,7 +12746,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[348usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -12590,7 +12781,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[349usize],
+        &CALLS[353usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -12625,7 +12816,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[350usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -12659,7 +12850,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[351usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -12692,7 +12883,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[352usize],
+        &CALLS[356usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -12726,7 +12917,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[353usize],
+        &CALLS[357usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -12761,7 +12952,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[354usize],
+        &CALLS[358usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -12795,7 +12986,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[355usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .col2im_out(
@@ -12828,7 +13019,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[356usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -12860,7 +13051,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[357usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .im2col_out(
@@ -12891,7 +13082,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[358usize],
+        &CALLS[362usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -12918,7 +13109,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[359usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -12941,7 +13132,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[360usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -12964,7 +13155,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[361usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -12987,7 +13178,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[362usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13010,7 +13201,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[363usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13033,7 +13224,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[364usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13057,7 +13248,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[365usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13082,7 +13273,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[366usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13106,7 +13297,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[367usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13129,7 +13320,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[368usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13152,7 +13343,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[369usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13179,7 +13370,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[370usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13206,7 +13397,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[371usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13229,7 +13420,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[372usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13252,7 +13443,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[373usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -13275,7 +13466,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[374usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -13298,7 +13489,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[375usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -13322,7 +13513,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[376usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -13347,7 +13538,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[377usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -13372,7 +13563,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[378usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -13397,7 +13588,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[379usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -13422,7 +13613,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[380usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -13447,7 +13638,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[381usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -13472,7 +13663,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[382usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -13497,7 +13688,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[383usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -13521,7 +13712,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[384usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -13544,7 +13735,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[385usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -13567,7 +13758,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[386usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -13590,7 +13781,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[387usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -13613,7 +13804,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[388usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -13636,7 +13827,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[389usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -13660,7 +13851,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[390usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -13685,7 +13876,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[391usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -13710,7 +13901,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[392usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -13735,7 +13926,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[393usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -13759,7 +13950,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[394usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

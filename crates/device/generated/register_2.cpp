@@ -58,6 +58,7 @@ regen_error* regen_kernel__unique(regen_tensor self, bool sorted, bool return_in
 regen_error* regen_kernel__unique2(regen_tensor self, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_norm_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
+regen_error* regen_kernel__thnn_fused_lstm_cell_backward_impl(regen_tensor grad_hy, regen_tensor grad_cy, regen_tensor cx, regen_tensor cy, regen_tensor workspace, bool has_bias, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_set_inplace_source_storage(regen_tensor self, void* source);
 regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_tensor source);
 regen_error* regen_kernel_masked_fill_inplace_scalar(regen_tensor self, regen_tensor mask, regen_scalar value);
@@ -582,6 +583,21 @@ at::Tensor & wrap_heaviside_out(const at::Tensor & self, const at::Tensor & valu
   auto regen_a2 = ::regen::lift_tensor(out, "aten::heaviside.out argument 'out'");
   ::regen::check(regen_kernel_heaviside_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_lstm_cell_backward_impl(const ::std::optional<at::Tensor> & grad_hy, const ::std::optional<at::Tensor> & grad_cy, const at::Tensor & cx, const at::Tensor & cy, const at::Tensor & workspace, bool has_bias) {
+  auto regen_a0 = ::regen::lift_opt_tensor(grad_hy, "aten::_thnn_fused_lstm_cell_backward_impl argument 'grad_hy'");
+  auto regen_a1 = ::regen::lift_opt_tensor(grad_cy, "aten::_thnn_fused_lstm_cell_backward_impl argument 'grad_cy'");
+  auto regen_a2 = ::regen::lift_tensor(cx, "aten::_thnn_fused_lstm_cell_backward_impl argument 'cx'");
+  auto regen_a3 = ::regen::lift_tensor(cy, "aten::_thnn_fused_lstm_cell_backward_impl argument 'cy'");
+  auto regen_a4 = ::regen::lift_tensor(workspace, "aten::_thnn_fused_lstm_cell_backward_impl argument 'workspace'");
+  auto regen_a5 = ::regen::lift_plain(has_bias, "aten::_thnn_fused_lstm_cell_backward_impl argument 'has_bias'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__thnn_fused_lstm_cell_backward_impl(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)
@@ -1112,6 +1128,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
   m.impl("norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
   m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
+  m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell_backward_impl));
   m.impl("set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
   m.impl("set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
   m.impl("masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));

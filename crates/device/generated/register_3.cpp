@@ -55,6 +55,9 @@ regen_error* regen_kernel_batch_norm_backward(regen_tensor grad_out, regen_tenso
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel__addmm_activation_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, bool use_gelu, regen_tensor out);
 regen_error* regen_kernel__local_scalar_dense(regen_tensor self, regen_scalar* regen_r0);
+regen_error* regen_kernel__thnn_fused_lstm_cell(regen_tensor input_gates, regen_tensor hidden_gates, regen_tensor cx, regen_tensor input_bias, regen_tensor hidden_bias, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__thnn_fused_gru_cell(regen_tensor input_gates, regen_tensor hidden_gates, regen_tensor hx, regen_tensor input_bias, regen_tensor hidden_bias, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel__thnn_fused_gru_cell_backward(regen_tensor grad_hy, regen_tensor workspace, bool has_bias, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3, regen_tensor* regen_r4);
 regen_error* regen_kernel_masked_scatter_inplace(regen_tensor self, regen_tensor mask, regen_tensor source);
 regen_error* regen_kernel_index_fill_inplace_int_scalar(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value);
 regen_error* regen_kernel_scatter_src_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
@@ -576,6 +579,47 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
   regen_scalar regen_r0 = ::regen::no_scalar();
   ::regen::check(regen_kernel__local_scalar_dense(regen_a0, &regen_r0));
   return ::regen::from_c(regen_r0);
+}
+
+// aten::_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_lstm_cell(const at::Tensor & input_gates, const at::Tensor & hidden_gates, const at::Tensor & cx, const ::std::optional<at::Tensor> & input_bias, const ::std::optional<at::Tensor> & hidden_bias) {
+  auto regen_a0 = ::regen::lift_tensor(input_gates, "aten::_thnn_fused_lstm_cell argument 'input_gates'");
+  auto regen_a1 = ::regen::lift_tensor(hidden_gates, "aten::_thnn_fused_lstm_cell argument 'hidden_gates'");
+  auto regen_a2 = ::regen::lift_tensor(cx, "aten::_thnn_fused_lstm_cell argument 'cx'");
+  auto regen_a3 = ::regen::lift_opt_tensor(input_bias, "aten::_thnn_fused_lstm_cell argument 'input_bias'");
+  auto regen_a4 = ::regen::lift_opt_tensor(hidden_bias, "aten::_thnn_fused_lstm_cell argument 'hidden_bias'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__thnn_fused_lstm_cell(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap__thnn_fused_gru_cell(const at::Tensor & input_gates, const at::Tensor & hidden_gates, const at::Tensor & hx, const ::std::optional<at::Tensor> & input_bias, const ::std::optional<at::Tensor> & hidden_bias) {
+  auto regen_a0 = ::regen::lift_tensor(input_gates, "aten::_thnn_fused_gru_cell argument 'input_gates'");
+  auto regen_a1 = ::regen::lift_tensor(hidden_gates, "aten::_thnn_fused_gru_cell argument 'hidden_gates'");
+  auto regen_a2 = ::regen::lift_tensor(hx, "aten::_thnn_fused_gru_cell argument 'hx'");
+  auto regen_a3 = ::regen::lift_opt_tensor(input_bias, "aten::_thnn_fused_gru_cell argument 'input_bias'");
+  auto regen_a4 = ::regen::lift_opt_tensor(hidden_bias, "aten::_thnn_fused_gru_cell argument 'hidden_bias'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__thnn_fused_gru_cell(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_gru_cell_backward(const at::Tensor & grad_hy, const at::Tensor & workspace, bool has_bias) {
+  auto regen_a0 = ::regen::lift_tensor(grad_hy, "aten::_thnn_fused_gru_cell_backward argument 'grad_hy'");
+  auto regen_a1 = ::regen::lift_tensor(workspace, "aten::_thnn_fused_gru_cell_backward argument 'workspace'");
+  auto regen_a2 = ::regen::lift_plain(has_bias, "aten::_thnn_fused_gru_cell_backward argument 'has_bias'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  regen_tensor regen_r4 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__thnn_fused_gru_cell_backward(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1, &regen_r2, &regen_r3, &regen_r4));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3), ::regen::adopt(regen_r4));
 }
 
 // aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
@@ -1144,6 +1188,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
   m.impl("_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
   m.impl("_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  m.impl("_thnn_fused_lstm_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell));
+  m.impl("_thnn_fused_gru_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell));
+  m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell_backward));
   m.impl("masked_scatter_", TORCH_FN(regen_runtime_ops::wrap_masked_scatter_inplace));
   m.impl("index_fill_.int_Scalar", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_scalar));
   m.impl("scatter.src_out", TORCH_FN(regen_runtime_ops::wrap_scatter_src_out));

@@ -109,4 +109,6 @@ impl Kernels for Backend {
     crate::scan_methods!();
     // Softmax, layer norm and batch norm (kernels/norm.rs).
     crate::norm_methods!();
+    // The fused LSTM and GRU cells (kernels/rnn.rs).
+    crate::rnn_methods!();
 }

@@ -34,3 +34,20 @@ class counted:
     def __exit__(self, *exc):
         if exc[0] is None:
             assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
+
+
+class no_cpu_copy:
+    """Asserts that no tensor was copied to CPU inside the block (the CPU fallback's `_to_cpu`)."""
+
+    def __enter__(self):
+        self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        self.prof.__enter__()
+
+    def __exit__(self, *exc):
+        self.prof.__exit__(*exc)
+        if exc[0] is None:
+            # The CPU fallback copies an op's inputs with _to_cpu inside that op's own event.
+            fell_back = sorted(
+                {e.cpu_parent.name if e.cpu_parent else "?" for e in self.prof.events() if e.name == "aten::_to_cpu"}
+            )
+            assert not fell_back, f"ran on CPU through the fallback: {', '.join(fell_back)}"

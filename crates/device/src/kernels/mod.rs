@@ -15,6 +15,7 @@ pub mod matmul;
 pub mod norm;
 pub mod pointwise;
 pub mod reduce;
+pub mod rnn;
 pub mod scalar;
 pub mod scan;
 pub mod shape;

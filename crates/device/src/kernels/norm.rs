@@ -212,12 +212,12 @@ fn is_contiguous(t: &TensorRef<'_>) -> bool {
 
 /// A tensor's elements in row-major order at `ptr`: the tensor itself when contiguous, else a
 /// contiguous copy (CPU's kernels call `.contiguous()` the same way).
-struct Dense {
+pub(crate) struct Dense {
     _copy: Option<Tensor>,
-    ptr: usize,
+    pub(crate) ptr: usize,
 }
 
-fn dense(t: &TensorRef<'_>) -> Result<Dense> {
+pub(crate) fn dense(t: &TensorRef<'_>) -> Result<Dense> {
     if is_contiguous(t) && !t.is_neg() && !t.is_conj() {
         return Ok(Dense { _copy: None, ptr: t.data_ptr() as usize });
     }
@@ -248,7 +248,7 @@ fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usi
     })
 }
 
-fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
+pub(crate) fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
     let d = DType::from_scalar_type(t.dtype())?;
     match d {
         DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Ok(d),
