@@ -109,8 +109,7 @@ pub struct Untagged {
 
 const RNN_CELL: &str = "nn.LSTM/nn.GRU (ATen's LSTMCell/GRUCell in RNN.cpp) call the fused cell for CUDA, XPU and \
      PrivateUse1 tensors (a CUDA-only kernel)";
-const GRAD_SCALER: &str =
-    "torch.amp.GradScaler calls it for any device it scales on (torch/amp/grad_scaler.py)";
+const GRAD_SCALER: &str = "torch.amp.GradScaler calls it for any device it scales on (torch/amp/grad_scaler.py)";
 const FAST_PATH: &str = "the inference fast path of nn.TransformerEncoderLayer/nn.MultiheadAttention calls it for \
      `privateuse1` tensors too (`_supported_device_type` in torch/nn/modules/transformer.py)";
 

@@ -2681,10 +2681,148 @@ pub trait Kernels: Send + Sync + 'static {
         x: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adam_inplace(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        exp_avgs: TensorList<'_>,
+        exp_avg_sqs: TensorList<'_>,
+        max_exp_avg_sqs: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_adam_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adam_inplace_tensor_lr(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        exp_avgs: TensorList<'_>,
+        exp_avg_sqs: TensorList<'_>,
+        max_exp_avg_sqs: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: TensorRef<'_>,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adamw_inplace(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        exp_avgs: TensorList<'_>,
+        exp_avg_sqs: TensorList<'_>,
+        max_exp_avg_sqs: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_adamw_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adamw_inplace_tensor_lr(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        exp_avgs: TensorList<'_>,
+        exp_avg_sqs: TensorList<'_>,
+        max_exp_avg_sqs: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: TensorRef<'_>,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_sgd_inplace(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        momentum_buffer_list: TensorList<'_>,
+        weight_decay: f64,
+        momentum: f64,
+        lr: f64,
+        dampening: f64,
+        nesterov: bool,
+        maximize: bool,
+        is_first_step: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_sgd_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, Tensor lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_sgd_inplace_tensor_lr(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        momentum_buffer_list: TensorList<'_>,
+        weight_decay: f64,
+        momentum: f64,
+        lr: TensorRef<'_>,
+        dampening: f64,
+        nesterov: bool,
+        maximize: bool,
+        is_first_step: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_adagrad_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor(d!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adagrad_inplace(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        state_sums: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: f64,
+        lr_decay: f64,
+        weight_decay: f64,
+        eps: f64,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
+    /// `aten::_fused_adagrad_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor[] state_steps, *, Tensor lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
+    fn _fused_adagrad_inplace_tensor_lr(
+        &self,
+        self_: TensorList<'_>,
+        grads: TensorList<'_>,
+        state_sums: TensorList<'_>,
+        state_steps: TensorList<'_>,
+        lr: TensorRef<'_>,
+        lr_decay: f64,
+        weight_decay: f64,
+        eps: f64,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()>;
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 399] = [
+pub const OPS: [&str; 407] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -3084,9 +3222,17 @@ pub const OPS: [&str; 399] = [
     "special_shifted_chebyshev_polynomial_v.out",
     "special_shifted_chebyshev_polynomial_w.out",
     "special_spherical_bessel_j0.out",
+    "_fused_adam_",
+    "_fused_adam_.tensor_lr",
+    "_fused_adamw_",
+    "_fused_adamw_.tensor_lr",
+    "_fused_sgd_",
+    "_fused_sgd_.tensor_lr",
+    "_fused_adagrad_",
+    "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 399] = [const { AtomicU64::new(0) }; 399];
+static CALLS: [AtomicU64; 407] = [const { AtomicU64::new(0) }; 407];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -13956,6 +14102,414 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
                 .special_spherical_bessel_j0_out(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&x) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adam_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    exp_avgs: abi::regen_tensor_list,
+    exp_avg_sqs: abi::regen_tensor_list,
+    max_exp_avg_sqs: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    weight_decay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adam_",
+        &CALLS[399usize],
+        || {
+            kernels()?
+                ._fused_adam_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avgs) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avg_sqs) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&max_exp_avg_sqs)
+                    }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta1) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta2) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&amsgrad) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adam_.tensor_lr`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    exp_avgs: abi::regen_tensor_list,
+    exp_avg_sqs: abi::regen_tensor_list,
+    max_exp_avg_sqs: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: abi::regen_tensor,
+    beta1: f64,
+    beta2: f64,
+    weight_decay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adam_.tensor_lr",
+        &CALLS[400usize],
+        || {
+            kernels()?
+                ._fused_adam_inplace_tensor_lr(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avgs) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avg_sqs) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&max_exp_avg_sqs)
+                    }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta1) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta2) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&amsgrad) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adamw_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    exp_avgs: abi::regen_tensor_list,
+    exp_avg_sqs: abi::regen_tensor_list,
+    max_exp_avg_sqs: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    weight_decay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adamw_",
+        &CALLS[401usize],
+        || {
+            kernels()?
+                ._fused_adamw_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avgs) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avg_sqs) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&max_exp_avg_sqs)
+                    }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta1) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta2) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&amsgrad) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adamw_.tensor_lr`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    exp_avgs: abi::regen_tensor_list,
+    exp_avg_sqs: abi::regen_tensor_list,
+    max_exp_avg_sqs: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: abi::regen_tensor,
+    beta1: f64,
+    beta2: f64,
+    weight_decay: f64,
+    eps: f64,
+    amsgrad: bool,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adamw_.tensor_lr",
+        &CALLS[402usize],
+        || {
+            kernels()?
+                ._fused_adamw_inplace_tensor_lr(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avgs) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&exp_avg_sqs) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&max_exp_avg_sqs)
+                    }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta1) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta2) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&amsgrad) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_sgd_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    momentum_buffer_list: abi::regen_tensor_list,
+    weight_decay: f64,
+    momentum: f64,
+    lr: f64,
+    dampening: f64,
+    nesterov: bool,
+    maximize: bool,
+    is_first_step: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_sgd_",
+        &CALLS[403usize],
+        || {
+            kernels()?
+                ._fused_sgd_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&momentum_buffer_list)
+                    }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&dampening) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&nesterov) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&is_first_step) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_sgd_.tensor_lr`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    momentum_buffer_list: abi::regen_tensor_list,
+    weight_decay: f64,
+    momentum: f64,
+    lr: abi::regen_tensor,
+    dampening: f64,
+    nesterov: bool,
+    maximize: bool,
+    is_first_step: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_sgd_.tensor_lr",
+        &CALLS[404usize],
+        || {
+            kernels()?
+                ._fused_sgd_inplace_tensor_lr(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe {
+                        <TensorList<'_> as FromAbi<'_>>::from_abi(&momentum_buffer_list)
+                    }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&momentum) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&dampening) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&nesterov) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&is_first_step) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adagrad_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    state_sums: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: f64,
+    lr_decay: f64,
+    weight_decay: f64,
+    eps: f64,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adagrad_",
+        &CALLS[405usize],
+        || {
+            kernels()?
+                ._fused_adagrad_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_sums) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_fused_adagrad_.tensor_lr`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
+    self_: abi::regen_tensor_list,
+    grads: abi::regen_tensor_list,
+    state_sums: abi::regen_tensor_list,
+    state_steps: abi::regen_tensor_list,
+    lr: abi::regen_tensor,
+    lr_decay: f64,
+    weight_decay: f64,
+    eps: f64,
+    maximize: bool,
+    grad_scale: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_fused_adagrad_.tensor_lr",
+        &CALLS[406usize],
+        || {
+            kernels()?
+                ._fused_adagrad_inplace_tensor_lr(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&grads) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_sums) }?,
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&state_steps) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&lr) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lr_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&weight_decay) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&eps) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&maximize) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&grad_scale)
+                    }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
+                    }?,
                 )?;
             Ok(())
         },

@@ -112,6 +112,7 @@ regen_error* regen_kernel_special_hermite_polynomial_he_out(regen_tensor x, rege
 regen_error* regen_kernel_special_modified_bessel_k1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_spherical_bessel_j0_out(regen_tensor x, regen_tensor out);
+regen_error* regen_kernel__fused_adam_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, regen_tensor lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 }
 
 namespace regen_runtime_ops {
@@ -1152,6 +1153,26 @@ at::Tensor & wrap_special_spherical_bessel_j0_out(const at::Tensor & x, at::Tens
   return out;
 }
 
+// aten::_fused_adam_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
+void wrap__fused_adam_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adam_.tensor_lr argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adam_.tensor_lr argument 'grads'");
+  auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adam_.tensor_lr argument 'exp_avgs'");
+  auto regen_a3 = ::regen::lift_tensor_list(exp_avg_sqs, "aten::_fused_adam_.tensor_lr argument 'exp_avg_sqs'");
+  auto regen_a4 = ::regen::lift_tensor_list(max_exp_avg_sqs, "aten::_fused_adam_.tensor_lr argument 'max_exp_avg_sqs'");
+  auto regen_a5 = ::regen::lift_tensor_list(state_steps, "aten::_fused_adam_.tensor_lr argument 'state_steps'");
+  auto regen_a6 = ::regen::lift_tensor(lr, "aten::_fused_adam_.tensor_lr argument 'lr'");
+  auto regen_a7 = ::regen::lift_plain(beta1, "aten::_fused_adam_.tensor_lr argument 'beta1'");
+  auto regen_a8 = ::regen::lift_plain(beta2, "aten::_fused_adam_.tensor_lr argument 'beta2'");
+  auto regen_a9 = ::regen::lift_plain(weight_decay, "aten::_fused_adam_.tensor_lr argument 'weight_decay'");
+  auto regen_a10 = ::regen::lift_plain(eps, "aten::_fused_adam_.tensor_lr argument 'eps'");
+  auto regen_a11 = ::regen::lift_plain(amsgrad, "aten::_fused_adam_.tensor_lr argument 'amsgrad'");
+  auto regen_a12 = ::regen::lift_plain(maximize, "aten::_fused_adam_.tensor_lr argument 'maximize'");
+  auto regen_a13 = ::regen::lift_opt_tensor(grad_scale, "aten::_fused_adam_.tensor_lr argument 'grad_scale'");
+  auto regen_a14 = ::regen::lift_opt_tensor(found_inf, "aten::_fused_adam_.tensor_lr argument 'found_inf'");
+  ::regen::check(regen_kernel__fused_adam_inplace_tensor_lr(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, regen_a12, regen_a13, regen_a14));
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1258,4 +1279,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k1_out));
   m.impl("special_shifted_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_t_out));
   m.impl("special_spherical_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_spherical_bessel_j0_out));
+  m.impl("_fused_adam_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace_tensor_lr));
 }

@@ -108,6 +108,9 @@ regen_error* regen_kernel_special_bessel_y0_out(regen_tensor self, regen_tensor 
 regen_error* regen_kernel_special_chebyshev_polynomial_w_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_modified_bessel_k0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel__fused_adamw_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel__fused_sgd_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list momentum_buffer_list, double weight_decay, double momentum, regen_tensor lr, double dampening, bool nesterov, bool maximize, bool is_first_step, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel__fused_adagrad_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list state_sums, regen_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 }
 
 namespace regen_runtime_ops {
@@ -1095,6 +1098,59 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & 
   return out;
 }
 
+// aten::_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
+void wrap__fused_adamw_inplace(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adamw_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adamw_ argument 'grads'");
+  auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adamw_ argument 'exp_avgs'");
+  auto regen_a3 = ::regen::lift_tensor_list(exp_avg_sqs, "aten::_fused_adamw_ argument 'exp_avg_sqs'");
+  auto regen_a4 = ::regen::lift_tensor_list(max_exp_avg_sqs, "aten::_fused_adamw_ argument 'max_exp_avg_sqs'");
+  auto regen_a5 = ::regen::lift_tensor_list(state_steps, "aten::_fused_adamw_ argument 'state_steps'");
+  auto regen_a6 = ::regen::lift_plain(lr, "aten::_fused_adamw_ argument 'lr'");
+  auto regen_a7 = ::regen::lift_plain(beta1, "aten::_fused_adamw_ argument 'beta1'");
+  auto regen_a8 = ::regen::lift_plain(beta2, "aten::_fused_adamw_ argument 'beta2'");
+  auto regen_a9 = ::regen::lift_plain(weight_decay, "aten::_fused_adamw_ argument 'weight_decay'");
+  auto regen_a10 = ::regen::lift_plain(eps, "aten::_fused_adamw_ argument 'eps'");
+  auto regen_a11 = ::regen::lift_plain(amsgrad, "aten::_fused_adamw_ argument 'amsgrad'");
+  auto regen_a12 = ::regen::lift_plain(maximize, "aten::_fused_adamw_ argument 'maximize'");
+  auto regen_a13 = ::regen::lift_opt_tensor(grad_scale, "aten::_fused_adamw_ argument 'grad_scale'");
+  auto regen_a14 = ::regen::lift_opt_tensor(found_inf, "aten::_fused_adamw_ argument 'found_inf'");
+  ::regen::check(regen_kernel__fused_adamw_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, regen_a12, regen_a13, regen_a14));
+}
+
+// aten::_fused_sgd_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, Tensor lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
+void wrap__fused_sgd_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, const at::Tensor & lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_sgd_.tensor_lr argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_sgd_.tensor_lr argument 'grads'");
+  auto regen_a2 = ::regen::lift_tensor_list(momentum_buffer_list, "aten::_fused_sgd_.tensor_lr argument 'momentum_buffer_list'");
+  auto regen_a3 = ::regen::lift_plain(weight_decay, "aten::_fused_sgd_.tensor_lr argument 'weight_decay'");
+  auto regen_a4 = ::regen::lift_plain(momentum, "aten::_fused_sgd_.tensor_lr argument 'momentum'");
+  auto regen_a5 = ::regen::lift_tensor(lr, "aten::_fused_sgd_.tensor_lr argument 'lr'");
+  auto regen_a6 = ::regen::lift_plain(dampening, "aten::_fused_sgd_.tensor_lr argument 'dampening'");
+  auto regen_a7 = ::regen::lift_plain(nesterov, "aten::_fused_sgd_.tensor_lr argument 'nesterov'");
+  auto regen_a8 = ::regen::lift_plain(maximize, "aten::_fused_sgd_.tensor_lr argument 'maximize'");
+  auto regen_a9 = ::regen::lift_plain(is_first_step, "aten::_fused_sgd_.tensor_lr argument 'is_first_step'");
+  auto regen_a10 = ::regen::lift_opt_tensor(grad_scale, "aten::_fused_sgd_.tensor_lr argument 'grad_scale'");
+  auto regen_a11 = ::regen::lift_opt_tensor(found_inf, "aten::_fused_sgd_.tensor_lr argument 'found_inf'");
+  ::regen::check(regen_kernel__fused_sgd_inplace_tensor_lr(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11));
+}
+
+// aten::_fused_adagrad_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor(d!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
+void wrap__fused_adagrad_inplace(at::TensorList self, at::TensorList grads, at::TensorList state_sums, at::TensorList state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adagrad_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adagrad_ argument 'grads'");
+  auto regen_a2 = ::regen::lift_tensor_list(state_sums, "aten::_fused_adagrad_ argument 'state_sums'");
+  auto regen_a3 = ::regen::lift_tensor_list(state_steps, "aten::_fused_adagrad_ argument 'state_steps'");
+  auto regen_a4 = ::regen::lift_plain(lr, "aten::_fused_adagrad_ argument 'lr'");
+  auto regen_a5 = ::regen::lift_plain(lr_decay, "aten::_fused_adagrad_ argument 'lr_decay'");
+  auto regen_a6 = ::regen::lift_plain(weight_decay, "aten::_fused_adagrad_ argument 'weight_decay'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::_fused_adagrad_ argument 'eps'");
+  auto regen_a8 = ::regen::lift_plain(maximize, "aten::_fused_adagrad_ argument 'maximize'");
+  auto regen_a9 = ::regen::lift_opt_tensor(grad_scale, "aten::_fused_adagrad_ argument 'grad_scale'");
+  auto regen_a10 = ::regen::lift_opt_tensor(found_inf, "aten::_fused_adagrad_ argument 'found_inf'");
+  ::regen::check(regen_kernel__fused_adagrad_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1197,4 +1253,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("special_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_w_out));
   m.impl("special_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0_out));
   m.impl("special_shifted_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_u_out));
+  m.impl("_fused_adamw_", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace_tensor_lr));
+  m.impl("_fused_adagrad_", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace));
 }

@@ -111,4 +111,6 @@ impl Kernels for Backend {
     crate::norm_methods!();
     // The fused LSTM and GRU cells (kernels/rnn.rs).
     crate::rnn_methods!();
+    // The fused optimizer steps (kernels/optim.rs).
+    crate::optim_methods!();
 }

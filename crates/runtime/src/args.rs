@@ -161,8 +161,8 @@ impl std::fmt::Debug for Tensor {
     }
 }
 
-/// `Tensor[]` / `ITensorListRef`.
-#[derive(Debug, Clone, Copy)]
+/// `Tensor[]` / `ITensorListRef`. The default is the empty list.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct TensorList<'a> {
     items: &'a [regen_tensor],
 }

@@ -672,3 +672,41 @@ def test_complex_views_share_memory_natively():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         repr(x)
+
+
+def test_ops_cpu_cannot_serve_are_listed_and_never_left_to_the_fallback():
+    """regen's policy table of required ops CPU has no kernel for (policy::NO_CPU_KERNEL, reported
+    in selection.json) against this torch's dispatcher: every required op outside the excluded
+    families that has neither a CPU nor a CompositeExplicitAutograd kernel is listed, none listed
+    has a CPU kernel, and each listed one is native or excluded, never the fallback's."""
+    import json
+    from pathlib import Path
+
+    generated = Path(__file__).resolve().parents[2] / "generated"
+    ops = json.loads((generated / "ops.json").read_text())["ops"]
+    selection = json.loads((generated / "selection.json").read_text())
+    listed = {e["op"]: e for e in selection["no_cpu_kernel"]}
+
+    def has(key, dispatch_key):
+        name = "aten::" + key
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, dispatch_key)
+
+    unlisted = [
+        o["key"]
+        for o in ops
+        if o["required"]
+        and o["family"] is None
+        and not has(o["key"], "CPU")
+        and not has(o["key"], "CompositeExplicitAutograd")
+        and o["key"] not in listed
+    ]
+    assert not unlisted, f"ops CPU cannot serve, missing from policy::NO_CPU_KERNEL: {unlisted}"
+    stale = [k for k in listed if has(k, "CPU")]
+    assert not stale, f"listed in policy::NO_CPU_KERNEL but CPU has a kernel: {stale}"
+    for key, entry in listed.items():
+        assert entry["answer"] == "native" or entry["answer"].startswith("skipped"), (key, entry)
+        if entry["answer"] == "native":
+            assert key in selection["registered"], key
+    # The convolutions and RNN cells PyTorch routes a PrivateUse1 tensor to are native.
+    for key in ["convolution_overrideable", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell_backward"]:
+        assert listed[key]["answer"] == "native", key

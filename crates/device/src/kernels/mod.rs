@@ -13,6 +13,7 @@ pub mod iter;
 pub mod loops;
 pub mod matmul;
 pub mod norm;
+pub mod optim;
 pub mod pointwise;
 pub mod reduce;
 pub mod rnn;

@@ -257,7 +257,7 @@ pub(crate) fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
 }
 
 /// The first `n` elements of a tensor in row-major order, as f64 (exact for every float dtype).
-fn read_f64(t: &TensorRef<'_>, n: usize) -> Result<Vec<f64>> {
+pub(crate) fn read_f64(t: &TensorRef<'_>, n: usize) -> Result<Vec<f64>> {
     let d = dense(t)?;
     let dtype = DType::from_scalar_type(t.dtype())?;
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {

@@ -15,37 +15,18 @@ use super::norm::{Dense, Elem, dense, float_dtype};
 use super::reduce;
 use super::scalar::Real;
 
-/// `1 / (1 + e^-x)`, as CUDA's cell kernels write it.
-#[inline(always)]
-fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + (-x).exp())
-}
-
-/// The compute type's own sigmoid and tanh (f32 for every 16- and 32-bit dtype).
-trait Act: Copy {
-    fn sig(self) -> Self;
-    fn th(self) -> Self;
-}
-impl Act for f32 {
+/// `1 / (1 + e^-x)`, as CUDA's cell kernels write it, and tanh, in the compute type.
+trait Act: Real {
     #[inline(always)]
-    fn sig(self) -> f32 {
-        1.0 / (1.0 + (-self).exp())
+    fn sig(self) -> Self {
+        Self::one() / (Self::one() + (-self).exp())
     }
     #[inline(always)]
-    fn th(self) -> f32 {
+    fn th(self) -> Self {
         self.tanh()
     }
 }
-impl Act for f64 {
-    #[inline(always)]
-    fn sig(self) -> f64 {
-        sigmoid(self)
-    }
-    #[inline(always)]
-    fn th(self) -> f64 {
-        self.tanh()
-    }
-}
+impl<A: Real> Act for A {}
 
 /// Checks a cell's arguments as CUDA's `checkSizes` does: gates `N × factor·H`, the state
 /// `N × H`, both biases or neither, each of `factor·H` elements; returns `(N, H)`.
@@ -85,9 +66,7 @@ fn check_cell(
     };
     same(hidden_gates, "hidden_gates", &[n, kh])?;
     if kh % factor as i64 != 0 {
-        return Err(Error::runtime(format!(
-            "{op}: the gates' second size ({kh}) is not a multiple of {factor}"
-        )));
+        return Err(Error::runtime(format!("{op}: the gates' second size ({kh}) is not a multiple of {factor}")));
     }
     let h = kh / factor as i64;
     same(prev, "prev_hidden", &[n, h])?;
@@ -143,10 +122,7 @@ macro_rules! float_dispatch {
 
 /// The bias term of gate `g`, column `j` (0 without biases): `b1[gH+j] + b2[gH+j]` is added
 /// after the gates as CUDA does (`x_in + x_h + b1 + b2`, left to right).
-fn gate_sum<T: Elem>(ip: usize, hp: usize, b: &Option<(usize, usize)>, off: usize, bj: usize) -> T::A
-where
-    T::A: std::ops::Add<Output = T::A>,
-{
+fn gate_sum<T: Elem>(ip: usize, hp: usize, b: &Option<(usize, usize)>, off: usize, bj: usize) -> T::A {
     // SAFETY: the callers pass offsets inside the gates and biases.
     unsafe {
         let s = ld::<T>(ip, off) + ld::<T>(hp, off);
@@ -187,10 +163,13 @@ pub fn lstm_cell(
     Ok((hy, cy, workspace))
 }
 
-fn lstm_forward<T: Elem>(n: usize, h: usize, [ip, hp, cp]: [usize; 3], b: &Option<(usize, usize)>, [hyp, cyp, wp]: [usize; 3])
-where
-    T::A: Act,
-{
+fn lstm_forward<T: Elem>(
+    n: usize,
+    h: usize,
+    [ip, hp, cp]: [usize; 3],
+    b: &Option<(usize, usize)>,
+    [hyp, cyp, wp]: [usize; 3],
+) {
     rows(n, 4 * h, |r0, r1| {
         for r in r0..r1 {
             for j in 0..h {
@@ -245,16 +224,16 @@ pub fn lstm_cell_backward(
     }
     let sizes = defined.sizes().to_vec();
     for (t, name) in [(grad_hy, "grad_hy"), (grad_cy, "grad_cy"), (Some(cx), "cx"), (Some(cy), "cy")] {
-        if let Some(t) = t {
-            if t.sizes() != sizes.as_slice() || DType::from_scalar_type(t.dtype())? != dtype {
-                return Err(Error::runtime(format!(
-                    "{OP}: Expected tensor for argument '{name}' to have size {} and dtype {}, but got {} and {}",
-                    fmt_sizes(&sizes),
-                    dtype.name(),
-                    fmt_sizes(t.sizes()),
-                    DType::from_scalar_type(t.dtype())?.name()
-                )));
-            }
+        if let Some(t) = t
+            && (t.sizes() != sizes.as_slice() || DType::from_scalar_type(t.dtype())? != dtype)
+        {
+            return Err(Error::runtime(format!(
+                "{OP}: Expected tensor for argument '{name}' to have size {} and dtype {}, but got {} and {}",
+                fmt_sizes(&sizes),
+                dtype.name(),
+                fmt_sizes(t.sizes()),
+                DType::from_scalar_type(t.dtype())?.name()
+            )));
         }
     }
     let (n, h) = (sizes[0] as usize, sizes[1] as usize);
@@ -279,10 +258,7 @@ pub fn lstm_cell_backward(
     Ok((grad_gates, grad_cx, grad_bias))
 }
 
-fn lstm_backward<T: Elem>(n: usize, h: usize, [ghy, gcy, cxp, cyp, wp]: [usize; 5], [ggp, gcxp]: [usize; 2])
-where
-    T::A: Act,
-{
+fn lstm_backward<T: Elem>(n: usize, h: usize, [ghy, gcy, cxp, cyp, wp]: [usize; 5], [ggp, gcxp]: [usize; 2]) {
     rows(n, 4 * h, |r0, r1| {
         let zero = T::A::from_f64(0.0);
         let one = T::A::from_f64(1.0);
@@ -349,10 +325,13 @@ pub fn gru_cell(
     Ok((hy, workspace))
 }
 
-fn gru_forward<T: Elem>(n: usize, h: usize, [ip, hp, xp]: [usize; 3], b: &Option<(usize, usize)>, [hyp, wp]: [usize; 2])
-where
-    T::A: Act,
-{
+fn gru_forward<T: Elem>(
+    n: usize,
+    h: usize,
+    [ip, hp, xp]: [usize; 3],
+    b: &Option<(usize, usize)>,
+    [hyp, wp]: [usize; 2],
+) {
     rows(n, 3 * h, |r0, r1| {
         for r in r0..r1 {
             for j in 0..h {
@@ -421,10 +400,7 @@ pub fn gru_cell_backward(
     Ok((gi, gh, ghx, gib, ghb))
 }
 
-fn gru_backward<T: Elem>(n: usize, h: usize, [gop, wp]: [usize; 2], [gip, ghp, ghxp]: [usize; 3])
-where
-    T::A: Act,
-{
+fn gru_backward<T: Elem>(n: usize, h: usize, [gop, wp]: [usize; 2], [gip, ghp, ghxp]: [usize; 3]) {
     rows(n, 3 * h, |r0, r1| {
         let one = T::A::from_f64(1.0);
         for r in r0..r1 {
