@@ -273,6 +273,8 @@ pub enum CpuLessAnswer {
     Skipped(SkipReason),
     /// `fallback = "error"`: calling it raises NotImplementedError.
     ErrorFallback,
+    /// `fallback = "cpu"` would answer it and fail: generation refuses ([`Config::check_served`]).
+    Unserved,
 }
 
 impl std::fmt::Display for CpuLessAnswer {
@@ -281,6 +283,7 @@ impl std::fmt::Display for CpuLessAnswer {
             CpuLessAnswer::Native => f.write_str("native"),
             CpuLessAnswer::Skipped(why) => write!(f, "skipped: {why}"),
             CpuLessAnswer::ErrorFallback => f.write_str("the error fallback"),
+            CpuLessAnswer::Unserved => f.write_str("unserved: the CPU fallback cannot run it"),
         }
     }
 }
@@ -359,37 +362,23 @@ impl Config {
                 Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
             }
         }
-        let cpu_less = self.cpu_less_answers(&selected, &skipped)?;
+        let cpu_less = self.cpu_less_answers(&selected, &skipped);
         Ok(Selection { selected, skipped, cpu_less })
     }
 
-    /// How each required op that CPU has no kernel for is answered. The CPU fallback must never
-    /// be the answer: such an op is an error unless implemented or excluded.
+    /// How each required op that CPU has no kernel for is answered.
     fn cpu_less_answers<'m>(
         &self,
         selected: &[Selected<'m>],
         skipped: &[(&'m Op, SkipReason)],
-    ) -> Result<Vec<(&'m Op, &'static str, CpuLessAnswer)>, Vec<Diagnostic>> {
+    ) -> Vec<(&'m Op, &'static str, CpuLessAnswer)> {
         let mut answers = Vec::new();
-        let mut errors = Vec::new();
         for s in selected {
             let Some(c) = policy::cpu_less(&s.op.key).filter(|_| s.op.is_required()) else { continue };
             let answer = match (s.registered, self.fallback) {
                 (true, _) => CpuLessAnswer::Native,
                 (false, Fallback::Error) => CpuLessAnswer::ErrorFallback,
-                (false, Fallback::Cpu) => {
-                    let span = self.fallback_span.clone().unwrap_or(0..0);
-                    errors.push(diag_at(
-                        &self.source,
-                        &span,
-                        format!(
-                            "fallback = \"cpu\" cannot serve `{}`: CPU has no kernel for it ({}); \
-                             implement it or add it to `exclude`",
-                            s.op.key, c.reason
-                        ),
-                    ));
-                    continue;
-                }
+                (false, Fallback::Cpu) => CpuLessAnswer::Unserved,
             };
             answers.push((s.op, c.reason, answer));
         }
@@ -398,11 +387,31 @@ impl Config {
                 answers.push((*op, c.reason, CpuLessAnswer::Skipped(why.clone())));
             }
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
         answers.sort_by_key(|(op, _, _)| op.line);
-        Ok(answers)
+        answers
+    }
+
+    /// Generation's check that the CPU fallback answers no op CPU has no kernel for: one error per
+    /// such op, at the `fallback` setting.
+    pub fn check_served(&self, selection: &Selection<'_>) -> Result<(), Vec<Diagnostic>> {
+        let span = self.fallback_span.clone().unwrap_or(0..0);
+        let errors: Vec<Diagnostic> = selection
+            .cpu_less
+            .iter()
+            .filter(|(_, _, answer)| *answer == CpuLessAnswer::Unserved)
+            .map(|(op, why, _)| {
+                diag_at(
+                    &self.source,
+                    &span,
+                    format!(
+                        "fallback = \"cpu\" cannot serve `{}`: CPU has no kernel for it ({why}); implement it or \
+                         add it to `exclude`",
+                        op.key
+                    ),
+                )
+            })
+            .collect();
+        if errors.is_empty() { Ok(()) } else { Err(errors) }
     }
 }
 

@@ -58,10 +58,9 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
     let (bytes, loaded, mut warnings) = load_header_file(header)?;
     let config_value = load_config_file(config)?;
     let model = &loaded.model;
-    let selection = config_value.select(model).map_err(|errors| {
-        let path = config.map(|p| p.display().to_string()).unwrap_or_default();
-        render_all(&errors, &path)
-    })?;
+    let config_path = config.map(|p| p.display().to_string()).unwrap_or_default();
+    let selection = config_value.select(model).map_err(|errors| render_all(&errors, &config_path))?;
+    config_value.check_served(&selection).map_err(|errors| render_all(&errors, &config_path))?;
     let mut excluded = 0;
     for (op, reason) in &selection.skipped {
         match reason {

@@ -202,3 +202,41 @@ fn every_op_of_every_release_crosses_the_abi() {
         }
     }
 }
+
+#[test]
+fn the_cpu_fallback_never_answers_an_op_cpu_has_no_kernel_for() {
+    use regen_core::config::{CpuLessAnswer, parse_config};
+    use regen_core::policy::NO_CPU_KERNEL;
+    for release in RELEASES {
+        let model = load(release);
+        // Left to the CPU fallback, each such op is an error at the `fallback` setting.
+        let config = parse_config("implement = [\"add.out\"]\nfallback = \"cpu\"\n").unwrap();
+        let selection = config.select(&model).unwrap();
+        let errors = config.check_served(&selection).expect_err("CPU-less ops left to the fallback");
+        let rendered: String = errors.iter().map(|d| d.render("regen.toml")).collect();
+        let required = |key: &str| model.find(key).is_some_and(|op| op.is_required());
+        assert!(
+            rendered.starts_with("regen.toml:2:12: error: fallback = \"cpu\" cannot serve `")
+                && rendered.contains("cannot serve `_thnn_fused_lstm_cell`: CPU has no kernel for it"),
+            "torch {release}: {rendered}"
+        );
+        // Excluded, every one of them (keys of other releases included) is reported as skipped;
+        // implemented, native; with the error fallback, the fallback's.
+        let keys: Vec<String> = NO_CPU_KERNEL.iter().map(|c| format!("{:?}", c.key)).collect();
+        let all = keys.join(", ");
+        let config =
+            parse_config(&format!("implement = [\"add.out\"]\nexclude = [{all}]\nfallback = \"cpu\"\n")).unwrap();
+        let selection = config.select(&model).unwrap();
+        let listed = NO_CPU_KERNEL.iter().filter(|c| required(c.key)).count();
+        let got: Vec<&str> = selection.cpu_less.iter().map(|(op, _, _)| op.key.as_str()).collect();
+        assert_eq!(got.len(), listed, "torch {release}: {got:?}");
+        assert!(selection.cpu_less.iter().all(|(_, _, a)| matches!(a, CpuLessAnswer::Skipped(_))));
+        let config = parse_config("implement = [\"convolution_overrideable\"]\nfallback = \"error\"\n").unwrap();
+        let selection = config.select(&model).unwrap();
+        for (op, _, answer) in &selection.cpu_less {
+            let want =
+                if op.key == "convolution_overrideable" { CpuLessAnswer::Native } else { CpuLessAnswer::ErrorFallback };
+            assert_eq!(*answer, want, "torch {release}: {}", op.key);
+        }
+    }
+}
