@@ -469,6 +469,20 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
+    fn native_group_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        mean: TensorRef<'_>,
+        rstd: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        n: i64,
+        c: i64,
+        hx_w: i64,
+        group: i64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)>;
     /// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
     fn index_tensor_out(
         &self,
@@ -2822,7 +2836,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 407] = [
+pub const OPS: [&str; 408] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2904,6 +2918,7 @@ pub const OPS: [&str; 407] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "native_group_norm_backward",
     "index.Tensor_out",
     "index_copy.out",
     "_index_put_impl_",
@@ -3232,7 +3247,7 @@ pub const OPS: [&str; 407] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 407] = [const { AtomicU64::new(0) }; 407];
+static CALLS: [AtomicU64; 408] = [const { AtomicU64::new(0) }; 408];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -5341,6 +5356,53 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
         },
     )
 }
+/// Entry point of `aten::native_group_norm_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
+    grad_out: abi::regen_tensor,
+    input: abi::regen_tensor,
+    mean: abi::regen_tensor,
+    rstd: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    n: i64,
+    c: i64,
+    hx_w: i64,
+    group: i64,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_group_norm_backward",
+        &CALLS[81usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2) = kernels()?
+                .native_group_norm_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&rstd) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&c) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&hx_w) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&group) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::index.Tensor_out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -5354,7 +5416,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[81usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -5383,7 +5445,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[82usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -5412,7 +5474,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[83usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -5443,7 +5505,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[84usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -5472,7 +5534,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[85usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -5501,7 +5563,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[86usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -5527,7 +5589,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[87usize],
+        &CALLS[88usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5552,7 +5614,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[88usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -5585,7 +5647,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[89usize],
+        &CALLS[90usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -5625,7 +5687,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[90usize],
+        &CALLS[91usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -5662,7 +5724,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[91usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -5693,7 +5755,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[92usize],
+        &CALLS[93usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -5723,7 +5785,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[93usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .linspace_out(
@@ -5748,7 +5810,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[94usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .log_out(
@@ -5771,7 +5833,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[95usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .log10_out(
@@ -5794,7 +5856,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[96usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .log1p_out(
@@ -5817,7 +5879,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[97usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .log2_out(
@@ -5841,7 +5903,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[98usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5866,7 +5928,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[99usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5891,7 +5953,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[100usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5918,7 +5980,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[101usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5946,7 +6008,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[102usize],
+        &CALLS[103usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -5973,7 +6035,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[103usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -6001,7 +6063,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[104usize],
+        &CALLS[105usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -6030,7 +6092,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[105usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -6057,7 +6119,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[106usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -6082,7 +6144,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[107usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -6110,7 +6172,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[108usize],
+        &CALLS[109usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -6140,7 +6202,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[109usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -6169,7 +6231,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[110usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -6197,7 +6259,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[111usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .amax_out(
@@ -6225,7 +6287,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[112usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .mean_out(
@@ -6251,7 +6313,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[113usize],
+        &CALLS[114usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6275,7 +6337,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[114usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -6301,7 +6363,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[115usize],
+        &CALLS[116usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -6327,7 +6389,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[116usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -6356,7 +6418,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[117usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -6384,7 +6446,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[118usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .amin_out(
@@ -6410,7 +6472,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[119usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .mm_out(
@@ -6436,7 +6498,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[120usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -6463,7 +6525,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[121usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -6489,7 +6551,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[122usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -6514,7 +6576,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[123usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -6541,7 +6603,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[124usize],
+        &CALLS[125usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -6568,7 +6630,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[125usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -6593,7 +6655,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[126usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .mul_out(
@@ -6618,7 +6680,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[127usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -6645,7 +6707,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[128usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -6680,7 +6742,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[129usize],
+        &CALLS[130usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -6727,7 +6789,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[130usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -6774,7 +6836,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[131usize],
+        &CALLS[132usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -6817,7 +6879,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[132usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -6858,7 +6920,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[133usize],
+        &CALLS[134usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -6897,7 +6959,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[134usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -6940,7 +7002,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[135usize],
+        &CALLS[136usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -6986,7 +7048,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[136usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .range_out(
@@ -7011,7 +7073,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[137usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -7034,7 +7096,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[138usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .neg_out(
@@ -7058,7 +7120,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[139usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -7084,7 +7146,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[140usize],
+        &CALLS[141usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -7109,7 +7171,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[141usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .round_out(
@@ -7133,7 +7195,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[142usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -7157,7 +7219,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[143usize],
+        &CALLS[144usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7177,7 +7239,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[144usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -7200,7 +7262,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[145usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -7227,7 +7289,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[146usize],
+        &CALLS[147usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -7254,7 +7316,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[147usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .gelu_out(
@@ -7280,7 +7342,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[148usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -7306,7 +7368,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[149usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -7332,7 +7394,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[150usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -7357,7 +7419,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[151usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -7380,7 +7442,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[152usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .silu_out(
@@ -7404,7 +7466,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[153usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -7428,7 +7490,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[154usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .mish_out(
@@ -7451,7 +7513,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[155usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -7475,7 +7537,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[156usize],
+        &CALLS[157usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -7499,7 +7561,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[157usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -7523,7 +7585,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[158usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .logit_out(
@@ -7547,7 +7609,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[159usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .sin_out(
@@ -7570,7 +7632,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[160usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .sinc_out(
@@ -7593,7 +7655,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[161usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .sinh_out(
@@ -7618,7 +7680,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[162usize],
+        &CALLS[163usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -7645,7 +7707,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[163usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -7673,7 +7735,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[164usize],
+        &CALLS[165usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -7702,7 +7764,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[165usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -7731,7 +7793,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[166usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -7760,7 +7822,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[167usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -7789,7 +7851,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[168usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .nansum_out(
@@ -7815,7 +7877,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[169usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -7841,7 +7903,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[170usize],
+        &CALLS[171usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -7871,7 +7933,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[171usize],
+        &CALLS[172usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -7901,7 +7963,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[172usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -7928,7 +7990,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[173usize],
+        &CALLS[174usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -7955,7 +8017,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[174usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -7981,7 +8043,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[175usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .tan_out(
@@ -8004,7 +8066,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[176usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .tanh_out(
@@ -8029,7 +8091,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[177usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .threshold_out(
@@ -8056,7 +8118,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[178usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -8082,7 +8144,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[179usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -8108,7 +8170,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[180usize],
+        &CALLS[181usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -8133,7 +8195,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[181usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .trunc_out(
@@ -8159,7 +8221,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[182usize],
+        &CALLS[183usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -8191,7 +8253,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[183usize],
+        &CALLS[184usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -8225,7 +8287,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[184usize],
+        &CALLS[185usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -8258,7 +8320,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[185usize],
+        &CALLS[186usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -8291,7 +8353,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[186usize],
+        &CALLS[187usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -8322,7 +8384,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[187usize],
+        &CALLS[188usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -8351,7 +8413,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[188usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -8381,7 +8443,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[189usize],
+        &CALLS[190usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -8410,7 +8472,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[190usize],
+        &CALLS[191usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -8437,7 +8499,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[191usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .where_self_out(
@@ -8471,7 +8533,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[192usize],
+        &CALLS[193usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -8514,7 +8576,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[193usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -8560,7 +8622,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[194usize],
+        &CALLS[195usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -8607,7 +8669,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[195usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -8637,7 +8699,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[196usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .norm_out(
@@ -8664,7 +8726,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[197usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -8687,7 +8749,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[198usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -8711,7 +8773,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[199usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .sub_out(
@@ -8738,7 +8800,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[200usize],
+        &CALLS[201usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -8765,7 +8827,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[201usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -8791,7 +8853,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[202usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -8819,7 +8881,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[203usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .addmm_out(
@@ -8851,7 +8913,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[204usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -8884,7 +8946,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[205usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -8917,7 +8979,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[206usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -8945,7 +9007,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[207usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -8974,7 +9036,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[208usize],
+        &CALLS[209usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -9014,7 +9076,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[209usize],
+        &CALLS[210usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -9053,7 +9115,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[210usize],
+        &CALLS[211usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -9091,7 +9153,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[211usize],
+        &CALLS[212usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -9120,7 +9182,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[212usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -9146,7 +9208,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[213usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -9172,7 +9234,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[214usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -9194,7 +9256,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[215usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .set_inplace(
@@ -9217,7 +9279,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[216usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -9242,7 +9304,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[217usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -9267,7 +9329,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[218usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -9292,7 +9354,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[219usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -9318,7 +9380,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[220usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .put_inplace(
@@ -9347,7 +9409,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[221usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .index_add_out(
@@ -9379,7 +9441,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[222usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -9409,7 +9471,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[223usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -9436,7 +9498,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[224usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -9464,7 +9526,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[225usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -9493,7 +9555,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[226usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -9523,7 +9585,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[227usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -9554,7 +9616,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[228usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -9584,7 +9646,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[229usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -9615,7 +9677,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[230usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -9644,7 +9706,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[231usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -9669,7 +9731,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[232usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -9694,7 +9756,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[233usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -9719,7 +9781,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[234usize],
+        &CALLS[235usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -9744,7 +9806,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[235usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -9768,7 +9830,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[236usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -9791,7 +9853,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[237usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -9815,7 +9877,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[238usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -9840,7 +9902,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[239usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -9865,7 +9927,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[240usize],
+        &CALLS[241usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -9889,7 +9951,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[241usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -9912,7 +9974,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[242usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -9936,7 +9998,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[243usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -9963,7 +10025,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[244usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -9993,7 +10055,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[245usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -10024,7 +10086,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[246usize],
+        &CALLS[247usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -10052,7 +10114,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[247usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .triu_out(
@@ -10077,7 +10139,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[248usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .tril_out(
@@ -10107,7 +10169,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[249usize],
+        &CALLS[250usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -10142,7 +10204,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[250usize],
+        &CALLS[251usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -10172,7 +10234,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[251usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -10197,7 +10259,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[252usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -10222,7 +10284,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[253usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -10247,7 +10309,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -10272,7 +10334,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[255usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -10297,7 +10359,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[256usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -10322,7 +10384,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[257usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -10347,7 +10409,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[258usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -10372,7 +10434,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[259usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -10397,7 +10459,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[260usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -10422,7 +10484,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[261usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -10447,7 +10509,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[262usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -10472,7 +10534,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[263usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .take_out(
@@ -10497,7 +10559,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[264usize],
+        &CALLS[265usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -10523,7 +10585,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[265usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .index_select_out(
@@ -10550,7 +10612,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[266usize],
+        &CALLS[267usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -10576,7 +10638,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[267usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -10601,7 +10663,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[268usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -10625,7 +10687,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[269usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -10648,7 +10710,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[270usize],
+        &CALLS[271usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10671,7 +10733,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[271usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -10698,7 +10760,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[272usize],
+        &CALLS[273usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -10726,7 +10788,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[273usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .gather_out(
@@ -10755,7 +10817,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[274usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -10784,7 +10846,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[275usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -10810,7 +10872,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[276usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -10833,7 +10895,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[277usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .digamma_out(
@@ -10857,7 +10919,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[278usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -10881,7 +10943,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[279usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -10904,7 +10966,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[280usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .i0_out(
@@ -10927,7 +10989,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[281usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .sign_out(
@@ -10950,7 +11012,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[282usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .signbit_out(
@@ -10974,7 +11036,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[283usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .atan2_out(
@@ -11000,7 +11062,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -11027,7 +11089,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[285usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -11055,7 +11117,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[286usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .histc_out(
@@ -11084,7 +11146,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[287usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -11111,7 +11173,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[288usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -11136,7 +11198,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[289usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .hypot_out(
@@ -11161,7 +11223,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[290usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .igamma_out(
@@ -11186,7 +11248,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[291usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .igammac_out(
@@ -11211,7 +11273,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[292usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -11236,7 +11298,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[293usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -11261,7 +11323,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[294usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -11285,7 +11347,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[295usize],
+        &CALLS[296usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11306,7 +11368,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[296usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -11330,7 +11392,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[297usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11354,7 +11416,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[298usize],
+        &CALLS[299usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11376,7 +11438,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[299usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11401,7 +11463,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[300usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11425,7 +11487,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[301usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11449,7 +11511,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[302usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11477,7 +11539,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[303usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11509,7 +11571,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[304usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .topk_values(
@@ -11537,7 +11599,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[305usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11560,7 +11622,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[306usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11586,7 +11648,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[307usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11616,7 +11678,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[308usize],
+        &CALLS[309usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11644,7 +11706,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[309usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11669,7 +11731,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[310usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11694,7 +11756,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[311usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11721,7 +11783,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[312usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -11750,7 +11812,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[313usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -11779,7 +11841,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[314usize],
+        &CALLS[315usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -11810,7 +11872,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[315usize],
+        &CALLS[316usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -11845,7 +11907,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[316usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -11882,7 +11944,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[317usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -11917,7 +11979,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[318usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -11952,7 +12014,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[319usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .elu_out(
@@ -11983,7 +12045,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[320usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -12013,7 +12075,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[321usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -12037,7 +12099,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[322usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -12063,7 +12125,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[323usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -12090,7 +12152,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[324usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -12118,7 +12180,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[325usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -12147,7 +12209,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[326usize],
+        &CALLS[327usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -12174,7 +12236,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[327usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -12198,7 +12260,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[328usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -12221,7 +12283,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[329usize],
+        &CALLS[330usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -12243,7 +12305,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[330usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -12266,7 +12328,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[331usize],
+        &CALLS[332usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -12291,7 +12353,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[332usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -12318,7 +12380,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[333usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12345,7 +12407,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[334usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12370,7 +12432,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[335usize],
+        &CALLS[336usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12396,7 +12458,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[336usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12423,7 +12485,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[337usize],
+        &CALLS[338usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12450,7 +12512,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[338usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12478,7 +12540,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[339usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12505,7 +12567,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[340usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12531,7 +12593,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[341usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -12557,7 +12619,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[342usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12583,7 +12645,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[343usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12609,7 +12671,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[344usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -12640,7 +12702,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[345usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -12677,7 +12739,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[346usize],
+        &CALLS[347usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -12714,7 +12776,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[347usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -12751,7 +12813,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[348usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -12786,7 +12848,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[349usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -12819,7 +12881,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[350usize],
+        &CALLS[351usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -12855,7 +12917,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[351usize],
+        &CALLS[352usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -12892,7 +12954,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[352usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -12927,7 +12989,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[353usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -12962,7 +13024,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[354usize],
+        &CALLS[355usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -12996,7 +13058,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[355usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -13029,7 +13091,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[356usize],
+        &CALLS[357usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -13063,7 +13125,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[357usize],
+        &CALLS[358usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -13098,7 +13160,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[358usize],
+        &CALLS[359usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -13132,7 +13194,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[359usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .col2im_out(
@@ -13165,7 +13227,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[360usize],
+        &CALLS[361usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -13197,7 +13259,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[361usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .im2col_out(
@@ -13228,7 +13290,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[362usize],
+        &CALLS[363usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -13255,7 +13317,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[363usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -13278,7 +13340,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[364usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -13301,7 +13363,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[365usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -13324,7 +13386,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[366usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13347,7 +13409,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[367usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13370,7 +13432,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[368usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13394,7 +13456,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[369usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13419,7 +13481,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[370usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13443,7 +13505,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[371usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13466,7 +13528,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[372usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13489,7 +13551,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[373usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13516,7 +13578,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[374usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13543,7 +13605,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[375usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13566,7 +13628,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[376usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13589,7 +13651,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[377usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -13612,7 +13674,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[378usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -13635,7 +13697,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[379usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -13659,7 +13721,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[380usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -13684,7 +13746,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[381usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -13709,7 +13771,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[382usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -13734,7 +13796,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[383usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -13759,7 +13821,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[384usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -13784,7 +13846,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[385usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -13809,7 +13871,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[386usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -13834,7 +13896,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[387usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -13858,7 +13920,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[388usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -13881,7 +13943,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[389usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -13904,7 +13966,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[390usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -13927,7 +13989,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[391usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -13950,7 +14012,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[392usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -13973,7 +14035,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[393usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -13997,7 +14059,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[394usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -14022,7 +14084,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[395usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -14047,7 +14109,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[396usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -14072,7 +14134,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[397usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -14096,7 +14158,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[398usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -14132,7 +14194,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[399usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -14187,7 +14249,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[400usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -14242,7 +14304,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[401usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -14297,7 +14359,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[402usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -14349,7 +14411,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[403usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -14398,7 +14460,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[404usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -14446,7 +14508,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[405usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -14491,7 +14553,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[406usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

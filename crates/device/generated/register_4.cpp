@@ -29,6 +29,7 @@ regen_error* regen_kernel_floor_divide(regen_tensor self, regen_tensor other, re
 regen_error* regen_kernel_floor_divide_inplace_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_native_group_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor mean, regen_tensor rstd, regen_tensor weight, int64_t N, int64_t C, int64_t HxW, int64_t group, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_index_copy_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_tensor out);
 regen_error* regen_kernel_isin_scalar_tensor_out(regen_scalar element, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_native_layer_norm(regen_tensor input, regen_i64_list normalized_shape, regen_tensor weight, regen_tensor bias, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -288,6 +289,25 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
   auto regen_a2 = ::regen::lift_tensor(out, "aten::gcd.out argument 'out'");
   ::regen::check(regen_kernel_gcd_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_group_norm_backward argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::native_group_norm_backward argument 'input'");
+  auto regen_a2 = ::regen::lift_tensor(mean, "aten::native_group_norm_backward argument 'mean'");
+  auto regen_a3 = ::regen::lift_tensor(rstd, "aten::native_group_norm_backward argument 'rstd'");
+  auto regen_a4 = ::regen::lift_opt_tensor(weight, "aten::native_group_norm_backward argument 'weight'");
+  auto regen_a5 = ::regen::lift_int(N, "aten::native_group_norm_backward argument 'N'");
+  auto regen_a6 = ::regen::lift_int(C, "aten::native_group_norm_backward argument 'C'");
+  auto regen_a7 = ::regen::lift_int(HxW, "aten::native_group_norm_backward argument 'HxW'");
+  auto regen_a8 = ::regen::lift_int(group, "aten::native_group_norm_backward argument 'group'");
+  auto regen_a9 = ::regen::lift_bool_array(output_mask, "aten::native_group_norm_backward argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_group_norm_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
@@ -1174,6 +1194,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
   m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
   m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
+  m.impl("native_group_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_group_norm_backward));
   m.impl("index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
   m.impl("isin.Scalar_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_scalar_tensor_out));
   m.impl("native_layer_norm", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm));

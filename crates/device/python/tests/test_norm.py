@@ -322,3 +322,41 @@ def test_batch_norm_errors():
     for args in cases:
         dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
         raises_like(torch.native_batch_norm, (*args, 0.1, 1e-5), (*dev, 0.1, 1e-5))
+
+
+# ---------------------------------------------------------------------------------------------
+# group norm (the forward is PyTorch's composite of batch norm; the backward is native)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 4), 3), ((3, 4, 7), 2), ((2, 4, 3, 2, 2), 1), ((2, 4, 3), 4), ((0, 4, 3), 2)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_backward(dtype, shape, groups, affine):
+    base = make(shape, torch.float32, seed=21).to(dtype)
+    grad = make(shape, torch.float32, seed=22).to(dtype)
+    w0 = make((shape[1],), torch.float32, seed=23).to(dtype) if affine else None
+    b0 = make((shape[1],), torch.float32, seed=24).to(dtype) if affine else None
+
+    def run(device):
+        x = base.to(device).clone().requires_grad_()
+        w = None if w0 is None else w0.to(device).clone().requires_grad_()
+        b = None if b0 is None else b0.to(device).clone().requires_grad_()
+        y = F.group_norm(x, groups, w, b, 1e-5)
+        y.backward(grad.to(device))
+        return [y.detach()] + [t.grad for t in (x, w, b) if t is not None]
+
+    expected = run("cpu")
+    with counted("native_group_norm_backward"):
+        got = run("regen")
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == torch.float32 else {} if dtype == torch.float64 else {"rtol": 4e-2, "atol": 4e-2}
+    for g, e in zip(got, expected):
+        close(g, e, **tol)
+
+
+def test_group_norm_backward_errors():
+    x = torch.zeros(2, 6, 3, device="regen")
+    m = torch.zeros(2, 4, device="regen")
+    with pytest.raises(RuntimeError, match="divisible"):
+        torch.ops.aten.native_group_norm_backward(x, x, m, m, None, 2, 6, 3, 4, [True, False, False])
+    with pytest.raises(RuntimeError, match="grad_out"):
+        torch.ops.aten.native_group_norm_backward(x[:, :3], x, m[:, :3], m[:, :3], None, 2, 6, 3, 3, [True, False, False])

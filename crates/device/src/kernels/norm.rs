@@ -1372,6 +1372,163 @@ simd_fn! {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Group norm (backward; the forward is PyTorch's composite of batch norm)
+// ---------------------------------------------------------------------------------------------
+
+/// `native_group_norm_backward`: `(dX, dγ, dβ)` as `GroupNormBackwardKernelImplInternal`: per
+/// (sample, channel) sums `ds = Σ dy·x` and `db = Σ dy`, then per (sample, group)
+/// `dX = rstd·γ·dy + c2·x + c3` with `c2 = (db·μ − ds)·rstd³/(D·HxW)` and
+/// `c3 = −c2·μ − db·rstd/(D·HxW)`, and `dγ = Σₙ (ds − db·μ)·rstd`, `dβ = Σₙ db`.
+#[allow(clippy::too_many_arguments)]
+pub fn group_norm_backward(
+    dy: TensorRef<'_>,
+    input: TensorRef<'_>,
+    mean: TensorRef<'_>,
+    rstd: TensorRef<'_>,
+    weight: Option<TensorRef<'_>>,
+    [n, c, hxw, group]: [i64; 4],
+    mask: &[bool],
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let weight = defined(weight);
+    let dtype = float_dtype(&input, "GroupNormBackwardKernelImpl")?;
+    param_dtype(dtype, &[weight.as_ref()])?;
+    let want = |i: usize| mask.get(i).copied().unwrap_or(false);
+    if group <= 0 || c % group != 0 {
+        return Err(Error::runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+            fmt_sizes(input.sizes())
+        )));
+    }
+    if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
+        return Err(Error::runtime(format!(
+            "Expected grad_out of size {} and dtype {}, but got {} {}",
+            fmt_sizes(input.sizes()),
+            dtype.name(),
+            fmt_sizes(dy.sizes()),
+            DType::from_scalar_type(dy.dtype())?.name()
+        )));
+    }
+    if n * c * hxw != input.numel() || n < 0 || c < 0 || hxw < 0 {
+        return Err(Error::runtime(format!(
+            "Expected input of {} elements (N={n}, C={c}, HxW={hxw}), but got size {}",
+            n * c * hxw,
+            fmt_sizes(input.sizes())
+        )));
+    }
+    let (nn, cc, hw, g) = (n as usize, c as usize, hxw as usize, group as usize);
+    let d = cc / g;
+    if mean.numel() as usize != nn * g || rstd.numel() as usize != nn * g {
+        return Err(Error::runtime("native_group_norm_backward: mean and rstd must have N x group elements"));
+    }
+    if let Some(w) = &weight
+        && w.numel() as usize != cc
+    {
+        return Err(Error::runtime(format!(
+            "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape {} and input of shape {}",
+            fmt_sizes(w.sizes()),
+            fmt_sizes(input.sizes())
+        )));
+    }
+    if (want(1) || want(2)) && weight.is_none() {
+        return Err(Error::runtime("native_group_norm_backward: the weight's gradients need the weight"));
+    }
+    let dx = if want(0) { new_tensor(input.sizes(), dtype)? } else { Tensor::undefined() };
+    let param_like = || -> Result<Tensor> {
+        let w = weight.as_ref().expect("checked above");
+        new_tensor(w.sizes(), DType::from_scalar_type(w.dtype())?)
+    };
+    let dg = if want(1) { param_like()? } else { Tensor::undefined() };
+    let db = if want(2) { param_like()? } else { Tensor::undefined() };
+    if input.numel() == 0 {
+        for (k, t) in [(1, &dg), (2, &db)] {
+            if want(k) {
+                write_f64(&t.as_ref(), &vec![0.0; cc])?;
+            }
+        }
+        return Ok((dx, dg, db));
+    }
+    let (x, gy) = (dense(&input)?, dense(&dy)?);
+    let mu = read_f64(&mean, nn * g)?;
+    let rs = read_f64(&rstd, nn * g)?;
+    let gamma = weight.as_ref().map(|w| read_f64(w, cc)).transpose()?;
+    // Per (sample, channel): Σ dy·x and Σ dy over the spatial elements.
+    let mut sums = vec![0.0f64; 2 * nn * cc];
+    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+        let (xp, gp, sp) = (x.ptr, gy.ptr, sums.as_mut_ptr() as usize);
+        regen_runtime::host::parallel_for(nn * cc, (GRAIN / hw.max(1)).max(1), |lo, hi| {
+            for r in lo..hi {
+                // SAFETY: row r (one sample's channel) of the contiguous tensors; sums slots 2r,
+                // 2r + 1 written by this range only.
+                unsafe {
+                    let xs = std::slice::from_raw_parts((xp as *const T).add(r * hw), hw);
+                    let gs = std::slice::from_raw_parts((gp as *const T).add(r * hw), hw);
+                    let ds = lane_sum([xs, gs], |[a, b]| a.ld() * b.ld());
+                    let db = lane_sum([gs], |[b]| b.ld());
+                    (sp as *mut f64).add(2 * r).write(ds.to_f64_());
+                    (sp as *mut f64).add(2 * r + 1).write(db.to_f64_());
+                }
+            }
+        });
+    }, else unreachable!());
+    let gam = |ch: usize| gamma.as_ref().map_or(1.0, |v| v[ch]);
+    if want(0) {
+        let scale = 1.0 / (d * hw) as f64;
+        // (c1 per channel is rstd·γ; c2, c3 per group) for every sample.
+        let mut coef = vec![0.0f64; 2 * nn * g];
+        for s in 0..nn {
+            for gi in 0..g {
+                let (mut ds, mut db) = (0.0, 0.0);
+                for ch in gi * d..(gi + 1) * d {
+                    ds += sums[2 * (s * cc + ch)] * gam(ch);
+                    db += sums[2 * (s * cc + ch) + 1] * gam(ch);
+                }
+                let (m, r) = (mu[s * g + gi], rs[s * g + gi]);
+                let c2 = (db * m - ds) * r * r * r * scale;
+                coef[2 * (s * g + gi)] = c2;
+                coef[2 * (s * g + gi) + 1] = -c2 * m - db * r * scale;
+            }
+        }
+        let dxp = dx.as_ref().data_ptr() as usize;
+        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            let (xp, gp) = (x.ptr, gy.ptr);
+            regen_runtime::host::parallel_for(nn * cc, (GRAIN / hw.max(1)).max(1), |lo, hi| {
+                for row in lo..hi {
+                    let (s, ch) = (row / cc, row % cc);
+                    let k = s * g + ch / d;
+                    let c1 = a_of::<<T as Elem>::A>(rs[k] * gam(ch));
+                    let (c2, c3) = (a_of::<<T as Elem>::A>(coef[2 * k]), a_of::<<T as Elem>::A>(coef[2 * k + 1]));
+                    for e in row * hw..(row + 1) * hw {
+                        // SAFETY: element e of the contiguous tensors; rows are disjoint.
+                        unsafe {
+                            let v = c1 * (*(gp as *const T).add(e)).ld() + c2 * (*(xp as *const T).add(e)).ld() + c3;
+                            *(dxp as *mut T).add(e) = T::st(v);
+                        }
+                    }
+                }
+            });
+        }, else unreachable!());
+    }
+    if want(1) {
+        let v: Vec<f64> = (0..cc)
+            .map(|ch| {
+                (0..nn)
+                    .map(|s| {
+                        let k = s * g + ch / d;
+                        (sums[2 * (s * cc + ch)] - sums[2 * (s * cc + ch) + 1] * mu[k]) * rs[k]
+                    })
+                    .sum()
+            })
+            .collect();
+        write_f64(&dg.as_ref(), &v)?;
+    }
+    if want(2) {
+        let v: Vec<f64> = (0..cc).map(|ch| (0..nn).map(|s| sums[2 * (s * cc + ch) + 1]).sum()).collect();
+        write_f64(&db.as_ref(), &v)?;
+    }
+    Ok((dx, dg, db))
+}
+
 /// Copies `src` into `dst` (resized to `src`'s shape; same dtype), for the `.out` forms.
 pub fn assign(dst: TensorRef<'_>, src: &Tensor) -> Result<()> {
     let s = src.as_ref();
@@ -1478,6 +1635,29 @@ macro_rules! norm_methods {
                 rstd,
                 weight,
                 bias,
+                output_mask,
+            )
+        }
+        fn native_group_norm_backward(
+            &self,
+            grad_out: TensorRef<'_>,
+            input: TensorRef<'_>,
+            mean: TensorRef<'_>,
+            rstd: TensorRef<'_>,
+            weight: Option<TensorRef<'_>>,
+            n: i64,
+            c: i64,
+            hx_w: i64,
+            group: i64,
+            output_mask: &[bool],
+        ) -> Result<(Tensor, Tensor, Tensor)> {
+            $crate::kernels::norm::group_norm_backward(
+                grad_out,
+                input,
+                mean,
+                rstd,
+                weight,
+                [n, c, hx_w, group],
                 output_mask,
             )
         }
