@@ -362,32 +362,34 @@ impl Config {
                 Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
             }
         }
-        let cpu_less = self.cpu_less_answers(&selected, &skipped);
+        let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
         Ok(Selection { selected, skipped, cpu_less })
     }
 
-    /// How each required op that CPU has no kernel for is answered.
+    /// How each op that CPU has no kernel for is answered: required ones, and ones whose default
+    /// kernel only raises (`convolution_overrideable`), which the device must implement as well.
     fn cpu_less_answers<'m>(
         &self,
+        model: &'m Model,
         selected: &[Selected<'m>],
         skipped: &[(&'m Op, SkipReason)],
     ) -> Vec<(&'m Op, &'static str, CpuLessAnswer)> {
         let mut answers = Vec::new();
-        for s in selected {
-            let Some(c) = policy::cpu_less(&s.op.key).filter(|_| s.op.is_required()) else { continue };
-            let answer = match (s.registered, self.fallback) {
-                (true, _) => CpuLessAnswer::Native,
-                (false, Fallback::Error) => CpuLessAnswer::ErrorFallback,
-                (false, Fallback::Cpu) => CpuLessAnswer::Unserved,
+        for op in &model.ops {
+            let Some(c) = policy::cpu_less(&op.key) else { continue };
+            let answer = if selected.iter().any(|s| s.registered && std::ptr::eq(s.op, op)) {
+                CpuLessAnswer::Native
+            } else if let Some((_, why)) = skipped.iter().find(|(o, _)| std::ptr::eq(*o, op)) {
+                CpuLessAnswer::Skipped(why.clone())
+            } else if self.exclude.iter().any(|n| n.name == op.key) {
+                CpuLessAnswer::Skipped(SkipReason::Excluded)
+            } else if self.fallback == Fallback::Cpu {
+                CpuLessAnswer::Unserved
+            } else {
+                CpuLessAnswer::ErrorFallback
             };
-            answers.push((s.op, c.reason, answer));
+            answers.push((op, c.reason, answer));
         }
-        for (op, why) in skipped {
-            if let Some(c) = policy::cpu_less(&op.key) {
-                answers.push((*op, c.reason, CpuLessAnswer::Skipped(why.clone())));
-            }
-        }
-        answers.sort_by_key(|(op, _, _)| op.line);
         answers
     }
 

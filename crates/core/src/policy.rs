@@ -149,9 +149,10 @@ const MPS_ONLY: &str = "an MPS-only kernel (dense tensors use max_pool2d_with_in
 const SPARSE_ONLY: &str = "a kernel for sparse tensors only";
 const RESIZE_OUTPUT: &str = "resizes an out= tensor on devices other than CPU; CPU has no kernel";
 
-/// Required ops no CPU kernel serves (from the dispatcher of the 2.15 wheel, ops whose family is
-/// not excluded by a host-memory backend; `test_device.py` checks the list against the installed
-/// torch). With `fallback = "cpu"` each must be implemented or excluded.
+/// Ops no CPU kernel serves: required ones (from the dispatcher of the 2.15 wheel, outside the
+/// families a host-memory backend excludes; `test_device.py` checks the list against the installed
+/// torch) and ones whose default kernel only raises. With `fallback = "cpu"` each must be
+/// implemented or excluded.
 pub const NO_CPU_KERNEL: &[CpuLess] = &[
     CpuLess { key: "convolution_overrideable", reason: CONV },
     CpuLess { key: "convolution_backward_overrideable", reason: CONV },

@@ -69,7 +69,8 @@ def test_fused_step_matches_cpu(name, kwargs, op, dtype):
     # And the reference single-tensor optimizer, within its own rounding.
     ref_ps = [p.detach().clone().requires_grad_() for p in params(dtype)]
     ref_opt = steps(cls, dict(kwargs, foreach=False), ref_ps)
-    loose = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: TOL[torch.float64]}
+    # (The single-tensor path computes with a tensor lr in its own dtype: float32.)
+    loose = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float64: dict(rtol=1e-7, atol=1e-9)}
     for d, r in zip(dev_ps, ref_ps):
         torch.testing.assert_close(d.detach().cpu(), r.detach(), **loose.get(dtype, TOL[dtype]))
 

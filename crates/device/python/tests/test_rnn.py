@@ -102,7 +102,7 @@ def test_ops_against_the_cell_equations():
     b1, b2, cx = make((4 * h,), torch.float64, seed=2), make((4 * h,), torch.float64, seed=3), make((n, h), torch.float64, seed=4)
     d = lambda t: t.to("regen")  # noqa: E731
     with counted(LSTM):
-        hy, cy, ws = torch._thnn_fused_lstm_cell(d(gi), d(gh), d(cx), d(b1), d(b2))
+        hy, cy, ws = torch.ops.aten._thnn_fused_lstm_cell(d(gi), d(gh), d(cx), d(b1), d(b2))
     i, f, g, o = (gi + gh + b1 + b2).chunk(4, 1)
     i, f, g, o = sig(i), sig(f), torch.tanh(g), sig(o)
     c_ref = f * cx + i * g
@@ -122,7 +122,7 @@ def test_ops_against_the_cell_equations():
 
     gi3, gh3, hx = make((n, 3 * h), torch.float64, seed=6), make((n, 3 * h), torch.float64, seed=7), cx
     with counted(GRU):
-        hy, ws = torch._thnn_fused_gru_cell(d(gi3), d(gh3), d(hx))
+        hy, ws = torch.ops.aten._thnn_fused_gru_cell(d(gi3), d(gh3), d(hx))
     ir, ii, in_ = gi3.chunk(3, 1)
     hr, hi, hn = gh3.chunk(3, 1)
     r, z = sig(ir + hr), sig(ii + hi)
@@ -142,13 +142,13 @@ def test_ops_against_the_cell_equations():
 def test_errors():
     d = lambda *s: torch.zeros(*s, device="regen")  # noqa: E731
     with pytest.raises(RuntimeError, match="hidden_gates"):
-        torch._thnn_fused_lstm_cell(d(2, 8), d(2, 4), d(2, 2))
+        torch.ops.aten._thnn_fused_lstm_cell(d(2, 8), d(2, 4), d(2, 2))
     with pytest.raises(RuntimeError, match="prev_hidden"):
-        torch._thnn_fused_lstm_cell(d(2, 8), d(2, 8), d(2, 3))
+        torch.ops.aten._thnn_fused_lstm_cell(d(2, 8), d(2, 8), d(2, 3))
     with pytest.raises(RuntimeError, match="both"):
-        torch._thnn_fused_gru_cell(d(2, 6), d(2, 6), d(2, 2), d(6))
+        torch.ops.aten._thnn_fused_gru_cell(d(2, 6), d(2, 6), d(2, 2), d(6))
     with pytest.raises(RuntimeError, match="workspace"):
         torch.ops.aten._thnn_fused_gru_cell_backward(d(2, 2), d(2, 6), False)
     with pytest.raises(NotImplementedError):
         z = torch.zeros(2, 8, dtype=torch.int64, device="regen")
-        torch._thnn_fused_lstm_cell(z, z, z[:, :2])
+        torch.ops.aten._thnn_fused_lstm_cell(z, z, z[:, :2])
