@@ -882,7 +882,7 @@ pub fn layer_norm_backward(
             let (xp, gp, ap) = (x.ptr, g.ptr, acc.as_mut_ptr() as usize);
             let dxp = if want(0) { dx.as_ref().data_ptr() as usize } else { 0 };
             regen_runtime::host::parallel_for(parts, 1, |lo, hi| {
-                let mut bufs = [vec![A::zero(); n], vec![A::zero(); n]];
+                let ones = vec![A::one(); n];
                 for p in lo..hi {
                     let (r0, r1) = (m * p / parts, m * (p + 1) / parts);
                     // SAFETY: part p's own accumulators.
@@ -906,7 +906,7 @@ pub fn layer_norm_backward(
                             // SAFETY: row r of the new dx.
                             unsafe { std::slice::from_raw_parts_mut((dxp as *mut T).add(r * n), n) }
                         };
-                        layer_norm_backward_row::<T>(gr, xr, mu[r], rs[r], gamma.as_deref(), dxr, dga, dba, &mut bufs);
+                        layer_norm_backward_row::<T>(gr, xr, mu[r], rs[r], gamma.as_deref(), dxr, dga, dba, &ones);
                     }
                 }
             });
@@ -931,49 +931,71 @@ pub fn layer_norm_backward(
 
 simd_fn! {
     /// One row of `LayerNormBackwardKernelImplInternal`: dγ += dy · (a·x + b), dβ += dy, and
-    /// dx = a·dy·γ + b·x + c with ds = Σ dy·x·γ, db = Σ dy·γ.
+    /// dx = a·dy·γ + b·x + c with ds = Σ dy·x·γ, db = Σ dy·γ. Two passes over the row: the
+    /// parameter gradients and the two sums in one (16 lane accumulators, combined pairwise), then
+    /// dx; a missing γ is 1.
     fn layer_norm_backward_row<T: Elem>(
         dy: &[T], x: &[T], mean: T::A, a: T::A, gamma: Option<&[T::A]>, dx: &mut [T],
-        dga: &mut [T::A], dba: &mut [T::A], bufs: &mut [Vec<T::A>; 2],
+        dga: &mut [T::A], dba: &mut [T::A], ones: &[T::A],
     ) {
         let n = x.len();
-        let [d, xv] = bufs;
-        for (b, &v) in d.iter_mut().zip(dy) {
-            *b = v.ld();
-        }
-        for (b, &v) in xv.iter_mut().zip(x) {
-            *b = v.ld();
-        }
-        if !dga.is_empty() {
-            let b = -a * mean;
-            for ((o, &d), &x) in dga.iter_mut().zip(d.iter()).zip(xv.iter()) {
-                *o = *o + d * (a * x + b);
+        let one = T::A::one();
+        let g: &[T::A] = gamma.unwrap_or(ones);
+        let (want_dg, want_db, want_dx) = (!dga.is_empty(), !dba.is_empty(), !dx.is_empty());
+        let b0 = -a * mean;
+        let mut ds_acc = [T::A::zero(); LANES];
+        let mut db_acc = [T::A::zero(); LANES];
+        // dγ/dβ of element j, and its terms of the two sums.
+        let mut step = |j: usize| -> (T::A, T::A) {
+            // SAFETY: j < n, the length of every row slice (dga/dba when wanted).
+            unsafe {
+                let d = dy.get_unchecked(j).ld();
+                let xv = x.get_unchecked(j).ld();
+                if want_dg {
+                    let o = dga.get_unchecked_mut(j);
+                    *o = *o + d * (a * xv + b0);
+                }
+                if want_db {
+                    let o = dba.get_unchecked_mut(j);
+                    *o = *o + d;
+                }
+                let dg = d * *g.get_unchecked(j);
+                (dg * xv, dg)
+            }
+        };
+        let full = n - n % LANES;
+        for i in (0..full).step_by(LANES) {
+            for k in 0..LANES {
+                let (s, t) = step(i + k);
+                ds_acc[k] = ds_acc[k] + s;
+                db_acc[k] = db_acc[k] + t;
             }
         }
-        for (o, &d) in dba.iter_mut().zip(d.iter()) {
-            *o = *o + d;
+        let combine = |acc: &mut [T::A; LANES]| {
+            let mut w = LANES;
+            while w > 1 {
+                w /= 2;
+                for k in 0..w {
+                    acc[k] = acc[k] + acc[k + w];
+                }
+            }
+            acc[0]
+        };
+        // The tail adds to the combined sums in order (as lane_sum).
+        let (mut ds, mut db) = (combine(&mut ds_acc), combine(&mut db_acc));
+        for j in full..n {
+            let (s, t) = step(j);
+            ds = ds + s;
+            db = db + t;
         }
-        if dx.is_empty() {
+        if !want_dx {
             return;
         }
-        let (ds, db) = match gamma {
-            Some(g) => (lane_sum([&**d, &**xv, g], |[d, x, g]| d * x * g), lane_sum([&**d, g], |[d, g]| d * g)),
-            None => (lane_sum([&**d, &**xv], |[d, x]| d * x), lane_sum([&**d], |[d]| d)),
-        };
-        let scale = T::A::one() / a_of::<T::A>(n as f64);
+        let scale = one / a_of::<T::A>(n as f64);
         let b = (db * mean - ds) * a * a * a * scale;
         let c = -b * mean - db * a * scale;
-        match gamma {
-            Some(g) => {
-                for (((o, &d), &g), &x) in dx.iter_mut().zip(d.iter()).zip(g).zip(xv.iter()) {
-                    *o = T::st(a * d * g + b * x + c);
-                }
-            }
-            None => {
-                for ((o, &d), &x) in dx.iter_mut().zip(d.iter()).zip(xv.iter()) {
-                    *o = T::st(a * d + b * x + c);
-                }
-            }
+        for (((o, &d), &g), &xv) in dx.iter_mut().zip(dy).zip(g).zip(x) {
+            *o = T::st(a * d.ld() * g + b * xv.ld() + c);
         }
     }
 }
