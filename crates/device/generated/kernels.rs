@@ -149,6 +149,42 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn binary_cross_entropy(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn binary_cross_entropy_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn binary_cross_entropy_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn binary_cross_entropy_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
     fn bincount(
         &self,
@@ -387,6 +423,15 @@ pub trait Kernels: Send + Sync + 'static {
     fn dot(&self, self_: TensorRef<'_>, tensor: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::vdot(Tensor self, Tensor other) -> Tensor`
     fn vdot(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
+    fn embedding_dense_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        num_weights: i64,
+        padding_idx: i64,
+        scale_grad_by_freq: bool,
+    ) -> Result<Tensor>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
     fn empty_memory_format(
         &self,
@@ -2075,6 +2120,143 @@ pub trait Kernels: Send + Sync + 'static {
         sorter: Option<TensorRef<'_>>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn mse_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn mse_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor`
+    fn mse_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
+    fn nll_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn nll_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
+    fn nll_loss2d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
+    fn nll_loss2d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn nll_loss2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor`
+    fn nll_loss2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn smooth_l1_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn smooth_l1_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn huber_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor`
+    fn huber_loss(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+    ) -> Result<Tensor>;
+    /// `aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn huber_loss_backward_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn elu_out(
         &self,
@@ -2227,6 +2409,205 @@ pub trait Kernels: Send + Sync + 'static {
         lambd: Scalar,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn adaptive_avg_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+    fn _adaptive_avg_pool2d(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`
+    fn _adaptive_avg_pool2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn adaptive_avg_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+    fn _adaptive_avg_pool3d(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`
+    fn _adaptive_avg_pool3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn adaptive_max_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn adaptive_max_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn avg_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn avg_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn avg_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn max_pool2d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn max_pool2d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn max_pool3d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+    fn max_pool3d_with_indices(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn max_pool3d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor`
+    fn max_pool3d_with_indices_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
     /// `aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
     fn sigmoid_backward_grad_input(
         &self,
@@ -2649,7 +3030,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 395] = [
+pub const OPS: [&str; 435] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2675,6 +3056,10 @@ pub const OPS: [&str; 395] = [
     "baddbmm.out",
     "baddbmm.dtype",
     "baddbmm.dtype_out",
+    "binary_cross_entropy",
+    "binary_cross_entropy.out",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_backward.grad_input",
     "bincount",
     "bitwise_not.out",
     "copysign.out",
@@ -2712,6 +3097,7 @@ pub const OPS: [&str; 395] = [
     "div.out_mode",
     "dot",
     "vdot",
+    "embedding_dense_backward",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -2965,6 +3351,20 @@ pub const OPS: [&str; 395] = [
     "searchsorted.Tensor_out",
     "searchsorted.Scalar",
     "searchsorted.Scalar_out",
+    "mse_loss.out",
+    "mse_loss_backward.grad_input",
+    "mse_loss_backward",
+    "nll_loss_forward.output",
+    "nll_loss_backward.grad_input",
+    "nll_loss2d_forward.output",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward.grad_input",
+    "nll_loss2d_backward",
+    "smooth_l1_loss.out",
+    "smooth_l1_loss_backward.grad_input",
+    "huber_loss.out",
+    "huber_loss",
+    "huber_loss_backward.out",
     "elu.out",
     "elu_backward.grad_input",
     "hardsigmoid.out",
@@ -2988,6 +3388,27 @@ pub const OPS: [&str; 395] = [
     "softplus_backward.grad_input",
     "softshrink.out",
     "softshrink_backward.grad_input",
+    "adaptive_avg_pool2d.out",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d.out",
+    "_adaptive_avg_pool3d",
+    "adaptive_avg_pool3d_backward.grad_input",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool2d.out",
+    "adaptive_max_pool2d_backward.grad_input",
+    "adaptive_max_pool3d.out",
+    "adaptive_max_pool3d_backward.grad_input",
+    "avg_pool2d.out",
+    "avg_pool2d_backward.grad_input",
+    "avg_pool3d.out",
+    "avg_pool3d_backward.grad_input",
+    "max_pool2d_with_indices.out",
+    "max_pool2d_with_indices_backward.grad_input",
+    "max_pool3d_with_indices.out",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward.grad_input",
+    "max_pool3d_with_indices_backward",
     "sigmoid_backward.grad_input",
     "logit_backward.grad_input",
     "tanh_backward.grad_input",
@@ -3047,7 +3468,7 @@ pub const OPS: [&str; 395] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 395] = [const { AtomicU64::new(0) }; 395];
+static CALLS: [AtomicU64; 435] = [const { AtomicU64::new(0) }; 435];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3710,6 +4131,134 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
         },
     )
 }
+/// Entry point of `aten::binary_cross_entropy`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy",
+        &CALLS[25usize],
+        || {
+            let regen_v0 = kernels()?
+                .binary_cross_entropy(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy.out",
+        &CALLS[26usize],
+        || {
+            kernels()?
+                .binary_cross_entropy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy_backward",
+        &CALLS[27usize],
+        || {
+            let regen_v0 = kernels()?
+                .binary_cross_entropy_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy_backward.grad_input",
+        &CALLS[28usize],
+        || {
+            kernels()?
+                .binary_cross_entropy_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bincount`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3724,7 +4273,7 @@ pub unsafe extern "C" fn regen_kernel_bincount(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bincount",
-        &CALLS[25usize],
+        &CALLS[29usize],
         || {
             let regen_v0 = kernels()?
                 .bincount(
@@ -3751,7 +4300,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[26usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3775,7 +4324,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[27usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3799,7 +4348,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[28usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -3823,7 +4372,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[29usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -3848,7 +4397,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[30usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -3873,7 +4422,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[31usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -3898,7 +4447,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[32usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .bmm_out(
@@ -3924,7 +4473,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype",
-        &CALLS[33usize],
+        &CALLS[37usize],
         || {
             let regen_v0 = kernels()?
                 .bmm_dtype(
@@ -3951,7 +4500,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype_out",
-        &CALLS[34usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .bmm_dtype_out(
@@ -3977,7 +4526,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[35usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .cat_out(
@@ -4001,7 +4550,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[36usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .ceil_out(
@@ -4026,7 +4575,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[37usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .clamp_out(
@@ -4053,7 +4602,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[38usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -4079,7 +4628,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[39usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -4104,7 +4653,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[40usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -4129,7 +4678,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[41usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -4154,7 +4703,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[42usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -4179,7 +4728,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[43usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .complex_out(
@@ -4204,7 +4753,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[44usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .polar_out(
@@ -4236,7 +4785,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_overrideable",
-        &CALLS[45usize],
+        &CALLS[49usize],
         || {
             let regen_v0 = kernels()?
                 .convolution_overrideable(
@@ -4278,7 +4827,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_backward_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_backward_overrideable",
-        &CALLS[46usize],
+        &CALLS[50usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .convolution_backward_overrideable(
@@ -4313,7 +4862,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[47usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -4339,7 +4888,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[48usize],
+        &CALLS[52usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -4365,7 +4914,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[49usize],
+        &CALLS[53usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -4389,7 +4938,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[50usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .cos_out(
@@ -4412,7 +4961,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[51usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .cosh_out(
@@ -4436,7 +4985,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[52usize],
+        &CALLS[56usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -4462,7 +5011,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[53usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -4489,7 +5038,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[54usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -4516,7 +5065,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[55usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -4543,7 +5092,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[56usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -4569,7 +5118,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[57usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -4594,7 +5143,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[58usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .div_out(
@@ -4620,7 +5169,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[59usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -4646,7 +5195,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[60usize],
+        &CALLS[64usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -4671,12 +5220,43 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[61usize],
+        &CALLS[65usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::embedding_dense_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_embedding_dense_backward(
+    grad_output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::embedding_dense_backward",
+        &CALLS[66usize],
+        || {
+            let regen_v0 = kernels()?
+                .embedding_dense_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -4700,7 +5280,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -4731,7 +5311,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -4762,7 +5342,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -4790,7 +5370,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[65usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .erf_out(
@@ -4813,7 +5393,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[66usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .erfc_out(
@@ -4836,7 +5416,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[67usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .exp_out(
@@ -4859,7 +5439,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[68usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .exp2_out(
@@ -4882,7 +5462,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[69usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4905,7 +5485,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[70usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .eye_out(
@@ -4929,7 +5509,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4953,7 +5533,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[72usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4976,7 +5556,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[73usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4999,7 +5579,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[74usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .floor_out(
@@ -5023,7 +5603,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[75usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -5047,7 +5627,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[76usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -5071,7 +5651,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[77usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -5095,7 +5675,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .frac_out(
@@ -5119,7 +5699,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gcd_out(
@@ -5144,7 +5724,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .lcm_out(
@@ -5169,7 +5749,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -5198,7 +5778,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -5227,7 +5807,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -5258,7 +5838,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -5287,7 +5867,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -5316,7 +5896,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -5342,7 +5922,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5367,7 +5947,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -5400,7 +5980,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -5440,7 +6020,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -5477,7 +6057,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -5508,7 +6088,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -5538,7 +6118,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .linspace_out(
@@ -5563,7 +6143,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[94usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .log_out(
@@ -5586,7 +6166,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[95usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .log10_out(
@@ -5609,7 +6189,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[96usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .log1p_out(
@@ -5632,7 +6212,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .log2_out(
@@ -5656,7 +6236,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5681,7 +6261,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5706,7 +6286,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[100usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5733,7 +6313,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[101usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5761,7 +6341,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[102usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -5788,7 +6368,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[103usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -5816,7 +6396,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[104usize],
+        &CALLS[109usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -5845,7 +6425,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[105usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -5872,7 +6452,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[106usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5897,7 +6477,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[107usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5925,7 +6505,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[108usize],
+        &CALLS[113usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5955,7 +6535,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[109usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5984,7 +6564,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[110usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -6012,7 +6592,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[111usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .amax_out(
@@ -6040,7 +6620,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[112usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .mean_out(
@@ -6066,7 +6646,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[113usize],
+        &CALLS[118usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6090,7 +6670,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[114usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -6116,7 +6696,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[115usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -6142,7 +6722,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[116usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -6171,7 +6751,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[117usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -6199,7 +6779,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[118usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .amin_out(
@@ -6225,7 +6805,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[119usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .mm_out(
@@ -6251,7 +6831,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[120usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -6278,7 +6858,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[121usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -6304,7 +6884,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[122usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -6329,7 +6909,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[123usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -6356,7 +6936,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[124usize],
+        &CALLS[129usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -6383,7 +6963,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[125usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -6408,7 +6988,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[126usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .mul_out(
@@ -6433,7 +7013,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[127usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -6460,7 +7040,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[128usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -6495,7 +7075,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[129usize],
+        &CALLS[134usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -6542,7 +7122,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[130usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -6589,7 +7169,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[131usize],
+        &CALLS[136usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -6632,7 +7212,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[132usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -6673,7 +7253,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[133usize],
+        &CALLS[138usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -6712,7 +7292,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[134usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -6755,7 +7335,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[135usize],
+        &CALLS[140usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -6801,7 +7381,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[136usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .range_out(
@@ -6826,7 +7406,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[137usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -6849,7 +7429,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[138usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .neg_out(
@@ -6873,7 +7453,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[139usize],
+        &CALLS[144usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -6899,7 +7479,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[140usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -6924,7 +7504,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[141usize],
+        &CALLS[146usize],
         || {
             kernels()?
                 .round_out(
@@ -6948,7 +7528,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[142usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -6972,7 +7552,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[143usize],
+        &CALLS[148usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6992,7 +7572,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[144usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -7015,7 +7595,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[145usize],
+        &CALLS[150usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -7042,7 +7622,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[146usize],
+        &CALLS[151usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -7069,7 +7649,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[147usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .gelu_out(
@@ -7095,7 +7675,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[148usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -7121,7 +7701,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[149usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -7147,7 +7727,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[150usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -7172,7 +7752,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[151usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -7195,7 +7775,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[152usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .silu_out(
@@ -7219,7 +7799,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[153usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -7243,7 +7823,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[154usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .mish_out(
@@ -7266,7 +7846,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[155usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -7290,7 +7870,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[156usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -7314,7 +7894,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[157usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -7338,7 +7918,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[158usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .logit_out(
@@ -7362,7 +7942,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[159usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .sin_out(
@@ -7385,7 +7965,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[160usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .sinc_out(
@@ -7408,7 +7988,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[161usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .sinh_out(
@@ -7433,7 +8013,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[162usize],
+        &CALLS[167usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -7460,7 +8040,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[163usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -7488,7 +8068,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[164usize],
+        &CALLS[169usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -7517,7 +8097,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[165usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -7546,7 +8126,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[166usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -7575,7 +8155,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[167usize],
+        &CALLS[172usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -7604,7 +8184,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[168usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .nansum_out(
@@ -7630,7 +8210,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[169usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -7656,7 +8236,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[170usize],
+        &CALLS[175usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -7686,7 +8266,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[171usize],
+        &CALLS[176usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -7716,7 +8296,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[172usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -7743,7 +8323,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[173usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -7770,7 +8350,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[174usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -7796,7 +8376,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[175usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .tan_out(
@@ -7819,7 +8399,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[176usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .tanh_out(
@@ -7844,7 +8424,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[177usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .threshold_out(
@@ -7871,7 +8451,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[178usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -7897,7 +8477,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[179usize],
+        &CALLS[184usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -7923,7 +8503,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[180usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -7948,7 +8528,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[181usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .trunc_out(
@@ -7974,7 +8554,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[182usize],
+        &CALLS[187usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -8006,7 +8586,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[183usize],
+        &CALLS[188usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -8040,7 +8620,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[184usize],
+        &CALLS[189usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -8073,7 +8653,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[185usize],
+        &CALLS[190usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -8106,7 +8686,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[186usize],
+        &CALLS[191usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -8137,7 +8717,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[187usize],
+        &CALLS[192usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -8166,7 +8746,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[188usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -8196,7 +8776,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[189usize],
+        &CALLS[194usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -8225,7 +8805,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[190usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -8252,7 +8832,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[191usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .where_self_out(
@@ -8286,7 +8866,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[192usize],
+        &CALLS[197usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -8329,7 +8909,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[193usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -8375,7 +8955,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[194usize],
+        &CALLS[199usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -8422,7 +9002,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[195usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -8452,7 +9032,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[196usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .norm_out(
@@ -8479,7 +9059,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[197usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -8502,7 +9082,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[198usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -8526,7 +9106,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[199usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .sub_out(
@@ -8553,7 +9133,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[200usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -8580,7 +9160,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[201usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -8606,7 +9186,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[202usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -8634,7 +9214,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[203usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .addmm_out(
@@ -8666,7 +9246,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[204usize],
+        &CALLS[209usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -8699,7 +9279,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[205usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -8732,7 +9312,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[206usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -8760,7 +9340,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[207usize],
+        &CALLS[212usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -8783,7 +9363,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[208usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -8809,7 +9389,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[209usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -8835,7 +9415,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[210usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -8857,7 +9437,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[211usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .set_inplace(
@@ -8880,7 +9460,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[212usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -8905,7 +9485,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[213usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -8930,7 +9510,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[214usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -8955,7 +9535,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[215usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -8981,7 +9561,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[216usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .put_inplace(
@@ -9010,7 +9590,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[217usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .index_add_out(
@@ -9042,7 +9622,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[218usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -9072,7 +9652,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[219usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -9099,7 +9679,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[220usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -9127,7 +9707,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[221usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -9156,7 +9736,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[222usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -9186,7 +9766,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[223usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -9217,7 +9797,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[224usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -9247,7 +9827,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[225usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -9278,7 +9858,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[226usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -9307,7 +9887,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[227usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -9332,7 +9912,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -9357,7 +9937,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[229usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -9382,7 +9962,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[230usize],
+        &CALLS[235usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -9407,7 +9987,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[231usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -9431,7 +10011,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[232usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -9454,7 +10034,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[233usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -9478,7 +10058,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -9503,7 +10083,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[235usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -9528,7 +10108,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[236usize],
+        &CALLS[241usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -9552,7 +10132,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[237usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -9575,7 +10155,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[238usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -9599,7 +10179,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[239usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -9626,7 +10206,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[240usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -9656,7 +10236,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[241usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -9687,7 +10267,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[242usize],
+        &CALLS[247usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -9715,7 +10295,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[243usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .triu_out(
@@ -9740,7 +10320,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[244usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .tril_out(
@@ -9770,7 +10350,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[245usize],
+        &CALLS[250usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -9805,7 +10385,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[246usize],
+        &CALLS[251usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -9835,7 +10415,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[247usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -9860,7 +10440,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[248usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -9885,7 +10465,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[249usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -9910,7 +10490,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -9935,7 +10515,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[251usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -9960,7 +10540,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[252usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -9985,7 +10565,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[253usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -10010,7 +10590,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -10035,7 +10615,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[255usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -10060,7 +10640,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[256usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -10085,7 +10665,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[257usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -10110,7 +10690,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[258usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -10135,7 +10715,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[259usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .take_out(
@@ -10160,7 +10740,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[260usize],
+        &CALLS[265usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -10186,7 +10766,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[261usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .index_select_out(
@@ -10213,7 +10793,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[262usize],
+        &CALLS[267usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -10239,7 +10819,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[263usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -10264,7 +10844,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[264usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -10288,7 +10868,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[265usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -10311,7 +10891,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[266usize],
+        &CALLS[271usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10334,7 +10914,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[267usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -10361,7 +10941,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[268usize],
+        &CALLS[273usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -10389,7 +10969,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[269usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .gather_out(
@@ -10418,7 +10998,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[270usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -10447,7 +11027,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[271usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -10473,7 +11053,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[272usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -10496,7 +11076,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[273usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .digamma_out(
@@ -10520,7 +11100,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[274usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -10544,7 +11124,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[275usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -10567,7 +11147,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[276usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .i0_out(
@@ -10590,7 +11170,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[277usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .sign_out(
@@ -10613,7 +11193,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[278usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .signbit_out(
@@ -10637,7 +11217,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[279usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .atan2_out(
@@ -10663,7 +11243,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[280usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -10690,7 +11270,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[281usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -10718,7 +11298,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[282usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .histc_out(
@@ -10747,7 +11327,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[283usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -10774,7 +11354,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[284usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -10799,7 +11379,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[285usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .hypot_out(
@@ -10824,7 +11404,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[286usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .igamma_out(
@@ -10849,7 +11429,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[287usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .igammac_out(
@@ -10874,7 +11454,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[288usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -10899,7 +11479,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -10924,7 +11504,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[290usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -10948,7 +11528,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[291usize],
+        &CALLS[296usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10969,7 +11549,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[292usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -10993,7 +11573,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[293usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11017,7 +11597,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[294usize],
+        &CALLS[299usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11039,7 +11619,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[295usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11064,7 +11644,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[296usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11088,7 +11668,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[297usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11112,7 +11692,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[298usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11140,7 +11720,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[299usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11172,7 +11752,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[300usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .topk_values(
@@ -11200,7 +11780,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[301usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11223,7 +11803,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[302usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11249,7 +11829,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[303usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11279,7 +11859,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[304usize],
+        &CALLS[309usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11307,7 +11887,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[305usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11332,7 +11912,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11357,7 +11937,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[307usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11384,7 +11964,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[308usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -11413,7 +11993,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[309usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -11442,7 +12022,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[310usize],
+        &CALLS[315usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -11473,7 +12053,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[311usize],
+        &CALLS[316usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -11508,7 +12088,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[312usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -11545,7 +12125,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[313usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -11580,7 +12160,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[314usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -11595,6 +12175,456 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
                         <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
                     }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss.out",
+        &CALLS[320usize],
+        || {
+            kernels()?
+                .mse_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss_backward.grad_input",
+        &CALLS[321usize],
+        || {
+            kernels()?
+                .mse_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss_backward",
+        &CALLS[322usize],
+        || {
+            let regen_v0 = kernels()?
+                .mse_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    output: abi::regen_tensor,
+    total_weight: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss_forward.output",
+        &CALLS[323usize],
+        || {
+            kernels()?
+                .nll_loss_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss_backward.grad_input",
+        &CALLS[324usize],
+        || {
+            kernels()?
+                .nll_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    output: abi::regen_tensor,
+    total_weight: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_forward.output",
+        &CALLS[325usize],
+        || {
+            kernels()?
+                .nll_loss2d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_forward",
+        &CALLS[326usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .nll_loss2d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_backward.grad_input",
+        &CALLS[327usize],
+        || {
+            kernels()?
+                .nll_loss2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_backward",
+        &CALLS[328usize],
+        || {
+            let regen_v0 = kernels()?
+                .nll_loss2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::smooth_l1_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    beta: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::smooth_l1_loss.out",
+        &CALLS[329usize],
+        || {
+            kernels()?
+                .smooth_l1_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::smooth_l1_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    beta: f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::smooth_l1_loss_backward.grad_input",
+        &CALLS[330usize],
+        || {
+            kernels()?
+                .smooth_l1_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss.out",
+        &CALLS[331usize],
+        || {
+            kernels()?
+                .huber_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss",
+        &CALLS[332usize],
+        || {
+            let regen_v0 = kernels()?
+                .huber_loss(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss_backward.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss_backward.out",
+        &CALLS[333usize],
+        || {
+            kernels()?
+                .huber_loss_backward_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -11615,7 +12645,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[315usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .elu_out(
@@ -11646,7 +12676,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[316usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -11676,7 +12706,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[317usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -11700,7 +12730,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -11726,7 +12756,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[319usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -11753,7 +12783,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[320usize],
+        &CALLS[339usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -11781,7 +12811,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[321usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -11810,7 +12840,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[322usize],
+        &CALLS[341usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -11837,7 +12867,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[323usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -11861,7 +12891,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[324usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -11884,7 +12914,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[325usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -11906,7 +12936,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[326usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -11929,7 +12959,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[327usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -11954,7 +12984,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[328usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -11981,7 +13011,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[329usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12008,7 +13038,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[330usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12033,7 +13063,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[331usize],
+        &CALLS[350usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12059,7 +13089,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[332usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12086,7 +13116,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[333usize],
+        &CALLS[352usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12113,7 +13143,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[334usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12141,7 +13171,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[335usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12168,7 +13198,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[336usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12194,7 +13224,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[337usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -12203,6 +13233,657 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool2d.out",
+        &CALLS[357usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool2d",
+        &CALLS[358usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool2d_backward",
+        &CALLS[359usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool3d.out",
+        &CALLS[360usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool3d",
+        &CALLS[361usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool3d_backward.grad_input",
+        &CALLS[362usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool3d_backward",
+        &CALLS[363usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool2d.out",
+        &CALLS[364usize],
+        || {
+            kernels()?
+                .adaptive_max_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool2d_backward.grad_input",
+        &CALLS[365usize],
+        || {
+            kernels()?
+                .adaptive_max_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool3d.out",
+        &CALLS[366usize],
+        || {
+            kernels()?
+                .adaptive_max_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool3d_backward.grad_input",
+        &CALLS[367usize],
+        || {
+            kernels()?
+                .adaptive_max_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool2d.out",
+        &CALLS[368usize],
+        || {
+            kernels()?
+                .avg_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool2d_backward.grad_input",
+        &CALLS[369usize],
+        || {
+            kernels()?
+                .avg_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool3d.out",
+        &CALLS[370usize],
+        || {
+            kernels()?
+                .avg_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool3d_backward.grad_input",
+        &CALLS[371usize],
+        || {
+            kernels()?
+                .avg_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool2d_with_indices.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool2d_with_indices.out",
+        &CALLS[372usize],
+        || {
+            kernels()?
+                .max_pool2d_with_indices_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool2d_with_indices_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool2d_with_indices_backward.grad_input",
+        &CALLS[373usize],
+        || {
+            kernels()?
+                .max_pool2d_with_indices_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices.out",
+        &CALLS[374usize],
+        || {
+            kernels()?
+                .max_pool3d_with_indices_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices",
+        &CALLS[375usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .max_pool3d_with_indices(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices_backward.grad_input",
+        &CALLS[376usize],
+        || {
+            kernels()?
+                .max_pool3d_with_indices_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices_backward",
+        &CALLS[377usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_pool3d_with_indices_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -12220,7 +13901,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[338usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12246,7 +13927,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[339usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12272,7 +13953,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[340usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -12303,7 +13984,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[341usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -12340,7 +14021,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[342usize],
+        &CALLS[382usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -12377,7 +14058,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[343usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -12414,7 +14095,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[344usize],
+        &CALLS[384usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -12449,7 +14130,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[345usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -12482,7 +14163,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[346usize],
+        &CALLS[386usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -12518,7 +14199,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[347usize],
+        &CALLS[387usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -12555,7 +14236,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[348usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -12590,7 +14271,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[349usize],
+        &CALLS[389usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -12625,7 +14306,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[350usize],
+        &CALLS[390usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -12659,7 +14340,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[351usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -12692,7 +14373,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[352usize],
+        &CALLS[392usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -12726,7 +14407,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[353usize],
+        &CALLS[393usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -12761,7 +14442,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[354usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -12795,7 +14476,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[355usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .col2im_out(
@@ -12828,7 +14509,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[356usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -12860,7 +14541,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[357usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .im2col_out(
@@ -12891,7 +14572,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[358usize],
+        &CALLS[398usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -12918,7 +14599,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[359usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -12941,7 +14622,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[360usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -12964,7 +14645,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[361usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -12987,7 +14668,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[362usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13010,7 +14691,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[363usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13033,7 +14714,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[364usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13057,7 +14738,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[365usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13082,7 +14763,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[366usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13106,7 +14787,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[367usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13129,7 +14810,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[368usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13152,7 +14833,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[369usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13179,7 +14860,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[370usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13206,7 +14887,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[371usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13229,7 +14910,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[372usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13252,7 +14933,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[373usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -13275,7 +14956,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[374usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -13298,7 +14979,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[375usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -13322,7 +15003,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[376usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -13347,7 +15028,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[377usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -13372,7 +15053,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[378usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -13397,7 +15078,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[379usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -13422,7 +15103,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[380usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -13447,7 +15128,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[381usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -13472,7 +15153,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[382usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -13497,7 +15178,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[383usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -13521,7 +15202,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[384usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -13544,7 +15225,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[385usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -13567,7 +15248,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[386usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -13590,7 +15271,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[387usize],
+        &CALLS[427usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -13613,7 +15294,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[388usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -13636,7 +15317,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[389usize],
+        &CALLS[429usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -13660,7 +15341,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[390usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -13685,7 +15366,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[391usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -13710,7 +15391,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[392usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -13735,7 +15416,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[393usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -13759,7 +15440,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[394usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

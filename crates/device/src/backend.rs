@@ -109,4 +109,10 @@ impl Kernels for Backend {
     crate::scan_methods!();
     // Softmax, layer norm and batch norm (kernels/norm.rs).
     crate::norm_methods!();
+    // nll_loss and nll_loss2d (kernels/loss.rs).
+    crate::loss_methods!();
+    // Max, average and adaptive pooling (kernels/pool.rs).
+    crate::pool_methods!();
+    // embedding_dense_backward (kernels/embedding.rs).
+    crate::embedding_methods!();
 }

@@ -1,5 +1,5 @@
 """What the device's test files share: inputs made the same way on every run, and the
-native-call counter that keeps a CPU fallback from passing as a native kernel."""
+native-call counter and the profiler check that keep a CPU fallback from passing as a native kernel."""
 
 import torch
 
@@ -34,3 +34,17 @@ class counted:
     def __exit__(self, *exc):
         if exc[0] is None:
             assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
+
+
+class no_cpu_copy:
+    """Asserts that no tensor was copied to CPU inside the block (the CPU fallback's `_to_cpu`)."""
+
+    def __enter__(self):
+        self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+        self.prof.__enter__()
+
+    def __exit__(self, *exc):
+        self.prof.__exit__(*exc)
+        if exc[0] is None:
+            names = {e.name for e in self.prof.events()}
+            assert "aten::_to_cpu" not in names, "a CPU fallback ran"

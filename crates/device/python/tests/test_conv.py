@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 import regen_device
-from devtest import counted, make
+from devtest import counted, make, no_cpu_copy
 
 FWD = "convolution_overrideable"
 BWD = "convolution_backward_overrideable"
@@ -25,20 +25,6 @@ TOL = {
     torch.float16: dict(rtol=5e-3, atol=5e-3),
     torch.bfloat16: dict(rtol=3e-2, atol=3e-2),
 }
-
-
-class no_cpu_copy:
-    """Asserts that no tensor was copied to CPU inside the block (the CPU fallback's `_to_cpu`)."""
-
-    def __enter__(self):
-        self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
-        self.prof.__enter__()
-
-    def __exit__(self, *exc):
-        self.prof.__exit__(*exc)
-        if exc[0] is None:
-            names = {e.name for e in self.prof.events()}
-            assert "aten::_to_cpu" not in names, "a CPU fallback ran"
 
 
 def close(dev, cpu, dtype):

@@ -206,18 +206,18 @@ fn lane_sum<E: Copy, A: Flt, const K: usize>(xs: [&[E]; K], f: impl Fn([E; K]) -
 // ---------------------------------------------------------------------------------------------
 
 /// ATen's `is_contiguous` (size-1 dimensions' strides do not matter, empty tensors are).
-fn is_contiguous(t: &TensorRef<'_>) -> bool {
+pub(crate) fn is_contiguous(t: &TensorRef<'_>) -> bool {
     regen_runtime::view::is_contiguous(t.sizes(), t.strides())
 }
 
 /// A tensor's elements in row-major order at `ptr`: the tensor itself when contiguous, else a
 /// contiguous copy (CPU's kernels call `.contiguous()` the same way).
-struct Dense {
+pub(crate) struct Dense {
     _copy: Option<Tensor>,
-    ptr: usize,
+    pub(crate) ptr: usize,
 }
 
-fn dense(t: &TensorRef<'_>) -> Result<Dense> {
+pub(crate) fn dense(t: &TensorRef<'_>) -> Result<Dense> {
     if is_contiguous(t) && !t.is_neg() && !t.is_conj() {
         return Ok(Dense { _copy: None, ptr: t.data_ptr() as usize });
     }
@@ -229,7 +229,12 @@ fn dense(t: &TensorRef<'_>) -> Result<Dense> {
 
 /// Runs `f` on the data of a contiguous `out` of `sizes` (resized as `resize_output` does),
 /// through a contiguous temporary copied back when `out` is strided.
-fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usize) -> Result<()>) -> Result<()> {
+pub(crate) fn into_out(
+    out: &TensorRef<'_>,
+    sizes: &[i64],
+    dtype: DType,
+    f: impl FnOnce(usize) -> Result<()>,
+) -> Result<()> {
     let have = DType::from_scalar_type(out.dtype())?;
     if have != dtype {
         return Err(Error::runtime(format!(
@@ -248,7 +253,7 @@ fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usi
     })
 }
 
-fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
+pub(crate) fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
     let d = DType::from_scalar_type(t.dtype())?;
     match d {
         DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Ok(d),
@@ -257,7 +262,7 @@ fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
 }
 
 /// The first `n` elements of a tensor in row-major order, as f64 (exact for every float dtype).
-fn read_f64(t: &TensorRef<'_>, n: usize) -> Result<Vec<f64>> {
+pub(crate) fn read_f64(t: &TensorRef<'_>, n: usize) -> Result<Vec<f64>> {
     let d = dense(t)?;
     let dtype = DType::from_scalar_type(t.dtype())?;
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
@@ -1003,17 +1008,22 @@ fn bcs(sizes: &[i64], strides: &[i64]) -> Option<[isize; 3]> {
 
 /// ATen's `suggest_memory_format` strides for a new tensor like `t`.
 fn like_strides(t: &TensorRef<'_>) -> Vec<i64> {
+    strides_for(t.sizes(), suggest_format(t))
+}
+
+/// The channels-last format whose strides `t` has (size-1 dimensions' strides aside), if any.
+pub(crate) fn suggest_format(t: &TensorRef<'_>) -> Option<MemoryFormat> {
     let sizes = t.sizes();
     for fmt in [MemoryFormat::CHANNELS_LAST, MemoryFormat::CHANNELS_LAST_3D] {
         let s = strides_for(sizes, Some(fmt));
         if (sizes.len() == 4 || sizes.len() == 5) && s != strides_for(sizes, None) {
             let matches = sizes.iter().zip(t.strides()).zip(&s).all(|((&n, &a), &b)| n == 1 || a == b);
             if matches && s.len() == sizes.len() {
-                return s;
+                return Some(fmt);
             }
         }
     }
-    strides_for(sizes, None)
+    None
 }
 
 /// A tensor seen as `batch × channel × spatial`, copied to contiguous first when its spatial
