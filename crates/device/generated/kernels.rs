@@ -2608,6 +2608,120 @@ pub trait Kernels: Send + Sync + 'static {
         ceil_mode: bool,
         indices: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
     fn sigmoid_backward_grad_input(
         &self,
@@ -3030,7 +3144,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 435] = [
+pub const OPS: [&str; 447] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -3409,6 +3523,18 @@ pub const OPS: [&str; 435] = [
     "max_pool3d_with_indices",
     "max_pool3d_with_indices_backward.grad_input",
     "max_pool3d_with_indices_backward",
+    "upsample_nearest1d.out",
+    "_upsample_nearest_exact1d.out",
+    "upsample_nearest1d_backward.grad_input",
+    "_upsample_nearest_exact1d_backward.grad_input",
+    "upsample_nearest2d.out",
+    "_upsample_nearest_exact2d.out",
+    "upsample_nearest2d_backward.grad_input",
+    "_upsample_nearest_exact2d_backward.grad_input",
+    "upsample_nearest3d.out",
+    "_upsample_nearest_exact3d.out",
+    "upsample_nearest3d_backward.grad_input",
+    "_upsample_nearest_exact3d_backward.grad_input",
     "sigmoid_backward.grad_input",
     "logit_backward.grad_input",
     "tanh_backward.grad_input",
@@ -3468,7 +3594,7 @@ pub const OPS: [&str; 435] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 435] = [const { AtomicU64::new(0) }; 435];
+static CALLS: [AtomicU64; 447] = [const { AtomicU64::new(0) }; 447];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -13888,6 +14014,366 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
         },
     )
 }
+/// Entry point of `aten::upsample_nearest1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest1d.out",
+        &CALLS[378usize],
+        || {
+            kernels()?
+                .upsample_nearest1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact1d.out",
+        &CALLS[379usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest1d_backward.grad_input",
+        &CALLS[380usize],
+        || {
+            kernels()?
+                .upsample_nearest1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact1d_backward.grad_input",
+        &CALLS[381usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest2d.out",
+        &CALLS[382usize],
+        || {
+            kernels()?
+                .upsample_nearest2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact2d.out",
+        &CALLS[383usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest2d_backward.grad_input",
+        &CALLS[384usize],
+        || {
+            kernels()?
+                .upsample_nearest2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact2d_backward.grad_input",
+        &CALLS[385usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest3d.out",
+        &CALLS[386usize],
+        || {
+            kernels()?
+                .upsample_nearest3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact3d.out",
+        &CALLS[387usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest3d_backward.grad_input",
+        &CALLS[388usize],
+        || {
+            kernels()?
+                .upsample_nearest3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact3d_backward.grad_input",
+        &CALLS[389usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::sigmoid_backward.grad_input`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -13901,7 +14387,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[378usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -13927,7 +14413,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[379usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -13953,7 +14439,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[380usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -13984,7 +14470,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[381usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -14021,7 +14507,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[382usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -14058,7 +14544,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[383usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -14095,7 +14581,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[384usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -14130,7 +14616,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[385usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -14163,7 +14649,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[386usize],
+        &CALLS[398usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -14199,7 +14685,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[387usize],
+        &CALLS[399usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -14236,7 +14722,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[388usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -14271,7 +14757,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[389usize],
+        &CALLS[401usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -14306,7 +14792,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[390usize],
+        &CALLS[402usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -14340,7 +14826,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[391usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -14373,7 +14859,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[392usize],
+        &CALLS[404usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -14407,7 +14893,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[393usize],
+        &CALLS[405usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -14442,7 +14928,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[394usize],
+        &CALLS[406usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -14476,7 +14962,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[395usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .col2im_out(
@@ -14509,7 +14995,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[396usize],
+        &CALLS[408usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -14541,7 +15027,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[397usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .im2col_out(
@@ -14572,7 +15058,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[398usize],
+        &CALLS[410usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -14599,7 +15085,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[399usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -14622,7 +15108,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[400usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -14645,7 +15131,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[401usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -14668,7 +15154,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[402usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -14691,7 +15177,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[403usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -14714,7 +15200,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[404usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -14738,7 +15224,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[405usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -14763,7 +15249,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[406usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -14787,7 +15273,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[407usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -14810,7 +15296,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[408usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -14833,7 +15319,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[409usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -14860,7 +15346,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[410usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -14887,7 +15373,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[411usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -14910,7 +15396,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[412usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -14933,7 +15419,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[413usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -14956,7 +15442,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[414usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -14979,7 +15465,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[415usize],
+        &CALLS[427usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -15003,7 +15489,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[416usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -15028,7 +15514,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[417usize],
+        &CALLS[429usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -15053,7 +15539,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[418usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -15078,7 +15564,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[419usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -15103,7 +15589,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[420usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -15128,7 +15614,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[421usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -15153,7 +15639,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[422usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -15178,7 +15664,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[423usize],
+        &CALLS[435usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -15202,7 +15688,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[424usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -15225,7 +15711,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[425usize],
+        &CALLS[437usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -15248,7 +15734,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[426usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -15271,7 +15757,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[427usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -15294,7 +15780,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[428usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -15317,7 +15803,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[429usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -15341,7 +15827,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[430usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -15366,7 +15852,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[431usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -15391,7 +15877,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[432usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -15416,7 +15902,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[433usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -15440,7 +15926,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[434usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

@@ -110,6 +110,10 @@ regen_error* regen_kernel_adaptive_max_pool3d_out(regen_tensor self, regen_i64_l
 regen_error* regen_kernel_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool2d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool3d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_upsample_nearest1d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales, regen_tensor out);
+regen_error* regen_kernel__upsample_nearest_exact1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_nearest_exact2d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel_upsample_nearest2d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel__slow_conv2d_backward_output_mask(regen_tensor grad_output, regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__conv_depthwise2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
@@ -1163,6 +1167,50 @@ at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor &
   return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
 }
 
+// aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest1d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales, "aten::upsample_nearest1d.out argument 'scales'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::upsample_nearest1d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_nearest1d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'scales'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_nearest_exact1d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact2d.out argument 'scales_h'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact2d.out argument 'scales_w'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::_upsample_nearest_exact2d.out argument 'out'");
+  ::regen::check(regen_kernel__upsample_nearest_exact2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest2d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest2d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest2d_backward.grad_input argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest2d_backward.grad_input argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::upsample_nearest2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_nearest2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
 at::Tensor wrap_slow_conv_transpose3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose3d argument 'self'");
@@ -1387,6 +1435,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_backward_grad_input));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_backward_grad_input));
   m.impl("max_pool3d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_out));
+  m.impl("upsample_nearest1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_out));
+  m.impl("_upsample_nearest_exact1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_backward_grad_input));
+  m.impl("_upsample_nearest_exact2d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_out));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest2d_backward_grad_input));
   m.impl("slow_conv_transpose3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d));
   m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_backward_output_mask));
   m.impl("_conv_depthwise2d", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d));

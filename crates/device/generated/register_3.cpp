@@ -102,6 +102,8 @@ regen_error* regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_tensor g
 regen_error* regen_kernel_avg_pool2d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
 regen_error* regen_kernel_max_pool3d_with_indices(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_max_pool3d_with_indices_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor* regen_r0);
+regen_error* regen_kernel_upsample_nearest3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose3d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor out);
 regen_error* regen_kernel__slow_conv2d_forward(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor* regen_r0);
@@ -1062,6 +1064,31 @@ at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output,
   return ::regen::adopt(regen_r0);
 }
 
+// aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_d, "aten::upsample_nearest3d.out argument 'scales_d'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest3d.out argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest3d.out argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::upsample_nearest3d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_nearest3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_d, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_d'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return grad_input;
+}
+
 // aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::sigmoid_backward.grad_input argument 'grad_output'");
@@ -1325,6 +1352,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
   m.impl("max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
+  m.impl("upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
+  m.impl("_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
   m.impl("slow_conv_transpose3d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d_out));
   m.impl("_slow_conv2d_forward", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward));

@@ -27,9 +27,11 @@ def test_embedding_backward(dtype, padding_idx, by_freq, index_dtype):
         F.embedding(idx.to("regen"), wd, padding_idx=padding_idx, scale_grad_by_freq=by_freq).backward(grad.to("regen"))
     assert wd.grad.device.type == "regen"
     if by_freq and dtype != torch.float64:
-        # CPU scales by 1/count with a fused multiply-add in its vector loop and unfused in its
-        # tail; the device fuses every element.
-        torch.testing.assert_close(wd.grad.cpu(), wc.grad)
+        # CPU scales by 1/count with a fused multiply-add in its vector loop and, in its tail
+        # (all 5 columns here), rounds scale·g to the element type before adding; the device
+        # fuses every element: a unit in the last place of float16/bfloat16 apart.
+        half = dtype in (torch.float16, torch.bfloat16)
+        torch.testing.assert_close(wd.grad.cpu(), wc.grad, **(dict(rtol=2e-2, atol=2e-3) if half else {}))
     else:
         torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=0, atol=0)
 

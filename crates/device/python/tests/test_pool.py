@@ -239,3 +239,34 @@ def test_errors():
             raises_like(fn, (x,), (x.to("regen"),))
         else:
             same(fn(x.to("regen")), fn(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# Nearest upsampling: a window of one element in the same engine.
+
+NEAREST = {1: ((2, 3, 7), "1d"), 2: ((2, 3, 5, 7), "2d"), 3: ((2, 3, 3, 5, 4), "3d")}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("how", [dict(scale_factor=2), dict(scale_factor=1.7), dict(size=3), "size_up"])
+def test_upsample_nearest(dtype, nd, mode, how):
+    shape, suffix = NEAREST[nd]
+    if how == "size_up":
+        how = dict(size=tuple(s * 2 + 1 for s in shape[2:]))
+    x = make(shape, torch.float32, seed=20).to(dtype)
+    if nd == 2 and dtype == torch.float32:
+        x = x.contiguous(memory_format=torch.channels_last)
+    key = ("_upsample_nearest_exact" if mode == "nearest-exact" else "upsample_nearest") + suffix
+    check(lambda t: F.interpolate(t, mode=mode, **how), x, key + ".out", key + "_backward.grad_input", dtype)
+
+
+def test_upsample_nearest_uint8_and_errors():
+    x = make((1, 2, 4, 5), torch.uint8, seed=21)
+    with counted("upsample_nearest2d.out"):
+        same(F.interpolate(x.to("regen"), scale_factor=3), F.interpolate(x, scale_factor=3))
+    xi = make((1, 2, 4, 5), torch.int64, seed=21)
+    raises_like(lambda t: F.interpolate(t, scale_factor=2), (xi,), (xi.to("regen"),))
+    xf = make((1, 2, 4, 5), torch.float32, seed=22)
+    raises_like(lambda t: torch._C._nn.upsample_nearest2d(t, [0, 3]), (xf,), (xf.to("regen"),))

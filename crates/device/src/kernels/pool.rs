@@ -1,6 +1,8 @@
-//! Pooling: max (with indices), average, adaptive average and adaptive max, 2-d and 3-d,
-//! forward and backward, as ATen's CPU kernels (`MaxPoolKernel.cpp`, `AvgPoolKernel.cpp`,
-//! `AdaptiveAvgPoolKernel.cpp`, `AdaptiveMaxPoolKernel.cpp`) compute them.
+//! Pooling: max (with indices), average, adaptive average and adaptive max, 2-d and 3-d, and
+//! nearest(-exact) upsampling, 1-d to 3-d, forward and backward, as ATen's CPU kernels
+//! (`MaxPoolKernel.cpp`, `AvgPoolKernel.cpp`, `AdaptiveAvgPoolKernel.cpp`,
+//! `AdaptiveMaxPoolKernel.cpp`, `UpSampleKernel.cpp`) compute them: nearest upsampling is a
+//! window of one input element per output.
 //!
 //! One engine serves every op: a [`Plan`] holds the planes (`batch × channels`), the spatial
 //! extents (a 2-d op is a 3-d one of depth 1) and, per spatial dimension and output index, the
@@ -131,6 +133,7 @@ pub enum Mode {
     Avg { include_pad: bool, divisor: Option<i64> },
     AdaptiveAvg,
     AdaptiveMax,
+    Nearest { exact: bool },
 }
 
 /// The input range of one output index along one dimension: `lo, lo+step, … < hi`, and the
@@ -224,6 +227,8 @@ fn name(mode: Mode, nd: usize) -> String {
         Mode::Avg { .. } => "avg_pool",
         Mode::AdaptiveAvg => "adaptive_avg_pool",
         Mode::AdaptiveMax => "adaptive_max_pool",
+        Mode::Nearest { exact: false } => "upsample_nearest",
+        Mode::Nearest { exact: true } => "_upsample_nearest_exact",
     };
     format!("{base}{nd}d")
 }
@@ -270,8 +275,7 @@ fn out_size(inp: i64, k: i64, pad: i64, stride: i64, dil: i64, ceil: bool) -> Re
 }
 
 /// The input's planes and spatial extents, with the dimension checks of the op.
-fn input_dims(input: &TensorRef<'_>, nd: usize, mode: Mode) -> Result<(bool, usize, usize, [usize; 3])> {
-    let s = input.sizes();
+fn input_dims(s: &[i64], nd: usize, mode: Mode) -> Result<(bool, usize, usize, [usize; 3])> {
     let k = s.len();
     if k != nd + 1 && k != nd + 2 {
         let what = if nd == 2 { "3D or 4D" } else { "4D or 5D" };
@@ -337,7 +341,7 @@ fn window_plan(
     if let Mode::Avg { divisor: Some(0), .. } = mode {
         return Err(Error::runtime("divisor must be not zero"));
     }
-    let (batched, n, c, inp) = input_dims(input, nd, mode)?;
+    let (batched, n, c, inp) = input_dims(input.sizes(), nd, mode)?;
     let tail = |v: [i64; 3]| v[3 - nd..].iter().map(|x| x.to_string()).collect::<Vec<_>>();
     if k.iter().any(|&v| v <= 0) {
         return Err(Error::runtime(format!("kernel size should be greater than zero, but got {}", tail(k).join(" "))));
@@ -401,7 +405,7 @@ fn adaptive_plan(mode: Mode, nd: usize, input: &TensorRef<'_>, output_size: &[i6
     if output_size.len() != nd {
         return Err(Error::runtime(format!("{}: output_size must be {nd}", name(mode, nd))));
     }
-    let (batched, n, c, inp) = input_dims(input, nd, mode)?;
+    let (batched, n, c, inp) = input_dims(input.sizes(), nd, mode)?;
     if let Some(&bad) = output_size.iter().find(|&&v| v < 0) {
         return Err(Error::runtime(format!(
             "{}: elements of output_size must be greater than or equal to 0 but received {bad}",
@@ -419,6 +423,71 @@ fn adaptive_plan(mode: Mode, nd: usize, input: &TensorRef<'_>, output_size: &[i6
                 let lo = oi * i / o;
                 let hi = ((oi + 1) * i).div_ceil(o);
                 Win { lo, hi, step: 1, full: hi - lo }
+            })
+            .collect();
+    }
+    Ok(Plan { mode, nd, batched, n, c, inp, out, win })
+}
+
+/// The plan of nearest upsampling (`upsample_{1,2,3}d_common_check`, `nearest_idx`,
+/// `nearest_exact_idx`): output index `o` reads `⌊o·scale⌋` (`⌊(o + ½)·scale⌋` exact), the scale
+/// `1/scales` when given, else `in/out`, in float as CPU computes it.
+fn nearest_plan(nd: usize, exact: bool, in_sizes: &[i64], output_size: &[i64], scales: &[Option<f64>]) -> Result<Plan> {
+    let mode = Mode::Nearest { exact };
+    if output_size.len() != nd {
+        return Err(Error::runtime(format!(
+            "It is expected output_size equals to {nd}, but got size {}",
+            output_size.len()
+        )));
+    }
+    if in_sizes.len() != nd + 2 {
+        return Err(Error::runtime(format!(
+            "It is expected input_size equals to {}, but got size {}",
+            nd + 2,
+            in_sizes.len()
+        )));
+    }
+    let spatial = &in_sizes[2..];
+    if spatial.iter().chain(output_size).any(|&v| v <= 0) {
+        let names = &["D", "H", "W"][3 - nd..];
+        let show = |v: &[i64]| names.iter().zip(v).map(|(n, x)| format!("{n}: {x}")).collect::<Vec<_>>().join(", ");
+        return Err(Error::runtime(format!(
+            "Input and output sizes should be greater than 0, but got input ({}) output ({})",
+            show(spatial),
+            show(output_size)
+        )));
+    }
+    let (batched, n, c, inp) = input_dims(in_sizes, nd, mode).or_else(|_| {
+        // A batch or channel of 0: no planes, nothing to compute.
+        Ok::<_, Error>((true, in_sizes[0].max(0) as usize, in_sizes[1].max(0) as usize, [1, 1, 1]))
+    })?;
+    let mut inp = inp;
+    for j in 0..nd {
+        inp[3 - nd + j] = spatial[j] as usize;
+    }
+    let mut out = [1usize; 3];
+    let mut win: [Vec<Win>; 3] = Default::default();
+    for j in 0..3 {
+        let (i, o) = if j < 3 - nd { (1, 1) } else { (inp[j], output_size[j - (3 - nd)] as usize) };
+        out[j] = o;
+        let scale = if j < 3 - nd { None } else { scales.get(j - (3 - nd)).copied().flatten() };
+        let s = match scale {
+            Some(v) if v > 0.0 => (1.0 / v) as f32,
+            _ => i as f32 / o as f32,
+        };
+        win[j] = (0..o)
+            .map(|oi| {
+                let src = if exact {
+                    ((oi as f64 + 0.5) * s as f64) as f32
+                } else if o == i {
+                    oi as f32
+                } else if o == 2 * i {
+                    (oi >> 1) as f32
+                } else {
+                    oi as f32 * s
+                };
+                let lo = (src.floor() as i64).clamp(0, i as i64 - 1) as usize;
+                Win { lo, hi: lo + 1, step: 1, full: 1 }
             })
             .collect();
     }
@@ -494,6 +563,9 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 };
                                 unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
                             }
+                            Mode::Nearest { .. } => {
+                                unsafe { *(y.ptr as *mut T).offset(o) = at(wd.lo, wh.lo, ww.lo) };
+                            }
                             Mode::AdaptiveAvg => {
                                 // CPU's 3-d kernel sums and divides in the element type (float16
                                 // and bfloat16 round at each step), its 2-d kernel in op-math.
@@ -525,6 +597,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
     let [id, ih, iw] = p.inp;
     let planes = p.n * p.c;
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
+        // Nearest upsampling sums a plane in op-math and rounds once (CPU's `acc_data_ptr`).
+        let mut acc = vec![T::zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
             let gp = (gi.ptr as *mut T).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
@@ -545,6 +619,10 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
                     for (ow, ww) in p.win[2].iter().enumerate() {
                         let g = unsafe { *(go.ptr as *const T).offset(go.at(bn, ch, od, oh, ow)) }.ld();
                         match p.mode {
+                            Mode::Nearest { .. } => {
+                                let k = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                                acc[k] = T::add(acc[k], g);
+                            }
                             Mode::Max | Mode::AdaptiveMax => {
                                 let Some(iv) = idx else { continue };
                                 let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) } as usize;
@@ -585,6 +663,17 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
                     }
                 }
             }
+            if !acc.is_empty() {
+                for d in 0..id {
+                    for h in 0..ih {
+                        for w in 0..iw {
+                            let k = (d * ih + h) * iw + w;
+                            unsafe { *gp.offset(gat(d, h, w)) = T::st(acc[k]) };
+                            acc[k] = T::zero();
+                        }
+                    }
+                }
+            }
         }
     });
 }
@@ -599,6 +688,7 @@ fn check_dtype(mode: Mode, nd: usize, t: &TensorRef<'_>) -> Result<DType> {
     let ok = match mode {
         Mode::Max => matches!(d, DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64) || d.is_floating(),
         Mode::Avg { .. } => d == DType::I64 || d == DType::F32 || d == DType::F64 || (nd == 2 && d.is_floating()),
+        Mode::Nearest { .. } => d == DType::U8 || d.is_floating(),
         _ => d.is_floating(),
     };
     if ok {
@@ -613,6 +703,8 @@ fn check_dtype(mode: Mode, nd: usize, t: &TensorRef<'_>) -> Result<DType> {
         (Mode::AdaptiveAvg, _) => "adaptive_avg_pool3d_cpu",
         (Mode::AdaptiveMax, 2) => "adaptive_max_pool2d",
         (Mode::AdaptiveMax, _) => "adaptive_max_pool3d_cpu",
+        (Mode::Nearest { .. }, 2) => "upsample_nearest2d_channels_last",
+        (Mode::Nearest { .. }, _) => "compute_indices_weights_nearest",
     };
     Err(not_implemented(kernel, d))
 }
@@ -676,11 +768,10 @@ fn run_forward(p: &Plan, input: &TensorRef<'_>, out: &TensorRef<'_>, indices: Op
 fn run_backward(
     p: &Plan,
     grad_output: &TensorRef<'_>,
-    input: &TensorRef<'_>,
+    (in_sizes, dtype): (&[i64], DType),
     indices: Option<&TensorRef<'_>>,
     grad_input: &TensorRef<'_>,
 ) -> Result<()> {
-    let dtype = DType::from_scalar_type(input.dtype())?;
     if !dtype.is_floating() {
         return Err(not_implemented(&format!("{}_backward", name(p.mode, p.nd)), dtype));
     }
@@ -718,7 +809,7 @@ fn run_backward(
         }
         None => None,
     };
-    with_size(grad_input, input.sizes(), |g| {
+    with_size(grad_input, in_sizes, |g| {
         if p.n * p.c == 0 {
             return Ok(());
         }
@@ -805,7 +896,13 @@ pub fn max_pool_backward_out(
     grad_input: TensorRef<'_>,
 ) -> Result<()> {
     let p = window_plan(Mode::Max, nd, &input, kernel, stride, padding, dilation, ceil)?;
-    run_backward(&p, &grad_output, &input, Some(&indices), &grad_input)
+    run_backward(
+        &p,
+        &grad_output,
+        (input.sizes(), DType::from_scalar_type(input.dtype())?),
+        Some(&indices),
+        &grad_input,
+    )
 }
 
 /// `max_pool3d_with_indices_backward`.
@@ -860,7 +957,7 @@ pub fn avg_pool_backward_out(
 ) -> Result<()> {
     let mode = Mode::Avg { include_pad, divisor };
     let p = window_plan(mode, nd, &input, kernel, stride, padding, &[1], ceil)?;
-    run_backward(&p, &grad_output, &input, None, &grad_input)
+    run_backward(&p, &grad_output, (input.sizes(), DType::from_scalar_type(input.dtype())?), None, &grad_input)
 }
 
 /// `adaptive_avg_pool{2,3}d.out` and `adaptive_max_pool{2,3}d.out`.
@@ -906,7 +1003,13 @@ pub fn adaptive_backward_out(
         )));
     }
     let p = adaptive_plan(mode, nd, &input, &g[g.len() - nd..])?;
-    run_backward(&p, &grad_output, &input, indices.as_ref(), &grad_input)
+    run_backward(
+        &p,
+        &grad_output,
+        (input.sizes(), DType::from_scalar_type(input.dtype())?),
+        indices.as_ref(),
+        &grad_input,
+    )
 }
 
 /// `_adaptive_avg_pool{2,3}d_backward`: a new gradient in the input's memory format.
@@ -914,6 +1017,34 @@ pub fn adaptive_avg_backward(nd: usize, grad_output: TensorRef<'_>, input: Tenso
     let gi = new_like(&input, input.sizes(), DType::from_scalar_type(input.dtype())?)?;
     adaptive_backward_out(false, nd, grad_output, input, None, gi.as_ref())?;
     Ok(gi)
+}
+
+/// `upsample_nearest{1,2,3}d.out` / `_upsample_nearest_exact{1,2,3}d.out`.
+pub fn nearest_out(
+    nd: usize,
+    exact: bool,
+    input: TensorRef<'_>,
+    output_size: &[i64],
+    scales: &[Option<f64>],
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let p = nearest_plan(nd, exact, input.sizes(), output_size, scales)?;
+    run_forward(&p, &input, &out, None)
+}
+
+/// `upsample_nearest{1,2,3}d_backward.grad_input` (and the exact forms).
+pub fn nearest_backward_out(
+    nd: usize,
+    exact: bool,
+    grad_output: TensorRef<'_>,
+    output_size: &[i64],
+    input_size: &[i64],
+    scales: &[Option<f64>],
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let p = nearest_plan(nd, exact, input_size, output_size, scales)?;
+    let dtype = DType::from_scalar_type(grad_output.dtype())?;
+    run_backward(&p, &grad_output, (input_size, dtype), None, &grad_input)
 }
 
 /// The `Kernels` methods of pooling, invoked once in `backend.rs`.
@@ -1207,6 +1338,180 @@ macro_rules! pool_methods {
             grad_input: TensorRef<'_>,
         ) -> Result<()> {
             $crate::kernels::pool::adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
+        }
+        fn upsample_nearest1d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(1, false, self_, output_size, &[scales], out)
+        }
+        fn upsample_nearest1d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                1,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact1d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(1, true, self_, output_size, &[scales], out)
+        }
+        fn _upsample_nearest_exact1d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                1,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales],
+                grad_input,
+            )
+        }
+        fn upsample_nearest2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
+        }
+        fn upsample_nearest2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                2,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
+        }
+        fn _upsample_nearest_exact2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                2,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn upsample_nearest3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        }
+        fn upsample_nearest3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                3,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_d, scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        }
+        fn _upsample_nearest_exact3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                3,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_d, scales_h, scales_w],
+                grad_input,
+            )
         }
     };
 }
