@@ -149,6 +149,42 @@ pub trait Kernels: Send + Sync + 'static {
         alpha: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn binary_cross_entropy(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn binary_cross_entropy_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn binary_cross_entropy_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn binary_cross_entropy_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
     fn bincount(
         &self,
@@ -387,6 +423,15 @@ pub trait Kernels: Send + Sync + 'static {
     fn dot(&self, self_: TensorRef<'_>, tensor: TensorRef<'_>) -> Result<Tensor>;
     /// `aten::vdot(Tensor self, Tensor other) -> Tensor`
     fn vdot(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<Tensor>;
+    /// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
+    fn embedding_dense_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        num_weights: i64,
+        padding_idx: i64,
+        scale_grad_by_freq: bool,
+    ) -> Result<Tensor>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
     fn empty_memory_format(
         &self,
@@ -2124,6 +2169,143 @@ pub trait Kernels: Send + Sync + 'static {
         sorter: Option<TensorRef<'_>>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn mse_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn mse_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor`
+    fn mse_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
+    fn nll_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn nll_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
+    fn nll_loss2d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
+    fn nll_loss2d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn nll_loss2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor`
+    fn nll_loss2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn smooth_l1_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn smooth_l1_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
+    fn huber_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor`
+    fn huber_loss(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+    ) -> Result<Tensor>;
+    /// `aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn huber_loss_backward_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn elu_out(
         &self,
@@ -2274,6 +2456,319 @@ pub trait Kernels: Send + Sync + 'static {
         grad_output: TensorRef<'_>,
         self_: TensorRef<'_>,
         lambd: Scalar,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn adaptive_avg_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
+    fn _adaptive_avg_pool2d(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`
+    fn _adaptive_avg_pool2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn adaptive_avg_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
+    fn _adaptive_avg_pool3d(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`
+    fn _adaptive_avg_pool3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn adaptive_max_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn adaptive_max_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn adaptive_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn avg_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn avg_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn avg_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn max_pool2d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn max_pool2d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn max_pool3d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
+    fn max_pool3d_with_indices(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn max_pool3d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor`
+    fn max_pool3d_with_indices_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_nearest3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_nearest_exact3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_nearest3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_nearest_exact3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
     /// `aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
@@ -2836,7 +3331,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 408] = [
+pub const OPS: [&str; 460] = [
     "abs.out",
     "angle",
     "angle.out",
@@ -2862,6 +3357,10 @@ pub const OPS: [&str; 408] = [
     "baddbmm.out",
     "baddbmm.dtype",
     "baddbmm.dtype_out",
+    "binary_cross_entropy",
+    "binary_cross_entropy.out",
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_backward.grad_input",
     "bincount",
     "bitwise_not.out",
     "copysign.out",
@@ -2899,6 +3398,7 @@ pub const OPS: [&str; 408] = [
     "div.out_mode",
     "dot",
     "vdot",
+    "embedding_dense_backward",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -3157,6 +3657,20 @@ pub const OPS: [&str; 408] = [
     "searchsorted.Tensor_out",
     "searchsorted.Scalar",
     "searchsorted.Scalar_out",
+    "mse_loss.out",
+    "mse_loss_backward.grad_input",
+    "mse_loss_backward",
+    "nll_loss_forward.output",
+    "nll_loss_backward.grad_input",
+    "nll_loss2d_forward.output",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward.grad_input",
+    "nll_loss2d_backward",
+    "smooth_l1_loss.out",
+    "smooth_l1_loss_backward.grad_input",
+    "huber_loss.out",
+    "huber_loss",
+    "huber_loss_backward.out",
     "elu.out",
     "elu_backward.grad_input",
     "hardsigmoid.out",
@@ -3180,6 +3694,39 @@ pub const OPS: [&str; 408] = [
     "softplus_backward.grad_input",
     "softshrink.out",
     "softshrink_backward.grad_input",
+    "adaptive_avg_pool2d.out",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d.out",
+    "_adaptive_avg_pool3d",
+    "adaptive_avg_pool3d_backward.grad_input",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool2d.out",
+    "adaptive_max_pool2d_backward.grad_input",
+    "adaptive_max_pool3d.out",
+    "adaptive_max_pool3d_backward.grad_input",
+    "avg_pool2d.out",
+    "avg_pool2d_backward.grad_input",
+    "avg_pool3d.out",
+    "avg_pool3d_backward.grad_input",
+    "max_pool2d_with_indices.out",
+    "max_pool2d_with_indices_backward.grad_input",
+    "max_pool3d_with_indices.out",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward.grad_input",
+    "max_pool3d_with_indices_backward",
+    "upsample_nearest1d.out",
+    "_upsample_nearest_exact1d.out",
+    "upsample_nearest1d_backward.grad_input",
+    "_upsample_nearest_exact1d_backward.grad_input",
+    "upsample_nearest2d.out",
+    "_upsample_nearest_exact2d.out",
+    "upsample_nearest2d_backward.grad_input",
+    "_upsample_nearest_exact2d_backward.grad_input",
+    "upsample_nearest3d.out",
+    "_upsample_nearest_exact3d.out",
+    "upsample_nearest3d_backward.grad_input",
+    "_upsample_nearest_exact3d_backward.grad_input",
     "sigmoid_backward.grad_input",
     "logit_backward.grad_input",
     "tanh_backward.grad_input",
@@ -3247,7 +3794,7 @@ pub const OPS: [&str; 408] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 408] = [const { AtomicU64::new(0) }; 408];
+static CALLS: [AtomicU64; 460] = [const { AtomicU64::new(0) }; 460];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3910,6 +4457,134 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
         },
     )
 }
+/// Entry point of `aten::binary_cross_entropy`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy",
+        &CALLS[25usize],
+        || {
+            let regen_v0 = kernels()?
+                .binary_cross_entropy(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy.out",
+        &CALLS[26usize],
+        || {
+            kernels()?
+                .binary_cross_entropy_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy_backward",
+        &CALLS[27usize],
+        || {
+            let regen_v0 = kernels()?
+                .binary_cross_entropy_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binary_cross_entropy_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binary_cross_entropy_backward.grad_input",
+        &CALLS[28usize],
+        || {
+            kernels()?
+                .binary_cross_entropy_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bincount`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3924,7 +4599,7 @@ pub unsafe extern "C" fn regen_kernel_bincount(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bincount",
-        &CALLS[25usize],
+        &CALLS[29usize],
         || {
             let regen_v0 = kernels()?
                 .bincount(
@@ -3951,7 +4626,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[26usize],
+        &CALLS[30usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3975,7 +4650,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[27usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3999,7 +4674,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[28usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -4023,7 +4698,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[29usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -4048,7 +4723,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[30usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -4073,7 +4748,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[31usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -4098,7 +4773,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[32usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .bmm_out(
@@ -4124,7 +4799,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype",
-        &CALLS[33usize],
+        &CALLS[37usize],
         || {
             let regen_v0 = kernels()?
                 .bmm_dtype(
@@ -4151,7 +4826,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype_out",
-        &CALLS[34usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .bmm_dtype_out(
@@ -4177,7 +4852,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[35usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .cat_out(
@@ -4201,7 +4876,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[36usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .ceil_out(
@@ -4226,7 +4901,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[37usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .clamp_out(
@@ -4253,7 +4928,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[38usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -4279,7 +4954,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[39usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -4304,7 +4979,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[40usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -4329,7 +5004,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[41usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -4354,7 +5029,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[42usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -4379,7 +5054,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[43usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .complex_out(
@@ -4404,7 +5079,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[44usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .polar_out(
@@ -4436,7 +5111,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_overrideable",
-        &CALLS[45usize],
+        &CALLS[49usize],
         || {
             let regen_v0 = kernels()?
                 .convolution_overrideable(
@@ -4478,7 +5153,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_backward_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_backward_overrideable",
-        &CALLS[46usize],
+        &CALLS[50usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .convolution_backward_overrideable(
@@ -4513,7 +5188,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[47usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -4539,7 +5214,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[48usize],
+        &CALLS[52usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -4565,7 +5240,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[49usize],
+        &CALLS[53usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -4589,7 +5264,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[50usize],
+        &CALLS[54usize],
         || {
             kernels()?
                 .cos_out(
@@ -4612,7 +5287,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[51usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .cosh_out(
@@ -4636,7 +5311,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[52usize],
+        &CALLS[56usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -4662,7 +5337,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[53usize],
+        &CALLS[57usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -4689,7 +5364,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[54usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -4716,7 +5391,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[55usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -4743,7 +5418,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[56usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -4769,7 +5444,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[57usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -4794,7 +5469,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[58usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 .div_out(
@@ -4820,7 +5495,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[59usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -4846,7 +5521,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[60usize],
+        &CALLS[64usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -4871,12 +5546,43 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[61usize],
+        &CALLS[65usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&other) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::embedding_dense_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_embedding_dense_backward(
+    grad_output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    num_weights: i64,
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::embedding_dense_backward",
+        &CALLS[66usize],
+        || {
+            let regen_v0 = kernels()?
+                .embedding_dense_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -4900,7 +5606,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -4931,7 +5637,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -4962,7 +5668,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -4990,7 +5696,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[65usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .erf_out(
@@ -5013,7 +5719,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[66usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .erfc_out(
@@ -5036,7 +5742,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[67usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .exp_out(
@@ -5059,7 +5765,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[68usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .exp2_out(
@@ -5082,7 +5788,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[69usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .expm1_out(
@@ -5105,7 +5811,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[70usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .eye_out(
@@ -5129,7 +5835,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -5153,7 +5859,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[72usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -5176,7 +5882,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[73usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -5199,7 +5905,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[74usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .floor_out(
@@ -5223,7 +5929,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[75usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -5247,7 +5953,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[76usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -5271,7 +5977,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[77usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -5295,7 +6001,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .frac_out(
@@ -5319,7 +6025,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gcd_out(
@@ -5344,7 +6050,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .lcm_out(
@@ -5379,7 +6085,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -5416,7 +6122,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -5445,7 +6151,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -5474,7 +6180,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -5505,7 +6211,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -5534,7 +6240,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -5563,7 +6269,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -5589,7 +6295,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5614,7 +6320,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -5647,7 +6353,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -5687,7 +6393,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -5724,7 +6430,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -5755,7 +6461,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -5785,7 +6491,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[94usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .linspace_out(
@@ -5810,7 +6516,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[95usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .log_out(
@@ -5833,7 +6539,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[96usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .log10_out(
@@ -5856,7 +6562,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .log1p_out(
@@ -5879,7 +6585,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .log2_out(
@@ -5903,7 +6609,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5928,7 +6634,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[100usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5953,7 +6659,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[101usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5980,7 +6686,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[102usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .logspace_out(
@@ -6008,7 +6714,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[103usize],
+        &CALLS[108usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -6035,7 +6741,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[104usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -6063,7 +6769,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[105usize],
+        &CALLS[110usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -6092,7 +6798,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[106usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -6119,7 +6825,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[107usize],
+        &CALLS[112usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -6144,7 +6850,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[108usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -6172,7 +6878,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[109usize],
+        &CALLS[114usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -6202,7 +6908,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[110usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -6231,7 +6937,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[111usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -6259,7 +6965,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[112usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .amax_out(
@@ -6287,7 +6993,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[113usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .mean_out(
@@ -6313,7 +7019,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[114usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6337,7 +7043,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[115usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -6363,7 +7069,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[116usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -6389,7 +7095,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[117usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -6418,7 +7124,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[118usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -6446,7 +7152,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[119usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .amin_out(
@@ -6472,7 +7178,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[120usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .mm_out(
@@ -6498,7 +7204,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[121usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -6525,7 +7231,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[122usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -6551,7 +7257,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[123usize],
+        &CALLS[128usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -6576,7 +7282,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[124usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -6603,7 +7309,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[125usize],
+        &CALLS[130usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -6630,7 +7336,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[126usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -6655,7 +7361,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[127usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .mul_out(
@@ -6680,7 +7386,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[128usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -6707,7 +7413,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[129usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -6742,7 +7448,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[130usize],
+        &CALLS[135usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -6789,7 +7495,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[131usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -6836,7 +7542,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[132usize],
+        &CALLS[137usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -6879,7 +7585,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[133usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -6920,7 +7626,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[134usize],
+        &CALLS[139usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -6959,7 +7665,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[135usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -7002,7 +7708,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[136usize],
+        &CALLS[141usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -7048,7 +7754,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[137usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .range_out(
@@ -7073,7 +7779,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[138usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -7096,7 +7802,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[139usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .neg_out(
@@ -7120,7 +7826,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[140usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -7146,7 +7852,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[141usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -7171,7 +7877,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[142usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .round_out(
@@ -7195,7 +7901,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[143usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -7219,7 +7925,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[144usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7239,7 +7945,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[145usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -7262,7 +7968,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[146usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -7289,7 +7995,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[147usize],
+        &CALLS[152usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -7316,7 +8022,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[148usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .gelu_out(
@@ -7342,7 +8048,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[149usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -7368,7 +8074,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[150usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -7394,7 +8100,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[151usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -7419,7 +8125,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[152usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -7442,7 +8148,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[153usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .silu_out(
@@ -7466,7 +8172,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[154usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -7490,7 +8196,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[155usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .mish_out(
@@ -7513,7 +8219,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[156usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -7537,7 +8243,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[157usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -7561,7 +8267,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[158usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -7585,7 +8291,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[159usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .logit_out(
@@ -7609,7 +8315,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[160usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .sin_out(
@@ -7632,7 +8338,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[161usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .sinc_out(
@@ -7655,7 +8361,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[162usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sinh_out(
@@ -7680,7 +8386,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[163usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -7707,7 +8413,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[164usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -7735,7 +8441,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[165usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -7764,7 +8470,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[166usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -7793,7 +8499,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[167usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -7822,7 +8528,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[168usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -7851,7 +8557,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[169usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .nansum_out(
@@ -7877,7 +8583,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[170usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -7903,7 +8609,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[171usize],
+        &CALLS[176usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -7933,7 +8639,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[172usize],
+        &CALLS[177usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -7963,7 +8669,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[173usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -7990,7 +8696,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[174usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -8017,7 +8723,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[175usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -8043,7 +8749,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[176usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .tan_out(
@@ -8066,7 +8772,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[177usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .tanh_out(
@@ -8091,7 +8797,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[178usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .threshold_out(
@@ -8118,7 +8824,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[179usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -8144,7 +8850,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[180usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -8170,7 +8876,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[181usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -8195,7 +8901,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[182usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .trunc_out(
@@ -8221,7 +8927,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[183usize],
+        &CALLS[188usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -8253,7 +8959,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[184usize],
+        &CALLS[189usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -8287,7 +8993,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[185usize],
+        &CALLS[190usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -8320,7 +9026,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[186usize],
+        &CALLS[191usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -8353,7 +9059,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[187usize],
+        &CALLS[192usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -8384,7 +9090,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[188usize],
+        &CALLS[193usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -8413,7 +9119,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[189usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -8443,7 +9149,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[190usize],
+        &CALLS[195usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -8472,7 +9178,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[191usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -8499,7 +9205,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[192usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .where_self_out(
@@ -8533,7 +9239,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[193usize],
+        &CALLS[198usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -8576,7 +9282,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[194usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -8622,7 +9328,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[195usize],
+        &CALLS[200usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -8669,7 +9375,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[196usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -8699,7 +9405,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[197usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .norm_out(
@@ -8726,7 +9432,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[198usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -8749,7 +9455,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[199usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -8773,7 +9479,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[200usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .sub_out(
@@ -8800,7 +9506,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[201usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -8827,7 +9533,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[202usize],
+        &CALLS[207usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -8853,7 +9559,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[203usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -8881,7 +9587,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[204usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .addmm_out(
@@ -8913,7 +9619,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[205usize],
+        &CALLS[210usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -8946,7 +9652,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[206usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -8979,7 +9685,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[207usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -9007,7 +9713,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[208usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -9036,7 +9742,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[209usize],
+        &CALLS[214usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -9076,7 +9782,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[210usize],
+        &CALLS[215usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -9115,7 +9821,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[211usize],
+        &CALLS[216usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -9153,7 +9859,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[212usize],
+        &CALLS[217usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -9182,7 +9888,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[213usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -9208,7 +9914,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[214usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -9234,7 +9940,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[215usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -9256,7 +9962,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[216usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .set_inplace(
@@ -9279,7 +9985,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[217usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -9304,7 +10010,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[218usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -9329,7 +10035,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[219usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -9354,7 +10060,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[220usize],
+        &CALLS[225usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -9380,7 +10086,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[221usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .put_inplace(
@@ -9409,7 +10115,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[222usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .index_add_out(
@@ -9441,7 +10147,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[223usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -9471,7 +10177,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[224usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -9498,7 +10204,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[225usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -9526,7 +10232,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[226usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -9555,7 +10261,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[227usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -9585,7 +10291,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[228usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -9616,7 +10322,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[229usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -9646,7 +10352,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[230usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -9677,7 +10383,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[231usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -9706,7 +10412,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[232usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -9731,7 +10437,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[233usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -9756,7 +10462,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -9781,7 +10487,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[235usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -9806,7 +10512,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[236usize],
+        &CALLS[241usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -9830,7 +10536,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[237usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -9853,7 +10559,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[238usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -9877,7 +10583,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[239usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -9902,7 +10608,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[240usize],
+        &CALLS[245usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -9927,7 +10633,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[241usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -9951,7 +10657,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[242usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -9974,7 +10680,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[243usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -9998,7 +10704,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[244usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -10025,7 +10731,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[245usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -10055,7 +10761,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[246usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -10086,7 +10792,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[247usize],
+        &CALLS[252usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -10114,7 +10820,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[248usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .triu_out(
@@ -10139,7 +10845,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[249usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .tril_out(
@@ -10169,7 +10875,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[250usize],
+        &CALLS[255usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -10204,7 +10910,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[251usize],
+        &CALLS[256usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -10234,7 +10940,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[252usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -10259,7 +10965,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[253usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -10284,7 +10990,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[254usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -10309,7 +11015,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[255usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -10334,7 +11040,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[256usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -10359,7 +11065,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[257usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -10384,7 +11090,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[258usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -10409,7 +11115,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -10434,7 +11140,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[260usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -10459,7 +11165,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[261usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -10484,7 +11190,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[262usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -10509,7 +11215,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[263usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -10534,7 +11240,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[264usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .take_out(
@@ -10559,7 +11265,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[265usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -10585,7 +11291,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[266usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .index_select_out(
@@ -10612,7 +11318,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[267usize],
+        &CALLS[272usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -10638,7 +11344,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[268usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -10663,7 +11369,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[269usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -10687,7 +11393,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[270usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -10710,7 +11416,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[271usize],
+        &CALLS[276usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10733,7 +11439,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[272usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -10760,7 +11466,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[273usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -10788,7 +11494,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[274usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .gather_out(
@@ -10817,7 +11523,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[275usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -10846,7 +11552,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[276usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -10872,7 +11578,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[277usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -10895,7 +11601,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[278usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .digamma_out(
@@ -10919,7 +11625,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[279usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -10943,7 +11649,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[280usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -10966,7 +11672,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[281usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .i0_out(
@@ -10989,7 +11695,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[282usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .sign_out(
@@ -11012,7 +11718,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[283usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .signbit_out(
@@ -11036,7 +11742,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[284usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .atan2_out(
@@ -11062,7 +11768,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[285usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -11089,7 +11795,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[286usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -11117,7 +11823,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[287usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .histc_out(
@@ -11146,7 +11852,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[288usize],
+        &CALLS[293usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -11173,7 +11879,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -11198,7 +11904,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[290usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .hypot_out(
@@ -11223,7 +11929,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[291usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .igamma_out(
@@ -11248,7 +11954,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[292usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .igammac_out(
@@ -11273,7 +11979,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[293usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -11298,7 +12004,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[294usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -11323,7 +12029,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[295usize],
+        &CALLS[300usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -11347,7 +12053,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[296usize],
+        &CALLS[301usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11368,7 +12074,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[297usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -11392,7 +12098,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[298usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11416,7 +12122,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[299usize],
+        &CALLS[304usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11438,7 +12144,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[300usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11463,7 +12169,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[301usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11487,7 +12193,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[302usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11511,7 +12217,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[303usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11539,7 +12245,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[304usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11571,7 +12277,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[305usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .topk_values(
@@ -11599,7 +12305,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[306usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11622,7 +12328,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[307usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11648,7 +12354,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[308usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11678,7 +12384,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[309usize],
+        &CALLS[314usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11706,7 +12412,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[310usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11731,7 +12437,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[311usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11756,7 +12462,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[312usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11783,7 +12489,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[313usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -11812,7 +12518,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[314usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -11841,7 +12547,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[315usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -11872,7 +12578,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[316usize],
+        &CALLS[321usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -11907,7 +12613,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[317usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -11944,7 +12650,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[318usize],
+        &CALLS[323usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -11979,7 +12685,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[319usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -11994,6 +12700,456 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
                         <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&sorter)
                     }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss.out",
+        &CALLS[325usize],
+        || {
+            kernels()?
+                .mse_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss_backward.grad_input",
+        &CALLS[326usize],
+        || {
+            kernels()?
+                .mse_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::mse_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::mse_loss_backward",
+        &CALLS[327usize],
+        || {
+            let regen_v0 = kernels()?
+                .mse_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    output: abi::regen_tensor,
+    total_weight: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss_forward.output",
+        &CALLS[328usize],
+        || {
+            kernels()?
+                .nll_loss_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss_backward.grad_input",
+        &CALLS[329usize],
+        || {
+            kernels()?
+                .nll_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    output: abi::regen_tensor,
+    total_weight: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_forward.output",
+        &CALLS[330usize],
+        || {
+            kernels()?
+                .nll_loss2d_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_forward",
+        &CALLS[331usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .nll_loss2d_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_backward.grad_input",
+        &CALLS[332usize],
+        || {
+            kernels()?
+                .nll_loss2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::nll_loss2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    ignore_index: i64,
+    total_weight: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::nll_loss2d_backward",
+        &CALLS[333usize],
+        || {
+            let regen_v0 = kernels()?
+                .nll_loss2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&ignore_index) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&total_weight) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::smooth_l1_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    beta: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::smooth_l1_loss.out",
+        &CALLS[334usize],
+        || {
+            kernels()?
+                .smooth_l1_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::smooth_l1_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    beta: f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::smooth_l1_loss_backward.grad_input",
+        &CALLS[335usize],
+        || {
+            kernels()?
+                .smooth_l1_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&beta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss.out",
+        &CALLS[336usize],
+        || {
+            kernels()?
+                .huber_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss",
+        &CALLS[337usize],
+        || {
+            let regen_v0 = kernels()?
+                .huber_loss(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::huber_loss_backward.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    delta: f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::huber_loss_backward.out",
+        &CALLS[338usize],
+        || {
+            kernels()?
+                .huber_loss_backward_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&delta) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
         },
@@ -12014,7 +13170,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[320usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .elu_out(
@@ -12045,7 +13201,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[321usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -12075,7 +13231,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[322usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -12099,7 +13255,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[323usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -12125,7 +13281,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[324usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -12152,7 +13308,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[325usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -12180,7 +13336,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[326usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -12209,7 +13365,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[327usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -12236,7 +13392,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[328usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -12260,7 +13416,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[329usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -12283,7 +13439,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[330usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -12305,7 +13461,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[331usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -12328,7 +13484,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[332usize],
+        &CALLS[351usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -12353,7 +13509,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[333usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -12380,7 +13536,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[334usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12407,7 +13563,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[335usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12432,7 +13588,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[336usize],
+        &CALLS[355usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12458,7 +13614,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[337usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12485,7 +13641,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[338usize],
+        &CALLS[357usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12512,7 +13668,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[339usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12540,7 +13696,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[340usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12567,7 +13723,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[341usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12593,13 +13749,1024 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[342usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool2d.out",
+        &CALLS[362usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool2d",
+        &CALLS[363usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool2d_backward",
+        &CALLS[364usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool3d.out",
+        &CALLS[365usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool3d",
+        &CALLS[366usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_avg_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_avg_pool3d_backward.grad_input",
+        &CALLS[367usize],
+        || {
+            kernels()?
+                .adaptive_avg_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_adaptive_avg_pool3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_adaptive_avg_pool3d_backward",
+        &CALLS[368usize],
+        || {
+            let regen_v0 = kernels()?
+                ._adaptive_avg_pool3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool2d.out",
+        &CALLS[369usize],
+        || {
+            kernels()?
+                .adaptive_max_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool2d_backward.grad_input",
+        &CALLS[370usize],
+        || {
+            kernels()?
+                .adaptive_max_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool3d.out",
+        &CALLS[371usize],
+        || {
+            kernels()?
+                .adaptive_max_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::adaptive_max_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::adaptive_max_pool3d_backward.grad_input",
+        &CALLS[372usize],
+        || {
+            kernels()?
+                .adaptive_max_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool2d.out",
+        &CALLS[373usize],
+        || {
+            kernels()?
+                .avg_pool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool2d_backward.grad_input",
+        &CALLS[374usize],
+        || {
+            kernels()?
+                .avg_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool3d.out",
+        &CALLS[375usize],
+        || {
+            kernels()?
+                .avg_pool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::avg_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: abi::regen_opt_i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::avg_pool3d_backward.grad_input",
+        &CALLS[376usize],
+        || {
+            kernels()?
+                .avg_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&count_include_pad) }?,
+                    unsafe {
+                        <Option<i64> as FromAbi<'_>>::from_abi(&divisor_override)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool2d_with_indices.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool2d_with_indices.out",
+        &CALLS[377usize],
+        || {
+            kernels()?
+                .max_pool2d_with_indices_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool2d_with_indices_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool2d_with_indices_backward.grad_input",
+        &CALLS[378usize],
+        || {
+            kernels()?
+                .max_pool2d_with_indices_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    out: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices.out",
+        &CALLS[379usize],
+        || {
+            kernels()?
+                .max_pool3d_with_indices_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices",
+        &CALLS[380usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .max_pool3d_with_indices(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices_backward.grad_input",
+        &CALLS[381usize],
+        || {
+            kernels()?
+                .max_pool3d_with_indices_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_pool3d_with_indices_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    dilation: abi::regen_i64_list,
+    ceil_mode: bool,
+    indices: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_pool3d_with_indices_backward",
+        &CALLS[382usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_pool3d_with_indices_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest1d.out",
+        &CALLS[383usize],
+        || {
+            kernels()?
+                .upsample_nearest1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact1d.out",
+        &CALLS[384usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest1d_backward.grad_input",
+        &CALLS[385usize],
+        || {
+            kernels()?
+                .upsample_nearest1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact1d_backward.grad_input",
+        &CALLS[386usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest2d.out",
+        &CALLS[387usize],
+        || {
+            kernels()?
+                .upsample_nearest2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact2d.out",
+        &CALLS[388usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest2d_backward.grad_input",
+        &CALLS[389usize],
+        || {
+            kernels()?
+                .upsample_nearest2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact2d_backward.grad_input",
+        &CALLS[390usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest3d.out",
+        &CALLS[391usize],
+        || {
+            kernels()?
+                .upsample_nearest3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact3d.out",
+        &CALLS[392usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_nearest3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_nearest3d_backward.grad_input",
+        &CALLS[393usize],
+        || {
+            kernels()?
+                .upsample_nearest3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_nearest_exact3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_nearest_exact3d_backward.grad_input",
+        &CALLS[394usize],
+        || {
+            kernels()?
+                ._upsample_nearest_exact3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
             Ok(())
@@ -12619,7 +14786,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[343usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12645,7 +14812,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[344usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12671,7 +14838,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[345usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -12702,7 +14869,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[346usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -12739,7 +14906,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[347usize],
+        &CALLS[399usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -12776,7 +14943,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[348usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -12813,7 +14980,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[349usize],
+        &CALLS[401usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -12848,7 +15015,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[350usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -12881,7 +15048,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[351usize],
+        &CALLS[403usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -12917,7 +15084,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[352usize],
+        &CALLS[404usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -12954,7 +15121,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[353usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -12989,7 +15156,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[354usize],
+        &CALLS[406usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -13024,7 +15191,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[355usize],
+        &CALLS[407usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -13058,7 +15225,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[356usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -13091,7 +15258,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[357usize],
+        &CALLS[409usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -13125,7 +15292,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[358usize],
+        &CALLS[410usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -13160,7 +15327,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[359usize],
+        &CALLS[411usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -13194,7 +15361,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[360usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .col2im_out(
@@ -13227,7 +15394,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[361usize],
+        &CALLS[413usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -13259,7 +15426,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[362usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .im2col_out(
@@ -13290,7 +15457,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[363usize],
+        &CALLS[415usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -13317,7 +15484,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[364usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -13340,7 +15507,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[365usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -13363,7 +15530,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[366usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -13386,7 +15553,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[367usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13409,7 +15576,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[368usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13432,7 +15599,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[369usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13456,7 +15623,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[370usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13481,7 +15648,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[371usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13505,7 +15672,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[372usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13528,7 +15695,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[373usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13551,7 +15718,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[374usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13578,7 +15745,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[375usize],
+        &CALLS[427usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13605,7 +15772,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[376usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13628,7 +15795,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[377usize],
+        &CALLS[429usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13651,7 +15818,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[378usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -13674,7 +15841,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[379usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -13697,7 +15864,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[380usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -13721,7 +15888,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[381usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -13746,7 +15913,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[382usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -13771,7 +15938,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[383usize],
+        &CALLS[435usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -13796,7 +15963,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[384usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -13821,7 +15988,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[385usize],
+        &CALLS[437usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -13846,7 +16013,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[386usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -13871,7 +16038,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[387usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -13896,7 +16063,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[388usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -13920,7 +16087,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[389usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -13943,7 +16110,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[390usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -13966,7 +16133,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[391usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -13989,7 +16156,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[392usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -14012,7 +16179,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[393usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -14035,7 +16202,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[394usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -14059,7 +16226,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[395usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -14084,7 +16251,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[396usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -14109,7 +16276,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[397usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -14134,7 +16301,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[398usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -14158,7 +16325,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[399usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -14194,7 +16361,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[400usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -14249,7 +16416,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[401usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -14304,7 +16471,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[402usize],
+        &CALLS[454usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -14359,7 +16526,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[403usize],
+        &CALLS[455usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -14411,7 +16578,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[404usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -14460,7 +16627,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[405usize],
+        &CALLS[457usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -14508,7 +16675,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[406usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -14553,7 +16720,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[407usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

@@ -14,6 +14,7 @@ regen_error* regen_kernel_angle(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_arange_start_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_binary_cross_entropy_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor grad_input);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -96,10 +97,23 @@ regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, reg
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_searchsorted_tensor_out(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
+regen_error* regen_kernel_mse_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor out);
+regen_error* regen_kernel_nll_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor grad_input);
+regen_error* regen_kernel_nll_loss2d_forward_output(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor output, regen_tensor total_weight);
 regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor grad_input);
 regen_error* regen_kernel_hardswish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log_sigmoid_forward(regen_tensor self, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_softplus_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel__adaptive_avg_pool2d(regen_tensor self, regen_i64_list output_size, regen_tensor* regen_r0);
+regen_error* regen_kernel__adaptive_avg_pool2d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_adaptive_max_pool3d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
+regen_error* regen_kernel_max_pool2d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel_max_pool3d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_upsample_nearest1d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales, regen_tensor out);
+regen_error* regen_kernel__upsample_nearest_exact1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_nearest_exact2d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel_upsample_nearest2d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel__slow_conv2d_backward_output_mask(regen_tensor grad_output, regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__conv_depthwise2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
@@ -152,6 +166,18 @@ at::Tensor & wrap_asin_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::asin.out argument 'out'");
   ::regen::check(regen_kernel_asin_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_binary_cross_entropy_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::binary_cross_entropy_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::binary_cross_entropy_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::binary_cross_entropy_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy_backward.grad_input argument 'weight'");
+  auto regen_a4 = ::regen::lift_int(reduction, "aten::binary_cross_entropy_backward.grad_input argument 'reduction'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::binary_cross_entropy_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_binary_cross_entropy_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
 }
 
 // aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -994,6 +1020,43 @@ at::Tensor & wrap_searchsorted_tensor_out(const at::Tensor & sorted_sequence, co
   return out;
 }
 
+// aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mse_loss.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::mse_loss.out argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::mse_loss.out argument 'reduction'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::mse_loss.out argument 'out'");
+  ::regen::check(regen_kernel_mse_loss_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_opt_tensor(weight, "aten::nll_loss_backward.grad_input argument 'weight'");
+  auto regen_a4 = ::regen::lift_int(reduction, "aten::nll_loss_backward.grad_input argument 'reduction'");
+  auto regen_a5 = ::regen::lift_int(ignore_index, "aten::nll_loss_backward.grad_input argument 'ignore_index'");
+  auto regen_a6 = ::regen::lift_tensor(total_weight, "aten::nll_loss_backward.grad_input argument 'total_weight'");
+  auto regen_a7 = ::regen::lift_tensor(grad_input, "aten::nll_loss_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_nll_loss_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return grad_input;
+}
+
+// aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_nll_loss2d_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss2d_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss2d_forward.output argument 'target'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_forward.output argument 'weight'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::nll_loss2d_forward.output argument 'reduction'");
+  auto regen_a4 = ::regen::lift_int(ignore_index, "aten::nll_loss2d_forward.output argument 'ignore_index'");
+  auto regen_a5 = ::regen::lift_tensor(output, "aten::nll_loss2d_forward.output argument 'output'");
+  auto regen_a6 = ::regen::lift_tensor(total_weight, "aten::nll_loss2d_forward.output argument 'total_weight'");
+  ::regen::check(regen_kernel_nll_loss2d_forward_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, total_weight);
+}
+
 // aten::hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardtanh_backward.grad_input argument 'grad_output'");
@@ -1030,6 +1093,122 @@ at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, c
   auto regen_a3 = ::regen::lift_scalar(threshold, "aten::softplus_backward.grad_input argument 'threshold'");
   auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::softplus_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_softplus_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+at::Tensor wrap__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool2d argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_adaptive_avg_pool2d argument 'output_size'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__adaptive_avg_pool2d(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+at::Tensor wrap__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_adaptive_avg_pool2d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool2d_backward argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__adaptive_avg_pool2d_backward(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_adaptive_max_pool3d_out(const at::Tensor & self, at::IntArrayRef output_size, at::Tensor & out, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_max_pool3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_max_pool3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_max_pool3d.out argument 'out'");
+  auto regen_a3 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool3d.out argument 'indices'");
+  ::regen::check(regen_kernel_adaptive_max_pool3d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
+}
+
+// aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_avg_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::avg_pool3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::avg_pool3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::avg_pool3d_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::avg_pool3d_backward.grad_input argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::avg_pool3d_backward.grad_input argument 'padding'");
+  auto regen_a5 = ::regen::lift_plain(ceil_mode, "aten::avg_pool3d_backward.grad_input argument 'ceil_mode'");
+  auto regen_a6 = ::regen::lift_plain(count_include_pad, "aten::avg_pool3d_backward.grad_input argument 'count_include_pad'");
+  auto regen_a7 = ::regen::lift_opt_int(divisor_override, "aten::avg_pool3d_backward.grad_input argument 'divisor_override'");
+  auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::avg_pool3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_avg_pool3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return grad_input;
+}
+
+// aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool2d_with_indices_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool2d_with_indices_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool2d_with_indices_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::max_pool2d_with_indices_backward.grad_input argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::max_pool2d_with_indices_backward.grad_input argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::max_pool2d_with_indices_backward.grad_input argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(ceil_mode, "aten::max_pool2d_with_indices_backward.grad_input argument 'ceil_mode'");
+  auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool2d_with_indices_backward.grad_input argument 'indices'");
+  auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::max_pool2d_with_indices_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_max_pool2d_with_indices_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return grad_input;
+}
+
+// aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_max_pool3d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices.out argument 'stride'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::max_pool3d_with_indices.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(dilation, "aten::max_pool3d_with_indices.out argument 'dilation'");
+  auto regen_a5 = ::regen::lift_plain(ceil_mode, "aten::max_pool3d_with_indices.out argument 'ceil_mode'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::max_pool3d_with_indices.out argument 'out'");
+  auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool3d_with_indices.out argument 'indices'");
+  ::regen::check(regen_kernel_max_pool3d_with_indices_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
+}
+
+// aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest1d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales, "aten::upsample_nearest1d.out argument 'scales'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::upsample_nearest1d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_nearest1d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'scales'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_nearest_exact1d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact2d.out argument 'scales_h'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact2d.out argument 'scales_w'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::_upsample_nearest_exact2d.out argument 'out'");
+  ::regen::check(regen_kernel__upsample_nearest_exact2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest2d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest2d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest2d_backward.grad_input argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest2d_backward.grad_input argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::upsample_nearest2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_nearest2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
   return grad_input;
 }
 
@@ -1181,6 +1360,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", TORCH_FN(regen_runtime_ops::wrap_arange_start_out));
   m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
   m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
+  m.impl("binary_cross_entropy_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward_grad_input));
   m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
   m.impl("logical_not.out", TORCH_FN(regen_runtime_ops::wrap_logical_not_out));
   m.impl("logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
@@ -1263,10 +1443,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
   m.impl("searchsorted.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor_out));
+  m.impl("mse_loss.out", TORCH_FN(regen_runtime_ops::wrap_mse_loss_out));
+  m.impl("nll_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss_backward_grad_input));
+  m.impl("nll_loss2d_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward_output));
   m.impl("hardtanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward_grad_input));
   m.impl("hardswish.out", TORCH_FN(regen_runtime_ops::wrap_hardswish_out));
   m.impl("log_sigmoid_forward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward));
   m.impl("softplus_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softplus_backward_grad_input));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool2d));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool2d_backward));
+  m.impl("adaptive_max_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_out));
+  m.impl("avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_backward_grad_input));
+  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_backward_grad_input));
+  m.impl("max_pool3d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_out));
+  m.impl("upsample_nearest1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_out));
+  m.impl("_upsample_nearest_exact1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_backward_grad_input));
+  m.impl("_upsample_nearest_exact2d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_out));
+  m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest2d_backward_grad_input));
   m.impl("slow_conv_transpose3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d));
   m.impl("_slow_conv2d_backward.output_mask", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_backward_output_mask));
   m.impl("_conv_depthwise2d", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d));

@@ -18,6 +18,7 @@ regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool 
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_binary_cross_entropy(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
 regen_error* regen_kernel_bincount(regen_tensor self, regen_tensor weights, int64_t minlength, regen_tensor* regen_r0);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
 regen_error* regen_kernel_bmm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
@@ -85,11 +86,21 @@ regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, reg
 regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
 regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
+regen_error* regen_kernel_nll_loss2d_forward(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_nll_loss2d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor* regen_r0);
+regen_error* regen_kernel_smooth_l1_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, double beta, regen_tensor out);
+regen_error* regen_kernel_huber_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, double delta, regen_tensor out);
 regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
 regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
 regen_error* regen_kernel_leaky_relu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar negative_slope, bool self_is_result, regen_tensor grad_input);
 regen_error* regen_kernel_softshrink_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
+regen_error* regen_kernel__adaptive_avg_pool3d(regen_tensor self, regen_i64_list output_size, regen_tensor* regen_r0);
+regen_error* regen_kernel_adaptive_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
+regen_error* regen_kernel_adaptive_max_pool2d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_avg_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_nearest_exact3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel_upsample_nearest3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_logit_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_opt_f64 eps, regen_tensor grad_input);
 regen_error* regen_kernel_tanh_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
@@ -194,6 +205,17 @@ at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & 
   auto regen_a6 = ::regen::lift_tensor(out, "aten::baddbmm.dtype_out argument 'out'");
   ::regen::check(regen_kernel_baddbmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return out;
+}
+
+// aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+at::Tensor wrap_binary_cross_entropy(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::binary_cross_entropy argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::binary_cross_entropy argument 'target'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy argument 'weight'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::binary_cross_entropy argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_binary_cross_entropy(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
@@ -846,6 +868,55 @@ at::Tensor & wrap_searchsorted_scalar_out(const at::Tensor & sorted_sequence, co
   return out;
 }
 
+// aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
+::std::tuple<at::Tensor,at::Tensor> wrap_nll_loss2d_forward(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss2d_forward argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss2d_forward argument 'target'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_forward argument 'weight'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::nll_loss2d_forward argument 'reduction'");
+  auto regen_a4 = ::regen::lift_int(ignore_index, "aten::nll_loss2d_forward argument 'ignore_index'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nll_loss2d_forward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+at::Tensor wrap_nll_loss2d_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss2d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss2d_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss2d_backward argument 'target'");
+  auto regen_a3 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_backward argument 'weight'");
+  auto regen_a4 = ::regen::lift_int(reduction, "aten::nll_loss2d_backward argument 'reduction'");
+  auto regen_a5 = ::regen::lift_int(ignore_index, "aten::nll_loss2d_backward argument 'ignore_index'");
+  auto regen_a6 = ::regen::lift_tensor(total_weight, "aten::nll_loss2d_backward argument 'total_weight'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nll_loss2d_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_smooth_l1_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double beta, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::smooth_l1_loss.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::smooth_l1_loss.out argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::smooth_l1_loss.out argument 'reduction'");
+  auto regen_a3 = ::regen::lift_plain(beta, "aten::smooth_l1_loss.out argument 'beta'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::smooth_l1_loss.out argument 'out'");
+  ::regen::check(regen_kernel_smooth_l1_loss_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_huber_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::huber_loss.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::huber_loss.out argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::huber_loss.out argument 'reduction'");
+  auto regen_a3 = ::regen::lift_plain(delta, "aten::huber_loss.out argument 'delta'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::huber_loss.out argument 'out'");
+  ::regen::check(regen_kernel_huber_loss_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_elu_out(const at::Tensor & self, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::elu.out argument 'self'");
@@ -894,6 +965,74 @@ at::Tensor & wrap_softshrink_backward_grad_input(const at::Tensor & grad_output,
   auto regen_a2 = ::regen::lift_scalar(lambd, "aten::softshrink_backward.grad_input argument 'lambd'");
   auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::softshrink_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_softshrink_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+at::Tensor wrap__adaptive_avg_pool3d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool3d argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_adaptive_avg_pool3d argument 'output_size'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__adaptive_avg_pool3d(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_adaptive_avg_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_avg_pool3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::adaptive_avg_pool3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_adaptive_avg_pool3d_backward_grad_input(regen_a0, regen_a1, regen_a2));
+  return grad_input;
+}
+
+// aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_adaptive_max_pool2d_out(const at::Tensor & self, at::IntArrayRef output_size, at::Tensor & out, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_max_pool2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_max_pool2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_max_pool2d.out argument 'out'");
+  auto regen_a3 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool2d.out argument 'indices'");
+  ::regen::check(regen_kernel_adaptive_max_pool2d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
+}
+
+// aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_avg_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::avg_pool2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::avg_pool2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::avg_pool2d_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::avg_pool2d_backward.grad_input argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::avg_pool2d_backward.grad_input argument 'padding'");
+  auto regen_a5 = ::regen::lift_plain(ceil_mode, "aten::avg_pool2d_backward.grad_input argument 'ceil_mode'");
+  auto regen_a6 = ::regen::lift_plain(count_include_pad, "aten::avg_pool2d_backward.grad_input argument 'count_include_pad'");
+  auto regen_a7 = ::regen::lift_opt_int(divisor_override, "aten::avg_pool2d_backward.grad_input argument 'divisor_override'");
+  auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::avg_pool2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_avg_pool2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return grad_input;
+}
+
+// aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_d, "aten::_upsample_nearest_exact3d.out argument 'scales_d'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact3d.out argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact3d.out argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::_upsample_nearest_exact3d.out argument 'out'");
+  ::regen::check(regen_kernel__upsample_nearest_exact3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest3d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest3d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_d, "aten::upsample_nearest3d_backward.grad_input argument 'scales_d'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest3d_backward.grad_input argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest3d_backward.grad_input argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::upsample_nearest3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_nearest3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
   return grad_input;
 }
 
@@ -1144,6 +1283,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
+  m.impl("binary_cross_entropy", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy));
   m.impl("bincount", TORCH_FN(regen_runtime_ops::wrap_bincount));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
   m.impl("bmm.dtype", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype));
@@ -1211,11 +1351,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
   m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
   m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
+  m.impl("nll_loss2d_forward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward));
+  m.impl("nll_loss2d_backward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward));
+  m.impl("smooth_l1_loss.out", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_out));
+  m.impl("huber_loss.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_out));
   m.impl("elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
   m.impl("hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));
   m.impl("leaky_relu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_backward_grad_input));
   m.impl("softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
+  m.impl("_adaptive_avg_pool3d", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d));
+  m.impl("adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));
+  m.impl("adaptive_max_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_out));
+  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_backward_grad_input));
+  m.impl("_upsample_nearest_exact3d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_out));
+  m.impl("upsample_nearest3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_backward_grad_input));
   m.impl("logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
   m.impl("tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
   m.impl("slow_conv_transpose2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d));

@@ -26,6 +26,7 @@ regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__cummax_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
 regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_embedding_dense_backward(regen_tensor grad_output, regen_tensor indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, regen_tensor* regen_r0);
 regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size, int32_t memory_format);
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
@@ -87,6 +88,10 @@ regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponen
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
 regen_error* regen_kernel_bucketize_tensor(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_scalar(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
+regen_error* regen_kernel_mse_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor* regen_r0);
+regen_error* regen_kernel_nll_loss_forward_output(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor output, regen_tensor total_weight);
+regen_error* regen_kernel_nll_loss2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor grad_input);
+regen_error* regen_kernel_smooth_l1_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, double beta, regen_tensor grad_input);
 regen_error* regen_kernel_elu_backward_grad_input(regen_tensor grad_output, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, bool is_result, regen_tensor self_or_result, regen_tensor grad_input);
 regen_error* regen_kernel_hardsigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_hardtanh_inplace(regen_tensor self, regen_scalar min_val, regen_scalar max_val);
@@ -95,6 +100,13 @@ regen_error* regen_kernel_hardswish_backward(regen_tensor grad_output, regen_ten
 regen_error* regen_kernel_leaky_relu_out(regen_tensor self, regen_scalar negative_slope, regen_tensor out);
 regen_error* regen_kernel_log_sigmoid_backward(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor* regen_r0);
 regen_error* regen_kernel_softshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
+regen_error* regen_kernel_adaptive_avg_pool3d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out);
+regen_error* regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel_avg_pool2d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
+regen_error* regen_kernel_max_pool3d_with_indices(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_max_pool3d_with_indices_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor* regen_r0);
+regen_error* regen_kernel_upsample_nearest3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose3d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor out);
 regen_error* regen_kernel__slow_conv2d_forward(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor* regen_r0);
@@ -273,6 +285,18 @@ at::Tensor & wrap_div_out(const at::Tensor & self, const at::Tensor & other, at:
   auto regen_a2 = ::regen::lift_tensor(out, "aten::div.out argument 'out'");
   ::regen::check(regen_kernel_div_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+at::Tensor wrap_embedding_dense_backward(const at::Tensor & grad_output, const at::Tensor & indices, c10::SymInt num_weights, c10::SymInt padding_idx, bool scale_grad_by_freq) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::embedding_dense_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::embedding_dense_backward argument 'indices'");
+  auto regen_a2 = ::regen::lift_int(num_weights, "aten::embedding_dense_backward argument 'num_weights'");
+  auto regen_a3 = ::regen::lift_int(padding_idx, "aten::embedding_dense_backward argument 'padding_idx'");
+  auto regen_a4 = ::regen::lift_plain(scale_grad_by_freq, "aten::embedding_dense_backward argument 'scale_grad_by_freq'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_embedding_dense_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)
@@ -898,6 +922,56 @@ at::Tensor wrap_searchsorted_scalar(const at::Tensor & sorted_sequence, const at
   return ::regen::adopt(regen_r0);
 }
 
+// aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
+at::Tensor wrap_mse_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::mse_loss_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::mse_loss_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::mse_loss_backward argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::mse_loss_backward argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_mse_loss_backward(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_nll_loss_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss_forward.output argument 'target'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss_forward.output argument 'weight'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::nll_loss_forward.output argument 'reduction'");
+  auto regen_a4 = ::regen::lift_int(ignore_index, "aten::nll_loss_forward.output argument 'ignore_index'");
+  auto regen_a5 = ::regen::lift_tensor(output, "aten::nll_loss_forward.output argument 'output'");
+  auto regen_a6 = ::regen::lift_tensor(total_weight, "aten::nll_loss_forward.output argument 'total_weight'");
+  ::regen::check(regen_kernel_nll_loss_forward_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, total_weight);
+}
+
+// aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_nll_loss2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss2d_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_backward.grad_input argument 'weight'");
+  auto regen_a4 = ::regen::lift_int(reduction, "aten::nll_loss2d_backward.grad_input argument 'reduction'");
+  auto regen_a5 = ::regen::lift_int(ignore_index, "aten::nll_loss2d_backward.grad_input argument 'ignore_index'");
+  auto regen_a6 = ::regen::lift_tensor(total_weight, "aten::nll_loss2d_backward.grad_input argument 'total_weight'");
+  auto regen_a7 = ::regen::lift_tensor(grad_input, "aten::nll_loss2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_nll_loss2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return grad_input;
+}
+
+// aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_smooth_l1_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, double beta, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::smooth_l1_loss_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::smooth_l1_loss_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::smooth_l1_loss_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::smooth_l1_loss_backward.grad_input argument 'reduction'");
+  auto regen_a4 = ::regen::lift_plain(beta, "aten::smooth_l1_loss_backward.grad_input argument 'beta'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::smooth_l1_loss_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_smooth_l1_loss_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_elu_backward_grad_input(const at::Tensor & grad_output, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, bool is_result, const at::Tensor & self_or_result, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::elu_backward.grad_input argument 'grad_output'");
@@ -971,6 +1045,93 @@ at::Tensor & wrap_softshrink_out(const at::Tensor & self, const at::Scalar & lam
   auto regen_a2 = ::regen::lift_tensor(out, "aten::softshrink.out argument 'out'");
   ::regen::check(regen_kernel_softshrink_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_adaptive_avg_pool3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_avg_pool3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_avg_pool3d.out argument 'out'");
+  ::regen::check(regen_kernel_adaptive_avg_pool3d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_adaptive_max_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_max_pool2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_max_pool2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool2d_backward.grad_input argument 'indices'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::adaptive_max_pool2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::avg_pool2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::avg_pool2d.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(stride, "aten::avg_pool2d.out argument 'stride'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::avg_pool2d.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_plain(ceil_mode, "aten::avg_pool2d.out argument 'ceil_mode'");
+  auto regen_a5 = ::regen::lift_plain(count_include_pad, "aten::avg_pool2d.out argument 'count_include_pad'");
+  auto regen_a6 = ::regen::lift_opt_int(divisor_override, "aten::avg_pool2d.out argument 'divisor_override'");
+  auto regen_a7 = ::regen::lift_tensor(out, "aten::avg_pool2d.out argument 'out'");
+  ::regen::check(regen_kernel_avg_pool2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return out;
+}
+
+// aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_max_pool3d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices argument 'stride'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::max_pool3d_with_indices argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(dilation, "aten::max_pool3d_with_indices argument 'dilation'");
+  auto regen_a5 = ::regen::lift_plain(ceil_mode, "aten::max_pool3d_with_indices argument 'ceil_mode'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_max_pool3d_with_indices(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool3d_with_indices_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices_backward argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices_backward argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::max_pool3d_with_indices_backward argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::max_pool3d_with_indices_backward argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(ceil_mode, "aten::max_pool3d_with_indices_backward argument 'ceil_mode'");
+  auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool3d_with_indices_backward argument 'indices'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_max_pool3d_with_indices_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_d, "aten::upsample_nearest3d.out argument 'scales_d'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest3d.out argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest3d.out argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::upsample_nearest3d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_nearest3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_d, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_d'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return grad_input;
 }
 
 // aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -1180,6 +1341,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
   m.impl("_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
   m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
+  m.impl("embedding_dense_backward", TORCH_FN(regen_runtime_ops::wrap_embedding_dense_backward));
   m.impl("resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
   m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
   m.impl("erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
@@ -1241,6 +1403,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
   m.impl("bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
   m.impl("searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
+  m.impl("mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));
+  m.impl("nll_loss_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss_forward_output));
+  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward_grad_input));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_backward_grad_input));
   m.impl("elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));
   m.impl("hardsigmoid.out", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_out));
   m.impl("hardtanh_", TORCH_FN(regen_runtime_ops::wrap_hardtanh_inplace));
@@ -1249,6 +1415,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("leaky_relu.out", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_out));
   m.impl("log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
   m.impl("softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
+  m.impl("adaptive_avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_out));
+  m.impl("adaptive_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_backward_grad_input));
+  m.impl("avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
+  m.impl("max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
+  m.impl("max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
+  m.impl("upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
+  m.impl("_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
   m.impl("slow_conv_transpose3d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d_out));
   m.impl("_slow_conv2d_forward", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward));

@@ -16,6 +16,8 @@ regen_error* regen_kernel_any_out(regen_tensor self, int64_t dim, bool keepdim, 
 regen_error* regen_kernel_argmin_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_binary_cross_entropy_out(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor out);
+regen_error* regen_kernel_binary_cross_entropy_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
 regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_clamp_max_out(regen_tensor self, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor max, regen_tensor out);
@@ -92,12 +94,25 @@ regen_error* regen_kernel_unfold_backward(regen_tensor grad_in, regen_i64_list i
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_bucketize_scalar(regen_scalar self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_tensor(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
+regen_error* regen_kernel_mse_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor grad_input);
+regen_error* regen_kernel_huber_loss(regen_tensor self, regen_tensor target, int64_t reduction, double delta, regen_tensor* regen_r0);
+regen_error* regen_kernel_huber_loss_backward_out(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, double delta, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
 regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
 regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
 regen_error* regen_kernel_log_sigmoid_forward_output(regen_tensor self, regen_tensor output, regen_tensor buffer);
 regen_error* regen_kernel_log_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor grad_input);
 regen_error* regen_kernel_softplus_out(regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor out);
+regen_error* regen_kernel_adaptive_avg_pool2d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out);
+regen_error* regen_kernel__adaptive_avg_pool3d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_adaptive_max_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel_avg_pool3d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
+regen_error* regen_kernel_max_pool2d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_max_pool3d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_nearest_exact1d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales, regen_tensor out);
+regen_error* regen_kernel_upsample_nearest1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales, regen_tensor grad_input);
+regen_error* regen_kernel_upsample_nearest2d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel__upsample_nearest_exact2d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_slow_conv_transpose2d_out(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor out);
 regen_error* regen_kernel_slow_conv_dilated2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel_col2im(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
@@ -171,6 +186,29 @@ at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
   ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_binary_cross_entropy_out(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::binary_cross_entropy.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::binary_cross_entropy.out argument 'target'");
+  auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy.out argument 'weight'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::binary_cross_entropy.out argument 'reduction'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::binary_cross_entropy.out argument 'out'");
+  ::regen::check(regen_kernel_binary_cross_entropy_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
+at::Tensor wrap_binary_cross_entropy_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::binary_cross_entropy_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::binary_cross_entropy_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::binary_cross_entropy_backward argument 'target'");
+  auto regen_a3 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy_backward argument 'weight'");
+  auto regen_a4 = ::regen::lift_int(reduction, "aten::binary_cross_entropy_backward argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_binary_cross_entropy_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -948,6 +986,40 @@ at::Tensor wrap_searchsorted_tensor(const at::Tensor & sorted_sequence, const at
   return ::regen::adopt(regen_r0);
 }
 
+// aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_mse_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::mse_loss_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::mse_loss_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::mse_loss_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::mse_loss_backward.grad_input argument 'reduction'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::mse_loss_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_mse_loss_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
+at::Tensor wrap_huber_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::huber_loss argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::huber_loss argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::huber_loss argument 'reduction'");
+  auto regen_a3 = ::regen::lift_plain(delta, "aten::huber_loss argument 'delta'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_huber_loss(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_huber_loss_backward_out(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::huber_loss_backward.out argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::huber_loss_backward.out argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::huber_loss_backward.out argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::huber_loss_backward.out argument 'reduction'");
+  auto regen_a4 = ::regen::lift_plain(delta, "aten::huber_loss_backward.out argument 'delta'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::huber_loss_backward.out argument 'grad_input'");
+  ::regen::check(regen_kernel_huber_loss_backward_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh.out argument 'self'");
@@ -1003,6 +1075,121 @@ at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta,
   auto regen_a3 = ::regen::lift_tensor(out, "aten::softplus.out argument 'out'");
   ::regen::check(regen_kernel_softplus_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_adaptive_avg_pool2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_avg_pool2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_avg_pool2d.out argument 'out'");
+  ::regen::check(regen_kernel_adaptive_avg_pool2d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+at::Tensor wrap__adaptive_avg_pool3d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_adaptive_avg_pool3d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool3d_backward argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__adaptive_avg_pool3d_backward(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_adaptive_max_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_max_pool3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_max_pool3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool3d_backward.grad_input argument 'indices'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::adaptive_max_pool3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_adaptive_max_pool3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_avg_pool3d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::avg_pool3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::avg_pool3d.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(stride, "aten::avg_pool3d.out argument 'stride'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::avg_pool3d.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_plain(ceil_mode, "aten::avg_pool3d.out argument 'ceil_mode'");
+  auto regen_a5 = ::regen::lift_plain(count_include_pad, "aten::avg_pool3d.out argument 'count_include_pad'");
+  auto regen_a6 = ::regen::lift_opt_int(divisor_override, "aten::avg_pool3d.out argument 'divisor_override'");
+  auto regen_a7 = ::regen::lift_tensor(out, "aten::avg_pool3d.out argument 'out'");
+  ::regen::check(regen_kernel_avg_pool3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return out;
+}
+
+// aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool2d_with_indices.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool2d_with_indices.out argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool2d_with_indices.out argument 'stride'");
+  auto regen_a3 = ::regen::lift_int_list(padding, "aten::max_pool2d_with_indices.out argument 'padding'");
+  auto regen_a4 = ::regen::lift_int_list(dilation, "aten::max_pool2d_with_indices.out argument 'dilation'");
+  auto regen_a5 = ::regen::lift_plain(ceil_mode, "aten::max_pool2d_with_indices.out argument 'ceil_mode'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::max_pool2d_with_indices.out argument 'out'");
+  auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool2d_with_indices.out argument 'indices'");
+  ::regen::check(regen_kernel_max_pool2d_with_indices_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
+}
+
+// aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_max_pool3d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool3d_with_indices_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices_backward.grad_input argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::max_pool3d_with_indices_backward.grad_input argument 'padding'");
+  auto regen_a5 = ::regen::lift_int_list(dilation, "aten::max_pool3d_with_indices_backward.grad_input argument 'dilation'");
+  auto regen_a6 = ::regen::lift_plain(ceil_mode, "aten::max_pool3d_with_indices_backward.grad_input argument 'ceil_mode'");
+  auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool3d_with_indices_backward.grad_input argument 'indices'");
+  auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::max_pool3d_with_indices_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_max_pool3d_with_indices_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
+  return grad_input;
+}
+
+// aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact1d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales, "aten::_upsample_nearest_exact1d.out argument 'scales'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::_upsample_nearest_exact1d.out argument 'out'");
+  ::regen::check(regen_kernel__upsample_nearest_exact1d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest1d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest1d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest1d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales, "aten::upsample_nearest1d_backward.grad_input argument 'scales'");
+  auto regen_a4 = ::regen::lift_tensor(grad_input, "aten::upsample_nearest1d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_nearest1d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return grad_input;
+}
+
+// aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest2d.out argument 'scales_h'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_w, "aten::upsample_nearest2d.out argument 'scales_w'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::upsample_nearest2d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_nearest2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
+// aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_nearest_exact2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_nearest_exact2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
 }
 
 // aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)
@@ -1181,6 +1368,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
+  m.impl("binary_cross_entropy.out", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_out));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward));
   m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
   m.impl("clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
   m.impl("clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
@@ -1257,12 +1446,25 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
   m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
   m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
+  m.impl("mse_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward_grad_input));
+  m.impl("huber_loss", TORCH_FN(regen_runtime_ops::wrap_huber_loss));
+  m.impl("huber_loss_backward.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_backward_out));
   m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
   m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
   m.impl("hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
   m.impl("log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
   m.impl("log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
   m.impl("softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
+  m.impl("adaptive_avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool2d_out));
+  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d_backward));
+  m.impl("adaptive_max_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_backward_grad_input));
+  m.impl("avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_out));
+  m.impl("max_pool2d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_out));
+  m.impl("max_pool3d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward_grad_input));
+  m.impl("_upsample_nearest_exact1d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_out));
+  m.impl("upsample_nearest1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_backward_grad_input));
+  m.impl("upsample_nearest2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest2d_out));
+  m.impl("_upsample_nearest_exact2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_backward_grad_input));
   m.impl("slow_conv_transpose2d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d_out));
   m.impl("slow_conv_dilated2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated2d));
   m.impl("col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));

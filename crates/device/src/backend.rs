@@ -113,4 +113,10 @@ impl Kernels for Backend {
     crate::rnn_methods!();
     // The fused optimizer steps (kernels/optim.rs).
     crate::optim_methods!();
+    // nll_loss and nll_loss2d (kernels/loss.rs).
+    crate::loss_methods!();
+    // Max, average and adaptive pooling (kernels/pool.rs).
+    crate::pool_methods!();
+    // embedding_dense_backward (kernels/embedding.rs).
+    crate::embedding_methods!();
 }

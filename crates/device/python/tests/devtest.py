@@ -1,5 +1,5 @@
 """What the device's test files share: inputs made the same way on every run, and the
-native-call counter that keeps a CPU fallback from passing as a native kernel."""
+native-call counter and the profiler check that keep a CPU fallback from passing as a native kernel."""
 
 import torch
 

@@ -1,6 +1,6 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv), with `stl` the unstable sorting
+//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, loss, pool, embedding), with `stl` the unstable sorting
 //! algorithms of CPU's C++ library for sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
@@ -8,13 +8,16 @@ pub mod binary;
 pub mod conv;
 pub mod copy;
 pub mod dtype;
+pub mod embedding;
 pub mod index;
 pub mod iter;
 pub mod loops;
+pub mod loss;
 pub mod matmul;
 pub mod norm;
 pub mod optim;
 pub mod pointwise;
+pub mod pool;
 pub mod reduce;
 pub mod rnn;
 pub mod scalar;

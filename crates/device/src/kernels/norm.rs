@@ -206,7 +206,7 @@ fn lane_sum<E: Copy, A: Flt, const K: usize>(xs: [&[E]; K], f: impl Fn([E; K]) -
 // ---------------------------------------------------------------------------------------------
 
 /// ATen's `is_contiguous` (size-1 dimensions' strides do not matter, empty tensors are).
-fn is_contiguous(t: &TensorRef<'_>) -> bool {
+pub(crate) fn is_contiguous(t: &TensorRef<'_>) -> bool {
     regen_runtime::view::is_contiguous(t.sizes(), t.strides())
 }
 
@@ -229,7 +229,12 @@ pub(crate) fn dense(t: &TensorRef<'_>) -> Result<Dense> {
 
 /// Runs `f` on the data of a contiguous `out` of `sizes` (resized as `resize_output` does),
 /// through a contiguous temporary copied back when `out` is strided.
-fn into_out(out: &TensorRef<'_>, sizes: &[i64], dtype: DType, f: impl FnOnce(usize) -> Result<()>) -> Result<()> {
+pub(crate) fn into_out(
+    out: &TensorRef<'_>,
+    sizes: &[i64],
+    dtype: DType,
+    f: impl FnOnce(usize) -> Result<()>,
+) -> Result<()> {
     let have = DType::from_scalar_type(out.dtype())?;
     if have != dtype {
         return Err(Error::runtime(format!(
@@ -1025,17 +1030,22 @@ fn bcs(sizes: &[i64], strides: &[i64]) -> Option<[isize; 3]> {
 
 /// ATen's `suggest_memory_format` strides for a new tensor like `t`.
 fn like_strides(t: &TensorRef<'_>) -> Vec<i64> {
+    strides_for(t.sizes(), suggest_format(t))
+}
+
+/// The channels-last format whose strides `t` has (size-1 dimensions' strides aside), if any.
+pub(crate) fn suggest_format(t: &TensorRef<'_>) -> Option<MemoryFormat> {
     let sizes = t.sizes();
     for fmt in [MemoryFormat::CHANNELS_LAST, MemoryFormat::CHANNELS_LAST_3D] {
         let s = strides_for(sizes, Some(fmt));
         if (sizes.len() == 4 || sizes.len() == 5) && s != strides_for(sizes, None) {
             let matches = sizes.iter().zip(t.strides()).zip(&s).all(|((&n, &a), &b)| n == 1 || a == b);
             if matches && s.len() == sizes.len() {
-                return s;
+                return Some(fmt);
             }
         }
     }
-    strides_for(sizes, None)
+    None
 }
 
 /// A tensor seen as `batch × channel × spatial`, copied to contiguous first when its spatial

@@ -382,6 +382,61 @@ pub mod ops {
                 super::super::special::logit(x, None)
             };
         }
+        // Losses' elementwise terms and gradients (kernels/loss.rs reduces them), as ATen's
+        // `PointwiseOpsKernel.cpp` and `BinaryOpsKernel.cpp` write them; `norm` is 1/numel (2/numel
+        // for mse) under reduction=mean, else 1 (2).
+        op MseLoss "mse_loss" ARITHMETIC [x, y] () {
+            f: (x - y) * (x - y);
+        }
+        op MseLossBackward "mse_backward" ARITHMETIC [x, y, g] (norm: f64) {
+            f: t::<T>(norm) * (x - y) * g;
+        }
+        op SmoothL1Loss "smooth_l1_loss" ARITHMETIC [x, y] (beta: f64) {
+            f: {
+                let z = (x - y).abs();
+                if z < t(beta) { t::<T>(0.5) * z * z / t(beta) } else { z - t::<T>(0.5) * t(beta) }
+            };
+        }
+        op SmoothL1LossBackward "smooth_l1_backward" ARITHMETIC [x, y, g] (norm: f64, beta: f64) {
+            f: {
+                let d = x - y;
+                if d <= -t::<T>(beta) { -t::<T>(norm) * g } else if d >= t(beta) { t::<T>(norm) * g } else { t::<T>(norm) * d * g / t(beta) }
+            };
+        }
+        op HuberLoss "huber_loss" ARITHMETIC [x, y] (delta: f64) {
+            f: {
+                let z = (x - y).abs();
+                if z < t(delta) { t::<T>(0.5) * z * z } else { t::<T>(delta) * (z - t::<T>(0.5) * t(delta)) }
+            };
+        }
+        op HuberLossBackward "huber_backward" ARITHMETIC [x, y, g] (norm: f64, delta: f64) {
+            f: {
+                let d = x - y;
+                if d <= -t::<T>(delta) {
+                    -t::<T>(norm) * g * t(delta)
+                } else if d >= t(delta) {
+                    t::<T>(norm) * g * t(delta)
+                } else {
+                    t::<T>(norm) * d * g
+                }
+            };
+        }
+        // std::max keeps a NaN first argument; the logarithms are clamped at -100.
+        op BinaryCrossEntropy "binary_cross_entropy" ARITHMETIC [x, y] () {
+            f: {
+                let lo = t::<T>(-100.0);
+                let a = (-x).ln_1p();
+                let b = x.ln();
+                (y - T::one()) * (if a < lo { lo } else { a }) - y * (if b < lo { lo } else { b })
+            };
+        }
+        op BinaryCrossEntropyBackward "binary_cross_entropy_backward" ARITHMETIC [g, x, y] () {
+            f: {
+                let d = (T::one() - x) * x;
+                let eps = t::<T>(1e-12);
+                g * (x - y) / (if d < eps { eps } else { d })
+            };
+        }
         op LogitBackward "logit_backward" ARITHMETIC [g, x] (eps: Option<f64>) {
             f: match eps {
                 Some(eps) if eps >= 0.0 => {

@@ -1,0 +1,1517 @@
+//! Pooling: max (with indices), average, adaptive average and adaptive max, 2-d and 3-d, and
+//! nearest(-exact) upsampling, 1-d to 3-d, forward and backward, as ATen's CPU kernels
+//! (`MaxPoolKernel.cpp`, `AvgPoolKernel.cpp`, `AdaptiveAvgPoolKernel.cpp`,
+//! `AdaptiveMaxPoolKernel.cpp`, `UpSampleKernel.cpp`) compute them: nearest upsampling is a
+//! window of one input element per output.
+//!
+//! One engine serves every op: a [`Plan`] holds the planes (`batch × channels`), the spatial
+//! extents (a 2-d op is a 3-d one of depth 1) and, per spatial dimension and output index, the
+//! input window ([`Win`]) the op's rule gives; the kernels walk planes in parallel and read and
+//! write every tensor through its own strides, so contiguous, channels-last, un-batched and
+//! strided tensors need no copies. Sums run in the window's order in the op-math type (f32 for
+//! float16/bfloat16), so results equal CPU's bit for bit.
+
+use regen_runtime::args::MemoryFormat;
+use regen_runtime::bootstrap::{strides_for, with_size};
+use regen_runtime::{Error, Result, Tensor, TensorRef};
+
+use half::{bf16, f16};
+
+use super::dtype::DType;
+use super::iter::{GRAIN, fmt_sizes};
+use super::norm::suggest_format;
+use super::shape::{not_implemented, torch_name};
+
+// ---------------------------------------------------------------------------------------------
+// Elements
+// ---------------------------------------------------------------------------------------------
+
+/// A pooled element and its op-math type.
+pub trait Px: Copy + Send + Sync + 'static {
+    type A: Copy + PartialOrd + Send + Sync;
+    fn ld(self) -> Self::A;
+    fn st(a: Self::A) -> Self;
+    /// The start of a max: -inf for floats, the lowest value for integers.
+    fn lowest() -> Self::A;
+    fn zero() -> Self::A;
+    fn is_nan(a: Self::A) -> bool;
+    fn add(a: Self::A, b: Self::A) -> Self::A;
+    /// `a / n` as CPU divides an accumulator by an integer count.
+    fn div(a: Self::A, n: i64) -> Self::A;
+}
+
+macro_rules! px_float {
+    ($($t:ty => $a:ty, $ld:expr, $st:expr;)*) => {$(
+        impl Px for $t {
+            type A = $a;
+            #[inline(always)]
+            fn ld(self) -> $a {
+                $ld(self)
+            }
+            #[inline(always)]
+            fn st(a: $a) -> $t {
+                $st(a)
+            }
+            fn lowest() -> $a {
+                <$a>::NEG_INFINITY
+            }
+            fn zero() -> $a {
+                0.0
+            }
+            #[inline(always)]
+            fn is_nan(a: $a) -> bool {
+                a.is_nan()
+            }
+            #[inline(always)]
+            fn add(a: $a, b: $a) -> $a {
+                a + b
+            }
+            #[inline(always)]
+            fn div(a: $a, n: i64) -> $a {
+                a / n as $a
+            }
+        }
+    )*};
+}
+
+px_float! {
+    f32 => f32, |x| x, |a| a;
+    f64 => f64, |x| x, |a| a;
+    f16 => f32, f16::to_f32, f16::from_f32;
+    bf16 => f32, bf16::to_f32, bf16::from_f32;
+}
+
+macro_rules! px_int {
+    ($($t:ty),*) => {$(
+        impl Px for $t {
+            type A = $t;
+            #[inline(always)]
+            fn ld(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn st(a: $t) -> $t {
+                a
+            }
+            fn lowest() -> $t {
+                <$t>::MIN
+            }
+            fn zero() -> $t {
+                0
+            }
+            #[inline(always)]
+            fn is_nan(_: $t) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn add(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn div(a: $t, n: i64) -> $t {
+                (a as i64).wrapping_div(n) as $t
+            }
+        }
+    )*};
+}
+
+px_int!(u8, i8, i16, i32, i64);
+
+/// A float element's rounding of its op-math value (CPU's `scalar_t` arithmetic in backward).
+#[inline(always)]
+fn rd<T: Px>(a: T::A) -> T::A {
+    T::st(a).ld()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    Max,
+    Avg { include_pad: bool, divisor: Option<i64> },
+    AdaptiveAvg,
+    AdaptiveMax,
+    Nearest { exact: bool },
+}
+
+/// The input range of one output index along one dimension: `lo, lo+step, … < hi`, and the
+/// window's length before it was clipped to the input (average pooling's `count_include_pad`).
+#[derive(Clone, Copy, Debug)]
+struct Win {
+    lo: usize,
+    hi: usize,
+    step: usize,
+    full: usize,
+}
+
+impl Win {
+    fn len(&self) -> usize {
+        if self.hi > self.lo { (self.hi - self.lo).div_ceil(self.step) } else { 0 }
+    }
+}
+
+pub struct Plan {
+    mode: Mode,
+    /// 2 or 3 spatial dimensions.
+    nd: usize,
+    batched: bool,
+    n: usize,
+    c: usize,
+    inp: [usize; 3],
+    out: [usize; 3],
+    win: [Vec<Win>; 3],
+}
+
+impl Plan {
+    fn out_sizes(&self) -> Vec<i64> {
+        let mut s = Vec::with_capacity(5);
+        if self.batched {
+            s.push(self.n as i64);
+        }
+        s.push(self.c as i64);
+        s.extend(self.out[3 - self.nd..].iter().map(|&v| v as i64));
+        s
+    }
+
+    fn plane(&self) -> usize {
+        self.inp.iter().product()
+    }
+}
+
+/// A tensor's data and its strides as `[batch, channel, depth, height, width]` (0 for the
+/// dimensions it lacks).
+#[derive(Clone, Copy)]
+struct View {
+    ptr: usize,
+    st: [isize; 5],
+}
+
+fn view(t: &TensorRef<'_>, nd: usize) -> View {
+    let s = t.strides();
+    let k = s.len();
+    let mut st = [0isize; 5];
+    st[0] = if k == nd + 2 { s[0] as isize } else { 0 };
+    st[1] = s[k - nd - 1] as isize;
+    for j in 0..nd {
+        st[5 - nd + j] = s[k - nd + j] as isize;
+    }
+    View { ptr: t.data_ptr() as usize, st }
+}
+
+/// A contiguous copy of a lazily negated tensor (its data is not its values); `None` otherwise.
+fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
+    if !t.is_neg() {
+        return Ok(None);
+    }
+    let c = super::iter::new_tensor(t.sizes(), DType::from_scalar_type(t.dtype())?)?;
+    super::copy::copy_(c.as_ref(), *t)?;
+    Ok(Some(c))
+}
+
+impl View {
+    #[inline(always)]
+    fn at(&self, b: usize, c: usize, d: usize, h: usize, w: usize) -> isize {
+        b as isize * self.st[0]
+            + c as isize * self.st[1]
+            + d as isize * self.st[2]
+            + h as isize * self.st[3]
+            + w as isize * self.st[4]
+    }
+}
+
+fn name(mode: Mode, nd: usize) -> String {
+    let base = match mode {
+        Mode::Max => "max_pool",
+        Mode::Avg { .. } => "avg_pool",
+        Mode::AdaptiveAvg => "adaptive_avg_pool",
+        Mode::AdaptiveMax => "adaptive_max_pool",
+        Mode::Nearest { exact: false } => "upsample_nearest",
+        Mode::Nearest { exact: true } => "_upsample_nearest_exact",
+    };
+    format!("{base}{nd}d")
+}
+
+/// A parameter list of 1 or `nd` values (or empty, for a stride: the kernel size).
+fn param(v: &[i64], nd: usize, fallback: Option<&[i64]>, mode: Mode, what: &str) -> Result<[i64; 3]> {
+    let v = if v.is_empty() && fallback.is_some() { fallback.unwrap_or_default() } else { v };
+    let words = if nd == 2 { "two" } else { "three" };
+    if v.len() != 1 && v.len() != nd {
+        let msg = if what == "stride" {
+            format!("{}: stride must either be omitted, a single int, or a tuple of {words} ints", name(mode, nd))
+        } else {
+            format!("{}: {what} must either be a single int, or a tuple of {words} ints", name(mode, nd))
+        };
+        return Err(Error::runtime(msg));
+    }
+    // A 2-d op's depth: one plane, a window of 1, no padding.
+    let mut out = [if what == "padding" { 0 } else { 1 }; 3];
+    for (k, o) in out.iter_mut().enumerate().skip(3 - nd) {
+        *o = if v.len() == 1 { v[0] } else { v[k - (3 - nd)] };
+    }
+    Ok(out)
+}
+
+/// `pooling_output_shape` (with its checks).
+fn out_size(inp: i64, k: i64, pad: i64, stride: i64, dil: i64, ceil: bool) -> Result<i64> {
+    if stride == 0 {
+        return Err(Error::runtime("stride should not be zero"));
+    }
+    if pad < 0 {
+        return Err(Error::runtime(format!("pad must be non-negative, but got pad: {pad}")));
+    }
+    if pad > ((k - 1) * dil + 1) / 2 {
+        return Err(Error::runtime(format!(
+            "pad should be at most half of effective kernel size, but got pad={pad}, kernel_size={k} and dilation={dil}"
+        )));
+    }
+    let num = inp + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
+    let mut o = num.div_euclid(stride) + 1;
+    if ceil && (o - 1) * stride >= inp + pad {
+        o -= 1;
+    }
+    Ok(o)
+}
+
+/// The input's planes and spatial extents, with the dimension checks of the op.
+fn input_dims(s: &[i64], nd: usize, mode: Mode) -> Result<(bool, usize, usize, [usize; 3])> {
+    let k = s.len();
+    if k != nd + 1 && k != nd + 2 {
+        let what = if nd == 2 { "3D or 4D" } else { "4D or 5D" };
+        return Err(Error::runtime(match mode {
+            Mode::AdaptiveAvg | Mode::AdaptiveMax => {
+                format!("{}(): Expected {what} tensor, but got: {}", name(mode, nd), fmt_sizes(s))
+            }
+            _ if nd == 2 => format!(
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                fmt_sizes(s)
+            ),
+            _ => format!("{}: Expected 4D or 5D tensor for input, but got: {}", name(mode, nd), fmt_sizes(s)),
+        }));
+    }
+    let batched = k == nd + 2;
+    let first = if batched { 1 } else { 0 };
+    if let Some(&bad) = s[first..].iter().find(|&&v| v <= 0) {
+        let _ = bad;
+        return Err(Error::runtime(match mode {
+            Mode::AdaptiveAvg | Mode::AdaptiveMax => format!(
+                "{}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes {} with dimension {} being empty",
+                name(mode, nd),
+                fmt_sizes(s),
+                s.iter().enumerate().skip(first).find(|(_, v)| **v <= 0).map_or(0, |(i, _)| i)
+            ),
+            _ if nd == 2 => format!(
+                "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but got:{}",
+                fmt_sizes(s)
+            ),
+            _ => format!(
+                "{}: Expected input's non-batch dimensions to have positive length, but input has a shape of {} and non-batch dimension {} has length zero!",
+                name(mode, nd),
+                fmt_sizes(s),
+                bad
+            ),
+        }));
+    }
+    let n = if batched { s[0] as usize } else { 1 };
+    let c = s[first] as usize;
+    let mut inp = [1usize; 3];
+    for (j, v) in inp.iter_mut().enumerate().skip(3 - nd) {
+        *v = s[k - 3 + j] as usize;
+    }
+    Ok((batched, n, c, inp))
+}
+
+/// The plan of max or average pooling.
+#[allow(clippy::too_many_arguments)]
+fn window_plan(
+    mode: Mode,
+    nd: usize,
+    input: &TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+) -> Result<Plan> {
+    let k = param(kernel, nd, None, mode, "kernel_size")?;
+    let s = param(stride, nd, Some(kernel), mode, "stride")?;
+    let p = param(padding, nd, None, mode, "padding")?;
+    let d = param(dilation, nd, None, mode, "dilation")?;
+    if let Mode::Avg { divisor: Some(0), .. } = mode {
+        return Err(Error::runtime("divisor must be not zero"));
+    }
+    let (batched, n, c, inp) = input_dims(input.sizes(), nd, mode)?;
+    let tail = |v: [i64; 3]| v[3 - nd..].iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    if k.iter().any(|&v| v <= 0) {
+        return Err(Error::runtime(format!("kernel size should be greater than zero, but got {}", tail(k).join(" "))));
+    }
+    if s.iter().any(|&v| v <= 0) {
+        return Err(Error::runtime(format!("stride should be greater than zero, but got {}", tail(s).join(" "))));
+    }
+    if d.iter().any(|&v| v <= 0) {
+        return Err(Error::runtime(format!("dilation should be greater than zero, but got {}", tail(d).join(" "))));
+    }
+    if nd == 3 && matches!(mode, Mode::Avg { .. }) && (0..3).any(|j| (inp[j] as i64) < k[j]) {
+        return Err(Error::runtime(format!(
+            "input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {})",
+            inp[0], inp[1], inp[2], k[0], k[1], k[2]
+        )));
+    }
+    let mut sizes = [0i64; 3];
+    for j in 0..3 {
+        sizes[j] = out_size(inp[j] as i64, k[j], p[j], s[j], d[j], ceil)?;
+    }
+    if sizes.iter().any(|&o| o < 1) {
+        let inputs = inp[3 - nd..].iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
+        let outputs = sizes[3 - nd..].iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x");
+        return Err(Error::runtime(format!(
+            "Given input size: ({c}x{inputs}). Calculated output size: ({c}x{outputs}). Output size is too small"
+        )));
+    }
+    let mut out = [1usize; 3];
+    let mut win: [Vec<Win>; 3] = Default::default();
+    for j in 0..3 {
+        let i = inp[j] as i64;
+        let o = sizes[j];
+        out[j] = o as usize;
+        win[j] = (0..o)
+            .map(|oi| {
+                let start = oi * s[j] - p[j];
+                match mode {
+                    Mode::Avg { .. } => {
+                        let end = (start + k[j]).min(i + p[j]);
+                        let full = (end - start).max(0) as usize;
+                        let (lo, hi) = (start.max(0), end.min(i));
+                        Win { lo: lo as usize, hi: hi.max(lo) as usize, step: 1, full }
+                    }
+                    _ => {
+                        let end = (start + (k[j] - 1) * d[j] + 1).min(i);
+                        let mut lo = start;
+                        while lo < 0 {
+                            lo += d[j];
+                        }
+                        Win { lo: lo as usize, hi: end.max(lo) as usize, step: d[j] as usize, full: 0 }
+                    }
+                }
+            })
+            .collect();
+    }
+    Ok(Plan { mode, nd, batched, n, c, inp, out, win })
+}
+
+/// The plan of adaptive pooling: output index `o` of `out` reads `[⌊o·in/out⌋, ⌈(o+1)·in/out⌉)`.
+fn adaptive_plan(mode: Mode, nd: usize, input: &TensorRef<'_>, output_size: &[i64]) -> Result<Plan> {
+    if output_size.len() != nd {
+        return Err(Error::runtime(format!("{}: output_size must be {nd}", name(mode, nd))));
+    }
+    let (batched, n, c, inp) = input_dims(input.sizes(), nd, mode)?;
+    if let Some(&bad) = output_size.iter().find(|&&v| v < 0) {
+        return Err(Error::runtime(format!(
+            "{}: elements of output_size must be greater than or equal to 0 but received {bad}",
+            name(mode, nd)
+        )));
+    }
+    let mut out = [1usize; 3];
+    let mut win: [Vec<Win>; 3] = Default::default();
+    for j in 0..3 {
+        let o = if j < 3 - nd { 1 } else { output_size[j - (3 - nd)] as usize };
+        out[j] = o;
+        let i = inp[j];
+        win[j] = (0..o)
+            .map(|oi| {
+                let lo = oi * i / o;
+                let hi = ((oi + 1) * i).div_ceil(o);
+                Win { lo, hi, step: 1, full: hi - lo }
+            })
+            .collect();
+    }
+    Ok(Plan { mode, nd, batched, n, c, inp, out, win })
+}
+
+/// The plan of nearest upsampling (`upsample_{1,2,3}d_common_check`, `nearest_idx`,
+/// `nearest_exact_idx`): output index `o` reads `⌊o·scale⌋` (`⌊(o + ½)·scale⌋` exact), the scale
+/// `1/scales` when given, else `in/out`, in float as CPU computes it.
+fn nearest_plan(nd: usize, exact: bool, in_sizes: &[i64], output_size: &[i64], scales: &[Option<f64>]) -> Result<Plan> {
+    let mode = Mode::Nearest { exact };
+    if output_size.len() != nd {
+        return Err(Error::runtime(format!(
+            "It is expected output_size equals to {nd}, but got size {}",
+            output_size.len()
+        )));
+    }
+    if in_sizes.len() != nd + 2 {
+        return Err(Error::runtime(format!(
+            "It is expected input_size equals to {}, but got size {}",
+            nd + 2,
+            in_sizes.len()
+        )));
+    }
+    let spatial = &in_sizes[2..];
+    if spatial.iter().chain(output_size).any(|&v| v <= 0) {
+        let names = &["D", "H", "W"][3 - nd..];
+        let show = |v: &[i64]| names.iter().zip(v).map(|(n, x)| format!("{n}: {x}")).collect::<Vec<_>>().join(", ");
+        return Err(Error::runtime(format!(
+            "Input and output sizes should be greater than 0, but got input ({}) output ({})",
+            show(spatial),
+            show(output_size)
+        )));
+    }
+    let (batched, n, c, inp) = input_dims(in_sizes, nd, mode).or_else(|_| {
+        // A batch or channel of 0: no planes, nothing to compute.
+        Ok::<_, Error>((true, in_sizes[0].max(0) as usize, in_sizes[1].max(0) as usize, [1, 1, 1]))
+    })?;
+    let mut inp = inp;
+    for j in 0..nd {
+        inp[3 - nd + j] = spatial[j] as usize;
+    }
+    let mut out = [1usize; 3];
+    let mut win: [Vec<Win>; 3] = Default::default();
+    for j in 0..3 {
+        let (i, o) = if j < 3 - nd { (1, 1) } else { (inp[j], output_size[j - (3 - nd)] as usize) };
+        out[j] = o;
+        let scale = if j < 3 - nd { None } else { scales.get(j - (3 - nd)).copied().flatten() };
+        let s = match scale {
+            Some(v) if v > 0.0 => (1.0 / v) as f32,
+            _ => i as f32 / o as f32,
+        };
+        win[j] = (0..o)
+            .map(|oi| {
+                let src = if exact {
+                    ((oi as f64 + 0.5) * s as f64) as f32
+                } else if o == i {
+                    oi as f32
+                } else if o == 2 * i {
+                    (oi >> 1) as f32
+                } else {
+                    oi as f32 * s
+                };
+                let lo = (src.floor() as i64).clamp(0, i as i64 - 1) as usize;
+                Win { lo, hi: lo + 1, step: 1, full: 1 }
+            })
+            .collect();
+    }
+    Ok(Plan { mode, nd, batched, n, c, inp, out, win })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+// ---------------------------------------------------------------------------------------------
+
+/// Planes per task: about GRAIN elements of work.
+fn grain(p: &Plan) -> usize {
+    let per_out: usize = p.win.iter().map(|w| w.first().map_or(1, |w| w.len().max(1))).product();
+    let work = p.out.iter().product::<usize>() * per_out;
+    (GRAIN / work.max(1)).max(1)
+}
+
+fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
+    let [ih, iw] = [p.inp[1], p.inp[2]];
+    let planes = p.n * p.c;
+    regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
+        for pl in a..b {
+            let (bn, ch) = (pl / p.c, pl % p.c);
+            let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, ch, 0, 0, 0));
+            for (od, wd) in p.win[0].iter().enumerate() {
+                for (oh, wh) in p.win[1].iter().enumerate() {
+                    for (ow, ww) in p.win[2].iter().enumerate() {
+                        let o = y.at(bn, ch, od, oh, ow);
+                        // SAFETY (all reads and writes): window indices lie inside the input
+                        // (the plan clips them), output indices inside the output.
+                        let at = |d: usize, h: usize, w: usize| unsafe {
+                            *xp.offset(d as isize * x.st[2] + h as isize * x.st[3] + w as isize * x.st[4])
+                        };
+                        match p.mode {
+                            Mode::Max | Mode::AdaptiveMax => {
+                                let mut best = T::lowest();
+                                let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                                for d in (wd.lo..wd.hi).step_by(wd.step) {
+                                    for h in (wh.lo..wh.hi).step_by(wh.step) {
+                                        for w in (ww.lo..ww.hi).step_by(ww.step) {
+                                            let v = at(d, h, w).ld();
+                                            if v > best || T::is_nan(v) {
+                                                best = v;
+                                                bi = (d * ih + h) * iw + w;
+                                            }
+                                        }
+                                    }
+                                }
+                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(best) };
+                                if let Some(iv) = idx {
+                                    let io = iv.at(bn, ch, od, oh, ow);
+                                    unsafe { *(iv.ptr as *mut i64).offset(io) = bi as i64 };
+                                }
+                            }
+                            Mode::Avg { include_pad, divisor } => {
+                                let v = if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
+                                    T::zero()
+                                } else {
+                                    let mut sum = T::zero();
+                                    for d in wd.lo..wd.hi {
+                                        for h in wh.lo..wh.hi {
+                                            for w in ww.lo..ww.hi {
+                                                sum = T::add(sum, at(d, h, w).ld());
+                                            }
+                                        }
+                                    }
+                                    let div = divisor.unwrap_or(if include_pad {
+                                        (wd.full * wh.full * ww.full) as i64
+                                    } else {
+                                        (wd.len() * wh.len() * ww.len()) as i64
+                                    });
+                                    T::div(sum, div)
+                                };
+                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
+                            }
+                            Mode::Nearest { .. } => {
+                                unsafe { *(y.ptr as *mut T).offset(o) = at(wd.lo, wh.lo, ww.lo) };
+                            }
+                            Mode::AdaptiveAvg => {
+                                // CPU's 3-d kernel sums and divides in the element type (float16
+                                // and bfloat16 round at each step), its 2-d kernel in op-math.
+                                let r = |a: T::A| if p.nd == 3 { rd::<T>(a) } else { a };
+                                let mut sum = T::zero();
+                                for d in wd.lo..wd.hi {
+                                    for h in wh.lo..wh.hi {
+                                        for w in ww.lo..ww.hi {
+                                            sum = r(T::add(sum, at(d, h, w).ld()));
+                                        }
+                                    }
+                                }
+                                // CPU divides by each extent in turn (`sum / kh / kw`).
+                                let mut v = sum;
+                                for k in &[wd.full, wh.full, ww.full][3 - p.nd..] {
+                                    v = r(T::div(v, *k as i64));
+                                }
+                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
+    let [id, ih, iw] = p.inp;
+    let planes = p.n * p.c;
+    regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
+        // Nearest upsampling sums a plane in op-math and rounds once (CPU's `acc_data_ptr`).
+        let mut acc = vec![T::zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
+        for pl in a..b {
+            let (bn, ch) = (pl / p.c, pl % p.c);
+            let gp = (gi.ptr as *mut T).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
+            let gat =
+                |d: usize, h: usize, w: usize| d as isize * gi.st[2] + h as isize * gi.st[3] + w as isize * gi.st[4];
+            // SAFETY (all reads and writes): indices inside the plane (checked by the callers for
+            // the max ops' indices), windows clipped to the input.
+            let add = |o: isize, v: T::A| unsafe { *gp.offset(o) = T::st(rd::<T>(T::add((*gp.offset(o)).ld(), v))) };
+            for d in 0..id {
+                for h in 0..ih {
+                    for w in 0..iw {
+                        unsafe { *gp.offset(gat(d, h, w)) = T::st(T::zero()) };
+                    }
+                }
+            }
+            for (od, wd) in p.win[0].iter().enumerate() {
+                for (oh, wh) in p.win[1].iter().enumerate() {
+                    for (ow, ww) in p.win[2].iter().enumerate() {
+                        let g = unsafe { *(go.ptr as *const T).offset(go.at(bn, ch, od, oh, ow)) }.ld();
+                        match p.mode {
+                            Mode::Nearest { .. } => {
+                                let k = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                                acc[k] = T::add(acc[k], g);
+                            }
+                            Mode::Max | Mode::AdaptiveMax => {
+                                let Some(iv) = idx else { continue };
+                                let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) } as usize;
+                                add(gat(i / (ih * iw), i / iw % ih, i % iw), g);
+                            }
+                            Mode::Avg { include_pad, divisor } => {
+                                if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
+                                    continue;
+                                }
+                                let div = divisor.unwrap_or(if include_pad {
+                                    (wd.full * wh.full * ww.full) as i64
+                                } else {
+                                    (wd.len() * wh.len() * ww.len()) as i64
+                                });
+                                let delta = rd::<T>(T::div(g, div));
+                                for d in wd.lo..wd.hi {
+                                    for h in wh.lo..wh.hi {
+                                        for w in ww.lo..ww.hi {
+                                            add(gat(d, h, w), delta);
+                                        }
+                                    }
+                                }
+                            }
+                            Mode::AdaptiveAvg => {
+                                let mut delta = g;
+                                for k in &[wd.full, wh.full, ww.full][3 - p.nd..] {
+                                    delta = rd::<T>(T::div(delta, *k as i64));
+                                }
+                                for d in wd.lo..wd.hi {
+                                    for h in wh.lo..wh.hi {
+                                        for w in ww.lo..ww.hi {
+                                            add(gat(d, h, w), delta);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if !acc.is_empty() {
+                for d in 0..id {
+                    for h in 0..ih {
+                        for w in 0..iw {
+                            let k = (d * ih + h) * iw + w;
+                            unsafe { *gp.offset(gat(d, h, w)) = T::st(acc[k]) };
+                            acc[k] = T::zero();
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+// ---------------------------------------------------------------------------------------------
+
+/// The dtypes CPU's kernel of `mode` takes (forward).
+fn check_dtype(mode: Mode, nd: usize, t: &TensorRef<'_>) -> Result<DType> {
+    let d = DType::from_scalar_type(t.dtype())?;
+    let ok = match mode {
+        Mode::Max => matches!(d, DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64) || d.is_floating(),
+        Mode::Avg { .. } => d == DType::I64 || d == DType::F32 || d == DType::F64 || (nd == 2 && d.is_floating()),
+        Mode::Nearest { .. } => d == DType::U8 || d.is_floating(),
+        _ => d.is_floating(),
+    };
+    if ok {
+        return Ok(d);
+    }
+    let kernel = match (mode, nd) {
+        (Mode::Max, 2) => "max_pool2d",
+        (Mode::Max, _) => "max_pool3d_cpu",
+        (Mode::Avg { .. }, 2) => "avg_pool2d",
+        (Mode::Avg { .. }, _) => "avg_pool3d_out_frame",
+        (Mode::AdaptiveAvg, 2) => "adaptive_avg_pool2d",
+        (Mode::AdaptiveAvg, _) => "adaptive_avg_pool3d_cpu",
+        (Mode::AdaptiveMax, 2) => "adaptive_max_pool2d",
+        (Mode::AdaptiveMax, _) => "adaptive_max_pool3d_cpu",
+        (Mode::Nearest { .. }, 2) => "upsample_nearest2d_channels_last",
+        (Mode::Nearest { .. }, _) => "compute_indices_weights_nearest",
+    };
+    Err(not_implemented(kernel, d))
+}
+
+fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
+    let have = DType::from_scalar_type(out.dtype())?;
+    if have != want {
+        return Err(Error::runtime(format!(
+            "Expected out tensor to have dtype {}, but got {} instead",
+            torch_name(want),
+            torch_name(have)
+        )));
+    }
+    Ok(())
+}
+
+/// Strides of a new tensor of `sizes` in the memory format of `like` (CPU's outputs follow
+/// the input's `suggest_memory_format`).
+fn like_strides(like: &TensorRef<'_>, sizes: &[i64]) -> Vec<i64> {
+    let fmt = suggest_format(like).filter(|f| {
+        (*f == MemoryFormat::CHANNELS_LAST && sizes.len() == 4)
+            || (*f == MemoryFormat::CHANNELS_LAST_3D && sizes.len() == 5)
+    });
+    strides_for(sizes, fmt)
+}
+
+fn new_like(like: &TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
+    regen_runtime::host::empty_strided(sizes, &like_strides(like, sizes), dtype.code())
+}
+
+/// The forward pass into `out` (and `indices` for the max ops), both resized to the plan's
+/// output when their sizes differ.
+fn run_forward(p: &Plan, input: &TensorRef<'_>, out: &TensorRef<'_>, indices: Option<&TensorRef<'_>>) -> Result<()> {
+    let dtype = check_dtype(p.mode, p.nd, input)?;
+    check_out_dtype(out, dtype)?;
+    if let Some(i) = indices {
+        check_out_dtype(i, DType::I64)?;
+    }
+    let sizes = p.out_sizes();
+    with_size(out, &sizes, |o| {
+        let go = |iv: Option<View>| -> Result<()> {
+            if p.n * p.c == 0 {
+                return Ok(());
+            }
+            let copy = resolved(input)?;
+            let x = view(&copy.as_ref().map_or(*input, |c| c.as_ref()), p.nd);
+            let y = view(o, p.nd);
+            crate::dispatch!(dtype, [U8, I8, I16, I32, I64, F16, BF16, F32, F64], |T| {
+                forward::<T>(p, x, y, iv);
+                Ok(())
+            }, else Err(not_implemented(&name(p.mode, p.nd), dtype)))
+        };
+        match indices {
+            Some(i) => with_size(i, &sizes, |i| go(Some(view(i, p.nd)))),
+            None => go(None),
+        }
+    })
+}
+
+/// The backward pass into `grad_input` (resized to the input's sizes when they differ).
+fn run_backward(
+    p: &Plan,
+    grad_output: &TensorRef<'_>,
+    (in_sizes, dtype): (&[i64], DType),
+    indices: Option<&TensorRef<'_>>,
+    grad_input: &TensorRef<'_>,
+) -> Result<()> {
+    if !dtype.is_floating() {
+        return Err(not_implemented(&format!("{}_backward", name(p.mode, p.nd)), dtype));
+    }
+    let gd = DType::from_scalar_type(grad_output.dtype())?;
+    if gd != dtype {
+        return Err(Error::runtime(format!("expected scalar type {} but found {}", dtype.name(), gd.name())));
+    }
+    check_out_dtype(grad_input, dtype)?;
+    let sizes = p.out_sizes();
+    if grad_output.sizes() != sizes.as_slice() {
+        return Err(Error::runtime(format!(
+            "Expected grad_output of size {} but got {}",
+            fmt_sizes(&sizes),
+            fmt_sizes(grad_output.sizes())
+        )));
+    }
+    let iv = match indices {
+        Some(i) => {
+            check_out_dtype(i, DType::I64).map_err(|_| {
+                Error::runtime(format!(
+                    "expected scalar type Long but found {}",
+                    DType::from_scalar_type(i.dtype()).map_or("?", |d| d.name())
+                ))
+            })?;
+            if i.sizes() != sizes.as_slice() {
+                return Err(Error::runtime(format!(
+                    "Expected indices of size {} but got {}",
+                    fmt_sizes(&sizes),
+                    fmt_sizes(i.sizes())
+                )));
+            }
+            let v = view(i, p.nd);
+            check_indices(p, v)?;
+            Some(v)
+        }
+        None => None,
+    };
+    with_size(grad_input, in_sizes, |g| {
+        if p.n * p.c == 0 {
+            return Ok(());
+        }
+        let copy = resolved(grad_output)?;
+        let go = view(&copy.as_ref().map_or(*grad_output, |c| c.as_ref()), p.nd);
+        let gi = view(g, p.nd);
+        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            backward::<T>(p, go, gi, iv);
+            Ok(())
+        }, else Err(not_implemented(&name(p.mode, p.nd), dtype)))
+    })
+}
+
+/// Every index must name an element of its plane (CPU would write out of bounds).
+fn check_indices(p: &Plan, v: View) -> Result<()> {
+    let plane = p.plane() as i64;
+    for b in 0..p.n {
+        for c in 0..p.c {
+            for d in 0..p.out[0] {
+                for h in 0..p.out[1] {
+                    for w in 0..p.out[2] {
+                        // SAFETY: an element of the indices tensor (sizes checked).
+                        let i = unsafe { *(v.ptr as *const i64).offset(v.at(b, c, d, h, w)) };
+                        if !(0..plane).contains(&i) {
+                            return Err(Error::runtime(format!(
+                                "Found an invalid max index: {i} (output volumes are of size {plane}"
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `max_pool{2,3}d_with_indices.out`.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool_out(
+    nd: usize,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+    out: TensorRef<'_>,
+    indices: TensorRef<'_>,
+) -> Result<()> {
+    let p = window_plan(Mode::Max, nd, &input, kernel, stride, padding, dilation, ceil)?;
+    run_forward(&p, &input, &out, Some(&indices))
+}
+
+/// `max_pool3d_with_indices`: new outputs in the input's memory format.
+pub fn max_pool(
+    nd: usize,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+) -> Result<(Tensor, Tensor)> {
+    let p = window_plan(Mode::Max, nd, &input, kernel, stride, padding, dilation, ceil)?;
+    let dtype = check_dtype(p.mode, nd, &input)?;
+    let sizes = p.out_sizes();
+    let (out, idx) = (new_like(&input, &sizes, dtype)?, new_like(&input, &sizes, DType::I64)?);
+    run_forward(&p, &input, &out.as_ref(), Some(&idx.as_ref()))?;
+    Ok((out, idx))
+}
+
+/// `max_pool{2,3}d_with_indices_backward.grad_input`.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool_backward_out(
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+    indices: TensorRef<'_>,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let p = window_plan(Mode::Max, nd, &input, kernel, stride, padding, dilation, ceil)?;
+    run_backward(
+        &p,
+        &grad_output,
+        (input.sizes(), DType::from_scalar_type(input.dtype())?),
+        Some(&indices),
+        &grad_input,
+    )
+}
+
+/// `max_pool3d_with_indices_backward`.
+#[allow(clippy::too_many_arguments)]
+pub fn max_pool_backward(
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    ceil: bool,
+    indices: TensorRef<'_>,
+) -> Result<Tensor> {
+    let gi = new_like(&input, input.sizes(), DType::from_scalar_type(input.dtype())?)?;
+    max_pool_backward_out(nd, grad_output, input, kernel, stride, padding, dilation, ceil, indices, gi.as_ref())?;
+    Ok(gi)
+}
+
+/// `avg_pool{2,3}d.out`.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool_out(
+    nd: usize,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil: bool,
+    include_pad: bool,
+    divisor: Option<i64>,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let mode = Mode::Avg { include_pad, divisor };
+    let p = window_plan(mode, nd, &input, kernel, stride, padding, &[1], ceil)?;
+    run_forward(&p, &input, &out, None)
+}
+
+/// `avg_pool{2,3}d_backward.grad_input`.
+#[allow(clippy::too_many_arguments)]
+pub fn avg_pool_backward_out(
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    ceil: bool,
+    include_pad: bool,
+    divisor: Option<i64>,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let mode = Mode::Avg { include_pad, divisor };
+    let p = window_plan(mode, nd, &input, kernel, stride, padding, &[1], ceil)?;
+    run_backward(&p, &grad_output, (input.sizes(), DType::from_scalar_type(input.dtype())?), None, &grad_input)
+}
+
+/// `adaptive_avg_pool{2,3}d.out` and `adaptive_max_pool{2,3}d.out`.
+pub fn adaptive_out(
+    max: bool,
+    nd: usize,
+    input: TensorRef<'_>,
+    output_size: &[i64],
+    out: TensorRef<'_>,
+    indices: Option<TensorRef<'_>>,
+) -> Result<()> {
+    let mode = if max { Mode::AdaptiveMax } else { Mode::AdaptiveAvg };
+    let p = adaptive_plan(mode, nd, &input, output_size)?;
+    run_forward(&p, &input, &out, indices.as_ref())
+}
+
+/// `_adaptive_avg_pool{2,3}d`: a new output in the input's memory format.
+pub fn adaptive_avg(nd: usize, input: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+    let p = adaptive_plan(Mode::AdaptiveAvg, nd, &input, output_size)?;
+    let dtype = check_dtype(p.mode, nd, &input)?;
+    let out = new_like(&input, &p.out_sizes(), dtype)?;
+    run_forward(&p, &input, &out.as_ref(), None)?;
+    Ok(out)
+}
+
+/// The adaptive ops' backward into `grad_input` (the output size is grad_output's).
+pub fn adaptive_backward_out(
+    max: bool,
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    indices: Option<TensorRef<'_>>,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let mode = if max { Mode::AdaptiveMax } else { Mode::AdaptiveAvg };
+    let g = grad_output.sizes();
+    if g.len() != input.dim() || g.len() < nd {
+        return Err(Error::runtime(format!(
+            "{}_backward(): Expected grad_output to have the same dimension as input, but got {} and {}",
+            name(mode, nd),
+            fmt_sizes(g),
+            fmt_sizes(input.sizes())
+        )));
+    }
+    let p = adaptive_plan(mode, nd, &input, &g[g.len() - nd..])?;
+    run_backward(
+        &p,
+        &grad_output,
+        (input.sizes(), DType::from_scalar_type(input.dtype())?),
+        indices.as_ref(),
+        &grad_input,
+    )
+}
+
+/// `_adaptive_avg_pool{2,3}d_backward`: a new gradient in the input's memory format.
+pub fn adaptive_avg_backward(nd: usize, grad_output: TensorRef<'_>, input: TensorRef<'_>) -> Result<Tensor> {
+    let gi = new_like(&input, input.sizes(), DType::from_scalar_type(input.dtype())?)?;
+    adaptive_backward_out(false, nd, grad_output, input, None, gi.as_ref())?;
+    Ok(gi)
+}
+
+/// `upsample_nearest{1,2,3}d.out` / `_upsample_nearest_exact{1,2,3}d.out`.
+pub fn nearest_out(
+    nd: usize,
+    exact: bool,
+    input: TensorRef<'_>,
+    output_size: &[i64],
+    scales: &[Option<f64>],
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let p = nearest_plan(nd, exact, input.sizes(), output_size, scales)?;
+    run_forward(&p, &input, &out, None)
+}
+
+/// `upsample_nearest{1,2,3}d_backward.grad_input` (and the exact forms).
+pub fn nearest_backward_out(
+    nd: usize,
+    exact: bool,
+    grad_output: TensorRef<'_>,
+    output_size: &[i64],
+    input_size: &[i64],
+    scales: &[Option<f64>],
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let p = nearest_plan(nd, exact, input_size, output_size, scales)?;
+    let dtype = DType::from_scalar_type(grad_output.dtype())?;
+    run_backward(&p, &grad_output, (input_size, dtype), None, &grad_input)
+}
+
+/// The `Kernels` methods of pooling, invoked once in `backend.rs`.
+#[macro_export]
+macro_rules! pool_methods {
+    () => {
+        fn max_pool2d_with_indices_out(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+            out: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_pool_out(
+                2,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                out,
+                indices,
+            )
+        }
+        fn max_pool3d_with_indices_out(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+            out: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_pool_out(
+                3,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                out,
+                indices,
+            )
+        }
+        fn max_pool3d_with_indices(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+        ) -> Result<(Tensor, Tensor)> {
+            $crate::kernels::pool::max_pool(3, self_, kernel_size, stride, padding, dilation, ceil_mode)
+        }
+        fn max_pool2d_with_indices_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_pool_backward_out(
+                2,
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+                grad_input,
+            )
+        }
+        fn max_pool3d_with_indices_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_pool_backward_out(
+                3,
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+                grad_input,
+            )
+        }
+        fn max_pool3d_with_indices_backward(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            dilation: &[i64],
+            ceil_mode: bool,
+            indices: TensorRef<'_>,
+        ) -> Result<Tensor> {
+            $crate::kernels::pool::max_pool_backward(
+                3,
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+                indices,
+            )
+        }
+        fn avg_pool2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            ceil_mode: bool,
+            count_include_pad: bool,
+            divisor_override: Option<i64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::avg_pool_out(
+                2,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            )
+        }
+        fn avg_pool3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            ceil_mode: bool,
+            count_include_pad: bool,
+            divisor_override: Option<i64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::avg_pool_out(
+                3,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                out,
+            )
+        }
+        fn avg_pool2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            ceil_mode: bool,
+            count_include_pad: bool,
+            divisor_override: Option<i64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::avg_pool_backward_out(
+                2,
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                grad_input,
+            )
+        }
+        fn avg_pool3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            ceil_mode: bool,
+            count_include_pad: bool,
+            divisor_override: Option<i64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::avg_pool_backward_out(
+                3,
+                grad_output,
+                self_,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+                grad_input,
+            )
+        }
+        fn adaptive_avg_pool2d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
+            $crate::kernels::pool::adaptive_out(false, 2, self_, output_size, out, None)
+        }
+        fn adaptive_avg_pool3d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
+            $crate::kernels::pool::adaptive_out(false, 3, self_, output_size, out, None)
+        }
+        fn _adaptive_avg_pool2d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+            $crate::kernels::pool::adaptive_avg(2, self_, output_size)
+        }
+        fn _adaptive_avg_pool3d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+            $crate::kernels::pool::adaptive_avg(3, self_, output_size)
+        }
+        fn _adaptive_avg_pool2d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
+            $crate::kernels::pool::adaptive_avg_backward(2, grad_output, self_)
+        }
+        fn _adaptive_avg_pool3d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
+            $crate::kernels::pool::adaptive_avg_backward(3, grad_output, self_)
+        }
+        fn adaptive_avg_pool3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::adaptive_backward_out(false, 3, grad_output, self_, None, grad_input)
+        }
+        fn adaptive_max_pool2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            out: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::adaptive_out(true, 2, self_, output_size, out, Some(indices))
+        }
+        fn adaptive_max_pool3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            out: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::adaptive_out(true, 3, self_, output_size, out, Some(indices))
+        }
+        fn adaptive_max_pool2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::adaptive_backward_out(true, 2, grad_output, self_, Some(indices), grad_input)
+        }
+        fn adaptive_max_pool3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
+        }
+        fn upsample_nearest1d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(1, false, self_, output_size, &[scales], out)
+        }
+        fn upsample_nearest1d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                1,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact1d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(1, true, self_, output_size, &[scales], out)
+        }
+        fn _upsample_nearest_exact1d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                1,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales],
+                grad_input,
+            )
+        }
+        fn upsample_nearest2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
+        }
+        fn upsample_nearest2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                2,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
+        }
+        fn _upsample_nearest_exact2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                2,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn upsample_nearest3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        }
+        fn upsample_nearest3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                3,
+                false,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_d, scales_h, scales_w],
+                grad_input,
+            )
+        }
+        fn _upsample_nearest_exact3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            output_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        }
+        fn _upsample_nearest_exact3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            output_size: &[i64],
+            input_size: &[i64],
+            scales_d: Option<f64>,
+            scales_h: Option<f64>,
+            scales_w: Option<f64>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::nearest_backward_out(
+                3,
+                true,
+                grad_output,
+                output_size,
+                input_size,
+                &[scales_d, scales_h, scales_w],
+                grad_input,
+            )
+        }
+    };
+}
