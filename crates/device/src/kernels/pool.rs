@@ -506,6 +506,9 @@ fn grain(p: &Plan) -> usize {
 }
 
 fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
+    if channels_innermost(p, &x, &y, &idx) {
+        return forward_channels_last::<T>(p, x, y, idx);
+    }
     let [ih, iw] = [p.inp[1], p.inp[2]];
     let planes = p.n * p.c;
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
@@ -588,6 +591,105 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         }
                     }
                 }
+            }
+        }
+    });
+}
+
+/// Whether max or average pooling can walk channels innermost: input, output and indices all
+/// have channel stride 1 (channels-last), with more than one channel.
+fn channels_innermost(p: &Plan, x: &View, y: &View, idx: &Option<View>) -> bool {
+    matches!(p.mode, Mode::Max | Mode::Avg { .. })
+        && p.c > 1
+        && x.st[1] == 1
+        && y.st[1] == 1
+        && idx.as_ref().is_none_or(|v| v.st[1] == 1)
+}
+
+/// Max and average pooling of channels-last tensors, as CPU's `cpu_max_pool_channels_last` /
+/// `cpu_avg_pool_channels_last`: for each output position, the window's elements in the same
+/// order as the plane walk, each updating a row of `C` contiguous channels (so every channel
+/// sees the same operations as there, and the results are the same bits).
+fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
+    let [od, oh, ow] = p.out;
+    let [ih, iw] = [p.inp[1], p.inp[2]];
+    let c = p.c;
+    let positions = p.n * od * oh * ow;
+    let per_out: usize = p.win.iter().map(|w| w.first().map_or(1, |w| w.len().max(1))).product();
+    let grain = (GRAIN / (per_out * c).max(1)).max(1);
+    regen_runtime::host::parallel_for(positions, grain, |a, b| {
+        let mut acc = vec![T::zero(); c];
+        let mut arg = vec![0usize; c];
+        for pos in a..b {
+            let (bn, rest) = (pos / (od * oh * ow), pos % (od * oh * ow));
+            let (d_o, h_o, w_o) = (rest / (oh * ow), rest / ow % oh, rest % ow);
+            let (wd, wh, ww) = (p.win[0][d_o], p.win[1][h_o], p.win[2][w_o]);
+            let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
+            // SAFETY (all reads and writes): window indices lie inside the input (the plan clips
+            // them), channels 0..c are contiguous in every tensor, the output row is this
+            // position's.
+            let row = |d: usize, h: usize, w: usize| unsafe {
+                std::slice::from_raw_parts(
+                    xp.offset(d as isize * x.st[2] + h as isize * x.st[3] + w as isize * x.st[4]),
+                    c,
+                )
+            };
+            let yo = unsafe { std::slice::from_raw_parts_mut((y.ptr as *mut T).offset(y.at(bn, 0, d_o, h_o, w_o)), c) };
+            match p.mode {
+                Mode::Max => {
+                    acc.fill(T::lowest());
+                    arg.fill((wd.lo * ih + wh.lo) * iw + ww.lo);
+                    for d in (wd.lo..wd.hi).step_by(wd.step) {
+                        for h in (wh.lo..wh.hi).step_by(wh.step) {
+                            for w in (ww.lo..ww.hi).step_by(ww.step) {
+                                let lin = (d * ih + h) * iw + w;
+                                for ((best, bi), &v) in acc.iter_mut().zip(arg.iter_mut()).zip(row(d, h, w)) {
+                                    let v = v.ld();
+                                    if v > *best || T::is_nan(v) {
+                                        *best = v;
+                                        *bi = lin;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for (o, &v) in yo.iter_mut().zip(&acc) {
+                        *o = T::st(v);
+                    }
+                    if let Some(iv) = idx {
+                        let io = unsafe {
+                            std::slice::from_raw_parts_mut((iv.ptr as *mut i64).offset(iv.at(bn, 0, d_o, h_o, w_o)), c)
+                        };
+                        for (o, &i) in io.iter_mut().zip(&arg) {
+                            *o = i as i64;
+                        }
+                    }
+                }
+                Mode::Avg { include_pad, divisor } => {
+                    if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
+                        yo.fill(T::st(T::zero()));
+                        continue;
+                    }
+                    acc.fill(T::zero());
+                    for d in wd.lo..wd.hi {
+                        for h in wh.lo..wh.hi {
+                            for w in ww.lo..ww.hi {
+                                for (s, &v) in acc.iter_mut().zip(row(d, h, w)) {
+                                    *s = T::add(*s, v.ld());
+                                }
+                            }
+                        }
+                    }
+                    let div = divisor.unwrap_or(if include_pad {
+                        (wd.full * wh.full * ww.full) as i64
+                    } else {
+                        (wd.len() * wh.len() * ww.len()) as i64
+                    });
+                    for (o, &s) in yo.iter_mut().zip(&acc) {
+                        *o = T::st(T::div(s, div));
+                    }
+                }
+                _ => unreachable!("channels_innermost admits max and average pooling only"),
             }
         }
     });
