@@ -19,6 +19,20 @@ use regen_runtime::args::IntoSlot;
     clippy::should_implement_trait
 )]
 pub trait Kernels: Send + Sync + 'static {
+    /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
+    fn native_dropout(
+        &self,
+        input: TensorRef<'_>,
+        p: f64,
+        train: Option<bool>,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`
+    fn native_dropout_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        scale: f64,
+    ) -> Result<Tensor>;
     /// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn abs_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::angle(Tensor self) -> Tensor`
@@ -148,6 +162,27 @@ pub trait Kernels: Send + Sync + 'static {
         beta: Scalar,
         alpha: Scalar,
         out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn bernoulli_out(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`
+    fn bernoulli_inplace_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        p: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`
+    fn bernoulli_inplace_float(
+        &self,
+        self_: TensorRef<'_>,
+        p: f64,
+        generator: Option<Generator>,
     ) -> Result<()>;
     /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
     fn bincount(
@@ -894,6 +929,13 @@ pub trait Kernels: Send + Sync + 'static {
         eps: f64,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`
+    fn randperm_generator_out(
+        &self,
+        n: i64,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn range_out(
         &self,
@@ -1603,6 +1645,65 @@ pub trait Kernels: Send + Sync + 'static {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor>;
+    /// `aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace_from(
+        &self,
+        self_: TensorRef<'_>,
+        from: i64,
+        to: Option<i64>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace_to(
+        &self,
+        self_: TensorRef<'_>,
+        to: i64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn uniform_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        from: f64,
+        to: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn cauchy_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        median: f64,
+        sigma: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)`
+    fn log_normal_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mean: f64,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn exponential_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        lambd: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)`
+    fn geometric_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        p: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
     /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
     fn triu_out(
         &self,
@@ -2008,6 +2109,59 @@ pub trait Kernels: Send + Sync + 'static {
         exponent: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn normal_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mean: f64,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_tensor_float_out(
+        &self,
+        mean: TensorRef<'_>,
+        std: f64,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
+    fn normal_tensor_float(
+        &self,
+        mean: TensorRef<'_>,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_float_tensor_out(
+        &self,
+        mean: f64,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
+    fn normal_float_tensor(
+        &self,
+        mean: f64,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_tensor_tensor_out(
+        &self,
+        mean: TensorRef<'_>,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
+    fn normal_tensor_tensor(
+        &self,
+        mean: TensorRef<'_>,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
     /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
     fn bucketize_tensor(
         &self,
@@ -2649,7 +2803,9 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 395] = [
+pub const OPS: [&str; 416] = [
+    "native_dropout",
+    "native_dropout_backward",
     "abs.out",
     "angle",
     "angle.out",
@@ -2675,6 +2831,9 @@ pub const OPS: [&str; 395] = [
     "baddbmm.out",
     "baddbmm.dtype",
     "baddbmm.dtype_out",
+    "bernoulli.out",
+    "bernoulli_.Tensor",
+    "bernoulli_.float",
     "bincount",
     "bitwise_not.out",
     "copysign.out",
@@ -2786,6 +2945,7 @@ pub const OPS: [&str; 395] = [
     "_native_batch_norm_legit.no_stats",
     "_native_batch_norm_legit.no_stats_out",
     "native_batch_norm_backward",
+    "randperm.generator_out",
     "range.out",
     "reciprocal.out",
     "neg.out",
@@ -2893,6 +3053,14 @@ pub const OPS: [&str; 395] = [
     "addbmm_",
     "addbmm.out",
     "addbmm",
+    "random_.from",
+    "random_.to",
+    "random_",
+    "uniform_",
+    "cauchy_",
+    "log_normal_",
+    "exponential_",
+    "geometric_",
     "triu.out",
     "tril.out",
     "tril_indices",
@@ -2958,6 +3126,13 @@ pub const OPS: [&str; 395] = [
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
+    "normal_",
+    "normal.Tensor_float_out",
+    "normal.Tensor_float",
+    "normal.float_Tensor_out",
+    "normal.float_Tensor",
+    "normal.Tensor_Tensor_out",
+    "normal.Tensor_Tensor",
     "bucketize.Tensor",
     "bucketize.Tensor_out",
     "bucketize.Scalar",
@@ -3047,7 +3222,7 @@ pub const OPS: [&str; 395] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 395] = [const { AtomicU64::new(0) }; 395];
+static CALLS: [AtomicU64; 416] = [const { AtomicU64::new(0) }; 416];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3067,6 +3242,62 @@ fn kernels() -> Result<&'static dyn Kernels> {
             "no kernels installed: call install() at load time",
         ))
 }
+/// Entry point of `aten::native_dropout`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_dropout(
+    input: abi::regen_tensor,
+    p: f64,
+    train: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_dropout",
+        &CALLS[0usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .native_dropout(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&train) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_dropout_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_dropout_backward(
+    grad_output: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    scale: f64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_dropout_backward",
+        &CALLS[1usize],
+        || {
+            let regen_v0 = kernels()?
+                .native_dropout_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::abs.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3079,7 +3310,7 @@ pub unsafe extern "C" fn regen_kernel_abs_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::abs.out",
-        &CALLS[0usize],
+        &CALLS[2usize],
         || {
             kernels()?
                 .abs_out(
@@ -3102,7 +3333,7 @@ pub unsafe extern "C" fn regen_kernel_angle(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::angle",
-        &CALLS[1usize],
+        &CALLS[3usize],
         || {
             let regen_v0 = kernels()?
                 .angle(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3123,7 +3354,7 @@ pub unsafe extern "C" fn regen_kernel_angle_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::angle.out",
-        &CALLS[2usize],
+        &CALLS[4usize],
         || {
             kernels()?
                 .angle_out(
@@ -3146,7 +3377,7 @@ pub unsafe extern "C" fn regen_kernel_view_as_real(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view_as_real",
-        &CALLS[3usize],
+        &CALLS[5usize],
         || {
             let regen_v0 = kernels()?
                 .view_as_real(
@@ -3169,7 +3400,7 @@ pub unsafe extern "C" fn regen_kernel_view_as_complex(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view_as_complex",
-        &CALLS[4usize],
+        &CALLS[6usize],
         || {
             let regen_v0 = kernels()?
                 .view_as_complex(
@@ -3192,7 +3423,7 @@ pub unsafe extern "C" fn regen_kernel_sgn_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sgn.out",
-        &CALLS[5usize],
+        &CALLS[7usize],
         || {
             kernels()?
                 .sgn_out(
@@ -3215,7 +3446,7 @@ pub unsafe extern "C" fn regen_kernel_conj_physical_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conj_physical.out",
-        &CALLS[6usize],
+        &CALLS[8usize],
         || {
             kernels()?
                 .conj_physical_out(
@@ -3238,7 +3469,7 @@ pub unsafe extern "C" fn regen_kernel_acos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acos.out",
-        &CALLS[7usize],
+        &CALLS[9usize],
         || {
             kernels()?
                 .acos_out(
@@ -3263,7 +3494,7 @@ pub unsafe extern "C" fn regen_kernel_add_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.Tensor",
-        &CALLS[8usize],
+        &CALLS[10usize],
         || {
             let regen_v0 = kernels()?
                 .add_tensor(
@@ -3290,7 +3521,7 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[9usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .add_out(
@@ -3319,7 +3550,7 @@ pub unsafe extern "C" fn regen_kernel_addmv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmv.out",
-        &CALLS[10usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .addmv_out(
@@ -3348,7 +3579,7 @@ pub unsafe extern "C" fn regen_kernel_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.out",
-        &CALLS[11usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .all_out(
@@ -3375,7 +3606,7 @@ pub unsafe extern "C" fn regen_kernel_any_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.out",
-        &CALLS[12usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .any_out(
@@ -3402,7 +3633,7 @@ pub unsafe extern "C" fn regen_kernel_arange_start_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::arange.start_out",
-        &CALLS[13usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .arange_start_out(
@@ -3429,7 +3660,7 @@ pub unsafe extern "C" fn regen_kernel_argmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmax.out",
-        &CALLS[14usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .argmax_out(
@@ -3456,7 +3687,7 @@ pub unsafe extern "C" fn regen_kernel_argmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmin.out",
-        &CALLS[15usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .argmin_out(
@@ -3481,7 +3712,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[16usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .acosh_out(
@@ -3504,7 +3735,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[17usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .asinh_out(
@@ -3527,7 +3758,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[18usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .atanh_out(
@@ -3553,7 +3784,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[19usize],
+        &CALLS[21usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -3579,7 +3810,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[20usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .asin_out(
@@ -3602,7 +3833,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[21usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .atan_out(
@@ -3629,7 +3860,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.out",
-        &CALLS[22usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .baddbmm_out(
@@ -3661,7 +3892,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.dtype",
-        &CALLS[23usize],
+        &CALLS[25usize],
         || {
             let regen_v0 = kernels()?
                 .baddbmm_dtype(
@@ -3694,7 +3925,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.dtype_out",
-        &CALLS[24usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .baddbmm_dtype_out(
@@ -3705,6 +3936,81 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_out(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli.out",
+        &CALLS[27usize],
+        || {
+            kernels()?
+                .bernoulli_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli_.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_inplace_tensor(
+    self_: abi::regen_tensor,
+    p: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli_.Tensor",
+        &CALLS[28usize],
+        || {
+            kernels()?
+                .bernoulli_inplace_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli_.float`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_inplace_float(
+    self_: abi::regen_tensor,
+    p: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli_.float",
+        &CALLS[29usize],
+        || {
+            kernels()?
+                .bernoulli_inplace_float(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
                 )?;
             Ok(())
         },
@@ -3724,7 +4030,7 @@ pub unsafe extern "C" fn regen_kernel_bincount(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bincount",
-        &CALLS[25usize],
+        &CALLS[30usize],
         || {
             let regen_v0 = kernels()?
                 .bincount(
@@ -3751,7 +4057,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[26usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -3775,7 +4081,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[27usize],
+        &CALLS[32usize],
         || {
             kernels()?
                 .copysign_out(
@@ -3799,7 +4105,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[28usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -3823,7 +4129,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[29usize],
+        &CALLS[34usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -3848,7 +4154,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[30usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -3873,7 +4179,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[31usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -3898,7 +4204,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[32usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .bmm_out(
@@ -3924,7 +4230,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype",
-        &CALLS[33usize],
+        &CALLS[38usize],
         || {
             let regen_v0 = kernels()?
                 .bmm_dtype(
@@ -3951,7 +4257,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype_out",
-        &CALLS[34usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .bmm_dtype_out(
@@ -3977,7 +4283,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[35usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .cat_out(
@@ -4001,7 +4307,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[36usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .ceil_out(
@@ -4026,7 +4332,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[37usize],
+        &CALLS[42usize],
         || {
             kernels()?
                 .clamp_out(
@@ -4053,7 +4359,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[38usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -4079,7 +4385,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[39usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -4104,7 +4410,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[40usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -4129,7 +4435,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[41usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -4154,7 +4460,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[42usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -4179,7 +4485,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[43usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .complex_out(
@@ -4204,7 +4510,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[44usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .polar_out(
@@ -4236,7 +4542,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_overrideable",
-        &CALLS[45usize],
+        &CALLS[50usize],
         || {
             let regen_v0 = kernels()?
                 .convolution_overrideable(
@@ -4278,7 +4584,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_backward_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_backward_overrideable",
-        &CALLS[46usize],
+        &CALLS[51usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .convolution_backward_overrideable(
@@ -4313,7 +4619,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[47usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -4339,7 +4645,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[48usize],
+        &CALLS[53usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -4365,7 +4671,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[49usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -4389,7 +4695,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[50usize],
+        &CALLS[55usize],
         || {
             kernels()?
                 .cos_out(
@@ -4412,7 +4718,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[51usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .cosh_out(
@@ -4436,7 +4742,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[52usize],
+        &CALLS[57usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -4462,7 +4768,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[53usize],
+        &CALLS[58usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -4489,7 +4795,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[54usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -4516,7 +4822,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[55usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -4543,7 +4849,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[56usize],
+        &CALLS[61usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -4569,7 +4875,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[57usize],
+        &CALLS[62usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -4594,7 +4900,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[58usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 .div_out(
@@ -4620,7 +4926,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[59usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -4646,7 +4952,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[60usize],
+        &CALLS[65usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -4671,7 +4977,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[61usize],
+        &CALLS[66usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -4700,7 +5006,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -4731,7 +5037,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -4762,7 +5068,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -4790,7 +5096,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[65usize],
+        &CALLS[70usize],
         || {
             kernels()?
                 .erf_out(
@@ -4813,7 +5119,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[66usize],
+        &CALLS[71usize],
         || {
             kernels()?
                 .erfc_out(
@@ -4836,7 +5142,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[67usize],
+        &CALLS[72usize],
         || {
             kernels()?
                 .exp_out(
@@ -4859,7 +5165,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[68usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .exp2_out(
@@ -4882,7 +5188,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[69usize],
+        &CALLS[74usize],
         || {
             kernels()?
                 .expm1_out(
@@ -4905,7 +5211,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[70usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .eye_out(
@@ -4929,7 +5235,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -4953,7 +5259,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[72usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -4976,7 +5282,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[73usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -4999,7 +5305,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[74usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .floor_out(
@@ -5023,7 +5329,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[75usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -5047,7 +5353,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[76usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -5071,7 +5377,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[77usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -5095,7 +5401,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .frac_out(
@@ -5119,7 +5425,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .gcd_out(
@@ -5144,7 +5450,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .lcm_out(
@@ -5169,7 +5475,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -5198,7 +5504,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -5227,7 +5533,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -5258,7 +5564,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -5287,7 +5593,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -5316,7 +5622,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -5342,7 +5648,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -5367,7 +5673,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -5400,7 +5706,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -5440,7 +5746,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -5477,7 +5783,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -5508,7 +5814,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -5538,7 +5844,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .linspace_out(
@@ -5563,7 +5869,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[94usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .log_out(
@@ -5586,7 +5892,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[95usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .log10_out(
@@ -5609,7 +5915,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[96usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .log1p_out(
@@ -5632,7 +5938,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .log2_out(
@@ -5656,7 +5962,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -5681,7 +5987,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -5706,7 +6012,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[100usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -5733,7 +6039,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[101usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .logspace_out(
@@ -5761,7 +6067,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[102usize],
+        &CALLS[107usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -5788,7 +6094,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[103usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -5816,7 +6122,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[104usize],
+        &CALLS[109usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -5845,7 +6151,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[105usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -5872,7 +6178,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[106usize],
+        &CALLS[111usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -5897,7 +6203,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[107usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -5925,7 +6231,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[108usize],
+        &CALLS[113usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -5955,7 +6261,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[109usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -5984,7 +6290,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[110usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -6012,7 +6318,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[111usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .amax_out(
@@ -6040,7 +6346,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[112usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .mean_out(
@@ -6066,7 +6372,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[113usize],
+        &CALLS[118usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6090,7 +6396,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[114usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -6116,7 +6422,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[115usize],
+        &CALLS[120usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -6142,7 +6448,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[116usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -6171,7 +6477,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[117usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -6199,7 +6505,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[118usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .amin_out(
@@ -6225,7 +6531,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[119usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .mm_out(
@@ -6251,7 +6557,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[120usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -6278,7 +6584,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[121usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -6304,7 +6610,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[122usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -6329,7 +6635,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[123usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -6356,7 +6662,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[124usize],
+        &CALLS[129usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -6383,7 +6689,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[125usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -6408,7 +6714,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[126usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .mul_out(
@@ -6433,7 +6739,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[127usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -6460,7 +6766,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[128usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -6495,7 +6801,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[129usize],
+        &CALLS[134usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -6542,7 +6848,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[130usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -6589,7 +6895,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[131usize],
+        &CALLS[136usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -6632,7 +6938,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[132usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -6673,7 +6979,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[133usize],
+        &CALLS[138usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -6712,7 +7018,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[134usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -6755,7 +7061,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[135usize],
+        &CALLS[140usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -6787,6 +7093,31 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
         },
     )
 }
+/// Entry point of `aten::randperm.generator_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
+    n: i64,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::randperm.generator_out",
+        &CALLS[141usize],
+        || {
+            kernels()?
+                .randperm_generator_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::range.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -6801,7 +7132,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .range_out(
@@ -6826,7 +7157,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -6849,7 +7180,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .neg_out(
@@ -6873,7 +7204,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -6899,7 +7230,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -6924,7 +7255,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .round_out(
@@ -6948,7 +7279,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -6972,7 +7303,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6992,7 +7323,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -7015,7 +7346,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -7042,7 +7373,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -7069,7 +7400,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .gelu_out(
@@ -7095,7 +7426,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -7121,7 +7452,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -7147,7 +7478,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -7172,7 +7503,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -7195,7 +7526,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .silu_out(
@@ -7219,7 +7550,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -7243,7 +7574,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .mish_out(
@@ -7266,7 +7597,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -7290,7 +7621,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -7314,7 +7645,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -7338,7 +7669,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .logit_out(
@@ -7362,7 +7693,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .sin_out(
@@ -7385,7 +7716,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .sinc_out(
@@ -7408,7 +7739,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sinh_out(
@@ -7433,7 +7764,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -7460,7 +7791,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -7488,7 +7819,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -7517,7 +7848,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -7546,7 +7877,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -7575,7 +7906,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -7604,7 +7935,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .nansum_out(
@@ -7630,7 +7961,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -7656,7 +7987,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -7686,7 +8017,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -7716,7 +8047,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -7743,7 +8074,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -7770,7 +8101,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -7796,7 +8127,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .tan_out(
@@ -7819,7 +8150,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .tanh_out(
@@ -7844,7 +8175,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .threshold_out(
@@ -7871,7 +8202,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -7897,7 +8228,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -7923,7 +8254,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -7948,7 +8279,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .trunc_out(
@@ -7974,7 +8305,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -8006,7 +8337,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -8040,7 +8371,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -8073,7 +8404,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -8106,7 +8437,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -8137,7 +8468,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -8166,7 +8497,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -8196,7 +8527,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -8225,7 +8556,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -8252,7 +8583,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .where_self_out(
@@ -8286,7 +8617,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -8329,7 +8660,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -8375,7 +8706,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -8422,7 +8753,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -8452,7 +8783,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             kernels()?
                 .norm_out(
@@ -8479,7 +8810,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -8502,7 +8833,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -8526,7 +8857,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 .sub_out(
@@ -8553,7 +8884,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -8580,7 +8911,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -8606,7 +8937,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -8634,7 +8965,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .addmm_out(
@@ -8666,7 +8997,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -8699,7 +9030,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -8732,7 +9063,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -8760,7 +9091,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -8783,7 +9114,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -8809,7 +9140,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -8835,7 +9166,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -8857,7 +9188,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .set_inplace(
@@ -8880,7 +9211,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -8905,7 +9236,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -8930,7 +9261,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -8955,7 +9286,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -8981,7 +9312,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .put_inplace(
@@ -9010,7 +9341,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .index_add_out(
@@ -9042,7 +9373,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -9072,7 +9403,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -9099,7 +9430,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -9127,7 +9458,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -9156,7 +9487,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -9186,7 +9517,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -9217,7 +9548,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -9247,7 +9578,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -9278,7 +9609,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -9307,7 +9638,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -9332,7 +9663,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -9357,7 +9688,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -9382,7 +9713,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -9407,7 +9738,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -9431,7 +9762,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -9454,7 +9785,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -9478,7 +9809,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -9503,7 +9834,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -9528,7 +9859,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -9552,7 +9883,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -9575,7 +9906,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -9599,7 +9930,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -9626,7 +9957,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[240usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -9656,7 +9987,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[241usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -9687,7 +10018,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[242usize],
+        &CALLS[248usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -9698,6 +10029,212 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_.from`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace_from(
+    self_: abi::regen_tensor,
+    from: i64,
+    to: abi::regen_opt_i64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_.from",
+        &CALLS[249usize],
+        || {
+            kernels()?
+                .random_inplace_from(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&from) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_.to`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace_to(
+    self_: abi::regen_tensor,
+    to: i64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_.to",
+        &CALLS[250usize],
+        || {
+            kernels()?
+                .random_inplace_to(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_",
+        &CALLS[251usize],
+        || {
+            kernels()?
+                .random_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::uniform_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_uniform_inplace(
+    self_: abi::regen_tensor,
+    from: f64,
+    to: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::uniform_",
+        &CALLS[252usize],
+        || {
+            kernels()?
+                .uniform_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&from) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cauchy_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
+    self_: abi::regen_tensor,
+    median: f64,
+    sigma: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cauchy_",
+        &CALLS[253usize],
+        || {
+            kernels()?
+                .cauchy_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&median) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&sigma) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log_normal_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
+    self_: abi::regen_tensor,
+    mean: f64,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_normal_",
+        &CALLS[254usize],
+        || {
+            kernels()?
+                .log_normal_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::exponential_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_exponential_inplace(
+    self_: abi::regen_tensor,
+    lambd: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::exponential_",
+        &CALLS[255usize],
+        || {
+            kernels()?
+                .exponential_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::geometric_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_geometric_inplace(
+    self_: abi::regen_tensor,
+    p: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::geometric_",
+        &CALLS[256usize],
+        || {
+            kernels()?
+                .geometric_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
             Ok(())
         },
     )
@@ -9715,7 +10252,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[243usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .triu_out(
@@ -9740,7 +10277,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[244usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .tril_out(
@@ -9770,7 +10307,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[245usize],
+        &CALLS[259usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -9805,7 +10342,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[246usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -9835,7 +10372,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[247usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -9860,7 +10397,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[248usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -9885,7 +10422,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[249usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -9910,7 +10447,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -9935,7 +10472,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[251usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -9960,7 +10497,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[252usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -9985,7 +10522,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[253usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -10010,7 +10547,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -10035,7 +10572,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[255usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -10060,7 +10597,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[256usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -10085,7 +10622,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[257usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -10110,7 +10647,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[258usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -10135,7 +10672,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[259usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .take_out(
@@ -10160,7 +10697,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[260usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -10186,7 +10723,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[261usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .index_select_out(
@@ -10213,7 +10750,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[262usize],
+        &CALLS[276usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -10239,7 +10776,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[263usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -10264,7 +10801,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[264usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -10288,7 +10825,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[265usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -10311,7 +10848,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[266usize],
+        &CALLS[280usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10334,7 +10871,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[267usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -10361,7 +10898,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[268usize],
+        &CALLS[282usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -10389,7 +10926,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[269usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .gather_out(
@@ -10418,7 +10955,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[270usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -10447,7 +10984,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[271usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -10473,7 +11010,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[272usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -10496,7 +11033,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[273usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .digamma_out(
@@ -10520,7 +11057,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[274usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -10544,7 +11081,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[275usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -10567,7 +11104,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[276usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .i0_out(
@@ -10590,7 +11127,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[277usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .sign_out(
@@ -10613,7 +11150,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[278usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .signbit_out(
@@ -10637,7 +11174,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[279usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .atan2_out(
@@ -10663,7 +11200,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[280usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -10690,7 +11227,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[281usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -10718,7 +11255,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[282usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .histc_out(
@@ -10747,7 +11284,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[283usize],
+        &CALLS[297usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -10774,7 +11311,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[284usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -10799,7 +11336,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[285usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .hypot_out(
@@ -10824,7 +11361,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[286usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .igamma_out(
@@ -10849,7 +11386,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[287usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .igammac_out(
@@ -10874,7 +11411,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[288usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -10899,7 +11436,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -10924,7 +11461,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[290usize],
+        &CALLS[304usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -10948,7 +11485,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[291usize],
+        &CALLS[305usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -10969,7 +11506,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[292usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -10993,7 +11530,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[293usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11017,7 +11554,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[294usize],
+        &CALLS[308usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11039,7 +11576,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[295usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11064,7 +11601,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[296usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11088,7 +11625,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[297usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11112,7 +11649,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[298usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11140,7 +11677,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[299usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11172,7 +11709,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[300usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .topk_values(
@@ -11200,7 +11737,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[301usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11223,7 +11760,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[302usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11249,7 +11786,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[303usize],
+        &CALLS[317usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11279,7 +11816,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[304usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11307,7 +11844,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[305usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11332,7 +11869,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11357,7 +11894,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[307usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11365,6 +11902,195 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_inplace(
+    self_: abi::regen_tensor,
+    mean: f64,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal_",
+        &CALLS[322usize],
+        || {
+            kernels()?
+                .normal_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_float_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
+    mean: abi::regen_tensor,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_float_out",
+        &CALLS[323usize],
+        || {
+            kernels()?
+                .normal_tensor_float_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_float`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
+    mean: abi::regen_tensor,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_float",
+        &CALLS[324usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_tensor_float(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.float_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
+    mean: f64,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.float_Tensor_out",
+        &CALLS[325usize],
+        || {
+            kernels()?
+                .normal_float_tensor_out(
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.float_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
+    mean: f64,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.float_Tensor",
+        &CALLS[326usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_float_tensor(
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
+    mean: abi::regen_tensor,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_Tensor_out",
+        &CALLS[327usize],
+        || {
+            kernels()?
+                .normal_tensor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
+    mean: abi::regen_tensor,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_Tensor",
+        &CALLS[328usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_tensor_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -11384,7 +12110,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[308usize],
+        &CALLS[329usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -11413,7 +12139,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[309usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -11442,7 +12168,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[310usize],
+        &CALLS[331usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -11473,7 +12199,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[311usize],
+        &CALLS[332usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -11508,7 +12234,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[312usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -11545,7 +12271,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[313usize],
+        &CALLS[334usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -11580,7 +12306,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[314usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -11615,7 +12341,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[315usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .elu_out(
@@ -11646,7 +12372,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[316usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -11676,7 +12402,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[317usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -11700,7 +12426,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[318usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -11726,7 +12452,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[319usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -11753,7 +12479,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[320usize],
+        &CALLS[341usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -11781,7 +12507,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[321usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -11810,7 +12536,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[322usize],
+        &CALLS[343usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -11837,7 +12563,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[323usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -11861,7 +12587,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[324usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -11884,7 +12610,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[325usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -11906,7 +12632,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[326usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -11929,7 +12655,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[327usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -11954,7 +12680,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[328usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -11981,7 +12707,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[329usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12008,7 +12734,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[330usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12033,7 +12759,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[331usize],
+        &CALLS[352usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12059,7 +12785,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[332usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12086,7 +12812,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[333usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12113,7 +12839,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[334usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12141,7 +12867,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[335usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12168,7 +12894,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[336usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12194,7 +12920,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[337usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -12220,7 +12946,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[338usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12246,7 +12972,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[339usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12272,7 +12998,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[340usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -12303,7 +13029,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[341usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -12340,7 +13066,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[342usize],
+        &CALLS[363usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -12377,7 +13103,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[343usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -12414,7 +13140,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[344usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -12449,7 +13175,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[345usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -12482,7 +13208,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[346usize],
+        &CALLS[367usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -12518,7 +13244,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[347usize],
+        &CALLS[368usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -12555,7 +13281,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[348usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -12590,7 +13316,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[349usize],
+        &CALLS[370usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -12625,7 +13351,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[350usize],
+        &CALLS[371usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -12659,7 +13385,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[351usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -12692,7 +13418,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[352usize],
+        &CALLS[373usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -12726,7 +13452,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[353usize],
+        &CALLS[374usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -12761,7 +13487,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[354usize],
+        &CALLS[375usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -12795,7 +13521,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[355usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .col2im_out(
@@ -12828,7 +13554,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[356usize],
+        &CALLS[377usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -12860,7 +13586,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[357usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .im2col_out(
@@ -12891,7 +13617,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[358usize],
+        &CALLS[379usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -12918,7 +13644,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[359usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -12941,7 +13667,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[360usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -12964,7 +13690,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[361usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -12987,7 +13713,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[362usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13010,7 +13736,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[363usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13033,7 +13759,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[364usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13057,7 +13783,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[365usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13082,7 +13808,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[366usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13106,7 +13832,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[367usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13129,7 +13855,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[368usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13152,7 +13878,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[369usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13179,7 +13905,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[370usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13206,7 +13932,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[371usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13229,7 +13955,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[372usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13252,7 +13978,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[373usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -13275,7 +14001,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[374usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -13298,7 +14024,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[375usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -13322,7 +14048,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[376usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -13347,7 +14073,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[377usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -13372,7 +14098,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[378usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -13397,7 +14123,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[379usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -13422,7 +14148,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[380usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -13447,7 +14173,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[381usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -13472,7 +14198,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[382usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -13497,7 +14223,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[383usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -13521,7 +14247,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[384usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -13544,7 +14270,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[385usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -13567,7 +14293,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[386usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -13590,7 +14316,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[387usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -13613,7 +14339,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[388usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -13636,7 +14362,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[389usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -13660,7 +14386,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[390usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -13685,7 +14411,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[391usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -13710,7 +14436,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[392usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -13735,7 +14461,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[393usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -13759,7 +14485,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[394usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

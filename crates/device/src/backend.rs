@@ -109,4 +109,6 @@ impl Kernels for Backend {
     crate::scan_methods!();
     // Softmax, layer norm and batch norm (kernels/norm.rs).
     crate::norm_methods!();
+    // Random ops on the device generator (kernels/random.rs).
+    crate::random_methods!();
 }

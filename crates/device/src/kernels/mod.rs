@@ -1,6 +1,6 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv), with `stl` the unstable sorting
+//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, random), with `stl` the unstable sorting
 //! algorithms of CPU's C++ library for sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
@@ -14,6 +14,7 @@ pub mod loops;
 pub mod matmul;
 pub mod norm;
 pub mod pointwise;
+pub mod random;
 pub mod reduce;
 pub mod scalar;
 pub mod scan;
