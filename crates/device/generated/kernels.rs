@@ -1903,6 +1903,23 @@ pub trait Kernels: Send + Sync + 'static {
         value: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn multinomial_out(
+        &self,
+        self_: TensorRef<'_>,
+        num_samples: i64,
+        replacement: bool,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
+    fn multinomial(
+        &self,
+        self_: TensorRef<'_>,
+        num_samples: i64,
+        replacement: bool,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
     /// `aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn lgamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -2803,7 +2820,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 416] = [
+pub const OPS: [&str; 418] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3090,6 +3107,8 @@ pub const OPS: [&str; 416] = [
     "gather.out",
     "addcmul.out",
     "addcdiv.out",
+    "multinomial.out",
+    "multinomial",
     "lgamma.out",
     "digamma.out",
     "polygamma.out",
@@ -3222,7 +3241,7 @@ pub const OPS: [&str; 416] = [
     "special_spherical_bessel_j0.out",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 416] = [const { AtomicU64::new(0) }; 416];
+static CALLS: [AtomicU64; 418] = [const { AtomicU64::new(0) }; 418];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -10998,6 +11017,64 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
         },
     )
 }
+/// Entry point of `aten::multinomial.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multinomial_out(
+    self_: abi::regen_tensor,
+    num_samples: i64,
+    replacement: bool,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multinomial.out",
+        &CALLS[286usize],
+        || {
+            kernels()?
+                .multinomial_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_samples) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&replacement) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multinomial`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multinomial(
+    self_: abi::regen_tensor,
+    num_samples: i64,
+    replacement: bool,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multinomial",
+        &CALLS[287usize],
+        || {
+            let regen_v0 = kernels()?
+                .multinomial(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_samples) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&replacement) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::lgamma.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -11010,7 +11087,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[286usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -11033,7 +11110,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[287usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .digamma_out(
@@ -11057,7 +11134,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[288usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -11081,7 +11158,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[289usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -11104,7 +11181,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[290usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .i0_out(
@@ -11127,7 +11204,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[291usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .sign_out(
@@ -11150,7 +11227,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[292usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .signbit_out(
@@ -11174,7 +11251,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[293usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .atan2_out(
@@ -11200,7 +11277,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[294usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -11227,7 +11304,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[295usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -11255,7 +11332,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[296usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .histc_out(
@@ -11284,7 +11361,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[297usize],
+        &CALLS[299usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -11311,7 +11388,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[298usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -11336,7 +11413,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[299usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .hypot_out(
@@ -11361,7 +11438,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[300usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .igamma_out(
@@ -11386,7 +11463,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[301usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .igammac_out(
@@ -11411,7 +11488,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[302usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -11436,7 +11513,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[303usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -11461,7 +11538,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[304usize],
+        &CALLS[306usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -11485,7 +11562,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[305usize],
+        &CALLS[307usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11506,7 +11583,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[306usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -11530,7 +11607,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[307usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .fmin_out(
@@ -11554,7 +11631,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[308usize],
+        &CALLS[310usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11576,7 +11653,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[309usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .fmax_out(
@@ -11601,7 +11678,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[310usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .maximum_out(
@@ -11625,7 +11702,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[311usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -11649,7 +11726,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[312usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .minimum_out(
@@ -11677,7 +11754,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[313usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -11709,7 +11786,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[314usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .topk_values(
@@ -11737,7 +11814,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[315usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .all_all_out(
@@ -11760,7 +11837,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[316usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .any_all_out(
@@ -11786,7 +11863,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[317usize],
+        &CALLS[319usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -11816,7 +11893,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[318usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -11844,7 +11921,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[319usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -11869,7 +11946,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[320usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -11894,7 +11971,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[321usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -11920,7 +11997,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[322usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -11947,7 +12024,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[323usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -11974,7 +12051,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[324usize],
+        &CALLS[326usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -12001,7 +12078,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[325usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -12028,7 +12105,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[326usize],
+        &CALLS[328usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -12055,7 +12132,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[327usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -12082,7 +12159,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[328usize],
+        &CALLS[330usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -12110,7 +12187,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[329usize],
+        &CALLS[331usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -12139,7 +12216,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[330usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -12168,7 +12245,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[331usize],
+        &CALLS[333usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -12199,7 +12276,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[332usize],
+        &CALLS[334usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -12234,7 +12311,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[333usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -12271,7 +12348,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[334usize],
+        &CALLS[336usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -12306,7 +12383,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[335usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -12341,7 +12418,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[336usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .elu_out(
@@ -12372,7 +12449,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[337usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -12402,7 +12479,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[338usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -12426,7 +12503,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[339usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -12452,7 +12529,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[340usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -12479,7 +12556,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[341usize],
+        &CALLS[343usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -12507,7 +12584,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[342usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -12536,7 +12613,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[343usize],
+        &CALLS[345usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -12563,7 +12640,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[344usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -12587,7 +12664,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[345usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -12610,7 +12687,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[346usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -12632,7 +12709,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[347usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -12655,7 +12732,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[348usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -12680,7 +12757,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[349usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -12707,7 +12784,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[350usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -12734,7 +12811,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[351usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -12759,7 +12836,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[352usize],
+        &CALLS[354usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -12785,7 +12862,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[353usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -12812,7 +12889,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[354usize],
+        &CALLS[356usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -12839,7 +12916,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[355usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .softplus_out(
@@ -12867,7 +12944,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[356usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -12894,7 +12971,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[357usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -12920,7 +12997,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[358usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -12946,7 +13023,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[359usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -12972,7 +13049,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[360usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -12998,7 +13075,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[361usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -13029,7 +13106,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[362usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -13066,7 +13143,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[363usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -13103,7 +13180,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[364usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -13140,7 +13217,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[365usize],
+        &CALLS[367usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -13175,7 +13252,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[366usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -13208,7 +13285,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[367usize],
+        &CALLS[369usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -13244,7 +13321,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[368usize],
+        &CALLS[370usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -13281,7 +13358,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[369usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -13316,7 +13393,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[370usize],
+        &CALLS[372usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -13351,7 +13428,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[371usize],
+        &CALLS[373usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -13385,7 +13462,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[372usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -13418,7 +13495,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[373usize],
+        &CALLS[375usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -13452,7 +13529,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[374usize],
+        &CALLS[376usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -13487,7 +13564,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[375usize],
+        &CALLS[377usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -13521,7 +13598,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[376usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .col2im_out(
@@ -13554,7 +13631,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[377usize],
+        &CALLS[379usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -13586,7 +13663,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[378usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .im2col_out(
@@ -13617,7 +13694,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[379usize],
+        &CALLS[381usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -13644,7 +13721,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[380usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -13667,7 +13744,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[381usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -13690,7 +13767,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[382usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -13713,7 +13790,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[383usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -13736,7 +13813,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[384usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -13759,7 +13836,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[385usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -13783,7 +13860,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[386usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -13808,7 +13885,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[387usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -13832,7 +13909,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[388usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -13855,7 +13932,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[389usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -13878,7 +13955,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[390usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -13905,7 +13982,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[391usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -13932,7 +14009,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[392usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -13955,7 +14032,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[393usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -13978,7 +14055,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[394usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -14001,7 +14078,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[395usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -14024,7 +14101,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[396usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -14048,7 +14125,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[397usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -14073,7 +14150,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[398usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -14098,7 +14175,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[399usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -14123,7 +14200,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[400usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -14148,7 +14225,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[401usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -14173,7 +14250,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[402usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -14198,7 +14275,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[403usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -14223,7 +14300,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[404usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -14247,7 +14324,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[405usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -14270,7 +14347,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[406usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -14293,7 +14370,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[407usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -14316,7 +14393,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[408usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -14339,7 +14416,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[409usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -14362,7 +14439,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[410usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -14386,7 +14463,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[411usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -14411,7 +14488,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[412usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -14436,7 +14513,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[413usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -14461,7 +14538,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[414usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -14485,7 +14562,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[415usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(

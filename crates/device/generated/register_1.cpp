@@ -93,6 +93,7 @@ regen_error* regen_kernel_take_out(regen_tensor self, regen_tensor index, regen_
 regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor* regen_r0);
 regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gather_out(regen_tensor self, int64_t dim, regen_tensor index, bool sparse_grad, regen_tensor out);
+regen_error* regen_kernel_multinomial_out(regen_tensor self, int64_t num_samples, bool replacement, void* generator, regen_tensor out);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
 regen_error* regen_kernel_histc_out(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -965,6 +966,17 @@ at::Tensor & wrap_gather_out(const at::Tensor & self, int64_t dim, const at::Ten
   return out;
 }
 
+// aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_multinomial_out(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial.out argument 'num_samples'");
+  auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial.out argument 'replacement'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::multinomial.out argument 'generator'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::multinomial.out argument 'out'");
+  ::regen::check(regen_kernel_multinomial_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Tensor_out argument 'self'");
@@ -1292,6 +1304,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select", TORCH_FN(regen_runtime_ops::wrap_index_select));
   m.impl("nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
   m.impl("gather.out", TORCH_FN(regen_runtime_ops::wrap_gather_out));
+  m.impl("multinomial.out", TORCH_FN(regen_runtime_ops::wrap_multinomial_out));
   m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
   m.impl("histc.out", TORCH_FN(regen_runtime_ops::wrap_histc_out));
   m.impl("igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));

@@ -77,6 +77,7 @@ regen_error* regen_kernel_take(regen_tensor self, regen_tensor index, regen_tens
 regen_error* regen_kernel_index_select_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor out);
 regen_error* regen_kernel_nonzero(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_addcdiv_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_multinomial(regen_tensor self, int64_t num_samples, bool replacement, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
@@ -795,6 +796,17 @@ at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor
   return out;
 }
 
+// aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+at::Tensor wrap_multinomial(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial argument 'self'");
+  auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial argument 'num_samples'");
+  auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial argument 'replacement'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::multinomial argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multinomial(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma.out argument 'self'");
@@ -1221,6 +1233,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select.out", TORCH_FN(regen_runtime_ops::wrap_index_select_out));
   m.impl("nonzero", TORCH_FN(regen_runtime_ops::wrap_nonzero));
   m.impl("addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
+  m.impl("multinomial", TORCH_FN(regen_runtime_ops::wrap_multinomial));
   m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
   m.impl("polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
   m.impl("i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));

@@ -1,7 +1,7 @@
 """The device's random generator and random ops (kernels/random.rs, regen_runtime::rng) against
 CPU's: after the same seed (torch.manual_seed seeds both), rand, randn (the scalar path with its
 cached sample, and Box–Muller in blocks of 16), randint/random_ (every overload), bernoulli with
-a tensor p, randperm, exponential_, geometric_, log_normal_, cauchy_ and the normal overloads with
+a tensor p, randperm, multinomial, exponential_, geometric_, log_normal_, cauchy_ and the normal overloads with
 tensor parameters equal CPU's bit for bit, for float32, float64, bfloat16, float16 (integers for
 random_) and contiguous, transposed and sliced outputs, which CPU fills in memory order. The
 generator's state has torch.get_rng_state()'s bytes; torch.Generator(device="regen") draws its
@@ -389,3 +389,47 @@ def test_native_dropout_edges():
     t = torch.randn(6, 5, device="regen").t()
     out, mask = torch.native_dropout(t, 0.5, True)
     assert mask.stride() == t.stride() and out.shape == t.shape
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_multinomial(dtype, replacement):
+    probs = torch.rand(4, 30, generator=torch.Generator().manual_seed(3)).to(dtype)
+    probs[1, :10] = 0
+    for p, n in [(probs, 1), (probs, 7), (probs[2], 12), (probs.t()[:8], 3)]:
+        torch.manual_seed(17)
+        expected = torch.multinomial(p, n, replacement)
+        torch.manual_seed(17)
+        with counted("multinomial"):
+            got = torch.multinomial(p.to("regen"), n, replacement)
+        bits_equal(got, expected)
+        assert torch.equal(torch.regen.get_rng_state(), torch.get_rng_state())
+    out = torch.empty(0, dtype=torch.int64, device="regen")
+    torch.manual_seed(2)
+    expected = torch.multinomial(probs, 5, replacement)
+    torch.manual_seed(2)
+    with counted("multinomial.out"):
+        torch.multinomial(probs.to("regen"), 5, replacement, out=out)
+    bits_equal(out, expected)
+
+
+MULTINOMIAL_ERRORS = [
+    (torch.ones(2, 2, 2), 1, True),
+    (torch.ones(3, dtype=torch.int64), 1, True),
+    (torch.ones(3), 0, True),
+    (torch.ones(3), 4, False),
+    (torch.tensor([0.5, -1.0, 0.5]), 1, False),
+    (torch.tensor([0.5, float("inf"), 0.5]), 1, True),
+    (torch.zeros(2, 3), 1, True),
+    (torch.zeros(2, 3), 1, False),
+]
+
+
+@pytest.mark.parametrize("k", range(len(MULTINOMIAL_ERRORS)))
+def test_multinomial_errors_are_cpus(k):
+    p, n, replacement = MULTINOMIAL_ERRORS[k]
+    with pytest.raises(Exception) as cpu:
+        torch.multinomial(p, n, replacement)
+    with pytest.raises(type(cpu.value)) as dev:
+        torch.multinomial(p.to("regen"), n, replacement)
+    assert str(dev.value).splitlines()[0].endswith(str(cpu.value).splitlines()[0]), (dev.value, cpu.value)

@@ -866,6 +866,131 @@ fn fill_map<T: Element>(out: &Operand, f: impl Fn(T) -> T) -> Result<()> {
     })
 }
 
+/// `multinomial(p, n_sample, replacement, out=out)`, as CPU: without replacement the
+/// exponential trick (`argmax`/`topk` of `p / q`, q ~ Exp(1) drawn by `exponential_`), with
+/// replacement a binary search of each double uniform in the normalised cumulative row.
+pub fn multinomial_out(
+    p: TensorRef<'_>,
+    n_sample: i64,
+    replacement: bool,
+    generator: Option<Generator>,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    if p.dim() == 0 || p.dim() > 2 {
+        return Err(Error::runtime("prob_dist must be 1 or 2 dim"));
+    }
+    let dtype = dtype_of(&p)?;
+    if !dtype.is_floating() {
+        return Err(Error::runtime(format!(
+            "multinomial only supports floating-point dtypes for input, got: {}",
+            dtype.name()
+        )));
+    }
+    let out_dtype = dtype_of(&out)?;
+    if out_dtype != DType::I64 {
+        return Err(Error::runtime(format!("multinomial expects Long tensor out, got: {}", out_dtype.name())));
+    }
+    if n_sample <= 0 {
+        return Err(Error::runtime("cannot sample n_sample <= 0 samples"));
+    }
+    let n_categories = p.sizes()[p.dim() - 1];
+    if !replacement && n_sample > n_categories {
+        return Err(Error::runtime("cannot sample n_sample > prob_dist.size(-1) samples without replacement"));
+    }
+    if n_categories > 1 << 24 {
+        return Err(Error::runtime("number of categories cannot exceed 2^24"));
+    }
+    let n_dist = if p.dim() == 2 { p.sizes()[0] } else { 1 };
+    let shape: Vec<i64> = if p.dim() == 2 { vec![n_dist, n_sample] } else { vec![n_sample] };
+    regen_runtime::bootstrap::with_size(&out, &shape, |o| {
+        let o = *o;
+        if o.numel() == 0 {
+            return Ok(());
+        }
+        let row = |i: i64, j: i64| -> f64 {
+            let offset = if p.dim() == 2 { i * p.strides()[0] } else { 0 } + j * p.strides()[p.dim() - 1];
+            let ptr = p.data_ptr().cast::<u8>().wrapping_offset(offset as isize * dtype.size() as isize);
+            // SAFETY: (i, j) is inside p.
+            unsafe {
+                match dtype {
+                    DType::F64 => ptr.cast::<f64>().read(),
+                    DType::F32 => f64::from(ptr.cast::<f32>().read()),
+                    DType::F16 => ptr.cast::<f16>().read().to_f64(),
+                    _ => ptr.cast::<bf16>().read().to_f64(),
+                }
+            }
+        };
+        if !replacement {
+            // CPU's checks, in its order: max < inf and min >= 0 over the whole tensor, then a
+            // row summing to 0 (all its entries 0, as none is negative).
+            let valid = (0..n_dist).all(|i| (0..n_categories).all(|j| (0.0..f64::INFINITY).contains(&row(i, j))));
+            if !valid {
+                return Err(Error::runtime("probability tensor contains either `inf`, `nan` or element < 0"));
+            }
+            if (0..n_dist).any(|i| (0..n_categories).all(|j| row(i, j) == 0.0)) {
+                return Err(Error::runtime("invalid multinomial distribution (sum of probabilities <= 0)"));
+            }
+            let q = iter::new_output(dtype, &[Input::Tensor(p)])?;
+            exponential_(q.as_ref(), 1.0, generator)?;
+            binary::run::<bin::Div>(Input::Tensor(p), Input::Tensor(q.as_ref()), None, q.as_ref())?;
+            if n_sample == 1 {
+                return super::reduce::extremum_dim::<true>("argmax", q.as_ref(), Some(-1), true, None, o);
+            }
+            let values = iter::new_tensor(o.sizes(), dtype)?;
+            return super::sort::topk(q.as_ref(), n_sample, -1, true, true, values.as_ref(), o);
+        }
+        let (rs0, rs1) = if o.dim() == 2 { (o.strides()[0], o.strides()[1]) } else { (0, o.strides()[0]) };
+        let result = o.data_ptr().cast::<i64>();
+        with_generator(generator, |g| {
+            let mut cum = vec![0f64; n_categories as usize];
+            for i in 0..n_dist {
+                // The sums and the normalisation round as CPU's (in double for double, float otherwise).
+                let wide = dtype == DType::F64;
+                let mut sum = 0f64;
+                for j in 0..n_categories {
+                    let v = row(i, j);
+                    if v.is_nan() || v < 0.0 {
+                        return Err(Error::runtime(
+                            "invalid multinomial distribution (encountering probability entry < 0)",
+                        ));
+                    }
+                    if !v.is_finite() {
+                        return Err(Error::runtime(
+                            "invalid multinomial distribution (encountering probability entry = infinity or NaN)",
+                        ));
+                    }
+                    sum = if wide { sum + v } else { f64::from(sum as f32 + v as f32) };
+                    cum[j as usize] = sum;
+                }
+                if sum <= 0.0 {
+                    return Err(Error::runtime("invalid multinomial distribution (sum of probabilities <= 0)"));
+                }
+                for c in &mut cum {
+                    *c = if wide { *c / sum } else { f64::from(*c as f32 / sum as f32) };
+                }
+                for j in 0..n_sample {
+                    let u = g.uniform_f64();
+                    if let Some(last) = cum.last_mut() {
+                        *last = 1.0;
+                    }
+                    let (mut left, mut right) = (0usize, cum.len());
+                    while right > left {
+                        let mid = left + (right - left) / 2;
+                        if cum[mid] < u {
+                            left = mid + 1;
+                        } else {
+                            right = mid;
+                        }
+                    }
+                    // SAFETY: (i, j) is inside the resized output.
+                    unsafe { result.wrapping_offset((i * rs0 + j * rs1) as isize).write(left as i64) };
+                }
+            }
+            Ok(())
+        })?
+    })
+}
+
 /// What a `normal` overload takes as its mean and its standard deviation.
 #[derive(Clone, Copy)]
 pub enum Param<'a> {
@@ -1043,6 +1168,27 @@ macro_rules! random_methods {
             out: TensorRef<'_>,
         ) -> Result<()> {
             $crate::kernels::random::randperm_out(n, g, out)
+        }
+        fn multinomial_out(
+            &self,
+            s: TensorRef<'_>,
+            n: i64,
+            replacement: bool,
+            g: Option<regen_runtime::Generator>,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::random::multinomial_out(s, n, replacement, g, out)
+        }
+        fn multinomial(
+            &self,
+            s: TensorRef<'_>,
+            n: i64,
+            replacement: bool,
+            g: Option<regen_runtime::Generator>,
+        ) -> Result<Tensor> {
+            let out = $crate::kernels::iter::new_tensor(&[0], $crate::kernels::dtype::DType::I64)?;
+            $crate::kernels::random::multinomial_out(s, n, replacement, g, out.as_ref())?;
+            Ok(out)
         }
         fn native_dropout(&self, input: TensorRef<'_>, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
             $crate::kernels::random::native_dropout(input, p, train)
