@@ -866,8 +866,8 @@ fn fill_map<T: Element>(out: &Operand, f: impl Fn(T) -> T) -> Result<()> {
     })
 }
 
-/// `multinomial(p, n_sample, replacement, out=out)`, as CPU: without replacement the
-/// exponential trick (`argmax`/`topk` of `p / q`, q ~ Exp(1) drawn by `exponential_`), with
+/// `multinomial(p, n_sample, replacement, out=out)`, as CPU: without replacement (or for one
+/// sample) the exponential trick (`argmax`/`topk` of `p / q`, q ~ Exp(1) drawn by `exponential_`), with
 /// replacement a binary search of each double uniform in the normalised cumulative row.
 pub fn multinomial_out(
     p: TensorRef<'_>,
@@ -920,7 +920,8 @@ pub fn multinomial_out(
                 }
             }
         };
-        if !replacement {
+        // One sample, with or without replacement, takes the exponential trick, as on CPU.
+        if !replacement || n_sample == 1 {
             // CPU's checks, in its order: max < inf and min >= 0 over the whole tensor, then a
             // row summing to 0 (all its entries 0, as none is negative).
             let valid = (0..n_dist).all(|i| (0..n_categories).all(|j| (0.0..f64::INFINITY).contains(&row(i, j))));
