@@ -19,6 +19,20 @@ use regen_runtime::args::IntoSlot;
     clippy::should_implement_trait
 )]
 pub trait Kernels: Send + Sync + 'static {
+    /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
+    fn native_dropout(
+        &self,
+        input: TensorRef<'_>,
+        p: f64,
+        train: Option<bool>,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`
+    fn native_dropout_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        scale: f64,
+    ) -> Result<Tensor>;
     /// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn abs_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::angle(Tensor self) -> Tensor`
@@ -148,6 +162,27 @@ pub trait Kernels: Send + Sync + 'static {
         beta: Scalar,
         alpha: Scalar,
         out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn bernoulli_out(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`
+    fn bernoulli_inplace_tensor(
+        &self,
+        self_: TensorRef<'_>,
+        p: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`
+    fn bernoulli_inplace_float(
+        &self,
+        self_: TensorRef<'_>,
+        p: f64,
+        generator: Option<Generator>,
     ) -> Result<()>;
     /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
     fn binary_cross_entropy(
@@ -953,6 +988,13 @@ pub trait Kernels: Send + Sync + 'static {
         eps: f64,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)>;
+    /// `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`
+    fn randperm_generator_out(
+        &self,
+        n: i64,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
     fn range_out(
         &self,
@@ -1697,6 +1739,65 @@ pub trait Kernels: Send + Sync + 'static {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor>;
+    /// `aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace_from(
+        &self,
+        self_: TensorRef<'_>,
+        from: i64,
+        to: Option<i64>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace_to(
+        &self,
+        self_: TensorRef<'_>,
+        to: i64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`
+    fn random_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn uniform_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        from: f64,
+        to: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn cauchy_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        median: f64,
+        sigma: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)`
+    fn log_normal_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mean: f64,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn exponential_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        lambd: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)`
+    fn geometric_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        p: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
     /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
     fn triu_out(
         &self,
@@ -1896,6 +1997,23 @@ pub trait Kernels: Send + Sync + 'static {
         value: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn multinomial_out(
+        &self,
+        self_: TensorRef<'_>,
+        num_samples: i64,
+        replacement: bool,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
+    fn multinomial(
+        &self,
+        self_: TensorRef<'_>,
+        num_samples: i64,
+        replacement: bool,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
     /// `aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn lgamma_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -2102,6 +2220,59 @@ pub trait Kernels: Send + Sync + 'static {
         exponent: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
+    fn normal_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        mean: f64,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_tensor_float_out(
+        &self,
+        mean: TensorRef<'_>,
+        std: f64,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
+    fn normal_tensor_float(
+        &self,
+        mean: TensorRef<'_>,
+        std: f64,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_float_tensor_out(
+        &self,
+        mean: f64,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
+    fn normal_float_tensor(
+        &self,
+        mean: f64,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
+    fn normal_tensor_tensor_out(
+        &self,
+        mean: TensorRef<'_>,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
+    fn normal_tensor_tensor(
+        &self,
+        mean: TensorRef<'_>,
+        std: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
     /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
     fn bucketize_tensor(
         &self,
@@ -3331,7 +3502,9 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 460] = [
+pub const OPS: [&str; 483] = [
+    "native_dropout",
+    "native_dropout_backward",
     "abs.out",
     "angle",
     "angle.out",
@@ -3357,6 +3530,9 @@ pub const OPS: [&str; 460] = [
     "baddbmm.out",
     "baddbmm.dtype",
     "baddbmm.dtype_out",
+    "bernoulli.out",
+    "bernoulli_.Tensor",
+    "bernoulli_.float",
     "binary_cross_entropy",
     "binary_cross_entropy.out",
     "binary_cross_entropy_backward",
@@ -3474,6 +3650,7 @@ pub const OPS: [&str; 460] = [
     "_native_batch_norm_legit.no_stats",
     "_native_batch_norm_legit.no_stats_out",
     "native_batch_norm_backward",
+    "randperm.generator_out",
     "range.out",
     "reciprocal.out",
     "neg.out",
@@ -3585,6 +3762,14 @@ pub const OPS: [&str; 460] = [
     "addbmm_",
     "addbmm.out",
     "addbmm",
+    "random_.from",
+    "random_.to",
+    "random_",
+    "uniform_",
+    "cauchy_",
+    "log_normal_",
+    "exponential_",
+    "geometric_",
     "triu.out",
     "tril.out",
     "tril_indices",
@@ -3614,6 +3799,8 @@ pub const OPS: [&str; 460] = [
     "gather.out",
     "addcmul.out",
     "addcdiv.out",
+    "multinomial.out",
+    "multinomial",
     "lgamma.out",
     "digamma.out",
     "polygamma.out",
@@ -3650,6 +3837,13 @@ pub const OPS: [&str; 460] = [
     "pow.Tensor_Tensor_out",
     "pow.Scalar_out",
     "pow.Tensor_Scalar_out",
+    "normal_",
+    "normal.Tensor_float_out",
+    "normal.Tensor_float",
+    "normal.float_Tensor_out",
+    "normal.float_Tensor",
+    "normal.Tensor_Tensor_out",
+    "normal.Tensor_Tensor",
     "bucketize.Tensor",
     "bucketize.Tensor_out",
     "bucketize.Scalar",
@@ -3794,7 +3988,7 @@ pub const OPS: [&str; 460] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 460] = [const { AtomicU64::new(0) }; 460];
+static CALLS: [AtomicU64; 483] = [const { AtomicU64::new(0) }; 483];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -3814,6 +4008,62 @@ fn kernels() -> Result<&'static dyn Kernels> {
             "no kernels installed: call install() at load time",
         ))
 }
+/// Entry point of `aten::native_dropout`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_dropout(
+    input: abi::regen_tensor,
+    p: f64,
+    train: abi::regen_opt_bool,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_dropout",
+        &CALLS[0usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .native_dropout(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<bool> as FromAbi<'_>>::from_abi(&train) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::native_dropout_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_native_dropout_backward(
+    grad_output: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    scale: f64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::native_dropout_backward",
+        &CALLS[1usize],
+        || {
+            let regen_v0 = kernels()?
+                .native_dropout_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::abs.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -3826,7 +4076,7 @@ pub unsafe extern "C" fn regen_kernel_abs_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::abs.out",
-        &CALLS[0usize],
+        &CALLS[2usize],
         || {
             kernels()?
                 .abs_out(
@@ -3849,7 +4099,7 @@ pub unsafe extern "C" fn regen_kernel_angle(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::angle",
-        &CALLS[1usize],
+        &CALLS[3usize],
         || {
             let regen_v0 = kernels()?
                 .angle(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -3870,7 +4120,7 @@ pub unsafe extern "C" fn regen_kernel_angle_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::angle.out",
-        &CALLS[2usize],
+        &CALLS[4usize],
         || {
             kernels()?
                 .angle_out(
@@ -3893,7 +4143,7 @@ pub unsafe extern "C" fn regen_kernel_view_as_real(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view_as_real",
-        &CALLS[3usize],
+        &CALLS[5usize],
         || {
             let regen_v0 = kernels()?
                 .view_as_real(
@@ -3916,7 +4166,7 @@ pub unsafe extern "C" fn regen_kernel_view_as_complex(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view_as_complex",
-        &CALLS[4usize],
+        &CALLS[6usize],
         || {
             let regen_v0 = kernels()?
                 .view_as_complex(
@@ -3939,7 +4189,7 @@ pub unsafe extern "C" fn regen_kernel_sgn_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sgn.out",
-        &CALLS[5usize],
+        &CALLS[7usize],
         || {
             kernels()?
                 .sgn_out(
@@ -3962,7 +4212,7 @@ pub unsafe extern "C" fn regen_kernel_conj_physical_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conj_physical.out",
-        &CALLS[6usize],
+        &CALLS[8usize],
         || {
             kernels()?
                 .conj_physical_out(
@@ -3985,7 +4235,7 @@ pub unsafe extern "C" fn regen_kernel_acos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acos.out",
-        &CALLS[7usize],
+        &CALLS[9usize],
         || {
             kernels()?
                 .acos_out(
@@ -4010,7 +4260,7 @@ pub unsafe extern "C" fn regen_kernel_add_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.Tensor",
-        &CALLS[8usize],
+        &CALLS[10usize],
         || {
             let regen_v0 = kernels()?
                 .add_tensor(
@@ -4037,7 +4287,7 @@ pub unsafe extern "C" fn regen_kernel_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::add.out",
-        &CALLS[9usize],
+        &CALLS[11usize],
         || {
             kernels()?
                 .add_out(
@@ -4066,7 +4316,7 @@ pub unsafe extern "C" fn regen_kernel_addmv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmv.out",
-        &CALLS[10usize],
+        &CALLS[12usize],
         || {
             kernels()?
                 .addmv_out(
@@ -4095,7 +4345,7 @@ pub unsafe extern "C" fn regen_kernel_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.out",
-        &CALLS[11usize],
+        &CALLS[13usize],
         || {
             kernels()?
                 .all_out(
@@ -4122,7 +4372,7 @@ pub unsafe extern "C" fn regen_kernel_any_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.out",
-        &CALLS[12usize],
+        &CALLS[14usize],
         || {
             kernels()?
                 .any_out(
@@ -4149,7 +4399,7 @@ pub unsafe extern "C" fn regen_kernel_arange_start_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::arange.start_out",
-        &CALLS[13usize],
+        &CALLS[15usize],
         || {
             kernels()?
                 .arange_start_out(
@@ -4176,7 +4426,7 @@ pub unsafe extern "C" fn regen_kernel_argmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmax.out",
-        &CALLS[14usize],
+        &CALLS[16usize],
         || {
             kernels()?
                 .argmax_out(
@@ -4203,7 +4453,7 @@ pub unsafe extern "C" fn regen_kernel_argmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::argmin.out",
-        &CALLS[15usize],
+        &CALLS[17usize],
         || {
             kernels()?
                 .argmin_out(
@@ -4228,7 +4478,7 @@ pub unsafe extern "C" fn regen_kernel_acosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::acosh.out",
-        &CALLS[16usize],
+        &CALLS[18usize],
         || {
             kernels()?
                 .acosh_out(
@@ -4251,7 +4501,7 @@ pub unsafe extern "C" fn regen_kernel_asinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asinh.out",
-        &CALLS[17usize],
+        &CALLS[19usize],
         || {
             kernels()?
                 .asinh_out(
@@ -4274,7 +4524,7 @@ pub unsafe extern "C" fn regen_kernel_atanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atanh.out",
-        &CALLS[18usize],
+        &CALLS[20usize],
         || {
             kernels()?
                 .atanh_out(
@@ -4300,7 +4550,7 @@ pub unsafe extern "C" fn regen_kernel_as_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::as_strided",
-        &CALLS[19usize],
+        &CALLS[21usize],
         || {
             let regen_v0 = kernels()?
                 .as_strided(
@@ -4326,7 +4576,7 @@ pub unsafe extern "C" fn regen_kernel_asin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::asin.out",
-        &CALLS[20usize],
+        &CALLS[22usize],
         || {
             kernels()?
                 .asin_out(
@@ -4349,7 +4599,7 @@ pub unsafe extern "C" fn regen_kernel_atan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan.out",
-        &CALLS[21usize],
+        &CALLS[23usize],
         || {
             kernels()?
                 .atan_out(
@@ -4376,7 +4626,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.out",
-        &CALLS[22usize],
+        &CALLS[24usize],
         || {
             kernels()?
                 .baddbmm_out(
@@ -4408,7 +4658,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.dtype",
-        &CALLS[23usize],
+        &CALLS[25usize],
         || {
             let regen_v0 = kernels()?
                 .baddbmm_dtype(
@@ -4441,7 +4691,7 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::baddbmm.dtype_out",
-        &CALLS[24usize],
+        &CALLS[26usize],
         || {
             kernels()?
                 .baddbmm_dtype_out(
@@ -4452,6 +4702,81 @@ pub unsafe extern "C" fn regen_kernel_baddbmm_dtype_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&beta) }?,
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_out(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli.out",
+        &CALLS[27usize],
+        || {
+            kernels()?
+                .bernoulli_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli_.Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_inplace_tensor(
+    self_: abi::regen_tensor,
+    p: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli_.Tensor",
+        &CALLS[28usize],
+        || {
+            kernels()?
+                .bernoulli_inplace_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::bernoulli_.float`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_bernoulli_inplace_float(
+    self_: abi::regen_tensor,
+    p: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::bernoulli_.float",
+        &CALLS[29usize],
+        || {
+            kernels()?
+                .bernoulli_inplace_float(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
                 )?;
             Ok(())
         },
@@ -4472,7 +4797,7 @@ pub unsafe extern "C" fn regen_kernel_binary_cross_entropy(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binary_cross_entropy",
-        &CALLS[25usize],
+        &CALLS[30usize],
         || {
             let regen_v0 = kernels()?
                 .binary_cross_entropy(
@@ -4503,7 +4828,7 @@ pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binary_cross_entropy.out",
-        &CALLS[26usize],
+        &CALLS[31usize],
         || {
             kernels()?
                 .binary_cross_entropy_out(
@@ -4535,7 +4860,7 @@ pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binary_cross_entropy_backward",
-        &CALLS[27usize],
+        &CALLS[32usize],
         || {
             let regen_v0 = kernels()?
                 .binary_cross_entropy_backward(
@@ -4568,7 +4893,7 @@ pub unsafe extern "C" fn regen_kernel_binary_cross_entropy_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binary_cross_entropy_backward.grad_input",
-        &CALLS[28usize],
+        &CALLS[33usize],
         || {
             kernels()?
                 .binary_cross_entropy_backward_grad_input(
@@ -4599,7 +4924,7 @@ pub unsafe extern "C" fn regen_kernel_bincount(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bincount",
-        &CALLS[29usize],
+        &CALLS[34usize],
         || {
             let regen_v0 = kernels()?
                 .bincount(
@@ -4626,7 +4951,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_not.out",
-        &CALLS[30usize],
+        &CALLS[35usize],
         || {
             kernels()?
                 .bitwise_not_out(
@@ -4650,7 +4975,7 @@ pub unsafe extern "C" fn regen_kernel_copysign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copysign.out",
-        &CALLS[31usize],
+        &CALLS[36usize],
         || {
             kernels()?
                 .copysign_out(
@@ -4674,7 +4999,7 @@ pub unsafe extern "C" fn regen_kernel_logical_not_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_not.out",
-        &CALLS[32usize],
+        &CALLS[37usize],
         || {
             kernels()?
                 .logical_not_out(
@@ -4698,7 +5023,7 @@ pub unsafe extern "C" fn regen_kernel_logical_xor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_xor.out",
-        &CALLS[33usize],
+        &CALLS[38usize],
         || {
             kernels()?
                 .logical_xor_out(
@@ -4723,7 +5048,7 @@ pub unsafe extern "C" fn regen_kernel_logical_and_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_and.out",
-        &CALLS[34usize],
+        &CALLS[39usize],
         || {
             kernels()?
                 .logical_and_out(
@@ -4748,7 +5073,7 @@ pub unsafe extern "C" fn regen_kernel_logical_or_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logical_or.out",
-        &CALLS[35usize],
+        &CALLS[40usize],
         || {
             kernels()?
                 .logical_or_out(
@@ -4773,7 +5098,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.out",
-        &CALLS[36usize],
+        &CALLS[41usize],
         || {
             kernels()?
                 .bmm_out(
@@ -4799,7 +5124,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype",
-        &CALLS[37usize],
+        &CALLS[42usize],
         || {
             let regen_v0 = kernels()?
                 .bmm_dtype(
@@ -4826,7 +5151,7 @@ pub unsafe extern "C" fn regen_kernel_bmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bmm.dtype_out",
-        &CALLS[38usize],
+        &CALLS[43usize],
         || {
             kernels()?
                 .bmm_dtype_out(
@@ -4852,7 +5177,7 @@ pub unsafe extern "C" fn regen_kernel_cat_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cat.out",
-        &CALLS[39usize],
+        &CALLS[44usize],
         || {
             kernels()?
                 .cat_out(
@@ -4876,7 +5201,7 @@ pub unsafe extern "C" fn regen_kernel_ceil_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ceil.out",
-        &CALLS[40usize],
+        &CALLS[45usize],
         || {
             kernels()?
                 .ceil_out(
@@ -4901,7 +5226,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.out",
-        &CALLS[41usize],
+        &CALLS[46usize],
         || {
             kernels()?
                 .clamp_out(
@@ -4928,7 +5253,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp.Tensor_out",
-        &CALLS[42usize],
+        &CALLS[47usize],
         || {
             kernels()?
                 .clamp_tensor_out(
@@ -4954,7 +5279,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.out",
-        &CALLS[43usize],
+        &CALLS[48usize],
         || {
             kernels()?
                 .clamp_max_out(
@@ -4979,7 +5304,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_max_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_max.Tensor_out",
-        &CALLS[44usize],
+        &CALLS[49usize],
         || {
             kernels()?
                 .clamp_max_tensor_out(
@@ -5004,7 +5329,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.out",
-        &CALLS[45usize],
+        &CALLS[50usize],
         || {
             kernels()?
                 .clamp_min_out(
@@ -5029,7 +5354,7 @@ pub unsafe extern "C" fn regen_kernel_clamp_min_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::clamp_min.Tensor_out",
-        &CALLS[46usize],
+        &CALLS[51usize],
         || {
             kernels()?
                 .clamp_min_tensor_out(
@@ -5054,7 +5379,7 @@ pub unsafe extern "C" fn regen_kernel_complex_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::complex.out",
-        &CALLS[47usize],
+        &CALLS[52usize],
         || {
             kernels()?
                 .complex_out(
@@ -5079,7 +5404,7 @@ pub unsafe extern "C" fn regen_kernel_polar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polar.out",
-        &CALLS[48usize],
+        &CALLS[53usize],
         || {
             kernels()?
                 .polar_out(
@@ -5111,7 +5436,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_overrideable",
-        &CALLS[49usize],
+        &CALLS[54usize],
         || {
             let regen_v0 = kernels()?
                 .convolution_overrideable(
@@ -5153,7 +5478,7 @@ pub unsafe extern "C" fn regen_kernel_convolution_backward_overrideable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::convolution_backward_overrideable",
-        &CALLS[50usize],
+        &CALLS[55usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .convolution_backward_overrideable(
@@ -5188,7 +5513,7 @@ pub unsafe extern "C" fn regen_kernel_copy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::copy_",
-        &CALLS[51usize],
+        &CALLS[56usize],
         || {
             kernels()?
                 .copy_inplace(
@@ -5214,7 +5539,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from",
-        &CALLS[52usize],
+        &CALLS[57usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from(
@@ -5240,7 +5565,7 @@ pub unsafe extern "C" fn regen_kernel__copy_from_and_resize(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_copy_from_and_resize",
-        &CALLS[53usize],
+        &CALLS[58usize],
         || {
             let regen_v0 = kernels()?
                 ._copy_from_and_resize(
@@ -5264,7 +5589,7 @@ pub unsafe extern "C" fn regen_kernel_cos_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cos.out",
-        &CALLS[54usize],
+        &CALLS[59usize],
         || {
             kernels()?
                 .cos_out(
@@ -5287,7 +5612,7 @@ pub unsafe extern "C" fn regen_kernel_cosh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cosh.out",
-        &CALLS[55usize],
+        &CALLS[60usize],
         || {
             kernels()?
                 .cosh_out(
@@ -5311,7 +5636,7 @@ pub unsafe extern "C" fn regen_kernel_count_nonzero_dim_int_list(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::count_nonzero.dim_IntList",
-        &CALLS[56usize],
+        &CALLS[61usize],
         || {
             let regen_v0 = kernels()?
                 .count_nonzero_dim_int_list(
@@ -5337,7 +5662,7 @@ pub unsafe extern "C" fn regen_kernel__cummax_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummax_helper",
-        &CALLS[57usize],
+        &CALLS[62usize],
         || {
             kernels()?
                 ._cummax_helper(
@@ -5364,7 +5689,7 @@ pub unsafe extern "C" fn regen_kernel__cummin_helper(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_cummin_helper",
-        &CALLS[58usize],
+        &CALLS[63usize],
         || {
             kernels()?
                 ._cummin_helper(
@@ -5391,7 +5716,7 @@ pub unsafe extern "C" fn regen_kernel_cumprod_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumprod.out",
-        &CALLS[59usize],
+        &CALLS[64usize],
         || {
             kernels()?
                 .cumprod_out(
@@ -5418,7 +5743,7 @@ pub unsafe extern "C" fn regen_kernel_cumsum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cumsum.out",
-        &CALLS[60usize],
+        &CALLS[65usize],
         || {
             kernels()?
                 .cumsum_out(
@@ -5444,7 +5769,7 @@ pub unsafe extern "C" fn regen_kernel_div_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.Tensor",
-        &CALLS[61usize],
+        &CALLS[66usize],
         || {
             let regen_v0 = kernels()?
                 .div_tensor(
@@ -5469,7 +5794,7 @@ pub unsafe extern "C" fn regen_kernel_div_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out",
-        &CALLS[62usize],
+        &CALLS[67usize],
         || {
             kernels()?
                 .div_out(
@@ -5495,7 +5820,7 @@ pub unsafe extern "C" fn regen_kernel_div_out_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::div.out_mode",
-        &CALLS[63usize],
+        &CALLS[68usize],
         || {
             kernels()?
                 .div_out_mode(
@@ -5521,7 +5846,7 @@ pub unsafe extern "C" fn regen_kernel_dot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::dot",
-        &CALLS[64usize],
+        &CALLS[69usize],
         || {
             let regen_v0 = kernels()?
                 .dot(
@@ -5546,7 +5871,7 @@ pub unsafe extern "C" fn regen_kernel_vdot(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::vdot",
-        &CALLS[65usize],
+        &CALLS[70usize],
         || {
             let regen_v0 = kernels()?
                 .vdot(
@@ -5574,7 +5899,7 @@ pub unsafe extern "C" fn regen_kernel_embedding_dense_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::embedding_dense_backward",
-        &CALLS[66usize],
+        &CALLS[71usize],
         || {
             let regen_v0 = kernels()?
                 .embedding_dense_backward(
@@ -5606,7 +5931,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[67usize],
+        &CALLS[72usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -5637,7 +5962,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[68usize],
+        &CALLS[73usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -5668,7 +5993,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[69usize],
+        &CALLS[74usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -5696,7 +6021,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[70usize],
+        &CALLS[75usize],
         || {
             kernels()?
                 .erf_out(
@@ -5719,7 +6044,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[71usize],
+        &CALLS[76usize],
         || {
             kernels()?
                 .erfc_out(
@@ -5742,7 +6067,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[72usize],
+        &CALLS[77usize],
         || {
             kernels()?
                 .exp_out(
@@ -5765,7 +6090,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[73usize],
+        &CALLS[78usize],
         || {
             kernels()?
                 .exp2_out(
@@ -5788,7 +6113,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[74usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .expm1_out(
@@ -5811,7 +6136,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[75usize],
+        &CALLS[80usize],
         || {
             kernels()?
                 .eye_out(
@@ -5835,7 +6160,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[76usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -5859,7 +6184,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[77usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -5882,7 +6207,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[78usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -5905,7 +6230,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[79usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .floor_out(
@@ -5929,7 +6254,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[80usize],
+        &CALLS[85usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -5953,7 +6278,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[81usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -5977,7 +6302,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[82usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -6001,7 +6326,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[83usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .frac_out(
@@ -6025,7 +6350,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[84usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .gcd_out(
@@ -6050,7 +6375,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[85usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .lcm_out(
@@ -6085,7 +6410,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[86usize],
+        &CALLS[91usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -6122,7 +6447,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[87usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -6151,7 +6476,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[88usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -6180,7 +6505,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[89usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -6211,7 +6536,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[90usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -6240,7 +6565,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[91usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -6269,7 +6594,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[92usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -6295,7 +6620,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[93usize],
+        &CALLS[98usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6320,7 +6645,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[94usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -6353,7 +6678,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[95usize],
+        &CALLS[100usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -6393,7 +6718,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[96usize],
+        &CALLS[101usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -6430,7 +6755,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[97usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -6461,7 +6786,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[98usize],
+        &CALLS[103usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -6491,7 +6816,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[99usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 .linspace_out(
@@ -6516,7 +6841,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[100usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .log_out(
@@ -6539,7 +6864,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[101usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .log10_out(
@@ -6562,7 +6887,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[102usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .log1p_out(
@@ -6585,7 +6910,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[103usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .log2_out(
@@ -6609,7 +6934,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[104usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -6634,7 +6959,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[105usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -6659,7 +6984,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[106usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -6686,7 +7011,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[107usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .logspace_out(
@@ -6714,7 +7039,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[108usize],
+        &CALLS[113usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -6741,7 +7066,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[109usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -6769,7 +7094,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[110usize],
+        &CALLS[115usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -6798,7 +7123,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[111usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -6825,7 +7150,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[112usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -6850,7 +7175,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[113usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -6878,7 +7203,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[114usize],
+        &CALLS[119usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -6908,7 +7233,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[115usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -6937,7 +7262,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[116usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -6965,7 +7290,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[117usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .amax_out(
@@ -6993,7 +7318,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[118usize],
+        &CALLS[123usize],
         || {
             kernels()?
                 .mean_out(
@@ -7019,7 +7344,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[119usize],
+        &CALLS[124usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7043,7 +7368,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[120usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -7069,7 +7394,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[121usize],
+        &CALLS[126usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -7095,7 +7420,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[122usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -7124,7 +7449,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[123usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -7152,7 +7477,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[124usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .amin_out(
@@ -7178,7 +7503,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[125usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .mm_out(
@@ -7204,7 +7529,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[126usize],
+        &CALLS[131usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -7231,7 +7556,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[127usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -7257,7 +7582,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[128usize],
+        &CALLS[133usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -7282,7 +7607,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[129usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -7309,7 +7634,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[130usize],
+        &CALLS[135usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -7336,7 +7661,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[131usize],
+        &CALLS[136usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -7361,7 +7686,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[132usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .mul_out(
@@ -7386,7 +7711,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[133usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -7413,7 +7738,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[134usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -7448,7 +7773,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[135usize],
+        &CALLS[140usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -7495,7 +7820,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[136usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -7542,7 +7867,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[137usize],
+        &CALLS[142usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -7585,7 +7910,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[138usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -7626,7 +7951,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[139usize],
+        &CALLS[144usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -7665,7 +7990,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[140usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -7708,7 +8033,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[141usize],
+        &CALLS[146usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -7740,6 +8065,31 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
         },
     )
 }
+/// Entry point of `aten::randperm.generator_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
+    n: i64,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::randperm.generator_out",
+        &CALLS[147usize],
+        || {
+            kernels()?
+                .randperm_generator_out(
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&n) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::range.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -7754,7 +8104,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .range_out(
@@ -7779,7 +8129,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -7802,7 +8152,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             kernels()?
                 .neg_out(
@@ -7826,7 +8176,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -7852,7 +8202,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -7877,7 +8227,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .round_out(
@@ -7901,7 +8251,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -7925,7 +8275,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7945,7 +8295,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -7968,7 +8318,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -7995,7 +8345,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -8022,7 +8372,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .gelu_out(
@@ -8048,7 +8398,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -8074,7 +8424,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -8100,7 +8450,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -8125,7 +8475,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -8148,7 +8498,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .silu_out(
@@ -8172,7 +8522,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -8196,7 +8546,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .mish_out(
@@ -8219,7 +8569,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -8243,7 +8593,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -8267,7 +8617,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -8291,7 +8641,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .logit_out(
@@ -8315,7 +8665,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .sin_out(
@@ -8338,7 +8688,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .sinc_out(
@@ -8361,7 +8711,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .sinh_out(
@@ -8386,7 +8736,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -8413,7 +8763,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -8441,7 +8791,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -8470,7 +8820,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -8499,7 +8849,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -8528,7 +8878,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -8557,7 +8907,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .nansum_out(
@@ -8583,7 +8933,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -8609,7 +8959,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -8639,7 +8989,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -8669,7 +9019,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -8696,7 +9046,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -8723,7 +9073,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -8749,7 +9099,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .tan_out(
@@ -8772,7 +9122,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .tanh_out(
@@ -8797,7 +9147,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             kernels()?
                 .threshold_out(
@@ -8824,7 +9174,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -8850,7 +9200,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -8876,7 +9226,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -8901,7 +9251,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .trunc_out(
@@ -8927,7 +9277,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -8959,7 +9309,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -8993,7 +9343,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -9026,7 +9376,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -9059,7 +9409,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -9090,7 +9440,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -9119,7 +9469,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -9149,7 +9499,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -9178,7 +9528,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -9205,7 +9555,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .where_self_out(
@@ -9239,7 +9589,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -9282,7 +9632,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -9328,7 +9678,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -9375,7 +9725,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -9405,7 +9755,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             kernels()?
                 .norm_out(
@@ -9432,7 +9782,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -9455,7 +9805,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -9479,7 +9829,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .sub_out(
@@ -9506,7 +9856,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -9533,7 +9883,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -9559,7 +9909,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -9587,7 +9937,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .addmm_out(
@@ -9619,7 +9969,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -9652,7 +10002,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -9685,7 +10035,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -9713,7 +10063,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -9742,7 +10092,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -9782,7 +10132,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -9821,7 +10171,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -9859,7 +10209,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -9888,7 +10238,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -9914,7 +10264,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -9940,7 +10290,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -9962,7 +10312,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 .set_inplace(
@@ -9985,7 +10335,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10010,7 +10360,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10035,7 +10385,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10060,7 +10410,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -10086,7 +10436,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .put_inplace(
@@ -10115,7 +10465,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .index_add_out(
@@ -10147,7 +10497,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -10177,7 +10527,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -10204,7 +10554,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -10232,7 +10582,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -10261,7 +10611,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -10291,7 +10641,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -10322,7 +10672,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -10352,7 +10702,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -10383,7 +10733,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -10412,7 +10762,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -10437,7 +10787,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -10462,7 +10812,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -10487,7 +10837,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[240usize],
+        &CALLS[246usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -10512,7 +10862,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[241usize],
+        &CALLS[247usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -10536,7 +10886,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[242usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -10559,7 +10909,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[243usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -10583,7 +10933,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[244usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -10608,7 +10958,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[245usize],
+        &CALLS[251usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -10633,7 +10983,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[246usize],
+        &CALLS[252usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -10657,7 +11007,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[247usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -10680,7 +11030,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[248usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -10704,7 +11054,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[249usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -10731,7 +11081,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[250usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -10761,7 +11111,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[251usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -10792,7 +11142,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[252usize],
+        &CALLS[258usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -10803,6 +11153,212 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&alpha) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_.from`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace_from(
+    self_: abi::regen_tensor,
+    from: i64,
+    to: abi::regen_opt_i64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_.from",
+        &CALLS[259usize],
+        || {
+            kernels()?
+                .random_inplace_from(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&from) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_.to`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace_to(
+    self_: abi::regen_tensor,
+    to: i64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_.to",
+        &CALLS[260usize],
+        || {
+            kernels()?
+                .random_inplace_to(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::random_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_random_inplace(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::random_",
+        &CALLS[261usize],
+        || {
+            kernels()?
+                .random_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::uniform_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_uniform_inplace(
+    self_: abi::regen_tensor,
+    from: f64,
+    to: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::uniform_",
+        &CALLS[262usize],
+        || {
+            kernels()?
+                .uniform_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&from) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&to) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::cauchy_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
+    self_: abi::regen_tensor,
+    median: f64,
+    sigma: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::cauchy_",
+        &CALLS[263usize],
+        || {
+            kernels()?
+                .cauchy_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&median) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&sigma) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::log_normal_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
+    self_: abi::regen_tensor,
+    mean: f64,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::log_normal_",
+        &CALLS[264usize],
+        || {
+            kernels()?
+                .log_normal_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::exponential_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_exponential_inplace(
+    self_: abi::regen_tensor,
+    lambd: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::exponential_",
+        &CALLS[265usize],
+        || {
+            kernels()?
+                .exponential_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&lambd) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::geometric_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_geometric_inplace(
+    self_: abi::regen_tensor,
+    p: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::geometric_",
+        &CALLS[266usize],
+        || {
+            kernels()?
+                .geometric_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
             Ok(())
         },
     )
@@ -10820,7 +11376,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[253usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .triu_out(
@@ -10845,7 +11401,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[254usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .tril_out(
@@ -10875,7 +11431,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[255usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -10910,7 +11466,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[256usize],
+        &CALLS[270usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -10940,7 +11496,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[257usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -10965,7 +11521,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[258usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -10990,7 +11546,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[259usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -11015,7 +11571,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[260usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -11040,7 +11596,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[261usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -11065,7 +11621,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[262usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -11090,7 +11646,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[263usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -11115,7 +11671,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[264usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -11140,7 +11696,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[265usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -11165,7 +11721,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[266usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -11190,7 +11746,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[267usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -11215,7 +11771,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[268usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -11240,7 +11796,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[269usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .take_out(
@@ -11265,7 +11821,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[270usize],
+        &CALLS[284usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -11291,7 +11847,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[271usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .index_select_out(
@@ -11318,7 +11874,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[272usize],
+        &CALLS[286usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -11344,7 +11900,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[273usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -11369,7 +11925,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[274usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -11393,7 +11949,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[275usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -11416,7 +11972,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[276usize],
+        &CALLS[290usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11439,7 +11995,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[277usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -11466,7 +12022,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[278usize],
+        &CALLS[292usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -11494,7 +12050,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[279usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .gather_out(
@@ -11523,7 +12079,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[280usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -11552,7 +12108,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[281usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -11562,6 +12118,64 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&value) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multinomial.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multinomial_out(
+    self_: abi::regen_tensor,
+    num_samples: i64,
+    replacement: bool,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multinomial.out",
+        &CALLS[296usize],
+        || {
+            kernels()?
+                .multinomial_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_samples) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&replacement) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multinomial`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multinomial(
+    self_: abi::regen_tensor,
+    num_samples: i64,
+    replacement: bool,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multinomial",
+        &CALLS[297usize],
+        || {
+            let regen_v0 = kernels()?
+                .multinomial(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_samples) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&replacement) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -11578,7 +12192,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[282usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -11601,7 +12215,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[283usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .digamma_out(
@@ -11625,7 +12239,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[284usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -11649,7 +12263,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[285usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -11672,7 +12286,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[286usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .i0_out(
@@ -11695,7 +12309,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[287usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .sign_out(
@@ -11718,7 +12332,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[288usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .signbit_out(
@@ -11742,7 +12356,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[289usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .atan2_out(
@@ -11768,7 +12382,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[290usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -11795,7 +12409,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[291usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -11823,7 +12437,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[292usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .histc_out(
@@ -11852,7 +12466,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[293usize],
+        &CALLS[309usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -11879,7 +12493,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[294usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -11904,7 +12518,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[295usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .hypot_out(
@@ -11929,7 +12543,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[296usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .igamma_out(
@@ -11954,7 +12568,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[297usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .igammac_out(
@@ -11979,7 +12593,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[298usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -12004,7 +12618,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[299usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -12029,7 +12643,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[300usize],
+        &CALLS[316usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -12053,7 +12667,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[301usize],
+        &CALLS[317usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12074,7 +12688,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[302usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -12098,7 +12712,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[303usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .fmin_out(
@@ -12122,7 +12736,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[304usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12144,7 +12758,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[305usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .fmax_out(
@@ -12169,7 +12783,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[306usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .maximum_out(
@@ -12193,7 +12807,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[307usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -12217,7 +12831,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[308usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .minimum_out(
@@ -12245,7 +12859,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[309usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -12277,7 +12891,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[310usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .topk_values(
@@ -12305,7 +12919,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[311usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .all_all_out(
@@ -12328,7 +12942,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[312usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .any_all_out(
@@ -12354,7 +12968,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[313usize],
+        &CALLS[329usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -12384,7 +12998,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[314usize],
+        &CALLS[330usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -12412,7 +13026,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[315usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -12437,7 +13051,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[316usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -12462,7 +13076,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[317usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -12470,6 +13084,195 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
                     unsafe { <Scalar as FromAbi<'_>>::from_abi(&exponent) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_inplace(
+    self_: abi::regen_tensor,
+    mean: f64,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal_",
+        &CALLS[334usize],
+        || {
+            kernels()?
+                .normal_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_float_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
+    mean: abi::regen_tensor,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_float_out",
+        &CALLS[335usize],
+        || {
+            kernels()?
+                .normal_tensor_float_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_float`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
+    mean: abi::regen_tensor,
+    std: f64,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_float",
+        &CALLS[336usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_tensor_float(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.float_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
+    mean: f64,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.float_Tensor_out",
+        &CALLS[337usize],
+        || {
+            kernels()?
+                .normal_float_tensor_out(
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.float_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
+    mean: f64,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.float_Tensor",
+        &CALLS[338usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_float_tensor(
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_Tensor_out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
+    mean: abi::regen_tensor,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_Tensor_out",
+        &CALLS[339usize],
+        || {
+            kernels()?
+                .normal_tensor_tensor_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::normal.Tensor_Tensor`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
+    mean: abi::regen_tensor,
+    std: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::normal.Tensor_Tensor",
+        &CALLS[340usize],
+        || {
+            let regen_v0 = kernels()?
+                .normal_tensor_tensor(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mean) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&std) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -12489,7 +13292,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[318usize],
+        &CALLS[341usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -12518,7 +13321,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[319usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -12547,7 +13350,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[320usize],
+        &CALLS[343usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -12578,7 +13381,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[321usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -12613,7 +13416,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[322usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -12650,7 +13453,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[323usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -12685,7 +13488,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[324usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -12719,7 +13522,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[325usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -12747,7 +13550,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[326usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -12776,7 +13579,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[327usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -12807,7 +13610,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[328usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -12843,7 +13646,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[329usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -12879,7 +13682,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[330usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -12914,7 +13717,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[331usize],
+        &CALLS[354usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -12950,7 +13753,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[332usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -12987,7 +13790,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[333usize],
+        &CALLS[356usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -13021,7 +13824,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[334usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -13051,7 +13854,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[335usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -13081,7 +13884,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[336usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -13110,7 +13913,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[337usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -13140,7 +13943,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[338usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -13170,7 +13973,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[339usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .elu_out(
@@ -13201,7 +14004,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[340usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -13231,7 +14034,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[341usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -13255,7 +14058,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[342usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -13281,7 +14084,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[343usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -13308,7 +14111,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[344usize],
+        &CALLS[367usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -13336,7 +14139,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[345usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -13365,7 +14168,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[346usize],
+        &CALLS[369usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -13392,7 +14195,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[347usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -13416,7 +14219,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[348usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -13439,7 +14242,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[349usize],
+        &CALLS[372usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -13461,7 +14264,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[350usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -13484,7 +14287,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[351usize],
+        &CALLS[374usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -13509,7 +14312,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[352usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -13536,7 +14339,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[353usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -13563,7 +14366,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[354usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -13588,7 +14391,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[355usize],
+        &CALLS[378usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -13614,7 +14417,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[356usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -13641,7 +14444,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[357usize],
+        &CALLS[380usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -13668,7 +14471,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[358usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .softplus_out(
@@ -13696,7 +14499,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[359usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -13723,7 +14526,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[360usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -13749,7 +14552,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[361usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -13775,7 +14578,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[362usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -13800,7 +14603,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[363usize],
+        &CALLS[386usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -13825,7 +14628,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[364usize],
+        &CALLS[387usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -13850,7 +14653,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[365usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -13875,7 +14678,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[366usize],
+        &CALLS[389usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -13900,7 +14703,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[367usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -13925,7 +14728,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[368usize],
+        &CALLS[391usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -13951,7 +14754,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[369usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -13978,7 +14781,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[370usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -14005,7 +14808,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[371usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -14032,7 +14835,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[372usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -14063,7 +14866,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[373usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -14101,7 +14904,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[374usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -14139,7 +14942,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[375usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -14177,7 +14980,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[376usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -14215,7 +15018,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[377usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -14251,7 +15054,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[378usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -14287,7 +15090,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[379usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -14322,7 +15125,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[380usize],
+        &CALLS[403usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -14358,7 +15161,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[381usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -14395,7 +15198,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[382usize],
+        &CALLS[405usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -14427,7 +15230,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[383usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -14454,7 +15257,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[384usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -14482,7 +15285,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[385usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -14511,7 +15314,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[386usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -14540,7 +15343,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[387usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -14569,7 +15372,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[388usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -14599,7 +15402,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[389usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -14630,7 +15433,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -14661,7 +15464,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[391usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -14692,7 +15495,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[392usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -14724,7 +15527,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -14757,7 +15560,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[394usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -14786,7 +15589,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[395usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -14812,7 +15615,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[396usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -14838,7 +15641,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[397usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -14869,7 +15672,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[398usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -14906,7 +15709,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[399usize],
+        &CALLS[422usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -14943,7 +15746,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[400usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -14980,7 +15783,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[401usize],
+        &CALLS[424usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -15015,7 +15818,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[402usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -15048,7 +15851,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[403usize],
+        &CALLS[426usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -15084,7 +15887,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[404usize],
+        &CALLS[427usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -15121,7 +15924,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[405usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -15156,7 +15959,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[406usize],
+        &CALLS[429usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -15191,7 +15994,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[407usize],
+        &CALLS[430usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -15225,7 +16028,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[408usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -15258,7 +16061,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[409usize],
+        &CALLS[432usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -15292,7 +16095,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[410usize],
+        &CALLS[433usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -15327,7 +16130,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[411usize],
+        &CALLS[434usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -15361,7 +16164,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[412usize],
+        &CALLS[435usize],
         || {
             kernels()?
                 .col2im_out(
@@ -15394,7 +16197,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[413usize],
+        &CALLS[436usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -15426,7 +16229,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[414usize],
+        &CALLS[437usize],
         || {
             kernels()?
                 .im2col_out(
@@ -15457,7 +16260,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[415usize],
+        &CALLS[438usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -15484,7 +16287,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[416usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -15507,7 +16310,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[417usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -15530,7 +16333,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[418usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -15553,7 +16356,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[419usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -15576,7 +16379,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[420usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -15599,7 +16402,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[421usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -15623,7 +16426,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[422usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -15648,7 +16451,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[423usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -15672,7 +16475,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[424usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -15695,7 +16498,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[425usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -15718,7 +16521,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[426usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -15745,7 +16548,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[427usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -15772,7 +16575,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[428usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -15795,7 +16598,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[429usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -15818,7 +16621,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[430usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -15841,7 +16644,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[431usize],
+        &CALLS[454usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -15864,7 +16667,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[432usize],
+        &CALLS[455usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -15888,7 +16691,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[433usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -15913,7 +16716,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[434usize],
+        &CALLS[457usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -15938,7 +16741,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[435usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -15963,7 +16766,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[436usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -15988,7 +16791,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[437usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -16013,7 +16816,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[438usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -16038,7 +16841,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[439usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -16063,7 +16866,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[440usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -16087,7 +16890,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[441usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -16110,7 +16913,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[442usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -16133,7 +16936,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[443usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -16156,7 +16959,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[444usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -16179,7 +16982,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[445usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -16202,7 +17005,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[446usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -16226,7 +17029,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[447usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -16251,7 +17054,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[448usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -16276,7 +17079,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[449usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -16301,7 +17104,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[450usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -16325,7 +17128,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[451usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -16361,7 +17164,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[452usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -16416,7 +17219,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[453usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -16471,7 +17274,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[454usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -16526,7 +17329,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[455usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -16578,7 +17381,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[456usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -16627,7 +17430,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[457usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -16675,7 +17478,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[458usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -16720,7 +17523,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[459usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

@@ -14,6 +14,7 @@ regen_error* regen_kernel_angle(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_arange_start_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_bernoulli_inplace_float(regen_tensor self, double p, void* generator);
 regen_error* regen_kernel_binary_cross_entropy_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor grad_input);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
@@ -48,6 +49,7 @@ regen_error* regen_kernel_narrow_copy_out(regen_tensor self, int64_t dim, int64_
 regen_error* regen_kernel_native_batch_norm(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__native_batch_norm_legit_no_stats(regen_tensor input, regen_tensor weight, regen_tensor bias, bool training, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_native_batch_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor weight, regen_tensor running_mean, regen_tensor running_var, regen_tensor save_mean, regen_tensor save_invstd, bool train, double eps, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel_randperm_generator_out(int64_t n, void* generator, regen_tensor out);
 regen_error* regen_kernel_range_out(regen_scalar start, regen_scalar end, regen_scalar step, regen_tensor out);
 regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
 regen_error* regen_kernel_relu_inplace(regen_tensor self);
@@ -83,6 +85,7 @@ regen_error* regen_kernel_bitwise_or_tensor_out(regen_tensor self, regen_tensor 
 regen_error* regen_kernel_dunder_lshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_irshift_scalar(regen_tensor self, regen_scalar other);
 regen_error* regen_kernel_addbmm(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
+regen_error* regen_kernel_uniform_inplace(regen_tensor self, double from, double to, void* generator);
 regen_error* regen_kernel_tril_out(regen_tensor self, int64_t diagonal, regen_tensor out);
 regen_error* regen_kernel_tril_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -91,11 +94,14 @@ regen_error* regen_kernel_take_out(regen_tensor self, regen_tensor index, regen_
 regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor* regen_r0);
 regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gather_out(regen_tensor self, int64_t dim, regen_tensor index, bool sparse_grad, regen_tensor out);
+regen_error* regen_kernel_multinomial_out(regen_tensor self, int64_t num_samples, bool replacement, void* generator, regen_tensor out);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
 regen_error* regen_kernel_histc_out(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_normal_tensor_float(regen_tensor mean, double std, void* generator, regen_tensor* regen_r0);
+regen_error* regen_kernel_normal_tensor_tensor_out(regen_tensor mean, regen_tensor std, void* generator, regen_tensor out);
 regen_error* regen_kernel_searchsorted_tensor_out(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_mse_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor out);
 regen_error* regen_kernel_nll_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor grad_input);
@@ -166,6 +172,15 @@ at::Tensor & wrap_asin_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::asin.out argument 'out'");
   ::regen::check(regen_kernel_asin_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_bernoulli_inplace_float(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli_.float argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(p, "aten::bernoulli_.float argument 'p'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::bernoulli_.float argument 'generator'");
+  ::regen::check(regen_kernel_bernoulli_inplace_float(regen_a0, regen_a1, regen_a2));
+  return self;
 }
 
 // aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -527,6 +542,15 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
+// aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_randperm_generator_out(c10::SymInt n, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_int(n, "aten::randperm.generator_out argument 'n'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::randperm.generator_out argument 'generator'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::randperm.generator_out argument 'out'");
+  ::regen::check(regen_kernel_randperm_generator_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
 // aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_range_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_scalar(start, "aten::range.out argument 'start'");
@@ -880,6 +904,16 @@ at::Tensor wrap_addbmm(const at::Tensor & self, const at::Tensor & batch1, const
   return ::regen::adopt(regen_r0);
 }
 
+// aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_uniform_inplace(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::uniform_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(from, "aten::uniform_ argument 'from'");
+  auto regen_a2 = ::regen::lift_plain(to, "aten::uniform_ argument 'to'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::uniform_ argument 'generator'");
+  ::regen::check(regen_kernel_uniform_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
 // aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tril.out argument 'self'");
@@ -959,6 +993,17 @@ at::Tensor & wrap_gather_out(const at::Tensor & self, int64_t dim, const at::Ten
   return out;
 }
 
+// aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_multinomial_out(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial.out argument 'num_samples'");
+  auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial.out argument 'replacement'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::multinomial.out argument 'generator'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::multinomial.out argument 'out'");
+  ::regen::check(regen_kernel_multinomial_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Tensor_out argument 'self'");
@@ -1004,6 +1049,26 @@ at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor
   auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::remainder.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_remainder_tensor_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+at::Tensor wrap_normal_tensor_float(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_float argument 'mean'");
+  auto regen_a1 = ::regen::lift_plain(std, "aten::normal.Tensor_float argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_float argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_normal_tensor_float(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_normal_tensor_tensor_out(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_Tensor_out argument 'mean'");
+  auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.Tensor_Tensor_out argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_Tensor_out argument 'generator'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::normal.Tensor_Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_normal_tensor_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
 }
 
@@ -1360,6 +1425,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", TORCH_FN(regen_runtime_ops::wrap_arange_start_out));
   m.impl("asinh.out", TORCH_FN(regen_runtime_ops::wrap_asinh_out));
   m.impl("asin.out", TORCH_FN(regen_runtime_ops::wrap_asin_out));
+  m.impl("bernoulli_.float", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_float));
   m.impl("binary_cross_entropy_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward_grad_input));
   m.impl("bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
   m.impl("logical_not.out", TORCH_FN(regen_runtime_ops::wrap_logical_not_out));
@@ -1394,6 +1460,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_no_stats));
   m.impl("native_batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_backward));
+  m.impl("randperm.generator_out", TORCH_FN(regen_runtime_ops::wrap_randperm_generator_out));
   m.impl("range.out", TORCH_FN(regen_runtime_ops::wrap_range_out));
   m.impl("round.decimals_out", TORCH_FN(regen_runtime_ops::wrap_round_decimals_out));
   m.impl("relu_", TORCH_FN(regen_runtime_ops::wrap_relu_inplace));
@@ -1429,6 +1496,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__lshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_tensor));
   m.impl("__irshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_scalar));
   m.impl("addbmm", TORCH_FN(regen_runtime_ops::wrap_addbmm));
+  m.impl("uniform_", TORCH_FN(regen_runtime_ops::wrap_uniform_inplace));
   m.impl("tril.out", TORCH_FN(regen_runtime_ops::wrap_tril_out));
   m.impl("tril_indices", TORCH_FN(regen_runtime_ops::wrap_tril_indices));
   m.impl("ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
@@ -1437,11 +1505,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select", TORCH_FN(regen_runtime_ops::wrap_index_select));
   m.impl("nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
   m.impl("gather.out", TORCH_FN(regen_runtime_ops::wrap_gather_out));
+  m.impl("multinomial.out", TORCH_FN(regen_runtime_ops::wrap_multinomial_out));
   m.impl("lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
   m.impl("histc.out", TORCH_FN(regen_runtime_ops::wrap_histc_out));
   m.impl("igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
   m.impl("nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   m.impl("remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
+  m.impl("normal.Tensor_float", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_float));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor_out));
   m.impl("searchsorted.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor_out));
   m.impl("mse_loss.out", TORCH_FN(regen_runtime_ops::wrap_mse_loss_out));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss_backward_grad_input));

@@ -18,6 +18,7 @@ regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool 
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_bernoulli_out(regen_tensor self, void* generator, regen_tensor out);
 regen_error* regen_kernel_binary_cross_entropy(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
 regen_error* regen_kernel_bincount(regen_tensor self, regen_tensor weights, int64_t minlength, regen_tensor* regen_r0);
 regen_error* regen_kernel_bmm_out(regen_tensor self, regen_tensor mat2, regen_tensor out);
@@ -69,6 +70,7 @@ regen_error* regen_kernel_dunder_lshift_scalar(regen_tensor self, regen_scalar o
 regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_irshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_addbmm_inplace(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha);
+regen_error* regen_kernel_exponential_inplace(regen_tensor self, double lambd, void* generator);
 regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_masked_select(regen_tensor self, regen_tensor mask, regen_tensor* regen_r0);
@@ -84,6 +86,7 @@ regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_
 regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
+regen_error* regen_kernel_normal_float_tensor_out(double mean, regen_tensor std, void* generator, regen_tensor out);
 regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
 regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_nll_loss2d_forward(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor* regen_r0, regen_tensor* regen_r1);
@@ -204,6 +207,15 @@ at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & 
   auto regen_a5 = ::regen::lift_scalar(alpha, "aten::baddbmm.dtype_out argument 'alpha'");
   auto regen_a6 = ::regen::lift_tensor(out, "aten::baddbmm.dtype_out argument 'out'");
   ::regen::check(regen_kernel_baddbmm_dtype_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
+// aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_bernoulli_out(const at::Tensor & self, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli.out argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::bernoulli.out argument 'generator'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::bernoulli.out argument 'out'");
+  ::regen::check(regen_kernel_bernoulli_out(regen_a0, regen_a1, regen_a2));
   return out;
 }
 
@@ -710,6 +722,15 @@ at::Tensor & wrap_addbmm_inplace(at::Tensor & self, const at::Tensor & batch1, c
   return self;
 }
 
+// aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_exponential_inplace(at::Tensor & self, double lambd, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exponential_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(lambd, "aten::exponential_ argument 'lambd'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::exponential_ argument 'generator'");
+  ::regen::check(regen_kernel_exponential_inplace(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
 // aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Scalar_out argument 'self'");
@@ -842,6 +863,16 @@ at::Tensor wrap_unfold(const at::Tensor & self, int64_t dimension, int64_t size,
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_unfold(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_normal_float_tensor_out(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_plain(mean, "aten::normal.float_Tensor_out argument 'mean'");
+  auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.float_Tensor_out argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.float_Tensor_out argument 'generator'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::normal.float_Tensor_out argument 'out'");
+  ::regen::check(regen_kernel_normal_float_tensor_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
@@ -1283,6 +1314,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   m.impl("atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   m.impl("baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
+  m.impl("bernoulli.out", TORCH_FN(regen_runtime_ops::wrap_bernoulli_out));
   m.impl("binary_cross_entropy", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy));
   m.impl("bincount", TORCH_FN(regen_runtime_ops::wrap_bincount));
   m.impl("bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
@@ -1334,6 +1366,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
   m.impl("__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
   m.impl("addbmm_", TORCH_FN(regen_runtime_ops::wrap_addbmm_inplace));
+  m.impl("exponential_", TORCH_FN(regen_runtime_ops::wrap_exponential_inplace));
   m.impl("ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
   m.impl("eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
   m.impl("masked_select", TORCH_FN(regen_runtime_ops::wrap_masked_select));
@@ -1349,6 +1382,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max", TORCH_FN(regen_runtime_ops::wrap_max));
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
   m.impl("unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
+  m.impl("normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));
   m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
   m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
   m.impl("nll_loss2d_forward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward));

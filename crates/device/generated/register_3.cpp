@@ -10,6 +10,8 @@
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_native_dropout(regen_tensor input, double p, regen_opt_bool train, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_native_dropout_backward(regen_tensor grad_output, regen_tensor mask, double scale, regen_tensor* regen_r0);
 regen_error* regen_kernel_angle_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_view_as_real(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen_r0);
@@ -69,6 +71,8 @@ regen_error* regen_kernel_dunder_ilshift_scalar(regen_tensor self, regen_scalar 
 regen_error* regen_kernel_dunder_rshift_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_right_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_addbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_random_inplace_to(regen_tensor self, int64_t to, void* generator);
+regen_error* regen_kernel_log_normal_inplace(regen_tensor self, double mean, double std, void* generator);
 regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -77,6 +81,7 @@ regen_error* regen_kernel_take(regen_tensor self, regen_tensor index, regen_tens
 regen_error* regen_kernel_index_select_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor out);
 regen_error* regen_kernel_nonzero(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_addcdiv_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_multinomial(regen_tensor self, int64_t num_samples, bool replacement, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
@@ -86,6 +91,7 @@ regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tenso
 regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
+regen_error* regen_kernel_normal_float_tensor(double mean, regen_tensor std, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_bucketize_tensor(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_scalar(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_mse_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor* regen_r0);
@@ -130,6 +136,27 @@ namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+
+// aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_native_dropout(const at::Tensor & input, double p, ::std::optional<bool> train) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::native_dropout argument 'input'");
+  auto regen_a1 = ::regen::lift_plain(p, "aten::native_dropout argument 'p'");
+  auto regen_a2 = ::regen::lift_opt_bool(train, "aten::native_dropout argument 'train'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_dropout(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+at::Tensor wrap_native_dropout_backward(const at::Tensor & grad_output, const at::Tensor & mask, double scale) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::native_dropout_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::native_dropout_backward argument 'mask'");
+  auto regen_a2 = ::regen::lift_plain(scale, "aten::native_dropout_backward argument 'scale'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_dropout_backward(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
 
 // aten::angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_angle_out(const at::Tensor & self, at::Tensor & out) {
@@ -745,6 +772,25 @@ at::Tensor & wrap_addbmm_out(const at::Tensor & self, const at::Tensor & batch1,
   return out;
 }
 
+// aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_random_inplace_to(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::random_.to argument 'self'");
+  auto regen_a1 = ::regen::lift_int(to, "aten::random_.to argument 'to'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::random_.to argument 'generator'");
+  ::regen::check(regen_kernel_random_inplace_to(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
+// aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_log_normal_inplace(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log_normal_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(mean, "aten::log_normal_ argument 'mean'");
+  auto regen_a2 = ::regen::lift_plain(std, "aten::log_normal_ argument 'std'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::log_normal_ argument 'generator'");
+  ::regen::check(regen_kernel_log_normal_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
 // aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ge_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Scalar_out argument 'self'");
@@ -817,6 +863,17 @@ at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor
   auto regen_a4 = ::regen::lift_tensor(out, "aten::addcdiv.out argument 'out'");
   ::regen::check(regen_kernel_addcdiv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+at::Tensor wrap_multinomial(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial argument 'self'");
+  auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial argument 'num_samples'");
+  auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial argument 'replacement'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::multinomial argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multinomial(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -896,6 +953,16 @@ at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scala
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Scalar_out argument 'out'");
   ::regen::check(regen_kernel_pow_tensor_scalar_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+at::Tensor wrap_normal_float_tensor(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_plain(mean, "aten::normal.float_Tensor argument 'mean'");
+  auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.float_Tensor argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.float_Tensor argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_normal_float_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
@@ -1325,6 +1392,8 @@ void wrap__fused_adam_inplace(at::TensorList self, at::TensorList grads, at::Ten
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_dropout", TORCH_FN(regen_runtime_ops::wrap_native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(regen_runtime_ops::wrap_native_dropout_backward));
   m.impl("angle.out", TORCH_FN(regen_runtime_ops::wrap_angle_out));
   m.impl("view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
   m.impl("view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
@@ -1384,6 +1453,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__rshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_tensor));
   m.impl("bitwise_right_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_tensor_out));
   m.impl("addbmm.out", TORCH_FN(regen_runtime_ops::wrap_addbmm_out));
+  m.impl("random_.to", TORCH_FN(regen_runtime_ops::wrap_random_inplace_to));
+  m.impl("log_normal_", TORCH_FN(regen_runtime_ops::wrap_log_normal_inplace));
   m.impl("ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
   m.impl("le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
   m.impl("gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
@@ -1392,6 +1463,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_select.out", TORCH_FN(regen_runtime_ops::wrap_index_select_out));
   m.impl("nonzero", TORCH_FN(regen_runtime_ops::wrap_nonzero));
   m.impl("addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
+  m.impl("multinomial", TORCH_FN(regen_runtime_ops::wrap_multinomial));
   m.impl("lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
   m.impl("polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
   m.impl("i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
@@ -1401,6 +1473,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
+  m.impl("normal.float_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor));
   m.impl("bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
   m.impl("searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
   m.impl("mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));

@@ -16,6 +16,7 @@ regen_error* regen_kernel_any_out(regen_tensor self, int64_t dim, bool keepdim, 
 regen_error* regen_kernel_argmin_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_bernoulli_inplace_tensor(regen_tensor self, regen_tensor p, void* generator);
 regen_error* regen_kernel_binary_cross_entropy_out(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor out);
 regen_error* regen_kernel_binary_cross_entropy_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
 regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -72,6 +73,10 @@ regen_error* regen_kernel_scatter_add_out(regen_tensor self, int64_t dim, regen_
 regen_error* regen_kernel_scatter_reduce_two_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, bool include_self, regen_tensor out);
 regen_error* regen_kernel_dunder_ilshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_dunder_rshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_random_inplace_from(regen_tensor self, int64_t from, regen_opt_i64 to, void* generator);
+regen_error* regen_kernel_random_inplace(regen_tensor self, void* generator);
+regen_error* regen_kernel_cauchy_inplace(regen_tensor self, double median, double sigma, void* generator);
+regen_error* regen_kernel_geometric_inplace(regen_tensor self, double p, void* generator);
 regen_error* regen_kernel_triu_out(regen_tensor self, int64_t diagonal, regen_tensor out);
 regen_error* regen_kernel_triu_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -92,6 +97,9 @@ regen_error* regen_kernel_topk_values(regen_tensor self, int64_t k, int64_t dim,
 regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_unfold_backward(regen_tensor grad_in, regen_i64_list input_sizes, int64_t dim, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
+regen_error* regen_kernel_normal_inplace(regen_tensor self, double mean, double std, void* generator);
+regen_error* regen_kernel_normal_tensor_float_out(regen_tensor mean, double std, void* generator, regen_tensor out);
+regen_error* regen_kernel_normal_tensor_tensor(regen_tensor mean, regen_tensor std, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_bucketize_scalar(regen_scalar self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_tensor(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_mse_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor grad_input);
@@ -186,6 +194,15 @@ at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
   ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_bernoulli_inplace_tensor(at::Tensor & self, const at::Tensor & p, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(p, "aten::bernoulli_.Tensor argument 'p'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::bernoulli_.Tensor argument 'generator'");
+  ::regen::check(regen_kernel_bernoulli_inplace_tensor(regen_a0, regen_a1, regen_a2));
+  return self;
 }
 
 // aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
@@ -767,6 +784,43 @@ at::Tensor wrap_dunder_rshift_scalar(const at::Tensor & self, const at::Scalar &
   return ::regen::adopt(regen_r0);
 }
 
+// aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_random_inplace_from(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::random_.from argument 'self'");
+  auto regen_a1 = ::regen::lift_int(from, "aten::random_.from argument 'from'");
+  auto regen_a2 = ::regen::lift_opt_int(to, "aten::random_.from argument 'to'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::random_.from argument 'generator'");
+  ::regen::check(regen_kernel_random_inplace_from(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_random_inplace(at::Tensor & self, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::random_ argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::random_ argument 'generator'");
+  ::regen::check(regen_kernel_random_inplace(regen_a0, regen_a1));
+  return self;
+}
+
+// aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_cauchy_inplace(at::Tensor & self, double median, double sigma, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cauchy_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(median, "aten::cauchy_ argument 'median'");
+  auto regen_a2 = ::regen::lift_plain(sigma, "aten::cauchy_ argument 'sigma'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::cauchy_ argument 'generator'");
+  ::regen::check(regen_kernel_cauchy_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_geometric_inplace(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::geometric_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(p, "aten::geometric_ argument 'p'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::geometric_ argument 'generator'");
+  ::regen::check(regen_kernel_geometric_inplace(regen_a0, regen_a1, regen_a2));
+  return self;
+}
+
 // aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::triu.out argument 'self'");
@@ -960,6 +1014,36 @@ at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tenso
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Tensor_out argument 'out'");
   ::regen::check(regen_kernel_pow_tensor_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_normal_inplace(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::normal_ argument 'self'");
+  auto regen_a1 = ::regen::lift_plain(mean, "aten::normal_ argument 'mean'");
+  auto regen_a2 = ::regen::lift_plain(std, "aten::normal_ argument 'std'");
+  auto regen_a3 = ::regen::lift_opt_generator(generator, "aten::normal_ argument 'generator'");
+  ::regen::check(regen_kernel_normal_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_normal_tensor_float_out(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_float_out argument 'mean'");
+  auto regen_a1 = ::regen::lift_plain(std, "aten::normal.Tensor_float_out argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_float_out argument 'generator'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::normal.Tensor_float_out argument 'out'");
+  ::regen::check(regen_kernel_normal_tensor_float_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
+}
+
+// aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
+at::Tensor wrap_normal_tensor_tensor(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_Tensor argument 'mean'");
+  auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.Tensor_Tensor argument 'std'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_Tensor argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_normal_tensor_tensor(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
@@ -1368,6 +1452,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
   m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
+  m.impl("bernoulli_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_tensor));
   m.impl("binary_cross_entropy.out", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_out));
   m.impl("binary_cross_entropy_backward", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward));
   m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
@@ -1424,6 +1509,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
   m.impl("__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
   m.impl("__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
+  m.impl("random_.from", TORCH_FN(regen_runtime_ops::wrap_random_inplace_from));
+  m.impl("random_", TORCH_FN(regen_runtime_ops::wrap_random_inplace));
+  m.impl("cauchy_", TORCH_FN(regen_runtime_ops::wrap_cauchy_inplace));
+  m.impl("geometric_", TORCH_FN(regen_runtime_ops::wrap_geometric_inplace));
   m.impl("triu.out", TORCH_FN(regen_runtime_ops::wrap_triu_out));
   m.impl("triu_indices", TORCH_FN(regen_runtime_ops::wrap_triu_indices));
   m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
@@ -1444,6 +1533,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
   m.impl("unfold_backward", TORCH_FN(regen_runtime_ops::wrap_unfold_backward));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
+  m.impl("normal_", TORCH_FN(regen_runtime_ops::wrap_normal_inplace));
+  m.impl("normal.Tensor_float_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_float_out));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor));
   m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
   m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
   m.impl("mse_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward_grad_input));

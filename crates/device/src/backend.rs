@@ -119,4 +119,6 @@ impl Kernels for Backend {
     crate::pool_methods!();
     // embedding_dense_backward (kernels/embedding.rs).
     crate::embedding_methods!();
+    // Random ops on the device generator (kernels/random.rs).
+    crate::random_methods!();
 }

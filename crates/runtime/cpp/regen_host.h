@@ -39,6 +39,9 @@ typedef struct regen_host {
    * elements of `dtype` (owned reference in *out). */
   const char* (*view_dtype)(void* impl, int32_t dtype, const int64_t* sizes, const int64_t* strides, int64_t ndim,
                             int64_t storage_offset, regen_tensor* out);
+  /* The engine (regen_runtime_rng_*) of a device generator passed to a kernel, in *engine; CPU's
+   * "Expected a '<device>' device type for generator" error for another device's generator. */
+  const char* (*generator_engine)(void* generator_impl, void** engine);
 } regen_host;
 
 /* Exported by the backend's Rust code. */
@@ -50,6 +53,20 @@ void regen_backend_init(const regen_host* host);
  * memory (raised as a c10 error). A pointer comes back to regen_device_free when its storage dies. */
 void* regen_device_alloc(size_t nbytes);
 void regen_device_free(void* ptr);
+/* The device generator's engine (regen_runtime::rng): PyTorch's CPU generator, state for state.
+ * An engine from _new or _clone is freed once with _free; _default is the device's default
+ * generator (never freed). States have torch.get_rng_state()'s layout and _state_size bytes;
+ * _set_state returns NULL or CPU's message (valid until the next call on the thread). */
+void* regen_runtime_rng_new(uint64_t seed);
+void* regen_runtime_rng_default(void);
+void* regen_runtime_rng_clone(void* engine);
+void regen_runtime_rng_free(void* engine);
+void regen_runtime_rng_set_seed(void* engine, uint64_t seed);
+uint64_t regen_runtime_rng_reseed(void* engine);
+uint64_t regen_runtime_rng_current_seed(void* engine);
+size_t regen_runtime_rng_state_size(void);
+void regen_runtime_rng_get_state(void* engine, uint8_t* out, size_t len);
+const char* regen_runtime_rng_set_state(void* engine, const uint8_t* bytes, size_t len);
 
 #ifdef __cplusplus
 }

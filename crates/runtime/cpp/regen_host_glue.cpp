@@ -1,23 +1,23 @@
 // Host glue of a regen PrivateUse1 backend, for any device and any torch release from 2.1 on:
 // the PrivateUse1 allocator (memory owned by Rust: regen_device_alloc / regen_device_free), a
-// device guard for one device, the PrivateUse1 hooks, and the services (regen_host.h) Rust
-// kernels use to create and reshape tensors. Compiled into the backend's shared library next to
+// device guard for one device, the PrivateUse1 hooks, the device's random generator (its engine is
+// Rust's), and the services (regen_host.h) Rust kernels use to create and reshape tensors. Compiled into the backend's shared library next to
 // the generated registrations; the static initialiser at the bottom wires everything when
 // `torch.ops.load_library` loads it, then hands the services to Rust (regen_backend_init).
 //
 // The device's name comes from the command line (-DREGEN_DEVICE_NAME="\"mydev\""); it only
 // appears in error messages. Every symbol defined here is internal (anonymous namespace), so two
 // backends loaded into the same process never clash; the only external names are the three
-// functions Rust exports (regen_host.h).
+// functions Rust exports and the regen_runtime_rng_* engine functions (regen_host.h).
 //
 // The c10/ATen interfaces this file implements changed between releases; each difference is
 // branched on TORCH_VERSION_MAJOR / TORCH_VERSION_MINOR below, with the release that changed it.
 #include <torch/version.h>
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/Generator.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/Allocator.h>
@@ -34,6 +34,12 @@
 
 #define REGEN_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+#if !REGEN_TORCH_AT_LEAST(2, 6)
+// torch.Generator(device=...) asks REGISTER_GENERATOR_PRIVATEUSE1's function until 2.5, the hooks'
+// getNewGenerator from 2.6 (which deprecates the macro).
+#include <ATen/core/GeneratorForPrivateuseone.h>
+#endif
 
 #if !REGEN_TORCH_AT_LEAST(2, 1)
 #error "regen host glue: torch 2.1 or newer is required (at::RegisterPrivateUse1HooksInterface)"
@@ -91,7 +97,60 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
 };
 
-// Random ops run through the CPU fallback, so they draw from CPU generators.
+// The device's random generator: PyTorch's CPU generator ported to Rust (regen_runtime::rng), so
+// a seed gives the same numbers as on CPU and states are torch.get_rng_state()'s bytes. The
+// engine is Rust's; this class is what torch sees (torch.Generator(device=...), the default
+// generator, get/set_state, clone). Kernels reach the engine through the generator_engine service
+// and lock it themselves, as ATen's kernels lock mutex_; torch locks mutex_ around these methods.
+// The pure virtuals of c10::GeneratorImpl are the same from 2.1 to 2.15.
+struct DeviceGenerator final : c10::GeneratorImpl {
+  // Takes ownership of `engine` (the default engine is never freed by Rust).
+  explicit DeviceGenerator(void* engine)
+      : c10::GeneratorImpl{kOnlyDevice, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)}, engine_(engine) {
+    TORCH_CHECK(engine_ != nullptr, REGEN_DEVICE_NAME ": no random engine");
+  }
+  ~DeviceGenerator() override { regen_runtime_rng_free(engine_); }
+  DeviceGenerator(const DeviceGenerator&) = delete;
+  DeviceGenerator& operator=(const DeviceGenerator&) = delete;
+
+  void set_current_seed(uint64_t seed) override { regen_runtime_rng_set_seed(engine_, seed); }
+  // As CPU's generator: mt19937 has no offset.
+  void set_offset(uint64_t) override { TORCH_CHECK(false, REGEN_DEVICE_NAME " Generator does not use offset"); }
+  uint64_t get_offset() const override { TORCH_CHECK(false, REGEN_DEVICE_NAME " Generator does not use offset"); }
+  uint64_t current_seed() const override { return regen_runtime_rng_current_seed(engine_); }
+  uint64_t seed() override {
+    uint64_t random = c10::detail::getNonDeterministicRandom();
+    set_current_seed(random);
+    return random;
+  }
+  void set_state(const c10::TensorImpl& new_state) override {
+    at::detail::check_rng_state(new_state);
+    const char* error = regen_runtime_rng_set_state(engine_, static_cast<const uint8_t*>(new_state.data()),
+                                                    static_cast<size_t>(new_state.numel()));
+    TORCH_CHECK(error == nullptr, error);
+  }
+  c10::intrusive_ptr<c10::TensorImpl> get_state() const override {
+    size_t size = regen_runtime_rng_state_size();
+    at::Tensor state = at::empty({static_cast<int64_t>(size)}, at::TensorOptions().dtype(at::kByte));
+    regen_runtime_rng_get_state(engine_, state.data_ptr<uint8_t>(), size);
+    return state.getIntrusivePtr();
+  }
+  void* engine() const { return engine_; }
+
+ private:
+  DeviceGenerator* clone_impl() const override { return new DeviceGenerator(regen_runtime_rng_clone(engine_)); }
+  void* engine_;
+};
+
+const at::Generator& default_generator() {
+  static at::Generator gen = at::make_generator<DeviceGenerator>(regen_runtime_rng_default());
+  return gen;
+}
+
+at::Generator new_generator() {
+  return at::make_generator<DeviceGenerator>(regen_runtime_rng_new(c10::default_rng_seed_val));
+}
+
 // No method of PrivateUse1HooksInterface is pure virtual at that level in any release (from 2.3
 // its base AcceleratorHooksInterface declares hasPrimaryContext pure, and PrivateUse1 gives it a
 // throwing default); a method left out throws "You should register `PrivateUse1HooksInterface`"
@@ -122,14 +181,12 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   c10::DeviceIndex getCurrentDevice() const override { return 0; }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 5)
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override {
-    return at::detail::getDefaultCPUGenerator();
-  }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override { return default_generator(); }
 #else
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex) override { return at::detail::getDefaultCPUGenerator(); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex) override { return default_generator(); }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 6)
-  at::Generator getNewGenerator(c10::DeviceIndex) const override { return at::detail::createCPUGenerator(); }
+  at::Generator getNewGenerator(c10::DeviceIndex) const override { return new_generator(); }
 #endif
   at::Device getDeviceFromPtr(void*) const override { return kOnlyDevice; }
 };
@@ -249,6 +306,22 @@ void host_parallel_for(int64_t n, int64_t grain, void (*f)(void*, int64_t, int64
 
 int host_num_threads() { return at::get_num_threads(); }
 
+const char* host_generator_engine(void* generator_impl, void** engine) {
+  return guarded([&] {
+    auto* gen = static_cast<c10::GeneratorImpl*>(generator_impl);
+    // ATen's check_generator, word for word.
+    TORCH_CHECK(gen->device().type() == kDevice, "Expected a '", kDevice, "' device type for generator but found '",
+                gen->device().type(), "'");
+    auto* device_gen = dynamic_cast<DeviceGenerator*>(gen);
+    TORCH_CHECK(device_gen != nullptr, REGEN_DEVICE_NAME ": a generator of another PrivateUse1 backend");
+    *engine = device_gen->engine();
+  });
+}
+
+#if !REGEN_TORCH_AT_LEAST(2, 6)
+at::Generator make_generator_for_device(c10::DeviceIndex) { return new_generator(); }
+#endif
+
 struct Init {
   Init() {
     static Hooks hooks;
@@ -256,7 +329,7 @@ struct Init {
     static const regen_host host = {
         sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
         &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
-        &host_parallel_for, &host_num_threads, &host_view_dtype,
+        &host_parallel_for, &host_num_threads, &host_view_dtype,  &host_generator_engine,
     };
     regen_backend_init(&host);
   }
@@ -268,6 +341,11 @@ struct Init {
 // Both macros define internal (anonymous-namespace / static) registrars.
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &regen_host_glue::g_allocator);
 C10_REGISTER_GUARD_IMPL(PrivateUse1, regen_host_glue::GuardImpl);
+#if !REGEN_TORCH_AT_LEAST(2, 6)
+// The macro pastes its argument into a variable name: an unqualified name.
+static at::Generator regen_make_generator(c10::DeviceIndex i) { return regen_host_glue::make_generator_for_device(i); }
+REGISTER_GENERATOR_PRIVATEUSE1(regen_make_generator)
+#endif
 
 // Runs when the shared library is loaded, after the allocator and guard registrations above
 // (one translation unit initialises in order of definition).

@@ -5,7 +5,7 @@ use std::ffi::{CStr, c_char, c_void};
 use std::sync::OnceLock;
 
 use crate::abi::regen_tensor;
-use crate::args::{Storage, Tensor, TensorRef};
+use crate::args::{Generator, Storage, Tensor, TensorRef};
 use crate::error::{Error, Result};
 
 /// Mirror of `regen_host` in `cpp/regen_host.h`.
@@ -33,6 +33,7 @@ pub struct Host {
     pub num_threads: unsafe extern "C" fn() -> i32,
     pub view_dtype:
         unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
+    pub generator_engine: unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> *const c_char,
 }
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -186,4 +187,17 @@ pub fn set_tensor(t: &TensorRef<'_>, source: &TensorRef<'_>) -> Result<regen_ten
     let (t, source) = (impl_of(t)?, impl_of(source)?);
     // SAFETY: as above.
     describe(|h, out| unsafe { (h.set_tensor)(t, source, out) })
+}
+
+/// The engine (`rng::Engine`) of a generator passed to a kernel; CPU's error when it belongs to
+/// another device.
+pub fn generator_engine(generator: Generator) -> Result<*mut crate::rng::Engine> {
+    let host = installed()?;
+    let mut engine = std::ptr::null_mut();
+    // SAFETY: `generator` is a live `at::GeneratorImpl` (a kernel argument); `engine` is writable.
+    status(unsafe { (host.generator_engine)(generator.0.as_ptr(), &mut engine) })?;
+    if engine.is_null() {
+        return Err(Error::runtime("a generator without an engine"));
+    }
+    Ok(engine.cast())
 }

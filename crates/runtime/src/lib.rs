@@ -5,7 +5,8 @@
 //! become Python exceptions; [`ffi`] runs a kernel call so that neither an error nor a panic
 //! crosses the C boundary as anything but a returned error, and counts calls; [`host`] holds the
 //! services of the C++ host glue (`cpp/`, compiled into each backend by regen-build); [`alloc`]
-//! is the default device memory (aligned host memory); [`view`] and [`bootstrap`] are the views
+//! is the default device memory (aligned host memory); [`rng`] the device's random generator
+//! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
 //! and default kernels a host-memory device starts from.
 //!
 //! A backend crate mounts its generated `kernels.rs` with [`include_kernels!`], implements the
@@ -22,6 +23,7 @@ pub mod bootstrap;
 pub mod error;
 pub mod ffi;
 pub mod host;
+pub mod rng;
 pub mod view;
 
 pub use args::{

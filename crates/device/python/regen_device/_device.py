@@ -6,7 +6,12 @@
 make it yours.
 """
 
+import ctypes
+
 import torch
+
+# The extension library the package loaded (before importing this module).
+from . import _native as _lib
 
 _current = 0
 
@@ -45,32 +50,77 @@ def _is_in_bad_fork() -> bool:
     return False
 
 
-# Random ops run through the CPU fallback and draw from the CPU generator, so the device's seed
-# and state are the CPU generator's. (torch.manual_seed calls manual_seed_all here only because
-# _is_in_bad_fork exists.)
+# The device's random generator is the C++ glue's at::GeneratorImpl, whose engine (PyTorch's CPU
+# generator ported to Rust, regen_runtime::rng) draws the same numbers as CPU after the same seed;
+# its state has torch.get_rng_state()'s layout. The default generator's engine is reached through
+# the library's C functions, which works on every torch release. (torch.manual_seed calls
+# manual_seed_all here only because _is_in_bad_fork exists.)
+_lib.regen_runtime_rng_default.restype = ctypes.c_void_p
+_lib.regen_runtime_rng_default.argtypes = []
+_lib.regen_runtime_rng_set_seed.restype = None
+_lib.regen_runtime_rng_set_seed.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+_lib.regen_runtime_rng_reseed.restype = ctypes.c_uint64
+_lib.regen_runtime_rng_reseed.argtypes = [ctypes.c_void_p]
+_lib.regen_runtime_rng_current_seed.restype = ctypes.c_uint64
+_lib.regen_runtime_rng_current_seed.argtypes = [ctypes.c_void_p]
+_lib.regen_runtime_rng_state_size.restype = ctypes.c_size_t
+_lib.regen_runtime_rng_state_size.argtypes = []
+_lib.regen_runtime_rng_get_state.restype = None
+_lib.regen_runtime_rng_get_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+_lib.regen_runtime_rng_set_state.restype = ctypes.c_char_p
+_lib.regen_runtime_rng_set_state.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+_ENGINE = _lib.regen_runtime_rng_default()
+
+
 def manual_seed(seed: int) -> None:
-    torch.default_generator.manual_seed(seed)
+    # Negative seeds wrap to 64 bits, as torch.Generator.manual_seed does.
+    _lib.regen_runtime_rng_set_seed(_ENGINE, int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
 
 
 def manual_seed_all(seed: int) -> None:
-    torch.default_generator.manual_seed(seed)
+    manual_seed(seed)
 
 
-def seed() -> None:
-    torch.default_generator.seed()
+def seed() -> int:
+    return int(_lib.regen_runtime_rng_reseed(_ENGINE))
 
 
 def seed_all() -> None:
-    torch.default_generator.seed()
+    seed()
 
 
 def initial_seed() -> int:
-    return torch.default_generator.initial_seed()
+    return int(_lib.regen_runtime_rng_current_seed(_ENGINE))
 
 
 def get_rng_state(device="regen"):
-    return torch.get_rng_state()
+    """The default generator's state: a CPU uint8 tensor laid out as torch.get_rng_state()'s."""
+    state = torch.empty(int(_lib.regen_runtime_rng_state_size()), dtype=torch.uint8)
+    _lib.regen_runtime_rng_get_state(_ENGINE, state.data_ptr(), state.numel())
+    return state
 
 
-def set_rng_state(state, device="regen") -> None:
-    torch.set_rng_state(state)
+def set_rng_state(new_state, device="regen") -> None:
+    """Restores a state of get_rng_state() (torch.get_rng_state()'s too), with CPU's checks."""
+    if not isinstance(new_state, torch.Tensor) or new_state.device.type != "cpu" or new_state.dtype != torch.uint8:
+        raise TypeError("RNG state must be a torch.ByteTensor")
+    state = new_state.contiguous()
+    error = _lib.regen_runtime_rng_set_state(_ENGINE, state.data_ptr(), state.numel())
+    if error is not None:
+        raise RuntimeError(error.decode())
+
+
+def _default_generators():
+    # torch hands out a device's default generator as a torch.Generator only through the
+    # accelerator API (2.6+), and only for the current accelerator.
+    get = getattr(torch._C, "_accelerator_getDefaultGenerator", None)
+    accelerator = getattr(torch._C, "_get_accelerator", None)
+    try:
+        if get is not None and accelerator is not None and accelerator().type == "regen":
+            return (get(0),)
+    except RuntimeError:
+        pass
+    return ()
+
+
+default_generators = _default_generators()

@@ -1,7 +1,8 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, loss, pool, embedding), with `stl` the unstable sorting
-//! algorithms of CPU's C++ library for sort's. Each family's `Kernels` methods are a macro
+//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, rnn, loss, pool,
+//! embedding, optim, random), with `stl` the unstable sorting algorithms of CPU's C++ library for
+//! sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
 pub mod binary;
@@ -18,6 +19,7 @@ pub mod norm;
 pub mod optim;
 pub mod pointwise;
 pub mod pool;
+pub mod random;
 pub mod reduce;
 pub mod rnn;
 pub mod scalar;
