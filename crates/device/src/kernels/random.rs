@@ -841,6 +841,12 @@ pub fn native_dropout(input: TensorRef<'_>, p: f64, train: Option<bool>) -> Resu
 /// `native_dropout_backward`: `grad * mask * scale`.
 pub fn native_dropout_backward(grad: TensorRef<'_>, mask: TensorRef<'_>, scale: f64) -> Result<Tensor> {
     let out = binary::functional::<bin::Mul>(Input::Tensor(grad), Input::Tensor(mask))?;
+    let dtype = dtype_of(&out.as_ref())?;
+    if !dtype.is_floating() && !dtype.is_complex() {
+        // CPU's `grad * mask * scale`: an integer or bool product times a Python float becomes
+        // the default float dtype.
+        return binary::functional::<bin::Mul>(Input::Tensor(out.as_ref()), Input::Scalar(Scalar::Float(scale)));
+    }
     scale_(out.as_ref(), scale)?;
     Ok(out)
 }
