@@ -171,6 +171,19 @@ fn lane_max<T: Elem>(x: &[T]) -> T::A {
     m
 }
 
+/// The 16 lane accumulators combined pairwise, as a vector reduction.
+#[inline(always)]
+fn combine_lanes<A: Flt>(mut acc: [A; LANES]) -> A {
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            acc[k] = acc[k] + acc[k + w];
+        }
+    }
+    acc[0]
+}
+
 /// Sum of `f(x₀[i], …, x_{K-1}[i])` over the common length of the slices, in 16 lane
 /// accumulators combined pairwise (as a vector reduction), then the tail in order.
 #[inline(always)]
@@ -187,14 +200,7 @@ fn lane_sum<E: Copy, A: Flt, const K: usize>(xs: [&[E]; K], f: impl Fn([E; K]) -
         }
         i += LANES;
     }
-    let mut w = LANES;
-    while w > 1 {
-        w /= 2;
-        for k in 0..w {
-            acc[k] = acc[k] + acc[k + w];
-        }
-    }
-    let mut s = acc[0];
+    let mut s = combine_lanes(acc);
     for j in full..n {
         s = s + at(j);
     }
@@ -976,18 +982,8 @@ simd_fn! {
                 db_acc[k] = db_acc[k] + t;
             }
         }
-        let combine = |acc: &mut [T::A; LANES]| {
-            let mut w = LANES;
-            while w > 1 {
-                w /= 2;
-                for k in 0..w {
-                    acc[k] = acc[k] + acc[k + w];
-                }
-            }
-            acc[0]
-        };
         // The tail adds to the combined sums in order (as lane_sum).
-        let (mut ds, mut db) = (combine(&mut ds_acc), combine(&mut db_acc));
+        let (mut ds, mut db) = (combine_lanes(ds_acc), combine_lanes(db_acc));
         for j in full..n {
             let (s, t) = step(j);
             ds = ds + s;

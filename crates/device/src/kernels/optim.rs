@@ -18,12 +18,13 @@ use super::scalar::Real;
 /// One optimizer: `N` tensors per parameter (`[param, grad, state...]`).
 trait Rule<const N: usize>: Sync {
     /// The op, for messages.
-    const OP: &'static str;
-    /// Which slots the update writes back (the gradient is written only when unscaled).
-    const WRITES: [bool; N];
+    fn op(&self) -> &'static str;
+    /// Which slots the update writes back (the gradient is written only when unscaled). A slot
+    /// whose list is left empty reads the parameter and must not be written.
+    fn writes(&self) -> [bool; N];
     /// Per-tensor coefficients (from the tensor's step count, if the optimizer keeps one).
     type Coef: Copy + Sync;
-    fn coef(&self, tensors: &[TensorRef<'_>; N], step: Option<f64>) -> Self::Coef;
+    fn coef(&self, step: Option<f64>) -> Self::Coef;
     /// Updates one element's slots in the compute type.
     fn update<A: Real>(&self, c: &Self::Coef, x: &mut [A; N]);
 }
@@ -51,7 +52,8 @@ fn step_lists<R: Rule<N>, const N: usize>(
     grad_scale: Option<TensorRef<'_>>,
     found_inf: Option<TensorRef<'_>>,
 ) -> Result<()> {
-    let op = R::OP;
+    let op = rule.op();
+    let writes = rule.writes();
     if let Some(f) = &found_inf
         && scalar_of(f, "found_inf")? == 1.0
     {
@@ -60,7 +62,7 @@ fn step_lists<R: Rule<N>, const N: usize>(
     let scale = grad_scale.as_ref().map(|g| scalar_of(g, "grad_scale")).transpose()?;
     let n = lists[0].len();
     for (k, l) in lists.iter().enumerate().skip(1) {
-        if !(l.len() == n || (l.is_empty() && !R::WRITES[k])) {
+        if !(l.len() == n || (l.is_empty() && !writes[k])) {
             return Err(Error::runtime(format!(
                 "{op}: expected every tensor list to have {n} tensors, but list {k} has {}",
                 l.len()
@@ -89,7 +91,7 @@ fn step_lists<R: Rule<N>, const N: usize>(
             }
         }
         let step = steps.as_ref().map(|s| scalar_of(&s.get(i).expect("i < n"), "state_step")).transpose()?;
-        let c = rule.coef(&tensors, step);
+        let c = rule.coef(step);
         let ptrs: [usize; N] = std::array::from_fn(|k| tensors[k].data_ptr() as usize);
         let len = param.numel() as usize;
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| elements::<T, R, N>(rule, &c, ptrs, len, scale), else unreachable!());
@@ -107,6 +109,7 @@ fn elements<T: Elem, R: Rule<N>, const N: usize>(
 ) where
     T::A: Real,
 {
+    let writes = rule.writes();
     regen_runtime::host::parallel_for(len, GRAIN, |lo, hi| {
         let scale = scale.map(k::<T::A>);
         for e in lo..hi {
@@ -120,7 +123,7 @@ fn elements<T: Elem, R: Rule<N>, const N: usize>(
                 }
                 rule.update(c, &mut x);
                 for s in 0..N {
-                    if R::WRITES[s] {
+                    if writes[s] {
                         *(ptrs[s] as *mut T).add(e) = T::st(x[s]);
                     }
                 }
@@ -152,13 +155,17 @@ struct AdamCoef {
 }
 
 impl Rule<5> for Adam {
-    const OP: &'static str = "_fused_adam_";
+    fn op(&self) -> &'static str {
+        if self.decoupled { "_fused_adamw_" } else { "_fused_adam_" }
+    }
     // max_exp_avg_sq is written only with amsgrad; without it its list is empty and the slot
-    // reads the parameter, so it must never be written: `update` leaves it as loaded.
-    const WRITES: [bool; 5] = [true, false, true, true, true];
+    // reads the parameter (`update` leaves it as loaded).
+    fn writes(&self) -> [bool; 5] {
+        [true, false, true, true, self.amsgrad]
+    }
     type Coef = AdamCoef;
 
-    fn coef(&self, _: &[TensorRef<'_>; 5], step: Option<f64>) -> AdamCoef {
+    fn coef(&self, step: Option<f64>) -> AdamCoef {
         let step = step.unwrap_or(1.0);
         let bias_correction1 = 1.0 - self.beta1.powf(step);
         let bias_correction2 = 1.0 - self.beta2.powf(step);
@@ -211,44 +218,18 @@ pub fn adam(
     grad_scale: Option<TensorRef<'_>>,
     found_inf: Option<TensorRef<'_>>,
 ) -> Result<()> {
+    let rule = Adam { lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled };
     if amsgrad && max_exp_avg_sqs.len() != params.len() {
         return Err(Error::runtime(format!(
             "{}: amsgrad needs {} max_exp_avg_sqs, but got {}",
-            if decoupled { "_fused_adamw_" } else { "_fused_adam_" },
+            rule.op(),
             params.len(),
             max_exp_avg_sqs.len()
         )));
     }
-    let rule = Adam { lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, decoupled };
     // Without amsgrad the slot's list is left out: it reads the parameter and is not written.
     let max_list = if amsgrad { max_exp_avg_sqs } else { TensorList::default() };
-    if amsgrad {
-        step_lists(&rule, [params, grads, exp_avgs, exp_avg_sqs, max_list], Some(state_steps), grad_scale, found_inf)
-    } else {
-        step_lists(
-            &NoMax(rule),
-            [params, grads, exp_avgs, exp_avg_sqs, max_list],
-            Some(state_steps),
-            grad_scale,
-            found_inf,
-        )
-    }
-}
-
-/// Adam without amsgrad: the fifth slot is the parameter again and is never written.
-struct NoMax(Adam);
-
-impl Rule<5> for NoMax {
-    const OP: &'static str = "_fused_adam_";
-    const WRITES: [bool; 5] = [true, false, true, true, false];
-    type Coef = AdamCoef;
-    fn coef(&self, t: &[TensorRef<'_>; 5], step: Option<f64>) -> AdamCoef {
-        self.0.coef(t, step)
-    }
-    #[inline(always)]
-    fn update<A: Real>(&self, c: &AdamCoef, x: &mut [A; 5]) {
-        self.0.update(c, x)
-    }
+    step_lists(&rule, [params, grads, exp_avgs, exp_avg_sqs, max_list], Some(state_steps), grad_scale, found_inf)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,9 +248,18 @@ struct Sgd {
     is_first_step: bool,
 }
 
-impl Sgd {
+impl Rule<3> for Sgd {
+    fn op(&self) -> &'static str {
+        "_fused_sgd_"
+    }
+    fn writes(&self) -> [bool; 3] {
+        [true, false, self.momentum != 0.0]
+    }
+    type Coef = ();
+    fn coef(&self, _: Option<f64>) {}
+
     #[inline(always)]
-    fn apply<A: Real>(&self, x: &mut [A; 3]) {
+    fn update<A: Real>(&self, _: &(), x: &mut [A; 3]) {
         let [mut p, mut g, mut buf] = *x;
         if self.maximize {
             g = g * k(-1.0);
@@ -286,31 +276,6 @@ impl Sgd {
     }
 }
 
-struct SgdMomentum(Sgd);
-struct SgdPlain(Sgd);
-
-impl Rule<3> for SgdMomentum {
-    const OP: &'static str = "_fused_sgd_";
-    const WRITES: [bool; 3] = [true, false, true];
-    type Coef = ();
-    fn coef(&self, _: &[TensorRef<'_>; 3], _: Option<f64>) {}
-    #[inline(always)]
-    fn update<A: Real>(&self, _: &(), x: &mut [A; 3]) {
-        self.0.apply(x)
-    }
-}
-
-impl Rule<3> for SgdPlain {
-    const OP: &'static str = "_fused_sgd_";
-    const WRITES: [bool; 3] = [true, false, false];
-    type Coef = ();
-    fn coef(&self, _: &[TensorRef<'_>; 3], _: Option<f64>) {}
-    #[inline(always)]
-    fn update<A: Real>(&self, _: &(), x: &mut [A; 3]) {
-        self.0.apply(x)
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 pub fn sgd(
     params: TensorList<'_>,
@@ -324,18 +289,16 @@ pub fn sgd(
     found_inf: Option<TensorRef<'_>>,
 ) -> Result<()> {
     let rule = Sgd { weight_decay, momentum, lr, dampening, nesterov, maximize, is_first_step };
-    if momentum != 0.0 {
-        if momentum_buffers.len() != params.len() {
-            return Err(Error::runtime(format!(
-                "_fused_sgd_: momentum needs {} momentum buffers, but got {}",
-                params.len(),
-                momentum_buffers.len()
-            )));
-        }
-        step_lists(&SgdMomentum(rule), [params, grads, momentum_buffers], None, grad_scale, found_inf)
-    } else {
-        step_lists(&SgdPlain(rule), [params, grads, TensorList::default()], None, grad_scale, found_inf)
+    if momentum != 0.0 && momentum_buffers.len() != params.len() {
+        return Err(Error::runtime(format!(
+            "_fused_sgd_: momentum needs {} momentum buffers, but got {}",
+            params.len(),
+            momentum_buffers.len()
+        )));
     }
+    // Without momentum the buffer slot's list is left out (it reads the parameter).
+    let buffers = if momentum != 0.0 { momentum_buffers } else { TensorList::default() };
+    step_lists(&rule, [params, grads, buffers], None, grad_scale, found_inf)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,12 +315,16 @@ struct Adagrad {
 }
 
 impl Rule<3> for Adagrad {
-    const OP: &'static str = "_fused_adagrad_";
-    const WRITES: [bool; 3] = [true, false, true];
+    fn op(&self) -> &'static str {
+        "_fused_adagrad_"
+    }
+    fn writes(&self) -> [bool; 3] {
+        [true, false, true]
+    }
     /// The decayed learning rate.
     type Coef = f64;
 
-    fn coef(&self, _: &[TensorRef<'_>; 3], step: Option<f64>) -> f64 {
+    fn coef(&self, step: Option<f64>) -> f64 {
         self.lr / (1.0 + (step.unwrap_or(1.0) - 1.0) * self.lr_decay)
     }
 

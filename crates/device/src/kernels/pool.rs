@@ -498,10 +498,14 @@ fn nearest_plan(nd: usize, exact: bool, in_sizes: &[i64], output_size: &[i64], s
 // Kernels
 // ---------------------------------------------------------------------------------------------
 
+/// Input elements read per output element (its first window's size).
+fn per_out(p: &Plan) -> usize {
+    p.win.iter().map(|w| w.first().map_or(1, |w| w.len().max(1))).product()
+}
+
 /// Planes per task: about GRAIN elements of work.
 fn grain(p: &Plan) -> usize {
-    let per_out: usize = p.win.iter().map(|w| w.first().map_or(1, |w| w.len().max(1))).product();
-    let work = p.out.iter().product::<usize>() * per_out;
+    let work = p.out.iter().product::<usize>() * per_out(p);
     (GRAIN / work.max(1)).max(1)
 }
 
@@ -615,8 +619,7 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     let [ih, iw] = [p.inp[1], p.inp[2]];
     let c = p.c;
     let positions = p.n * od * oh * ow;
-    let per_out: usize = p.win.iter().map(|w| w.first().map_or(1, |w| w.len().max(1))).product();
-    let grain = (GRAIN / (per_out * c).max(1)).max(1);
+    let grain = (GRAIN / (per_out(p) * c).max(1)).max(1);
     regen_runtime::host::parallel_for(positions, grain, |a, b| {
         let mut acc = vec![T::zero(); c];
         let mut arg = vec![0usize; c];
