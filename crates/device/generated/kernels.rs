@@ -1310,6 +1310,37 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`
+    fn _standard_gamma_grad(
+        &self,
+        self_: TensorRef<'_>,
+        output: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`
+    fn _standard_gamma(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor`
+    fn _sample_dirichlet(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::poisson(Tensor self, Generator? generator=None) -> Tensor`
+    fn poisson(
+        &self,
+        self_: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
+    /// `aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`
+    fn binomial(
+        &self,
+        count: TensorRef<'_>,
+        prob: TensorRef<'_>,
+        generator: Option<Generator>,
+    ) -> Result<Tensor>;
     /// `aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`
     fn _batch_norm_with_update(
         &self,
@@ -3502,7 +3533,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 483] = [
+pub const OPS: [&str; 488] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3707,6 +3738,11 @@ pub const OPS: [&str; 483] = [
     "var_mean.correction",
     "where.self",
     "where.self_out",
+    "_standard_gamma_grad",
+    "_standard_gamma",
+    "_sample_dirichlet",
+    "poisson",
+    "binomial",
     "_batch_norm_with_update",
     "_batch_norm_with_update.out",
     "batch_norm_backward",
@@ -3988,7 +4024,7 @@ pub const OPS: [&str; 483] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 483] = [const { AtomicU64::new(0) }; 483];
+static CALLS: [AtomicU64; 488] = [const { AtomicU64::new(0) }; 488];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -9568,6 +9604,133 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
         },
     )
 }
+/// Entry point of `aten::_standard_gamma_grad`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__standard_gamma_grad(
+    self_: abi::regen_tensor,
+    output: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_standard_gamma_grad",
+        &CALLS[204usize],
+        || {
+            let regen_v0 = kernels()?
+                ._standard_gamma_grad(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_standard_gamma`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__standard_gamma(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_standard_gamma",
+        &CALLS[205usize],
+        || {
+            let regen_v0 = kernels()?
+                ._standard_gamma(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_sample_dirichlet`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__sample_dirichlet(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_sample_dirichlet",
+        &CALLS[206usize],
+        || {
+            let regen_v0 = kernels()?
+                ._sample_dirichlet(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::poisson`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_poisson(
+    self_: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::poisson",
+        &CALLS[207usize],
+        || {
+            let regen_v0 = kernels()?
+                .poisson(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::binomial`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_binomial(
+    count: abi::regen_tensor,
+    prob: abi::regen_tensor,
+    generator: *mut ::std::ffi::c_void,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::binomial",
+        &CALLS[208usize],
+        || {
+            let regen_v0 = kernels()?
+                .binomial(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&count) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&prob) }?,
+                    unsafe { <Option<Generator> as FromAbi<'_>>::from_abi(&generator) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::_batch_norm_with_update`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -9589,7 +9752,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[204usize],
+        &CALLS[209usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -9632,7 +9795,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[205usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -9678,7 +9841,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[206usize],
+        &CALLS[211usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -9725,7 +9888,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[207usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -9755,7 +9918,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[208usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .norm_out(
@@ -9782,7 +9945,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[209usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -9805,7 +9968,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[210usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -9829,7 +9992,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[211usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .sub_out(
@@ -9856,7 +10019,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[212usize],
+        &CALLS[217usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -9883,7 +10046,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[213usize],
+        &CALLS[218usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -9909,7 +10072,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[214usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -9937,7 +10100,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[215usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .addmm_out(
@@ -9969,7 +10132,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[216usize],
+        &CALLS[221usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -10002,7 +10165,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[217usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -10035,7 +10198,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[218usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -10063,7 +10226,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[219usize],
+        &CALLS[224usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -10092,7 +10255,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[220usize],
+        &CALLS[225usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -10132,7 +10295,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[221usize],
+        &CALLS[226usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -10171,7 +10334,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[222usize],
+        &CALLS[227usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -10209,7 +10372,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[223usize],
+        &CALLS[228usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -10238,7 +10401,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[224usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -10264,7 +10427,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[225usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -10290,7 +10453,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[226usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -10312,7 +10475,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[227usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .set_inplace(
@@ -10335,7 +10498,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[228usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10360,7 +10523,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[229usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10385,7 +10548,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[230usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10410,7 +10573,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[231usize],
+        &CALLS[236usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -10436,7 +10599,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[232usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .put_inplace(
@@ -10465,7 +10628,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[233usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .index_add_out(
@@ -10497,7 +10660,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[234usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -10527,7 +10690,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[235usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -10554,7 +10717,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[236usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -10582,7 +10745,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[237usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -10611,7 +10774,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[238usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -10641,7 +10804,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[239usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -10672,7 +10835,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[240usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -10702,7 +10865,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[241usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -10733,7 +10896,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[242usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -10762,7 +10925,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[243usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -10787,7 +10950,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[244usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -10812,7 +10975,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[245usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -10837,7 +11000,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[246usize],
+        &CALLS[251usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -10862,7 +11025,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[247usize],
+        &CALLS[252usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -10886,7 +11049,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[248usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -10909,7 +11072,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[249usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -10933,7 +11096,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -10958,7 +11121,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[251usize],
+        &CALLS[256usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -10983,7 +11146,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[252usize],
+        &CALLS[257usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -11007,7 +11170,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[253usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -11030,7 +11193,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[254usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -11054,7 +11217,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[255usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -11081,7 +11244,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[256usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -11111,7 +11274,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[257usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -11142,7 +11305,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[258usize],
+        &CALLS[263usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -11171,7 +11334,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.from",
-        &CALLS[259usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .random_inplace_from(
@@ -11197,7 +11360,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_to(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.to",
-        &CALLS[260usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .random_inplace_to(
@@ -11221,7 +11384,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_",
-        &CALLS[261usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .random_inplace(
@@ -11246,7 +11409,7 @@ pub unsafe extern "C" fn regen_kernel_uniform_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::uniform_",
-        &CALLS[262usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .uniform_inplace(
@@ -11273,7 +11436,7 @@ pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cauchy_",
-        &CALLS[263usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .cauchy_inplace(
@@ -11300,7 +11463,7 @@ pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_normal_",
-        &CALLS[264usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .log_normal_inplace(
@@ -11326,7 +11489,7 @@ pub unsafe extern "C" fn regen_kernel_exponential_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exponential_",
-        &CALLS[265usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .exponential_inplace(
@@ -11351,7 +11514,7 @@ pub unsafe extern "C" fn regen_kernel_geometric_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::geometric_",
-        &CALLS[266usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .geometric_inplace(
@@ -11376,7 +11539,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[267usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .triu_out(
@@ -11401,7 +11564,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[268usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .tril_out(
@@ -11431,7 +11594,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[269usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -11466,7 +11629,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[270usize],
+        &CALLS[275usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -11496,7 +11659,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[271usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -11521,7 +11684,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[272usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -11546,7 +11709,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[273usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -11571,7 +11734,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[274usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -11596,7 +11759,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[275usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -11621,7 +11784,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[276usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -11646,7 +11809,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[277usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -11671,7 +11834,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[278usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -11696,7 +11859,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[279usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -11721,7 +11884,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[280usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -11746,7 +11909,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[281usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -11771,7 +11934,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[282usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -11796,7 +11959,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[283usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .take_out(
@@ -11821,7 +11984,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[284usize],
+        &CALLS[289usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -11847,7 +12010,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[285usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .index_select_out(
@@ -11874,7 +12037,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[286usize],
+        &CALLS[291usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -11900,7 +12063,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[287usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -11925,7 +12088,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[288usize],
+        &CALLS[293usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -11949,7 +12112,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[289usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -11972,7 +12135,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[290usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11995,7 +12158,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[291usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -12022,7 +12185,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[292usize],
+        &CALLS[297usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -12050,7 +12213,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[293usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .gather_out(
@@ -12079,7 +12242,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[294usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -12108,7 +12271,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[295usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -12137,7 +12300,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial.out",
-        &CALLS[296usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .multinomial_out(
@@ -12166,7 +12329,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial",
-        &CALLS[297usize],
+        &CALLS[302usize],
         || {
             let regen_v0 = kernels()?
                 .multinomial(
@@ -12192,7 +12355,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[298usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -12215,7 +12378,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[299usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .digamma_out(
@@ -12239,7 +12402,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[300usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -12263,7 +12426,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[301usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -12286,7 +12449,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[302usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .i0_out(
@@ -12309,7 +12472,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[303usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .sign_out(
@@ -12332,7 +12495,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[304usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .signbit_out(
@@ -12356,7 +12519,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[305usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .atan2_out(
@@ -12382,7 +12545,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -12409,7 +12572,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[307usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -12437,7 +12600,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[308usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .histc_out(
@@ -12466,7 +12629,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[309usize],
+        &CALLS[314usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -12493,7 +12656,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[310usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -12518,7 +12681,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[311usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .hypot_out(
@@ -12543,7 +12706,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[312usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .igamma_out(
@@ -12568,7 +12731,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[313usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .igammac_out(
@@ -12593,7 +12756,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[314usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -12618,7 +12781,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[315usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -12643,7 +12806,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[316usize],
+        &CALLS[321usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -12667,7 +12830,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[317usize],
+        &CALLS[322usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12688,7 +12851,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[318usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -12712,7 +12875,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[319usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .fmin_out(
@@ -12736,7 +12899,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[320usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12758,7 +12921,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[321usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .fmax_out(
@@ -12783,7 +12946,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[322usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .maximum_out(
@@ -12807,7 +12970,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[323usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -12831,7 +12994,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[324usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .minimum_out(
@@ -12859,7 +13022,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[325usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -12891,7 +13054,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[326usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .topk_values(
@@ -12919,7 +13082,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[327usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .all_all_out(
@@ -12942,7 +13105,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[328usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .any_all_out(
@@ -12968,7 +13131,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[329usize],
+        &CALLS[334usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -12998,7 +13161,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[330usize],
+        &CALLS[335usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -13026,7 +13189,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[331usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -13051,7 +13214,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[332usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -13076,7 +13239,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[333usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -13102,7 +13265,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[334usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -13129,7 +13292,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[335usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -13156,7 +13319,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[336usize],
+        &CALLS[341usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -13183,7 +13346,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[337usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -13210,7 +13373,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[338usize],
+        &CALLS[343usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -13237,7 +13400,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[339usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -13264,7 +13427,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[340usize],
+        &CALLS[345usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -13292,7 +13455,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[341usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -13321,7 +13484,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[342usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -13350,7 +13513,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[343usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -13381,7 +13544,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[344usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -13416,7 +13579,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[345usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -13453,7 +13616,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[346usize],
+        &CALLS[351usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -13488,7 +13651,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[347usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -13522,7 +13685,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[348usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -13550,7 +13713,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[349usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -13579,7 +13742,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[350usize],
+        &CALLS[355usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -13610,7 +13773,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[351usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -13646,7 +13809,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[352usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -13682,7 +13845,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[353usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -13717,7 +13880,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[354usize],
+        &CALLS[359usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -13753,7 +13916,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[355usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -13790,7 +13953,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[356usize],
+        &CALLS[361usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -13824,7 +13987,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[357usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -13854,7 +14017,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[358usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -13884,7 +14047,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[359usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -13913,7 +14076,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[360usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -13943,7 +14106,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[361usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -13973,7 +14136,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[362usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .elu_out(
@@ -14004,7 +14167,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[363usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -14034,7 +14197,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[364usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -14058,7 +14221,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[365usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -14084,7 +14247,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[366usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -14111,7 +14274,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[367usize],
+        &CALLS[372usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -14139,7 +14302,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[368usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -14168,7 +14331,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[369usize],
+        &CALLS[374usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -14195,7 +14358,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[370usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -14219,7 +14382,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[371usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -14242,7 +14405,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[372usize],
+        &CALLS[377usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -14264,7 +14427,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[373usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -14287,7 +14450,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[374usize],
+        &CALLS[379usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -14312,7 +14475,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[375usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -14339,7 +14502,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[376usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -14366,7 +14529,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[377usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -14391,7 +14554,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[378usize],
+        &CALLS[383usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -14417,7 +14580,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[379usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -14444,7 +14607,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[380usize],
+        &CALLS[385usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -14471,7 +14634,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[381usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .softplus_out(
@@ -14499,7 +14662,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[382usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -14526,7 +14689,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[383usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -14552,7 +14715,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[384usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -14578,7 +14741,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[385usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -14603,7 +14766,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[386usize],
+        &CALLS[391usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -14628,7 +14791,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[387usize],
+        &CALLS[392usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -14653,7 +14816,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[388usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -14678,7 +14841,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[389usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -14703,7 +14866,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -14728,7 +14891,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[391usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -14754,7 +14917,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[392usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -14781,7 +14944,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -14808,7 +14971,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[394usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -14835,7 +14998,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[395usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -14866,7 +15029,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[396usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -14904,7 +15067,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[397usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -14942,7 +15105,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[398usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -14980,7 +15143,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[399usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -15018,7 +15181,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[400usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -15054,7 +15217,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[401usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -15090,7 +15253,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[402usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -15125,7 +15288,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[403usize],
+        &CALLS[408usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -15161,7 +15324,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -15198,7 +15361,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[405usize],
+        &CALLS[410usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -15230,7 +15393,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[406usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -15257,7 +15420,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[407usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -15285,7 +15448,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[408usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -15314,7 +15477,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -15343,7 +15506,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[410usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -15372,7 +15535,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[411usize],
+        &CALLS[416usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -15402,7 +15565,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[412usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -15433,7 +15596,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[413usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -15464,7 +15627,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[414usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -15495,7 +15658,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[415usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -15527,7 +15690,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[416usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -15560,7 +15723,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[417usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -15589,7 +15752,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -15615,7 +15778,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[419usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -15641,7 +15804,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[420usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -15672,7 +15835,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[421usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -15709,7 +15872,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[422usize],
+        &CALLS[427usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -15746,7 +15909,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[423usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -15783,7 +15946,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[424usize],
+        &CALLS[429usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -15818,7 +15981,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[425usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -15851,7 +16014,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[426usize],
+        &CALLS[431usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -15887,7 +16050,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[427usize],
+        &CALLS[432usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -15924,7 +16087,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[428usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -15959,7 +16122,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[429usize],
+        &CALLS[434usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -15994,7 +16157,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[430usize],
+        &CALLS[435usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -16028,7 +16191,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[431usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -16061,7 +16224,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[432usize],
+        &CALLS[437usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -16095,7 +16258,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[433usize],
+        &CALLS[438usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -16130,7 +16293,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[434usize],
+        &CALLS[439usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -16164,7 +16327,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[435usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .col2im_out(
@@ -16197,7 +16360,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[436usize],
+        &CALLS[441usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -16229,7 +16392,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[437usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .im2col_out(
@@ -16260,7 +16423,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[438usize],
+        &CALLS[443usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -16287,7 +16450,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[439usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -16310,7 +16473,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[440usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -16333,7 +16496,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[441usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -16356,7 +16519,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[442usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -16379,7 +16542,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[443usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -16402,7 +16565,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[444usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -16426,7 +16589,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[445usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -16451,7 +16614,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[446usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -16475,7 +16638,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[447usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -16498,7 +16661,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[448usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -16521,7 +16684,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[449usize],
+        &CALLS[454usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -16548,7 +16711,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[450usize],
+        &CALLS[455usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -16575,7 +16738,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[451usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -16598,7 +16761,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[452usize],
+        &CALLS[457usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -16621,7 +16784,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[453usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -16644,7 +16807,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[454usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -16667,7 +16830,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[455usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -16691,7 +16854,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[456usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -16716,7 +16879,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[457usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -16741,7 +16904,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[458usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -16766,7 +16929,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[459usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -16791,7 +16954,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[460usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -16816,7 +16979,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[461usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -16841,7 +17004,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[462usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -16866,7 +17029,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[463usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -16890,7 +17053,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[464usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -16913,7 +17076,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[465usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -16936,7 +17099,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[466usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -16959,7 +17122,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[467usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -16982,7 +17145,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[468usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -17005,7 +17168,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[469usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -17029,7 +17192,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[470usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -17054,7 +17217,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[471usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -17079,7 +17242,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[472usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -17104,7 +17267,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[473usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -17128,7 +17291,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[474usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -17164,7 +17327,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[475usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -17219,7 +17382,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[476usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -17274,7 +17437,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[477usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -17329,7 +17492,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[478usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -17381,7 +17544,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[479usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -17430,7 +17593,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[480usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -17478,7 +17641,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[481usize],
+        &CALLS[486usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -17523,7 +17686,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[482usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

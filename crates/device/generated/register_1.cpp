@@ -69,6 +69,8 @@ regen_error* regen_kernel_prod_int_out(regen_tensor self, int64_t dim, bool keep
 regen_error* regen_kernel_var_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
 regen_error* regen_kernel_var_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_poisson(regen_tensor self, void* generator, regen_tensor* regen_r0);
+regen_error* regen_kernel_binomial(regen_tensor count, regen_tensor prob, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel__batch_norm_with_update_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd, regen_tensor reserve);
 regen_error* regen_kernel_frexp_tensor_out(regen_tensor self, regen_tensor mantissa, regen_tensor exponent);
 regen_error* regen_kernel_zero_inplace(regen_tensor self);
@@ -735,6 +737,25 @@ at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self
   auto regen_a2 = ::regen::lift_tensor(other, "aten::where.self argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_where_self(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::poisson(Tensor self, Generator? generator=None) -> Tensor
+at::Tensor wrap_poisson(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::poisson argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::poisson argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_poisson(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+at::Tensor wrap_binomial(const at::Tensor & count, const at::Tensor & prob, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(count, "aten::binomial argument 'count'");
+  auto regen_a1 = ::regen::lift_tensor(prob, "aten::binomial argument 'prob'");
+  auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::binomial argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_binomial(regen_a0, regen_a1, regen_a2, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -1480,6 +1501,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("var.correction", TORCH_FN(regen_runtime_ops::wrap_var_correction));
   m.impl("var_mean.correction", TORCH_FN(regen_runtime_ops::wrap_var_mean_correction));
   m.impl("where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
+  m.impl("poisson", TORCH_FN(regen_runtime_ops::wrap_poisson));
+  m.impl("binomial", TORCH_FN(regen_runtime_ops::wrap_binomial));
   m.impl("_batch_norm_with_update.out", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update_out));
   m.impl("frexp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_frexp_tensor_out));
   m.impl("zero_", TORCH_FN(regen_runtime_ops::wrap_zero_inplace));

@@ -58,6 +58,8 @@ regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
 regen_error* regen_kernel__unique(regen_tensor self, bool sorted, bool return_inverse, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel__unique2(regen_tensor self, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__standard_gamma(regen_tensor self, void* generator, regen_tensor* regen_r0);
+regen_error* regen_kernel__sample_dirichlet(regen_tensor self, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_norm_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
 regen_error* regen_kernel__thnn_fused_lstm_cell_backward_impl(regen_tensor grad_hy, regen_tensor grad_cy, regen_tensor cx, regen_tensor cy, regen_tensor workspace, bool has_bias, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -600,6 +602,24 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
   regen_tensor regen_r2 = ::regen::no_tensor();
   ::regen::check(regen_kernel__unique2(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
+at::Tensor wrap__standard_gamma(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_standard_gamma argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::_standard_gamma argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__standard_gamma(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor
+at::Tensor wrap__sample_dirichlet(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_sample_dirichlet argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::_sample_dirichlet argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__sample_dirichlet(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
@@ -1354,6 +1374,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
   m.impl("_unique", TORCH_FN(regen_runtime_ops::wrap__unique));
   m.impl("_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
+  m.impl("_standard_gamma", TORCH_FN(regen_runtime_ops::wrap__standard_gamma));
+  m.impl("_sample_dirichlet", TORCH_FN(regen_runtime_ops::wrap__sample_dirichlet));
   m.impl("norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
   m.impl("heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
   m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell_backward_impl));

@@ -53,6 +53,7 @@ regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshol
 regen_error* regen_kernel_flip(regen_tensor self, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_roll(regen_tensor self, regen_i64_list shifts, regen_i64_list dims, regen_tensor* regen_r0);
 regen_error* regen_kernel_unique_dim_consecutive(regen_tensor self, int64_t dim, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel__standard_gamma_grad(regen_tensor self, regen_tensor output, regen_tensor* regen_r0);
 regen_error* regen_kernel__batch_norm_with_update(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, double momentum, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
 regen_error* regen_kernel_batch_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor weight, regen_tensor running_mean, regen_tensor running_var, regen_tensor save_mean, regen_tensor save_var, bool update, double eps, regen_bool_list output_mask, regen_tensor reserve, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_norm_dtype_out(regen_tensor self, regen_scalar p, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
@@ -561,6 +562,15 @@ at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::In
   regen_tensor regen_r2 = ::regen::no_tensor();
   ::regen::check(regen_kernel_unique_dim_consecutive(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0, &regen_r1, &regen_r2));
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
+at::Tensor wrap__standard_gamma_grad(const at::Tensor & self, const at::Tensor & output) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_standard_gamma_grad argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_standard_gamma_grad argument 'output'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__standard_gamma_grad(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
@@ -1435,6 +1445,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("flip", TORCH_FN(regen_runtime_ops::wrap_flip));
   m.impl("roll", TORCH_FN(regen_runtime_ops::wrap_roll));
   m.impl("unique_dim_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_dim_consecutive));
+  m.impl("_standard_gamma_grad", TORCH_FN(regen_runtime_ops::wrap__standard_gamma_grad));
   m.impl("_batch_norm_with_update", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update));
   m.impl("batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_batch_norm_backward));
   m.impl("norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));

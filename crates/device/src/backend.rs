@@ -121,4 +121,5 @@ impl Kernels for Backend {
     crate::embedding_methods!();
     // Random ops on the device generator (kernels/random.rs).
     crate::random_methods!();
+    crate::sampler_methods!();
 }

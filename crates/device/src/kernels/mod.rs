@@ -5,6 +5,39 @@
 //! sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
+/// Runs the `#[inline(always)]` body `$body` compiled for AVX2+FMA when the machine has it
+/// (a closure or a baseline function would be compiled for baseline x86-64 only).
+macro_rules! simd_fn {
+    ($(#[$m:meta])* fn $name:ident<$T:ident: $bound:path>($($a:ident: $t:ty),* $(,)?) $body:block) => {
+        $(#[$m])*
+        #[allow(clippy::too_many_arguments)]
+        fn $name<$T: $bound>($($a: $t),*) {
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn body<$T: $bound>($($a: $t),*) $body
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx,avx2,fma")]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx2<$T: $bound>($($a: $t),*) {
+                    body::<$T>($($a),*)
+                }
+                if $crate::kernels::has_avx2() {
+                    // SAFETY: the features were detected.
+                    return unsafe { avx2::<$T>($($a),*) };
+                }
+            }
+            body::<$T>($($a),*)
+        }
+    };
+}
+
+/// Whether the machine runs AVX2 with FMA (the kernels' `simd_fn!` bodies compiled for it).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+}
+
 pub mod binary;
 pub mod conv;
 pub mod copy;
@@ -22,6 +55,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
+pub mod samplers;
 pub mod scalar;
 pub mod scan;
 pub mod shape;
