@@ -379,9 +379,12 @@ fn chunk(samples: usize, bytes_per_sample: usize) -> usize {
     (COLS_BUDGET / bytes_per_sample.max(1)).clamp(1, samples.max(1))
 }
 
-/// A zeroed scratch buffer of `bytes` (as u64 words, so any element type is aligned).
-fn scratch(bytes: usize) -> Vec<u64> {
-    vec![0u64; bytes.div_ceil(8)]
+/// An uninitialised scratch buffer of `bytes` (as u64 words, so any element type is aligned).
+/// Its users write every element before reading it (the unfold writes the padding's zeros, the
+/// products overwrite), and zeroing tens of megabytes per call cost as much as a tenth of a
+/// convolution's backward pass.
+fn scratch(bytes: usize) -> Box<[std::mem::MaybeUninit<u64>]> {
+    Box::new_uninit_slice(bytes.div_ceil(8))
 }
 
 /// Runs `chunk(n0, n1, columns)` over the samples. With at least as many samples as PyTorch has

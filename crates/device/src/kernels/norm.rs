@@ -119,39 +119,10 @@ impl<A: Flt> ToF64 for A {
     }
 }
 
-/// Runs the `#[inline(always)]` body `$body` compiled for AVX2+FMA when the machine has it
-/// (a closure or a baseline function would be compiled for baseline x86-64 only).
-macro_rules! simd_fn {
-    ($(#[$m:meta])* fn $name:ident<$T:ident: $bound:path>($($a:ident: $t:ty),* $(,)?) $body:block) => {
-        $(#[$m])*
-        #[allow(clippy::too_many_arguments)]
-        fn $name<$T: $bound>($($a: $t),*) {
-            #[inline(always)]
-            #[allow(clippy::too_many_arguments)]
-            fn body<$T: $bound>($($a: $t),*) $body
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx,avx2,fma")]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn avx2<$T: $bound>($($a: $t),*) {
-                    body::<$T>($($a),*)
-                }
-                if has_avx2() {
-                    // SAFETY: the features were detected.
-                    return unsafe { avx2::<$T>($($a),*) };
-                }
-            }
-            body::<$T>($($a),*)
-        }
-    };
-}
-
-#[cfg(target_arch = "x86_64")]
-fn has_avx2() -> bool {
-    std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
-}
-
 const LANES: usize = 16;
+/// Elements of a softmax row exponentiated per step (1 KiB of float: L1-resident, and few enough
+/// stores for the store buffer to drain while the next step computes).
+const EXP_CHUNK: usize = 256;
 
 /// Maximum of a row over 16 lanes (NaN is absorbed here but reappears through `exp(x - max)`,
 /// as on CPU every row with a NaN becomes NaN).
@@ -399,14 +370,35 @@ simd_fn! {
     /// One softmax row, as `_vec_softmax_lastdim`: max, exp(x - max) and its sum, times 1/sum.
     fn softmax_row<T: Elem>(x: &[T], y: &mut [T], buf: &mut [T::A]) {
         let m = lane_max(x);
-        for (b, &v) in buf.iter_mut().zip(x) {
-            *b = v.ld() - m;
+        if std::mem::size_of::<T>() != std::mem::size_of::<T::A>() {
+            // float16 and bfloat16: the exponentials stay in float until the scaling, as CPU's.
+            for (b, &v) in buf.iter_mut().zip(x) {
+                *b = v.ld() - m;
+            }
+            T::A::exp_slice(buf);
+            let inv = T::A::one() / lane_sum([&*buf], |[v]| v);
+            for (o, &b) in y.iter_mut().zip(buf.iter()) {
+                *o = T::st(b * inv);
+            }
+            return;
         }
-        T::A::exp_slice(buf);
-        let s = lane_sum([&*buf], |[v]| v);
-        let inv = T::A::one() / s;
-        for (o, &b) in y.iter_mut().zip(buf.iter()) {
-            *o = T::st(b * inv);
+        // Float and double: the exponentials go to the output a few hundred at a time, as CPU's
+        // `vec::map` writes them, so the first (cold) stores to the output overlap the next
+        // chunk's exponentials instead of making a store-only pass of their own; the sum and
+        // the scaling then find the row in L1.
+        for (xc, yc) in x.chunks(EXP_CHUNK).zip(y.chunks_mut(EXP_CHUNK)) {
+            let b = &mut buf[..xc.len()];
+            for (b, &v) in b.iter_mut().zip(xc) {
+                *b = v.ld() - m;
+            }
+            T::A::exp_slice(b);
+            for (o, &v) in yc.iter_mut().zip(b.iter()) {
+                *o = T::st(v);
+            }
+        }
+        let inv = T::A::one() / lane_sum([&*y], |[v]| v.ld());
+        for o in y.iter_mut() {
+            *o = T::st(o.ld() * inv);
         }
     }
 }

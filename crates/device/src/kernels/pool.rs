@@ -532,14 +532,24 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                             Mode::Max | Mode::AdaptiveMax => {
                                 let mut best = T::lowest();
                                 let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                                let wstep = x.st[4] * ww.step as isize;
                                 for d in (wd.lo..wd.hi).step_by(wd.step) {
                                     for h in (wh.lo..wh.hi).step_by(wh.step) {
-                                        for w in (ww.lo..ww.hi).step_by(ww.step) {
-                                            let v = at(d, h, w).ld();
+                                        // A pointer stepped along the window's row (no multiply
+                                        // per element).
+                                        let base = (d * ih + h) * iw;
+                                        let mut xq = xp.wrapping_offset(
+                                            d as isize * x.st[2] + h as isize * x.st[3] + ww.lo as isize * x.st[4],
+                                        );
+                                        let mut w = ww.lo;
+                                        while w < ww.hi {
+                                            let v = unsafe { *xq }.ld();
                                             if v > best || T::is_nan(v) {
                                                 best = v;
-                                                bi = (d * ih + h) * iw + w;
+                                                bi = base + w;
                                             }
+                                            xq = xq.wrapping_offset(wstep);
+                                            w += ww.step;
                                         }
                                     }
                                 }
@@ -601,13 +611,28 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
 }
 
 /// Whether max or average pooling can walk channels innermost: input, output and indices all
-/// have channel stride 1 (channels-last), with more than one channel.
+/// have channel stride 1 (channels-last), with more than one channel and planes whose indices
+/// fit in 32 bits.
 fn channels_innermost(p: &Plan, x: &View, y: &View, idx: &Option<View>) -> bool {
     matches!(p.mode, Mode::Max | Mode::Avg { .. })
         && p.c > 1
+        && p.inp.iter().product::<usize>() <= u32::MAX as usize
         && x.st[1] == 1
         && y.st[1] == 1
         && idx.as_ref().is_none_or(|v| v.st[1] == 1)
+}
+
+simd_fn! {
+    /// One window element's row of channels against the running maxima and their indices, as
+    /// selects rather than branches so the channels vectorise (CPU's `vec::blendv`).
+    fn max_update<T: Px>(acc: &mut [T::A], arg: &mut [u32], row: &[T], lin: u32) {
+        for ((best, bi), &v) in acc.iter_mut().zip(arg.iter_mut()).zip(row) {
+            let v = v.ld();
+            let take = v > *best || T::is_nan(v);
+            *best = if take { v } else { *best };
+            *bi = if take { lin } else { *bi };
+        }
+    }
 }
 
 /// Max and average pooling of channels-last tensors, as CPU's `cpu_max_pool_channels_last` /
@@ -622,7 +647,7 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     let grain = (GRAIN / (per_out(p) * c).max(1)).max(1);
     regen_runtime::host::parallel_for(positions, grain, |a, b| {
         let mut acc = vec![T::zero(); c];
-        let mut arg = vec![0usize; c];
+        let mut arg = vec![0u32; c];
         for pos in a..b {
             let (bn, rest) = (pos / (od * oh * ow), pos % (od * oh * ow));
             let (d_o, h_o, w_o) = (rest / (oh * ow), rest / ow % oh, rest % ow);
@@ -641,18 +666,11 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
             match p.mode {
                 Mode::Max => {
                     acc.fill(T::lowest());
-                    arg.fill((wd.lo * ih + wh.lo) * iw + ww.lo);
+                    arg.fill(((wd.lo * ih + wh.lo) * iw + ww.lo) as u32);
                     for d in (wd.lo..wd.hi).step_by(wd.step) {
                         for h in (wh.lo..wh.hi).step_by(wh.step) {
                             for w in (ww.lo..ww.hi).step_by(ww.step) {
-                                let lin = (d * ih + h) * iw + w;
-                                for ((best, bi), &v) in acc.iter_mut().zip(arg.iter_mut()).zip(row(d, h, w)) {
-                                    let v = v.ld();
-                                    if v > *best || T::is_nan(v) {
-                                        *best = v;
-                                        *bi = lin;
-                                    }
-                                }
+                                max_update::<T>(&mut acc, &mut arg, row(d, h, w), ((d * ih + h) * iw + w) as u32);
                             }
                         }
                     }
@@ -712,10 +730,18 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
             // SAFETY (all reads and writes): indices inside the plane (checked by the callers for
             // the max ops' indices), windows clipped to the input.
             let add = |o: isize, v: T::A| unsafe { *gp.offset(o) = T::st(rd::<T>(T::add((*gp.offset(o)).ld(), v))) };
-            for d in 0..id {
-                for h in 0..ih {
-                    for w in 0..iw {
-                        unsafe { *gp.offset(gat(d, h, w)) = T::st(T::zero()) };
+            // A dense plane takes an index as its offset and is zeroed at once.
+            let dense = gi.st[4] == 1 && gi.st[3] == iw as isize && (id == 1 || gi.st[2] == (ih * iw) as isize);
+            if dense {
+                // SAFETY: the plane's id*ih*iw elements are contiguous; zero bits are zero in
+                // every dtype.
+                unsafe { std::ptr::write_bytes(gp, 0, id * ih * iw) };
+            } else {
+                for d in 0..id {
+                    for h in 0..ih {
+                        for w in 0..iw {
+                            unsafe { *gp.offset(gat(d, h, w)) = T::st(T::zero()) };
+                        }
                     }
                 }
             }
@@ -731,7 +757,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
                             Mode::Max | Mode::AdaptiveMax => {
                                 let Some(iv) = idx else { continue };
                                 let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) } as usize;
-                                add(gat(i / (ih * iw), i / iw % ih, i % iw), g);
+                                add(if dense { i as isize } else { gat(i / (ih * iw), i / iw % ih, i % iw) }, g);
                             }
                             Mode::Avg { include_pad, divisor } => {
                                 if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
