@@ -452,8 +452,15 @@ unsafe fn unfold_product(
     let Some(lhs_len) = out.merged(2) else {
         return Err(Error::runtime(format!("{kernel}: expected an output with dense spatial dimensions")));
     };
-    // Weight gradients sum over the samples: they split rows of the product, not samples.
+    // Weight gradients sum over the samples: they split rows of the product, not samples. They
+    // accumulate into a column-major scratch (`m` contiguous rows per column), added into `w`
+    // at the end: with a row-major destination the gemm crate computes the transpose and packs
+    // (transposes) each sample's columns, `kc × len`, where a column-major one has it pack the
+    // gradient, `m × len`, read the columns in place, and the sums stay the same products in the
+    // same order.
     let by_sample = ident.is_none() && !weight_grad;
+    let mut acc = if weight_grad { vec![0u64; (groups * m * kc * esize).div_ceil(8)] } else { Vec::new() };
+    let acc_ptr = Addr(acc.as_mut_ptr().cast());
     over_samples(samples, per_sample, by_sample, |n0, n1, buf| {
         // The column matrix of sample n0 and its (batch, row, column) strides.
         let (cols, cs) = match ident {
@@ -470,12 +477,13 @@ unsafe fn unfold_product(
             let o = out.at([n0, grp * m, 0, 0, 0]);
             let r = if weight_grad {
                 // w[g] (m × kc) += Σ_n lhs[n, g] (m × len) @ cols[n, g]ᵀ (len × kc)
+                let block = acc_ptr.get().wrapping_add(grp * m * kc * esize);
                 Raw {
                     batch: n1 - n0,
                     m,
                     n: kc,
                     k: len,
-                    out: (w.row(grp * m), [0, w.rs, w.cs]),
+                    out: (block, [0, 1, m as isize]),
                     lhs: (o, [out.st[0], out.st[1], lhs_len]),
                     rhs: (cols_g, [cs[0], cs[2], cs[1]]),
                     sum_batches: true,
@@ -500,7 +508,25 @@ unsafe fn unfold_product(
             unsafe { matmul::raw_product(dtype, &r, kernel)? };
         }
         Ok(())
-    })
+    })?;
+    if weight_grad {
+        // w[g·m + i, j] += acc[g][j·m + i]
+        cell_dispatch!(dtype, |T| {
+            let acc = acc_ptr.get().cast::<T>().cast_const();
+            for grp in 0..groups {
+                for j in 0..kc {
+                    for i in 0..m {
+                        // SAFETY: `acc` holds groups·m·kc elements; `w` is the weight's matrix.
+                        unsafe {
+                            let dst = w.row(grp * m + i).cast::<T>().offset(j as isize * w.cs);
+                            *dst = (*dst).add(*acc.add((grp * kc + j) * m + i));
+                        }
+                    }
+                }
+            }
+        }, else {})
+    }
+    Ok(())
 }
 
 /// Multiply, then fold: `out[n] = init + fold(cols)` with, per group `g`,
