@@ -549,6 +549,46 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+    fn grid_sampler_2d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor>;
+    /// `aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
+    fn grid_sampler_2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+    fn grid_sampler_3d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor>;
+    /// `aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
+    fn grid_sampler_3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
     fn native_group_norm_backward(
         &self,
@@ -2828,6 +2868,203 @@ pub trait Kernels: Send + Sync + 'static {
         ceil_mode: bool,
         indices: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+    fn reflection_pad2d(&self, self_: TensorRef<'_>, padding: &[i64]) -> Result<Tensor>;
+    /// `aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
+    fn reflection_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
+    fn replication_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor`
+    fn replication_pad3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_linear1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_linear1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_bilinear2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_bilinear2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_bicubic2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_bicubic2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_trilinear3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_trilinear3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn upsample_nearest1d_out(
         &self,
@@ -3502,7 +3739,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 483] = [
+pub const OPS: [&str; 511] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3594,6 +3831,10 @@ pub const OPS: [&str; 483] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "native_group_norm_backward",
     "index.Tensor_out",
     "index_copy.out",
@@ -3909,6 +4150,30 @@ pub const OPS: [&str; 483] = [
     "max_pool3d_with_indices",
     "max_pool3d_with_indices_backward.grad_input",
     "max_pool3d_with_indices_backward",
+    "reflection_pad1d.out",
+    "reflection_pad1d_backward.grad_input",
+    "reflection_pad2d.out",
+    "reflection_pad2d",
+    "reflection_pad2d_backward.grad_input",
+    "reflection_pad2d_backward",
+    "reflection_pad3d.out",
+    "reflection_pad3d_backward.grad_input",
+    "replication_pad1d.out",
+    "replication_pad1d_backward.grad_input",
+    "replication_pad2d.out",
+    "replication_pad2d_backward.grad_input",
+    "replication_pad2d_backward",
+    "replication_pad3d.out",
+    "replication_pad3d_backward.grad_input",
+    "replication_pad3d_backward",
+    "upsample_linear1d.out",
+    "upsample_linear1d_backward.grad_input",
+    "upsample_bilinear2d.out",
+    "upsample_bilinear2d_backward.grad_input",
+    "upsample_bicubic2d.out",
+    "upsample_bicubic2d_backward.grad_input",
+    "upsample_trilinear3d.out",
+    "upsample_trilinear3d_backward.grad_input",
     "upsample_nearest1d.out",
     "_upsample_nearest_exact1d.out",
     "upsample_nearest1d_backward.grad_input",
@@ -3988,7 +4253,7 @@ pub const OPS: [&str; 483] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 483] = [const { AtomicU64::new(0) }; 483];
+static CALLS: [AtomicU64; 511] = [const { AtomicU64::new(0) }; 511];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -6387,6 +6652,142 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
         },
     )
 }
+/// Entry point of `aten::grid_sampler_2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_2d(
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_2d",
+        &CALLS[91usize],
+        || {
+            let regen_v0 = kernels()?
+                .grid_sampler_2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_2d_backward(
+    grad_output: abi::regen_tensor,
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_2d_backward",
+        &CALLS[92usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .grid_sampler_2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_3d(
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_3d",
+        &CALLS[93usize],
+        || {
+            let regen_v0 = kernels()?
+                .grid_sampler_3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_3d_backward(
+    grad_output: abi::regen_tensor,
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_3d_backward",
+        &CALLS[94usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .grid_sampler_3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::native_group_norm_backward`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -6410,7 +6811,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[91usize],
+        &CALLS[95usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -6447,7 +6848,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[92usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -6476,7 +6877,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[93usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -6505,7 +6906,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[94usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -6536,7 +6937,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[95usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -6565,7 +6966,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[96usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -6594,7 +6995,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[97usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -6620,7 +7021,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[98usize],
+        &CALLS[102usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6645,7 +7046,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[99usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -6678,7 +7079,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[100usize],
+        &CALLS[104usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -6718,7 +7119,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[101usize],
+        &CALLS[105usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -6755,7 +7156,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[102usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -6786,7 +7187,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[103usize],
+        &CALLS[107usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -6816,7 +7217,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[104usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .linspace_out(
@@ -6841,7 +7242,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[105usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .log_out(
@@ -6864,7 +7265,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[106usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .log10_out(
@@ -6887,7 +7288,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[107usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .log1p_out(
@@ -6910,7 +7311,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[108usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .log2_out(
@@ -6934,7 +7335,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[109usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -6959,7 +7360,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[110usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -6984,7 +7385,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[111usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -7011,7 +7412,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[112usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .logspace_out(
@@ -7039,7 +7440,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[113usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -7066,7 +7467,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[114usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -7094,7 +7495,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[115usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -7123,7 +7524,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[116usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -7150,7 +7551,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[117usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -7175,7 +7576,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[118usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -7203,7 +7604,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[119usize],
+        &CALLS[123usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -7233,7 +7634,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[120usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -7262,7 +7663,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[121usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -7290,7 +7691,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[122usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .amax_out(
@@ -7318,7 +7719,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[123usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .mean_out(
@@ -7344,7 +7745,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[124usize],
+        &CALLS[128usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7368,7 +7769,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[125usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -7394,7 +7795,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[126usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -7420,7 +7821,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[127usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -7449,7 +7850,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[128usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -7477,7 +7878,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[129usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .amin_out(
@@ -7503,7 +7904,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[130usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .mm_out(
@@ -7529,7 +7930,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[131usize],
+        &CALLS[135usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -7556,7 +7957,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[132usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -7582,7 +7983,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[133usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -7607,7 +8008,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[134usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -7634,7 +8035,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[135usize],
+        &CALLS[139usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -7661,7 +8062,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[136usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -7686,7 +8087,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[137usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .mul_out(
@@ -7711,7 +8112,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[138usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -7738,7 +8139,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[139usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -7773,7 +8174,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[140usize],
+        &CALLS[144usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -7820,7 +8221,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[141usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -7867,7 +8268,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[142usize],
+        &CALLS[146usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -7910,7 +8311,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[143usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -7951,7 +8352,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[144usize],
+        &CALLS[148usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -7990,7 +8391,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[145usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -8033,7 +8434,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[146usize],
+        &CALLS[150usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -8078,7 +8479,7 @@ pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::randperm.generator_out",
-        &CALLS[147usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .randperm_generator_out(
@@ -8104,7 +8505,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[148usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .range_out(
@@ -8129,7 +8530,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[149usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -8152,7 +8553,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[150usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .neg_out(
@@ -8176,7 +8577,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[151usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -8202,7 +8603,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[152usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -8227,7 +8628,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[153usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .round_out(
@@ -8251,7 +8652,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[154usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -8275,7 +8676,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[155usize],
+        &CALLS[159usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8295,7 +8696,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[156usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -8318,7 +8719,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[157usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -8345,7 +8746,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[158usize],
+        &CALLS[162usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -8372,7 +8773,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[159usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .gelu_out(
@@ -8398,7 +8799,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[160usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -8424,7 +8825,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[161usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -8450,7 +8851,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[162usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -8475,7 +8876,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[163usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -8498,7 +8899,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[164usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .silu_out(
@@ -8522,7 +8923,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[165usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -8546,7 +8947,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[166usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .mish_out(
@@ -8569,7 +8970,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[167usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -8593,7 +8994,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[168usize],
+        &CALLS[172usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -8617,7 +9018,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[169usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -8641,7 +9042,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[170usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .logit_out(
@@ -8665,7 +9066,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[171usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .sin_out(
@@ -8688,7 +9089,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[172usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .sinc_out(
@@ -8711,7 +9112,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[173usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .sinh_out(
@@ -8736,7 +9137,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[174usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -8763,7 +9164,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[175usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -8791,7 +9192,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[176usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -8820,7 +9221,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[177usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -8849,7 +9250,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[178usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -8878,7 +9279,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[179usize],
+        &CALLS[183usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -8907,7 +9308,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[180usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .nansum_out(
@@ -8933,7 +9334,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[181usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -8959,7 +9360,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[182usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -8989,7 +9390,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[183usize],
+        &CALLS[187usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -9019,7 +9420,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[184usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -9046,7 +9447,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[185usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -9073,7 +9474,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[186usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -9099,7 +9500,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[187usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .tan_out(
@@ -9122,7 +9523,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[188usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .tanh_out(
@@ -9147,7 +9548,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[189usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .threshold_out(
@@ -9174,7 +9575,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -9200,7 +9601,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[191usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -9226,7 +9627,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[192usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -9251,7 +9652,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[193usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .trunc_out(
@@ -9277,7 +9678,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[194usize],
+        &CALLS[198usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -9309,7 +9710,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[195usize],
+        &CALLS[199usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -9343,7 +9744,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[196usize],
+        &CALLS[200usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -9376,7 +9777,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[197usize],
+        &CALLS[201usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -9409,7 +9810,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[198usize],
+        &CALLS[202usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -9440,7 +9841,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[199usize],
+        &CALLS[203usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -9469,7 +9870,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[200usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -9499,7 +9900,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[201usize],
+        &CALLS[205usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -9528,7 +9929,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[202usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -9555,7 +9956,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[203usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .where_self_out(
@@ -9589,7 +9990,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[204usize],
+        &CALLS[208usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -9632,7 +10033,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[205usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -9678,7 +10079,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[206usize],
+        &CALLS[210usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -9725,7 +10126,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[207usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -9755,7 +10156,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[208usize],
+        &CALLS[212usize],
         || {
             kernels()?
                 .norm_out(
@@ -9782,7 +10183,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[209usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -9805,7 +10206,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[210usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -9829,7 +10230,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[211usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .sub_out(
@@ -9856,7 +10257,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[212usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -9883,7 +10284,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[213usize],
+        &CALLS[217usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -9909,7 +10310,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[214usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -9937,7 +10338,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[215usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .addmm_out(
@@ -9969,7 +10370,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[216usize],
+        &CALLS[220usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -10002,7 +10403,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[217usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -10035,7 +10436,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[218usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -10063,7 +10464,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[219usize],
+        &CALLS[223usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -10092,7 +10493,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[220usize],
+        &CALLS[224usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -10132,7 +10533,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[221usize],
+        &CALLS[225usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -10171,7 +10572,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[222usize],
+        &CALLS[226usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -10209,7 +10610,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[223usize],
+        &CALLS[227usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -10238,7 +10639,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[224usize],
+        &CALLS[228usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -10264,7 +10665,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[225usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -10290,7 +10691,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[226usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -10312,7 +10713,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[227usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .set_inplace(
@@ -10335,7 +10736,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[228usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10360,7 +10761,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[229usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10385,7 +10786,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[230usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10410,7 +10811,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[231usize],
+        &CALLS[235usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -10436,7 +10837,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[232usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .put_inplace(
@@ -10465,7 +10866,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[233usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .index_add_out(
@@ -10497,7 +10898,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[234usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -10527,7 +10928,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[235usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -10554,7 +10955,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[236usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -10582,7 +10983,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[237usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -10611,7 +11012,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[238usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -10641,7 +11042,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[239usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -10672,7 +11073,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[240usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -10702,7 +11103,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[241usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -10733,7 +11134,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[242usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -10762,7 +11163,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[243usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -10787,7 +11188,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[244usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -10812,7 +11213,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[245usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -10837,7 +11238,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[246usize],
+        &CALLS[250usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -10862,7 +11263,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[247usize],
+        &CALLS[251usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -10886,7 +11287,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[248usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -10909,7 +11310,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[249usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -10933,7 +11334,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -10958,7 +11359,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[251usize],
+        &CALLS[255usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -10983,7 +11384,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[252usize],
+        &CALLS[256usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -11007,7 +11408,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[253usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -11030,7 +11431,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[254usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -11054,7 +11455,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[255usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -11081,7 +11482,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[256usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -11111,7 +11512,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[257usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -11142,7 +11543,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[258usize],
+        &CALLS[262usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -11171,7 +11572,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.from",
-        &CALLS[259usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .random_inplace_from(
@@ -11197,7 +11598,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_to(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.to",
-        &CALLS[260usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .random_inplace_to(
@@ -11221,7 +11622,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_",
-        &CALLS[261usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .random_inplace(
@@ -11246,7 +11647,7 @@ pub unsafe extern "C" fn regen_kernel_uniform_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::uniform_",
-        &CALLS[262usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .uniform_inplace(
@@ -11273,7 +11674,7 @@ pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cauchy_",
-        &CALLS[263usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .cauchy_inplace(
@@ -11300,7 +11701,7 @@ pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_normal_",
-        &CALLS[264usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .log_normal_inplace(
@@ -11326,7 +11727,7 @@ pub unsafe extern "C" fn regen_kernel_exponential_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exponential_",
-        &CALLS[265usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .exponential_inplace(
@@ -11351,7 +11752,7 @@ pub unsafe extern "C" fn regen_kernel_geometric_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::geometric_",
-        &CALLS[266usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .geometric_inplace(
@@ -11376,7 +11777,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[267usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .triu_out(
@@ -11401,7 +11802,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[268usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .tril_out(
@@ -11431,7 +11832,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[269usize],
+        &CALLS[273usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -11466,7 +11867,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[270usize],
+        &CALLS[274usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -11496,7 +11897,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[271usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -11521,7 +11922,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[272usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -11546,7 +11947,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[273usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -11571,7 +11972,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[274usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -11596,7 +11997,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[275usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -11621,7 +12022,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[276usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -11646,7 +12047,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[277usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -11671,7 +12072,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[278usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -11696,7 +12097,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[279usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -11721,7 +12122,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[280usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -11746,7 +12147,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[281usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -11771,7 +12172,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[282usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -11796,7 +12197,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[283usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .take_out(
@@ -11821,7 +12222,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[284usize],
+        &CALLS[288usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -11847,7 +12248,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[285usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .index_select_out(
@@ -11874,7 +12275,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[286usize],
+        &CALLS[290usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -11900,7 +12301,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[287usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -11925,7 +12326,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[288usize],
+        &CALLS[292usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -11949,7 +12350,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[289usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -11972,7 +12373,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[290usize],
+        &CALLS[294usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11995,7 +12396,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[291usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -12022,7 +12423,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[292usize],
+        &CALLS[296usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -12050,7 +12451,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[293usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .gather_out(
@@ -12079,7 +12480,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[294usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -12108,7 +12509,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[295usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -12137,7 +12538,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial.out",
-        &CALLS[296usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .multinomial_out(
@@ -12166,7 +12567,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial",
-        &CALLS[297usize],
+        &CALLS[301usize],
         || {
             let regen_v0 = kernels()?
                 .multinomial(
@@ -12192,7 +12593,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[298usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -12215,7 +12616,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[299usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .digamma_out(
@@ -12239,7 +12640,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[300usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -12263,7 +12664,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[301usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -12286,7 +12687,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[302usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .i0_out(
@@ -12309,7 +12710,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[303usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .sign_out(
@@ -12332,7 +12733,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[304usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .signbit_out(
@@ -12356,7 +12757,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[305usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .atan2_out(
@@ -12382,7 +12783,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -12409,7 +12810,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[307usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -12437,7 +12838,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[308usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .histc_out(
@@ -12466,7 +12867,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[309usize],
+        &CALLS[313usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -12493,7 +12894,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[310usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -12518,7 +12919,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[311usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .hypot_out(
@@ -12543,7 +12944,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[312usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .igamma_out(
@@ -12568,7 +12969,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[313usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .igammac_out(
@@ -12593,7 +12994,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[314usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -12618,7 +13019,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[315usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -12643,7 +13044,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[316usize],
+        &CALLS[320usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -12667,7 +13068,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[317usize],
+        &CALLS[321usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12688,7 +13089,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[318usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -12712,7 +13113,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[319usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .fmin_out(
@@ -12736,7 +13137,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[320usize],
+        &CALLS[324usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12758,7 +13159,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[321usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .fmax_out(
@@ -12783,7 +13184,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[322usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .maximum_out(
@@ -12807,7 +13208,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[323usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -12831,7 +13232,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[324usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .minimum_out(
@@ -12859,7 +13260,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[325usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -12891,7 +13292,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[326usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .topk_values(
@@ -12919,7 +13320,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[327usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .all_all_out(
@@ -12942,7 +13343,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[328usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .any_all_out(
@@ -12968,7 +13369,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[329usize],
+        &CALLS[333usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -12998,7 +13399,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[330usize],
+        &CALLS[334usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -13026,7 +13427,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[331usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -13051,7 +13452,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[332usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -13076,7 +13477,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[333usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -13102,7 +13503,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[334usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -13129,7 +13530,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[335usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -13156,7 +13557,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[336usize],
+        &CALLS[340usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -13183,7 +13584,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[337usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -13210,7 +13611,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[338usize],
+        &CALLS[342usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -13237,7 +13638,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[339usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -13264,7 +13665,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[340usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -13292,7 +13693,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[341usize],
+        &CALLS[345usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -13321,7 +13722,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[342usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -13350,7 +13751,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[343usize],
+        &CALLS[347usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -13381,7 +13782,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[344usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -13416,7 +13817,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[345usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -13453,7 +13854,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[346usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -13488,7 +13889,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[347usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -13522,7 +13923,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[348usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -13550,7 +13951,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[349usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -13579,7 +13980,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[350usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -13610,7 +14011,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[351usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -13646,7 +14047,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[352usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -13682,7 +14083,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[353usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -13717,7 +14118,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[354usize],
+        &CALLS[358usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -13753,7 +14154,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[355usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -13790,7 +14191,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[356usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -13824,7 +14225,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[357usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -13854,7 +14255,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[358usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -13884,7 +14285,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[359usize],
+        &CALLS[363usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -13913,7 +14314,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[360usize],
+        &CALLS[364usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -13943,7 +14344,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[361usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -13973,7 +14374,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[362usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .elu_out(
@@ -14004,7 +14405,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[363usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -14034,7 +14435,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[364usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -14058,7 +14459,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[365usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -14084,7 +14485,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[366usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -14111,7 +14512,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[367usize],
+        &CALLS[371usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -14139,7 +14540,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[368usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -14168,7 +14569,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[369usize],
+        &CALLS[373usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -14195,7 +14596,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[370usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -14219,7 +14620,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[371usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -14242,7 +14643,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[372usize],
+        &CALLS[376usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -14264,7 +14665,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[373usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -14287,7 +14688,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[374usize],
+        &CALLS[378usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -14312,7 +14713,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[375usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -14339,7 +14740,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[376usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -14366,7 +14767,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[377usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -14391,7 +14792,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[378usize],
+        &CALLS[382usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -14417,7 +14818,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[379usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -14444,7 +14845,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[380usize],
+        &CALLS[384usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -14471,7 +14872,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[381usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .softplus_out(
@@ -14499,7 +14900,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[382usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -14526,7 +14927,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[383usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -14552,7 +14953,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[384usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -14578,7 +14979,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[385usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -14603,7 +15004,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[386usize],
+        &CALLS[390usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -14628,7 +15029,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[387usize],
+        &CALLS[391usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -14653,7 +15054,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[388usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -14678,7 +15079,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[389usize],
+        &CALLS[393usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -14703,7 +15104,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -14728,7 +15129,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[391usize],
+        &CALLS[395usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -14754,7 +15155,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[392usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -14781,7 +15182,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -14808,7 +15209,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[394usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -14835,7 +15236,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[395usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -14866,7 +15267,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[396usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -14904,7 +15305,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[397usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -14942,7 +15343,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[398usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -14980,7 +15381,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[399usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -15018,7 +15419,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[400usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -15054,7 +15455,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[401usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -15090,7 +15491,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[402usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -15125,7 +15526,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[403usize],
+        &CALLS[407usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -15161,7 +15562,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -15198,7 +15599,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[405usize],
+        &CALLS[409usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -15212,6 +15613,680 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad1d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad1d.out",
+        &CALLS[410usize],
+        || {
+            kernels()?
+                .reflection_pad1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad1d_backward.grad_input",
+        &CALLS[411usize],
+        || {
+            kernels()?
+                .reflection_pad1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d.out",
+        &CALLS[412usize],
+        || {
+            kernels()?
+                .reflection_pad2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d",
+        &CALLS[413usize],
+        || {
+            let regen_v0 = kernels()?
+                .reflection_pad2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d_backward.grad_input",
+        &CALLS[414usize],
+        || {
+            kernels()?
+                .reflection_pad2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d_backward",
+        &CALLS[415usize],
+        || {
+            let regen_v0 = kernels()?
+                .reflection_pad2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad3d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad3d.out",
+        &CALLS[416usize],
+        || {
+            kernels()?
+                .reflection_pad3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad3d_backward.grad_input",
+        &CALLS[417usize],
+        || {
+            kernels()?
+                .reflection_pad3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad1d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad1d.out",
+        &CALLS[418usize],
+        || {
+            kernels()?
+                .replication_pad1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad1d_backward.grad_input",
+        &CALLS[419usize],
+        || {
+            kernels()?
+                .replication_pad1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d.out",
+        &CALLS[420usize],
+        || {
+            kernels()?
+                .replication_pad2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d_backward.grad_input",
+        &CALLS[421usize],
+        || {
+            kernels()?
+                .replication_pad2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d_backward",
+        &CALLS[422usize],
+        || {
+            let regen_v0 = kernels()?
+                .replication_pad2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d.out",
+        &CALLS[423usize],
+        || {
+            kernels()?
+                .replication_pad3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d_backward.grad_input",
+        &CALLS[424usize],
+        || {
+            kernels()?
+                .replication_pad3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d_backward",
+        &CALLS[425usize],
+        || {
+            let regen_v0 = kernels()?
+                .replication_pad3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_linear1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_linear1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_linear1d.out",
+        &CALLS[426usize],
+        || {
+            kernels()?
+                .upsample_linear1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_linear1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_linear1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_linear1d_backward.grad_input",
+        &CALLS[427usize],
+        || {
+            kernels()?
+                .upsample_linear1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bilinear2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bilinear2d.out",
+        &CALLS[428usize],
+        || {
+            kernels()?
+                .upsample_bilinear2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bilinear2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bilinear2d_backward.grad_input",
+        &CALLS[429usize],
+        || {
+            kernels()?
+                .upsample_bilinear2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bicubic2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bicubic2d.out",
+        &CALLS[430usize],
+        || {
+            kernels()?
+                .upsample_bicubic2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bicubic2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bicubic2d_backward.grad_input",
+        &CALLS[431usize],
+        || {
+            kernels()?
+                .upsample_bicubic2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_trilinear3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_trilinear3d.out",
+        &CALLS[432usize],
+        || {
+            kernels()?
+                .upsample_trilinear3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_trilinear3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_trilinear3d_backward.grad_input",
+        &CALLS[433usize],
+        || {
+            kernels()?
+                .upsample_trilinear3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
             Ok(())
         },
     )
@@ -15230,7 +16305,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[406usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -15257,7 +16332,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[407usize],
+        &CALLS[435usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -15285,7 +16360,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[408usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -15314,7 +16389,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[437usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -15343,7 +16418,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[410usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -15372,7 +16447,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[411usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -15402,7 +16477,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[412usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -15433,7 +16508,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[413usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -15464,7 +16539,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[414usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -15495,7 +16570,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[415usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -15527,7 +16602,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[416usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -15560,7 +16635,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[417usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -15589,7 +16664,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -15615,7 +16690,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[419usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -15641,7 +16716,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[420usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -15672,7 +16747,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[421usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -15709,7 +16784,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[422usize],
+        &CALLS[450usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -15746,7 +16821,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[423usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -15783,7 +16858,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[424usize],
+        &CALLS[452usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -15818,7 +16893,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[425usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -15851,7 +16926,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[426usize],
+        &CALLS[454usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -15887,7 +16962,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[427usize],
+        &CALLS[455usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -15924,7 +16999,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[428usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -15959,7 +17034,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[429usize],
+        &CALLS[457usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -15994,7 +17069,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[430usize],
+        &CALLS[458usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -16028,7 +17103,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[431usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -16061,7 +17136,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[432usize],
+        &CALLS[460usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -16095,7 +17170,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[433usize],
+        &CALLS[461usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -16130,7 +17205,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[434usize],
+        &CALLS[462usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -16164,7 +17239,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[435usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 .col2im_out(
@@ -16197,7 +17272,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[436usize],
+        &CALLS[464usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -16229,7 +17304,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[437usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .im2col_out(
@@ -16260,7 +17335,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[438usize],
+        &CALLS[466usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -16287,7 +17362,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[439usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -16310,7 +17385,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[440usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -16333,7 +17408,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[441usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -16356,7 +17431,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[442usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -16379,7 +17454,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[443usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -16402,7 +17477,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[444usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -16426,7 +17501,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[445usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -16451,7 +17526,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[446usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -16475,7 +17550,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[447usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -16498,7 +17573,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[448usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -16521,7 +17596,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[449usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -16548,7 +17623,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[450usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -16575,7 +17650,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[451usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -16598,7 +17673,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[452usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -16621,7 +17696,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[453usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -16644,7 +17719,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[454usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -16667,7 +17742,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[455usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -16691,7 +17766,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[456usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -16716,7 +17791,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[457usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -16741,7 +17816,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[458usize],
+        &CALLS[486usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -16766,7 +17841,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[459usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -16791,7 +17866,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[460usize],
+        &CALLS[488usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -16816,7 +17891,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[461usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -16841,7 +17916,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[462usize],
+        &CALLS[490usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -16866,7 +17941,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[463usize],
+        &CALLS[491usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -16890,7 +17965,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[464usize],
+        &CALLS[492usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -16913,7 +17988,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[465usize],
+        &CALLS[493usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -16936,7 +18011,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[466usize],
+        &CALLS[494usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -16959,7 +18034,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[467usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -16982,7 +18057,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[468usize],
+        &CALLS[496usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -17005,7 +18080,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[469usize],
+        &CALLS[497usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -17029,7 +18104,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[470usize],
+        &CALLS[498usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -17054,7 +18129,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[471usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -17079,7 +18154,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[472usize],
+        &CALLS[500usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -17104,7 +18179,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[473usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -17128,7 +18203,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[474usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -17164,7 +18239,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[475usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -17219,7 +18294,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[476usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -17274,7 +18349,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[477usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -17329,7 +18404,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[478usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -17381,7 +18456,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[479usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -17430,7 +18505,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[480usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -17478,7 +18553,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[481usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -17523,7 +18598,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[482usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(
