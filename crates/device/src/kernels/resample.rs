@@ -293,9 +293,27 @@ fn formula(p: &Up, input: &TensorRef<'_>) -> Formula {
 
 fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
     let t = all_taps::<T::M>(p);
-    // The generic kernel stores weights in the element type.
-    let w: Vec<Vec<T::M>> =
-        t.iter().map(|d| d.w.iter().map(|&v| if f == Formula::Separable { rd::<T>(v) } else { v }).collect()).collect();
+    // The generic kernel stores weights in the element type, a linear tap's first weight as
+    // `scalar_t(1) - lambda1` of the stored second.
+    let w: Vec<Vec<T::M>> = t
+        .iter()
+        .map(|d| match (f, p.kind) {
+            (Formula::Product, _) => d.w.clone(),
+            (Formula::Separable, Kind::Cubic) => d.w.iter().map(|&v| rd::<T>(v)).collect(),
+            (Formula::Separable, Kind::Linear) => {
+                d.w.chunks(d.k)
+                    .flat_map(|pair| match *pair {
+                        [_, l1] => {
+                            let l1 = rd::<T>(l1);
+                            [rd::<T>(T::M::one() - l1), l1]
+                        }
+                        _ => [T::M::one(), T::M::zero()],
+                    })
+                    .take(d.w.len())
+                    .collect()
+            }
+        })
+        .collect();
     let off: Vec<Vec<isize>> = (0..3).map(|j| t[j].idx.iter().map(|&i| i as isize * x.st[2 + j]).collect()).collect();
     let [kd, kh, kw] = [t[0].k, t[1].k, t[2].k];
     let real = [p.nd == 3, p.nd >= 2, true];
