@@ -549,6 +549,46 @@ pub trait Kernels: Send + Sync + 'static {
         other: TensorRef<'_>,
         out: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+    fn grid_sampler_2d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor>;
+    /// `aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
+    fn grid_sampler_2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
+    fn grid_sampler_3d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor>;
+    /// `aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
+    fn grid_sampler_3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)>;
     /// `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
     fn native_group_norm_backward(
         &self,
@@ -2859,6 +2899,203 @@ pub trait Kernels: Send + Sync + 'static {
         ceil_mode: bool,
         indices: TensorRef<'_>,
     ) -> Result<Tensor>;
+    /// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
+    fn reflection_pad2d(&self, self_: TensorRef<'_>, padding: &[i64]) -> Result<Tensor>;
+    /// `aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
+    fn reflection_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn reflection_pad3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn reflection_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
+    fn replication_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn replication_pad3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn replication_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor`
+    fn replication_pad3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_linear1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_linear1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_bilinear2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_bilinear2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_bicubic2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_bicubic2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn upsample_trilinear3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn upsample_trilinear3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn upsample_nearest1d_out(
         &self,
@@ -3533,7 +3770,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 488] = [
+pub const OPS: [&str; 516] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3625,6 +3862,10 @@ pub const OPS: [&str; 488] = [
     "frac.out",
     "gcd.out",
     "lcm.out",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "native_group_norm_backward",
     "index.Tensor_out",
     "index_copy.out",
@@ -3945,6 +4186,30 @@ pub const OPS: [&str; 488] = [
     "max_pool3d_with_indices",
     "max_pool3d_with_indices_backward.grad_input",
     "max_pool3d_with_indices_backward",
+    "reflection_pad1d.out",
+    "reflection_pad1d_backward.grad_input",
+    "reflection_pad2d.out",
+    "reflection_pad2d",
+    "reflection_pad2d_backward.grad_input",
+    "reflection_pad2d_backward",
+    "reflection_pad3d.out",
+    "reflection_pad3d_backward.grad_input",
+    "replication_pad1d.out",
+    "replication_pad1d_backward.grad_input",
+    "replication_pad2d.out",
+    "replication_pad2d_backward.grad_input",
+    "replication_pad2d_backward",
+    "replication_pad3d.out",
+    "replication_pad3d_backward.grad_input",
+    "replication_pad3d_backward",
+    "upsample_linear1d.out",
+    "upsample_linear1d_backward.grad_input",
+    "upsample_bilinear2d.out",
+    "upsample_bilinear2d_backward.grad_input",
+    "upsample_bicubic2d.out",
+    "upsample_bicubic2d_backward.grad_input",
+    "upsample_trilinear3d.out",
+    "upsample_trilinear3d_backward.grad_input",
     "upsample_nearest1d.out",
     "_upsample_nearest_exact1d.out",
     "upsample_nearest1d_backward.grad_input",
@@ -4024,7 +4289,7 @@ pub const OPS: [&str; 488] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 488] = [const { AtomicU64::new(0) }; 488];
+static CALLS: [AtomicU64; 516] = [const { AtomicU64::new(0) }; 516];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -6423,6 +6688,142 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
         },
     )
 }
+/// Entry point of `aten::grid_sampler_2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_2d(
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_2d",
+        &CALLS[91usize],
+        || {
+            let regen_v0 = kernels()?
+                .grid_sampler_2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_2d_backward(
+    grad_output: abi::regen_tensor,
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_2d_backward",
+        &CALLS[92usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .grid_sampler_2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_3d(
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_3d",
+        &CALLS[93usize],
+        || {
+            let regen_v0 = kernels()?
+                .grid_sampler_3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::grid_sampler_3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_grid_sampler_3d_backward(
+    grad_output: abi::regen_tensor,
+    input: abi::regen_tensor,
+    grid: abi::regen_tensor,
+    interpolation_mode: i64,
+    padding_mode: i64,
+    align_corners: bool,
+    output_mask: abi::regen_bool_list,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::grid_sampler_3d_backward",
+        &CALLS[94usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .grid_sampler_3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&input) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grid) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&interpolation_mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <&[bool] as FromAbi<'_>>::from_abi(&output_mask) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::native_group_norm_backward`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -6446,7 +6847,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[91usize],
+        &CALLS[95usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -6483,7 +6884,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[92usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -6512,7 +6913,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[93usize],
+        &CALLS[97usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -6541,7 +6942,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[94usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -6572,7 +6973,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[95usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -6601,7 +7002,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[96usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -6630,7 +7031,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[97usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -6656,7 +7057,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[98usize],
+        &CALLS[102usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6681,7 +7082,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[99usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -6714,7 +7115,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[100usize],
+        &CALLS[104usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -6754,7 +7155,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[101usize],
+        &CALLS[105usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -6791,7 +7192,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[102usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -6822,7 +7223,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[103usize],
+        &CALLS[107usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -6852,7 +7253,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[104usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .linspace_out(
@@ -6877,7 +7278,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[105usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .log_out(
@@ -6900,7 +7301,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[106usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .log10_out(
@@ -6923,7 +7324,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[107usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .log1p_out(
@@ -6946,7 +7347,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[108usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .log2_out(
@@ -6970,7 +7371,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[109usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -6995,7 +7396,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[110usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -7020,7 +7421,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[111usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -7047,7 +7448,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[112usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .logspace_out(
@@ -7075,7 +7476,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[113usize],
+        &CALLS[117usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -7102,7 +7503,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[114usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -7130,7 +7531,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[115usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -7159,7 +7560,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[116usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -7186,7 +7587,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[117usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -7211,7 +7612,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[118usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -7239,7 +7640,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[119usize],
+        &CALLS[123usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -7269,7 +7670,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[120usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -7298,7 +7699,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[121usize],
+        &CALLS[125usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -7326,7 +7727,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[122usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .amax_out(
@@ -7354,7 +7755,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[123usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .mean_out(
@@ -7380,7 +7781,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[124usize],
+        &CALLS[128usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7404,7 +7805,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[125usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -7430,7 +7831,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[126usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -7456,7 +7857,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[127usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -7485,7 +7886,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[128usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -7513,7 +7914,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[129usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .amin_out(
@@ -7539,7 +7940,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[130usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .mm_out(
@@ -7565,7 +7966,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[131usize],
+        &CALLS[135usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -7592,7 +7993,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[132usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -7618,7 +8019,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[133usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -7643,7 +8044,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[134usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -7670,7 +8071,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[135usize],
+        &CALLS[139usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -7697,7 +8098,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[136usize],
+        &CALLS[140usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -7722,7 +8123,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[137usize],
+        &CALLS[141usize],
         || {
             kernels()?
                 .mul_out(
@@ -7747,7 +8148,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[138usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -7774,7 +8175,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[139usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -7809,7 +8210,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[140usize],
+        &CALLS[144usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -7856,7 +8257,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[141usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -7903,7 +8304,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[142usize],
+        &CALLS[146usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -7946,7 +8347,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[143usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -7987,7 +8388,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[144usize],
+        &CALLS[148usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -8026,7 +8427,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[145usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -8069,7 +8470,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[146usize],
+        &CALLS[150usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -8114,7 +8515,7 @@ pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::randperm.generator_out",
-        &CALLS[147usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .randperm_generator_out(
@@ -8140,7 +8541,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[148usize],
+        &CALLS[152usize],
         || {
             kernels()?
                 .range_out(
@@ -8165,7 +8566,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[149usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -8188,7 +8589,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[150usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .neg_out(
@@ -8212,7 +8613,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[151usize],
+        &CALLS[155usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -8238,7 +8639,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[152usize],
+        &CALLS[156usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -8263,7 +8664,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[153usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .round_out(
@@ -8287,7 +8688,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[154usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -8311,7 +8712,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[155usize],
+        &CALLS[159usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8331,7 +8732,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[156usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -8354,7 +8755,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[157usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -8381,7 +8782,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[158usize],
+        &CALLS[162usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -8408,7 +8809,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[159usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .gelu_out(
@@ -8434,7 +8835,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[160usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -8460,7 +8861,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[161usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -8486,7 +8887,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[162usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -8511,7 +8912,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[163usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -8534,7 +8935,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[164usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .silu_out(
@@ -8558,7 +8959,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[165usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -8582,7 +8983,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[166usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .mish_out(
@@ -8605,7 +9006,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[167usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -8629,7 +9030,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[168usize],
+        &CALLS[172usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -8653,7 +9054,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[169usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -8677,7 +9078,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[170usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .logit_out(
@@ -8701,7 +9102,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[171usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .sin_out(
@@ -8724,7 +9125,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[172usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .sinc_out(
@@ -8747,7 +9148,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[173usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .sinh_out(
@@ -8772,7 +9173,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[174usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -8799,7 +9200,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[175usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -8827,7 +9228,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[176usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -8856,7 +9257,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[177usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -8885,7 +9286,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[178usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -8914,7 +9315,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[179usize],
+        &CALLS[183usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -8943,7 +9344,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[180usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .nansum_out(
@@ -8969,7 +9370,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[181usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -8995,7 +9396,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[182usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -9025,7 +9426,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[183usize],
+        &CALLS[187usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -9055,7 +9456,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[184usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -9082,7 +9483,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[185usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -9109,7 +9510,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[186usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -9135,7 +9536,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[187usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .tan_out(
@@ -9158,7 +9559,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[188usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .tanh_out(
@@ -9183,7 +9584,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[189usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .threshold_out(
@@ -9210,7 +9611,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -9236,7 +9637,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[191usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -9262,7 +9663,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[192usize],
+        &CALLS[196usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -9287,7 +9688,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[193usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .trunc_out(
@@ -9313,7 +9714,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[194usize],
+        &CALLS[198usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -9345,7 +9746,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[195usize],
+        &CALLS[199usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -9379,7 +9780,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[196usize],
+        &CALLS[200usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -9412,7 +9813,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[197usize],
+        &CALLS[201usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -9445,7 +9846,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[198usize],
+        &CALLS[202usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -9476,7 +9877,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[199usize],
+        &CALLS[203usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -9505,7 +9906,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[200usize],
+        &CALLS[204usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -9535,7 +9936,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[201usize],
+        &CALLS[205usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -9564,7 +9965,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[202usize],
+        &CALLS[206usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -9591,7 +9992,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[203usize],
+        &CALLS[207usize],
         || {
             kernels()?
                 .where_self_out(
@@ -9617,7 +10018,7 @@ pub unsafe extern "C" fn regen_kernel__standard_gamma_grad(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_standard_gamma_grad",
-        &CALLS[204usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 ._standard_gamma_grad(
@@ -9642,7 +10043,7 @@ pub unsafe extern "C" fn regen_kernel__standard_gamma(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_standard_gamma",
-        &CALLS[205usize],
+        &CALLS[209usize],
         || {
             let regen_v0 = kernels()?
                 ._standard_gamma(
@@ -9667,7 +10068,7 @@ pub unsafe extern "C" fn regen_kernel__sample_dirichlet(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_sample_dirichlet",
-        &CALLS[206usize],
+        &CALLS[210usize],
         || {
             let regen_v0 = kernels()?
                 ._sample_dirichlet(
@@ -9692,7 +10093,7 @@ pub unsafe extern "C" fn regen_kernel_poisson(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::poisson",
-        &CALLS[207usize],
+        &CALLS[211usize],
         || {
             let regen_v0 = kernels()?
                 .poisson(
@@ -9718,7 +10119,7 @@ pub unsafe extern "C" fn regen_kernel_binomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binomial",
-        &CALLS[208usize],
+        &CALLS[212usize],
         || {
             let regen_v0 = kernels()?
                 .binomial(
@@ -9752,7 +10153,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[209usize],
+        &CALLS[213usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -9795,7 +10196,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[210usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -9841,7 +10242,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[211usize],
+        &CALLS[215usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -9888,7 +10289,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[212usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -9918,7 +10319,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[213usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .norm_out(
@@ -9945,7 +10346,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[214usize],
+        &CALLS[218usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -9968,7 +10369,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[215usize],
+        &CALLS[219usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -9992,7 +10393,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[216usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .sub_out(
@@ -10019,7 +10420,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[217usize],
+        &CALLS[221usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -10046,7 +10447,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[218usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -10072,7 +10473,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[219usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -10100,7 +10501,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[220usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .addmm_out(
@@ -10132,7 +10533,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[221usize],
+        &CALLS[225usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -10165,7 +10566,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[222usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -10198,7 +10599,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[223usize],
+        &CALLS[227usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -10226,7 +10627,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[224usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -10255,7 +10656,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[225usize],
+        &CALLS[229usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -10295,7 +10696,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[226usize],
+        &CALLS[230usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -10334,7 +10735,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[227usize],
+        &CALLS[231usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -10372,7 +10773,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[228usize],
+        &CALLS[232usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -10401,7 +10802,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[229usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -10427,7 +10828,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[230usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -10453,7 +10854,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[231usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -10475,7 +10876,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[232usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .set_inplace(
@@ -10498,7 +10899,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[233usize],
+        &CALLS[237usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10523,7 +10924,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[234usize],
+        &CALLS[238usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10548,7 +10949,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[235usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10573,7 +10974,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[236usize],
+        &CALLS[240usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -10599,7 +11000,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[237usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .put_inplace(
@@ -10628,7 +11029,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[238usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .index_add_out(
@@ -10660,7 +11061,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[239usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -10690,7 +11091,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[240usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -10717,7 +11118,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[241usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -10745,7 +11146,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[242usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -10774,7 +11175,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[243usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -10804,7 +11205,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[244usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -10835,7 +11236,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[245usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -10865,7 +11266,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[246usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -10896,7 +11297,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[247usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -10925,7 +11326,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[248usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -10950,7 +11351,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[249usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -10975,7 +11376,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -11000,7 +11401,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[251usize],
+        &CALLS[255usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -11025,7 +11426,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[252usize],
+        &CALLS[256usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -11049,7 +11450,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[253usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -11072,7 +11473,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[254usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -11096,7 +11497,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[255usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -11121,7 +11522,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[256usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -11146,7 +11547,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[257usize],
+        &CALLS[261usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -11170,7 +11571,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[258usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -11193,7 +11594,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[259usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -11217,7 +11618,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[260usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -11244,7 +11645,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[261usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -11274,7 +11675,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[262usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -11305,7 +11706,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[263usize],
+        &CALLS[267usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -11334,7 +11735,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.from",
-        &CALLS[264usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .random_inplace_from(
@@ -11360,7 +11761,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_to(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.to",
-        &CALLS[265usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .random_inplace_to(
@@ -11384,7 +11785,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_",
-        &CALLS[266usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .random_inplace(
@@ -11409,7 +11810,7 @@ pub unsafe extern "C" fn regen_kernel_uniform_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::uniform_",
-        &CALLS[267usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .uniform_inplace(
@@ -11436,7 +11837,7 @@ pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cauchy_",
-        &CALLS[268usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .cauchy_inplace(
@@ -11463,7 +11864,7 @@ pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_normal_",
-        &CALLS[269usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .log_normal_inplace(
@@ -11489,7 +11890,7 @@ pub unsafe extern "C" fn regen_kernel_exponential_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exponential_",
-        &CALLS[270usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .exponential_inplace(
@@ -11514,7 +11915,7 @@ pub unsafe extern "C" fn regen_kernel_geometric_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::geometric_",
-        &CALLS[271usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .geometric_inplace(
@@ -11539,7 +11940,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[272usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .triu_out(
@@ -11564,7 +11965,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[273usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .tril_out(
@@ -11594,7 +11995,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[274usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -11629,7 +12030,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[275usize],
+        &CALLS[279usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -11659,7 +12060,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[276usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -11684,7 +12085,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[277usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -11709,7 +12110,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[278usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -11734,7 +12135,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[279usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -11759,7 +12160,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[280usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -11784,7 +12185,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[281usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -11809,7 +12210,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[282usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -11834,7 +12235,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[283usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -11859,7 +12260,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -11884,7 +12285,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[285usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -11909,7 +12310,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[286usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -11934,7 +12335,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[287usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -11959,7 +12360,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[288usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .take_out(
@@ -11984,7 +12385,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[289usize],
+        &CALLS[293usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -12010,7 +12411,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[290usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .index_select_out(
@@ -12037,7 +12438,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[291usize],
+        &CALLS[295usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -12063,7 +12464,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[292usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -12088,7 +12489,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[293usize],
+        &CALLS[297usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -12112,7 +12513,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[294usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -12135,7 +12536,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[295usize],
+        &CALLS[299usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12158,7 +12559,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[296usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -12185,7 +12586,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[297usize],
+        &CALLS[301usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -12213,7 +12614,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[298usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .gather_out(
@@ -12242,7 +12643,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[299usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -12271,7 +12672,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[300usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -12300,7 +12701,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial.out",
-        &CALLS[301usize],
+        &CALLS[305usize],
         || {
             kernels()?
                 .multinomial_out(
@@ -12329,7 +12730,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial",
-        &CALLS[302usize],
+        &CALLS[306usize],
         || {
             let regen_v0 = kernels()?
                 .multinomial(
@@ -12355,7 +12756,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[303usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -12378,7 +12779,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[304usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .digamma_out(
@@ -12402,7 +12803,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[305usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -12426,7 +12827,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[306usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -12449,7 +12850,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[307usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .i0_out(
@@ -12472,7 +12873,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[308usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .sign_out(
@@ -12495,7 +12896,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[309usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .signbit_out(
@@ -12519,7 +12920,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[310usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .atan2_out(
@@ -12545,7 +12946,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[311usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -12572,7 +12973,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[312usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -12600,7 +13001,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[313usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .histc_out(
@@ -12629,7 +13030,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[314usize],
+        &CALLS[318usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -12656,7 +13057,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[315usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -12681,7 +13082,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[316usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .hypot_out(
@@ -12706,7 +13107,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[317usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .igamma_out(
@@ -12731,7 +13132,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[318usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .igammac_out(
@@ -12756,7 +13157,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[319usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -12781,7 +13182,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[320usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -12806,7 +13207,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[321usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -12830,7 +13231,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[322usize],
+        &CALLS[326usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12851,7 +13252,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[323usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -12875,7 +13276,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[324usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .fmin_out(
@@ -12899,7 +13300,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[325usize],
+        &CALLS[329usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12921,7 +13322,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[326usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .fmax_out(
@@ -12946,7 +13347,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[327usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .maximum_out(
@@ -12970,7 +13371,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[328usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -12994,7 +13395,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[329usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .minimum_out(
@@ -13022,7 +13423,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[330usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -13054,7 +13455,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[331usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .topk_values(
@@ -13082,7 +13483,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[332usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .all_all_out(
@@ -13105,7 +13506,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[333usize],
+        &CALLS[337usize],
         || {
             kernels()?
                 .any_all_out(
@@ -13131,7 +13532,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[334usize],
+        &CALLS[338usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -13161,7 +13562,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[335usize],
+        &CALLS[339usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -13189,7 +13590,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[336usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -13214,7 +13615,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[337usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -13239,7 +13640,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[338usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -13265,7 +13666,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[339usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -13292,7 +13693,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[340usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -13319,7 +13720,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[341usize],
+        &CALLS[345usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -13346,7 +13747,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[342usize],
+        &CALLS[346usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -13373,7 +13774,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[343usize],
+        &CALLS[347usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -13400,7 +13801,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[344usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -13427,7 +13828,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[345usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -13455,7 +13856,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[346usize],
+        &CALLS[350usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -13484,7 +13885,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[347usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -13513,7 +13914,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[348usize],
+        &CALLS[352usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -13544,7 +13945,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[349usize],
+        &CALLS[353usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -13579,7 +13980,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[350usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -13616,7 +14017,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[351usize],
+        &CALLS[355usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -13651,7 +14052,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[352usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -13685,7 +14086,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[353usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -13713,7 +14114,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[354usize],
+        &CALLS[358usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -13742,7 +14143,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[355usize],
+        &CALLS[359usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -13773,7 +14174,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[356usize],
+        &CALLS[360usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -13809,7 +14210,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[357usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -13845,7 +14246,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[358usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -13880,7 +14281,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[359usize],
+        &CALLS[363usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -13916,7 +14317,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[360usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -13953,7 +14354,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[361usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -13987,7 +14388,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[362usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -14017,7 +14418,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[363usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -14047,7 +14448,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[364usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -14076,7 +14477,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[365usize],
+        &CALLS[369usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -14106,7 +14507,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[366usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -14136,7 +14537,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[367usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .elu_out(
@@ -14167,7 +14568,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[368usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -14197,7 +14598,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[369usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -14221,7 +14622,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[370usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -14247,7 +14648,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[371usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -14274,7 +14675,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[372usize],
+        &CALLS[376usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -14302,7 +14703,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[373usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -14331,7 +14732,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[374usize],
+        &CALLS[378usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -14358,7 +14759,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[375usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -14382,7 +14783,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[376usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -14405,7 +14806,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[377usize],
+        &CALLS[381usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -14427,7 +14828,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[378usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -14450,7 +14851,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[379usize],
+        &CALLS[383usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -14475,7 +14876,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[380usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -14502,7 +14903,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[381usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -14529,7 +14930,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[382usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -14554,7 +14955,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[383usize],
+        &CALLS[387usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -14580,7 +14981,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[384usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -14607,7 +15008,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[385usize],
+        &CALLS[389usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -14634,7 +15035,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[386usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .softplus_out(
@@ -14662,7 +15063,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[387usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -14689,7 +15090,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[388usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -14715,7 +15116,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[389usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -14741,7 +15142,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[390usize],
+        &CALLS[394usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -14766,7 +15167,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[391usize],
+        &CALLS[395usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -14791,7 +15192,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[392usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -14816,7 +15217,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[393usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -14841,7 +15242,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[394usize],
+        &CALLS[398usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -14866,7 +15267,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[395usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -14891,7 +15292,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[396usize],
+        &CALLS[400usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -14917,7 +15318,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[397usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -14944,7 +15345,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[398usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -14971,7 +15372,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[399usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -14998,7 +15399,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[400usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -15029,7 +15430,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[401usize],
+        &CALLS[405usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -15067,7 +15468,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[402usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -15105,7 +15506,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[403usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -15143,7 +15544,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -15181,7 +15582,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[405usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -15217,7 +15618,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[406usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -15253,7 +15654,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[407usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -15288,7 +15689,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[408usize],
+        &CALLS[412usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -15324,7 +15725,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -15361,7 +15762,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[410usize],
+        &CALLS[414usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -15375,6 +15776,680 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad1d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad1d.out",
+        &CALLS[415usize],
+        || {
+            kernels()?
+                .reflection_pad1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad1d_backward.grad_input",
+        &CALLS[416usize],
+        || {
+            kernels()?
+                .reflection_pad1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d.out",
+        &CALLS[417usize],
+        || {
+            kernels()?
+                .reflection_pad2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d",
+        &CALLS[418usize],
+        || {
+            let regen_v0 = kernels()?
+                .reflection_pad2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d_backward.grad_input",
+        &CALLS[419usize],
+        || {
+            kernels()?
+                .reflection_pad2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad2d_backward",
+        &CALLS[420usize],
+        || {
+            let regen_v0 = kernels()?
+                .reflection_pad2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad3d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad3d.out",
+        &CALLS[421usize],
+        || {
+            kernels()?
+                .reflection_pad3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::reflection_pad3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_reflection_pad3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::reflection_pad3d_backward.grad_input",
+        &CALLS[422usize],
+        || {
+            kernels()?
+                .reflection_pad3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad1d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad1d.out",
+        &CALLS[423usize],
+        || {
+            kernels()?
+                .replication_pad1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad1d_backward.grad_input",
+        &CALLS[424usize],
+        || {
+            kernels()?
+                .replication_pad1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d.out",
+        &CALLS[425usize],
+        || {
+            kernels()?
+                .replication_pad2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d_backward.grad_input",
+        &CALLS[426usize],
+        || {
+            kernels()?
+                .replication_pad2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad2d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad2d_backward",
+        &CALLS[427usize],
+        || {
+            let regen_v0 = kernels()?
+                .replication_pad2d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_out(
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d.out",
+        &CALLS[428usize],
+        || {
+            kernels()?
+                .replication_pad3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d_backward.grad_input",
+        &CALLS[429usize],
+        || {
+            kernels()?
+                .replication_pad3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::replication_pad3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::replication_pad3d_backward",
+        &CALLS[430usize],
+        || {
+            let regen_v0 = kernels()?
+                .replication_pad3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_linear1d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_linear1d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_linear1d.out",
+        &CALLS[431usize],
+        || {
+            kernels()?
+                .upsample_linear1d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_linear1d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_linear1d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_linear1d_backward.grad_input",
+        &CALLS[432usize],
+        || {
+            kernels()?
+                .upsample_linear1d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bilinear2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bilinear2d.out",
+        &CALLS[433usize],
+        || {
+            kernels()?
+                .upsample_bilinear2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bilinear2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bilinear2d_backward.grad_input",
+        &CALLS[434usize],
+        || {
+            kernels()?
+                .upsample_bilinear2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bicubic2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bicubic2d.out",
+        &CALLS[435usize],
+        || {
+            kernels()?
+                .upsample_bicubic2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_bicubic2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_bicubic2d_backward.grad_input",
+        &CALLS[436usize],
+        || {
+            kernels()?
+                .upsample_bicubic2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_trilinear3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_trilinear3d.out",
+        &CALLS[437usize],
+        || {
+            kernels()?
+                .upsample_trilinear3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::upsample_trilinear3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_d: abi::regen_opt_f64,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::upsample_trilinear3d_backward.grad_input",
+        &CALLS[438usize],
+        || {
+            kernels()?
+                .upsample_trilinear3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_d) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
             Ok(())
         },
     )
@@ -15393,7 +16468,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[411usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -15420,7 +16495,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[412usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -15448,7 +16523,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[413usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -15477,7 +16552,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[414usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -15506,7 +16581,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[415usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -15535,7 +16610,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[416usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -15565,7 +16640,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[417usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -15596,7 +16671,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -15627,7 +16702,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[419usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -15658,7 +16733,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[420usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -15690,7 +16765,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[421usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -15723,7 +16798,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[422usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -15752,7 +16827,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[423usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -15778,7 +16853,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[424usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -15804,7 +16879,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[425usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -15835,7 +16910,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[426usize],
+        &CALLS[454usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -15872,7 +16947,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[427usize],
+        &CALLS[455usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -15909,7 +16984,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[428usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -15946,7 +17021,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[429usize],
+        &CALLS[457usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -15981,7 +17056,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[430usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -16014,7 +17089,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[431usize],
+        &CALLS[459usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -16050,7 +17125,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[432usize],
+        &CALLS[460usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -16087,7 +17162,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[433usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -16122,7 +17197,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[434usize],
+        &CALLS[462usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -16157,7 +17232,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[435usize],
+        &CALLS[463usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -16191,7 +17266,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[436usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -16224,7 +17299,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[437usize],
+        &CALLS[465usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -16258,7 +17333,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[438usize],
+        &CALLS[466usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -16293,7 +17368,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[439usize],
+        &CALLS[467usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -16327,7 +17402,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[440usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .col2im_out(
@@ -16360,7 +17435,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[441usize],
+        &CALLS[469usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -16392,7 +17467,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[442usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .im2col_out(
@@ -16423,7 +17498,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[443usize],
+        &CALLS[471usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -16450,7 +17525,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[444usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -16473,7 +17548,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[445usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -16496,7 +17571,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[446usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -16519,7 +17594,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[447usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -16542,7 +17617,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[448usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -16565,7 +17640,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[449usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -16589,7 +17664,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[450usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -16614,7 +17689,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[451usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -16638,7 +17713,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[452usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -16661,7 +17736,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[453usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -16684,7 +17759,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[454usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -16711,7 +17786,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[455usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -16738,7 +17813,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[456usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -16761,7 +17836,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[457usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -16784,7 +17859,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[458usize],
+        &CALLS[486usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -16807,7 +17882,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[459usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -16830,7 +17905,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[460usize],
+        &CALLS[488usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -16854,7 +17929,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[461usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -16879,7 +17954,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[462usize],
+        &CALLS[490usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -16904,7 +17979,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[463usize],
+        &CALLS[491usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -16929,7 +18004,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[464usize],
+        &CALLS[492usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -16954,7 +18029,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[465usize],
+        &CALLS[493usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -16979,7 +18054,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[466usize],
+        &CALLS[494usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -17004,7 +18079,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[467usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -17029,7 +18104,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[468usize],
+        &CALLS[496usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -17053,7 +18128,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[469usize],
+        &CALLS[497usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -17076,7 +18151,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[470usize],
+        &CALLS[498usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -17099,7 +18174,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[471usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -17122,7 +18197,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[472usize],
+        &CALLS[500usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -17145,7 +18220,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[473usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -17168,7 +18243,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[474usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -17192,7 +18267,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[475usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -17217,7 +18292,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[476usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -17242,7 +18317,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[477usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -17267,7 +18342,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[478usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -17291,7 +18366,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[479usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -17327,7 +18402,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[480usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -17382,7 +18457,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[481usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -17437,7 +18512,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[482usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -17492,7 +18567,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[483usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -17544,7 +18619,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[484usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -17593,7 +18668,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[485usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -17641,7 +18716,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[486usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -17686,7 +18761,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[487usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

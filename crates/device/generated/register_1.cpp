@@ -33,6 +33,8 @@ regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_eye_out(int64_t n, regen_tensor out);
 regen_error* regen_kernel_eye_m_out(int64_t n, int64_t m, regen_tensor out);
 regen_error* regen_kernel_fill_inplace_tensor(regen_tensor self, regen_tensor value);
+regen_error* regen_kernel_grid_sampler_3d(regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_tensor* regen_r0);
+regen_error* regen_kernel_grid_sampler_3d_backward(regen_tensor grad_output, regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tensor_list indices, regen_tensor values, bool accumulate, bool unsafe);
 regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_linear_backward(regen_tensor self, regen_tensor grad_output, regen_tensor weight, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -118,6 +120,15 @@ regen_error* regen_kernel_adaptive_max_pool3d_out(regen_tensor self, regen_i64_l
 regen_error* regen_kernel_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool2d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool3d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_reflection_pad2d(regen_tensor self, regen_i64_list padding, regen_tensor* regen_r0);
+regen_error* regen_kernel_reflection_pad2d_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor* regen_r0);
+regen_error* regen_kernel_reflection_pad3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
+regen_error* regen_kernel_replication_pad1d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
+regen_error* regen_kernel_replication_pad2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
+regen_error* regen_kernel_replication_pad3d_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor* regen_r0);
+regen_error* regen_kernel_upsample_bilinear2d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, bool align_corners, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
+regen_error* regen_kernel_upsample_bicubic2d_out(regen_tensor self, regen_i64_list output_size, bool align_corners, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
+regen_error* regen_kernel_upsample_trilinear3d_out(regen_tensor self, regen_i64_list output_size, bool align_corners, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
 regen_error* regen_kernel_upsample_nearest1d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales, regen_tensor out);
 regen_error* regen_kernel__upsample_nearest_exact1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales, regen_tensor grad_input);
 regen_error* regen_kernel__upsample_nearest_exact2d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
@@ -355,6 +366,33 @@ at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & valu
   auto regen_a1 = ::regen::lift_tensor(value, "aten::fill_.Tensor argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_tensor(regen_a0, regen_a1));
   return self;
+}
+
+// aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+at::Tensor wrap_grid_sampler_3d(const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::grid_sampler_3d argument 'input'");
+  auto regen_a1 = ::regen::lift_tensor(grid, "aten::grid_sampler_3d argument 'grid'");
+  auto regen_a2 = ::regen::lift_int(interpolation_mode, "aten::grid_sampler_3d argument 'interpolation_mode'");
+  auto regen_a3 = ::regen::lift_int(padding_mode, "aten::grid_sampler_3d argument 'padding_mode'");
+  auto regen_a4 = ::regen::lift_plain(align_corners, "aten::grid_sampler_3d argument 'align_corners'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_grid_sampler_3d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor> wrap_grid_sampler_3d_backward(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, ::std::array<bool,2> output_mask) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::grid_sampler_3d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(input, "aten::grid_sampler_3d_backward argument 'input'");
+  auto regen_a2 = ::regen::lift_tensor(grid, "aten::grid_sampler_3d_backward argument 'grid'");
+  auto regen_a3 = ::regen::lift_int(interpolation_mode, "aten::grid_sampler_3d_backward argument 'interpolation_mode'");
+  auto regen_a4 = ::regen::lift_int(padding_mode, "aten::grid_sampler_3d_backward argument 'padding_mode'");
+  auto regen_a5 = ::regen::lift_plain(align_corners, "aten::grid_sampler_3d_backward argument 'align_corners'");
+  auto regen_a6 = ::regen::lift_bool_array(output_mask, "aten::grid_sampler_3d_backward argument 'output_mask'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_grid_sampler_3d_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
 }
 
 // aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
@@ -1254,6 +1292,102 @@ at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor &
   return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
 }
 
+// aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+at::Tensor wrap_reflection_pad2d(const at::Tensor & self, c10::SymIntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad2d argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad2d argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_reflection_pad2d(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+at::Tensor wrap_reflection_pad2d_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad2d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad2d_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad2d_backward argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_reflection_pad2d_backward(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_reflection_pad3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad3d_backward.grad_input argument 'padding'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::reflection_pad3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_reflection_pad3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_replication_pad1d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::replication_pad1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(padding, "aten::replication_pad1d.out argument 'padding'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::replication_pad1d.out argument 'out'");
+  ::regen::check(regen_kernel_replication_pad1d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_replication_pad2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad2d_backward.grad_input argument 'padding'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::replication_pad2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_replication_pad2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+at::Tensor wrap_replication_pad3d_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad3d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad3d_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad3d_backward argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_replication_pad3d_backward(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_bilinear2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_bilinear2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bilinear2d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_bilinear2d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_plain(align_corners, "aten::upsample_bilinear2d_backward.grad_input argument 'align_corners'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::upsample_bilinear2d_backward.grad_input argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::upsample_bilinear2d_backward.grad_input argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::upsample_bilinear2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_bilinear2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return grad_input;
+}
+
+// aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_bicubic2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_bicubic2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bicubic2d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_bicubic2d.out argument 'align_corners'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::upsample_bicubic2d.out argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::upsample_bicubic2d.out argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::upsample_bicubic2d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_bicubic2d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
+// aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_trilinear3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_trilinear3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_trilinear3d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_trilinear3d.out argument 'align_corners'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_d, "aten::upsample_trilinear3d.out argument 'scales_d'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::upsample_trilinear3d.out argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::upsample_trilinear3d.out argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::upsample_trilinear3d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_trilinear3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
 // aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest1d.out argument 'self'");
@@ -1465,6 +1599,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.out", TORCH_FN(regen_runtime_ops::wrap_eye_out));
   m.impl("eye.m_out", TORCH_FN(regen_runtime_ops::wrap_eye_m_out));
   m.impl("fill_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_tensor));
+  m.impl("grid_sampler_3d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_3d));
+  m.impl("grid_sampler_3d_backward", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_3d_backward));
   m.impl("_index_put_impl_", TORCH_FN(regen_runtime_ops::wrap__index_put_impl_inplace));
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
   m.impl("linear_backward", TORCH_FN(regen_runtime_ops::wrap_linear_backward));
@@ -1550,6 +1686,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_backward_grad_input));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_backward_grad_input));
   m.impl("max_pool3d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_out));
+  m.impl("reflection_pad2d", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d));
+  m.impl("reflection_pad2d_backward", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward));
+  m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad3d_backward_grad_input));
+  m.impl("replication_pad1d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad1d_out));
+  m.impl("replication_pad2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_backward_grad_input));
+  m.impl("replication_pad3d_backward", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_backward));
+  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_bilinear2d_backward_grad_input));
+  m.impl("upsample_bicubic2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_bicubic2d_out));
+  m.impl("upsample_trilinear3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_trilinear3d_out));
   m.impl("upsample_nearest1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_out));
   m.impl("_upsample_nearest_exact1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_backward_grad_input));
   m.impl("_upsample_nearest_exact2d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_out));

@@ -33,6 +33,7 @@ regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dty
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_grid_sampler_2d(regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_tensor* regen_r0);
 regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list indices, regen_tensor out);
 regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_kthvalue_values(regen_tensor self, int64_t k, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
@@ -104,6 +105,10 @@ regen_error* regen_kernel__adaptive_avg_pool3d(regen_tensor self, regen_i64_list
 regen_error* regen_kernel_adaptive_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_adaptive_max_pool2d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out, regen_tensor indices);
 regen_error* regen_kernel_avg_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
+regen_error* regen_kernel_reflection_pad1d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
+regen_error* regen_kernel_reflection_pad2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
+regen_error* regen_kernel_replication_pad3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
+regen_error* regen_kernel_upsample_linear1d_out(regen_tensor self, regen_i64_list output_size, bool align_corners, regen_opt_f64 scales, regen_tensor out);
 regen_error* regen_kernel__upsample_nearest_exact3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
 regen_error* regen_kernel_upsample_nearest3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_logit_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_opt_f64 eps, regen_tensor grad_input);
@@ -349,6 +354,18 @@ at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at:
   auto regen_a2 = ::regen::lift_tensor(out, "aten::lcm.out argument 'out'");
   ::regen::check(regen_kernel_lcm_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+at::Tensor wrap_grid_sampler_2d(const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::grid_sampler_2d argument 'input'");
+  auto regen_a1 = ::regen::lift_tensor(grid, "aten::grid_sampler_2d argument 'grid'");
+  auto regen_a2 = ::regen::lift_int(interpolation_mode, "aten::grid_sampler_2d argument 'interpolation_mode'");
+  auto regen_a3 = ::regen::lift_int(padding_mode, "aten::grid_sampler_2d argument 'padding_mode'");
+  auto regen_a4 = ::regen::lift_plain(align_corners, "aten::grid_sampler_2d argument 'align_corners'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_grid_sampler_2d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
@@ -1062,6 +1079,46 @@ at::Tensor & wrap_avg_pool2d_backward_grad_input(const at::Tensor & grad_output,
   return grad_input;
 }
 
+// aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_reflection_pad1d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad1d.out argument 'padding'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::reflection_pad1d.out argument 'out'");
+  ::regen::check(regen_kernel_reflection_pad1d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_reflection_pad2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad2d_backward.grad_input argument 'padding'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::reflection_pad2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_reflection_pad2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_replication_pad3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad3d_backward.grad_input argument 'padding'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::replication_pad3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_replication_pad3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_upsample_linear1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_linear1d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_linear1d.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_linear1d.out argument 'align_corners'");
+  auto regen_a3 = ::regen::lift_opt_float(scales, "aten::upsample_linear1d.out argument 'scales'");
+  auto regen_a4 = ::regen::lift_tensor(out, "aten::upsample_linear1d.out argument 'out'");
+  ::regen::check(regen_kernel_upsample_linear1d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return out;
+}
+
 // aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact3d.out argument 'self'");
@@ -1349,6 +1406,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
+  m.impl("grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
   m.impl("index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
   m.impl("isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
   m.impl("kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
@@ -1420,6 +1478,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));
   m.impl("adaptive_max_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_out));
   m.impl("avg_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_backward_grad_input));
+  m.impl("reflection_pad1d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_out));
+  m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward_grad_input));
+  m.impl("replication_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_backward_grad_input));
+  m.impl("upsample_linear1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_out));
   m.impl("_upsample_nearest_exact3d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_out));
   m.impl("upsample_nearest3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_backward_grad_input));
   m.impl("logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));

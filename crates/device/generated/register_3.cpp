@@ -112,6 +112,10 @@ regen_error* regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_tensor g
 regen_error* regen_kernel_avg_pool2d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
 regen_error* regen_kernel_max_pool3d_with_indices(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_max_pool3d_with_indices_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor* regen_r0);
+regen_error* regen_kernel_reflection_pad1d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
+regen_error* regen_kernel_reflection_pad2d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
+regen_error* regen_kernel_replication_pad3d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
+regen_error* regen_kernel_upsample_linear1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, bool align_corners, regen_opt_f64 scales, regen_tensor grad_input);
 regen_error* regen_kernel_upsample_nearest3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
 regen_error* regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
@@ -1186,6 +1190,46 @@ at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output,
   return ::regen::adopt(regen_r0);
 }
 
+// aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_reflection_pad1d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad1d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad1d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad1d_backward.grad_input argument 'padding'");
+  auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::reflection_pad1d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_reflection_pad1d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
+  return grad_input;
+}
+
+// aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_reflection_pad2d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad2d.out argument 'padding'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::reflection_pad2d.out argument 'out'");
+  ::regen::check(regen_kernel_reflection_pad2d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_replication_pad3d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::replication_pad3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(padding, "aten::replication_pad3d.out argument 'padding'");
+  auto regen_a2 = ::regen::lift_tensor(out, "aten::replication_pad3d.out argument 'out'");
+  ::regen::check(regen_kernel_replication_pad3d_out(regen_a0, regen_a1, regen_a2));
+  return out;
+}
+
+// aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_upsample_linear1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_linear1d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_linear1d_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_linear1d_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_plain(align_corners, "aten::upsample_linear1d_backward.grad_input argument 'align_corners'");
+  auto regen_a4 = ::regen::lift_opt_float(scales, "aten::upsample_linear1d_backward.grad_input argument 'scales'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::upsample_linear1d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_upsample_linear1d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest3d.out argument 'self'");
@@ -1504,6 +1548,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
   m.impl("max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
+  m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_backward_grad_input));
+  m.impl("reflection_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_out));
+  m.impl("replication_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_out));
+  m.impl("upsample_linear1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_backward_grad_input));
   m.impl("upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
   m.impl("_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));

@@ -117,6 +117,9 @@ impl Kernels for Backend {
     crate::loss_methods!();
     // Max, average and adaptive pooling (kernels/pool.rs).
     crate::pool_methods!();
+    // Linear/cubic upsampling, reflection and replication padding, grid sampling
+    // (kernels/resample.rs).
+    crate::resample_methods!();
     // embedding_dense_backward (kernels/embedding.rs).
     crate::embedding_methods!();
     // Random ops on the device generator (kernels/random.rs).

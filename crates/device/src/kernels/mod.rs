@@ -1,6 +1,6 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
-//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, rnn, loss, pool,
+//! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, rnn, loss, pool, resample,
 //! embedding, optim, random), with `stl` the unstable sorting algorithms of CPU's C++ library for
 //! sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
@@ -54,6 +54,7 @@ pub mod pointwise;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod resample;
 pub mod rnn;
 pub mod samplers;
 pub mod scalar;

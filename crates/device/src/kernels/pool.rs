@@ -119,7 +119,7 @@ px_int!(u8, i8, i16, i32, i64);
 
 /// A float element's rounding of its op-math value (CPU's `scalar_t` arithmetic in backward).
 #[inline(always)]
-fn rd<T: Px>(a: T::A) -> T::A {
+pub(crate) fn rd<T: Px>(a: T::A) -> T::A {
     T::st(a).ld()
 }
 
@@ -183,12 +183,12 @@ impl Plan {
 /// A tensor's data and its strides as `[batch, channel, depth, height, width]` (0 for the
 /// dimensions it lacks).
 #[derive(Clone, Copy)]
-struct View {
-    ptr: usize,
-    st: [isize; 5],
+pub(crate) struct View {
+    pub(crate) ptr: usize,
+    pub(crate) st: [isize; 5],
 }
 
-fn view(t: &TensorRef<'_>, nd: usize) -> View {
+pub(crate) fn view(t: &TensorRef<'_>, nd: usize) -> View {
     let s = t.strides();
     let k = s.len();
     let mut st = [0isize; 5];
@@ -201,7 +201,7 @@ fn view(t: &TensorRef<'_>, nd: usize) -> View {
 }
 
 /// A contiguous copy of a lazily negated tensor (its data is not its values); `None` otherwise.
-fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
+pub(crate) fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
     if !t.is_neg() {
         return Ok(None);
     }
@@ -212,7 +212,7 @@ fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
 
 impl View {
     #[inline(always)]
-    fn at(&self, b: usize, c: usize, d: usize, h: usize, w: usize) -> isize {
+    pub(crate) fn at(&self, b: usize, c: usize, d: usize, h: usize, w: usize) -> isize {
         b as isize * self.st[0]
             + c as isize * self.st[1]
             + d as isize * self.st[2]
@@ -840,7 +840,7 @@ fn check_dtype(mode: Mode, nd: usize, t: &TensorRef<'_>) -> Result<DType> {
     Err(not_implemented(kernel, d))
 }
 
-fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
+pub(crate) fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
     let have = DType::from_scalar_type(out.dtype())?;
     if have != want {
         return Err(Error::runtime(format!(
@@ -862,7 +862,7 @@ fn like_strides(like: &TensorRef<'_>, sizes: &[i64]) -> Vec<i64> {
     strides_for(sizes, fmt)
 }
 
-fn new_like(like: &TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
+pub(crate) fn new_like(like: &TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
     regen_runtime::host::empty_strided(sizes, &like_strides(like, sizes), dtype.code())
 }
 
