@@ -371,17 +371,51 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
     };
     let work = od * oh * ow * kd * kh * kw;
     if p.c > 1 && x.st[1] == 1 && y.st[1] == 1 {
+        // Channels innermost: each tap's row of channels is weighted into rows of partial sums,
+        // so every channel makes the operations of `eval`, in its order, vectorised.
+        let c = p.c;
         let positions = p.n * od * oh * ow;
-        regen_runtime::host::parallel_for(positions, grain(work / (od * oh * ow) * p.c), |a, b| {
+        regen_runtime::host::parallel_for(positions, grain(work / (od * oh * ow) * c), |a, b| {
+            let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::M::zero(); c]);
             for pos in a..b {
                 let (bn, rest) = (pos / (od * oh * ow), pos % (od * oh * ow));
                 let (d, h, wi) = (rest / (oh * ow), rest / ow % oh, rest % ow);
+                let (bd, bh, bw) = (d * kd, h * kh, wi * kw);
                 let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
-                let yp = (y.ptr as *mut T).wrapping_offset(y.at(bn, 0, d, h, wi));
-                for ch in 0..p.c {
-                    let v = eval(xp.wrapping_add(ch), d, h, wi);
-                    // SAFETY: an element of the output.
-                    unsafe { *yp.add(ch) = T::st(v) };
+                // SAFETY (all rows): tap indices lie inside the input (taps() clamps them) and a
+                // position's c channels are contiguous in both tensors.
+                let row = |jd: usize, jh: usize, jw: usize| unsafe {
+                    std::slice::from_raw_parts(xp.offset(off[0][bd + jd] + off[1][bh + jh] + off[2][bw + jw]), c)
+                };
+                match f {
+                    Formula::Separable => {
+                        for jd in 0..kd {
+                            for jh in 0..kh {
+                                for jw in 0..kw {
+                                    weigh_row::<T>(&mut vw, row(jd, jh, jw), w[2][bw + jw], jw == 0);
+                                }
+                                combine_rows::<T>(&mut vh, &vw, real[1].then(|| w[1][bh + jh]), jh == 0);
+                            }
+                            combine_rows::<T>(&mut vd, &vh, real[0].then(|| w[0][bd + jd]), jd == 0);
+                        }
+                    }
+                    Formula::Product => {
+                        let mut first = true;
+                        for jd in 0..kd {
+                            for jh in 0..kh {
+                                let wdh = if real[0] { w[0][bd + jd] * w[1][bh + jh] } else { w[1][bh + jh] };
+                                for jw in 0..kw {
+                                    weigh_row::<T>(&mut vd, row(jd, jh, jw), wdh * w[2][bw + jw], first);
+                                    first = false;
+                                }
+                            }
+                        }
+                    }
+                }
+                // SAFETY: this position's row of the output.
+                let yo = unsafe { std::slice::from_raw_parts_mut((y.ptr as *mut T).offset(y.at(bn, 0, d, h, wi)), c) };
+                for (o, &v) in yo.iter_mut().zip(&vd) {
+                    *o = T::st(v);
                 }
             }
         });
@@ -402,6 +436,41 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
             }
         }
     });
+}
+
+simd_fn! {
+    /// `acc = x·w` (`first`) or `acc = acc + x·w` over a row of channels.
+    fn weigh_row<T: Fx>(acc: &mut [T::M], x: &[T], w: T::M, first: bool) {
+        if first {
+            for (a, &v) in acc.iter_mut().zip(x) {
+                *a = v.ld() * w;
+            }
+        } else {
+            for (a, &v) in acc.iter_mut().zip(x) {
+                *a = *a + v.ld() * w;
+            }
+        }
+    }
+}
+
+simd_fn! {
+    /// `acc = v·w` (`first`) or `acc = acc + v·w` between rows of partial sums; `acc = v` for a
+    /// dimension the op does not have (no weight).
+    fn combine_rows<T: Fx>(acc: &mut [T::M], v: &[T::M], w: Option<T::M>, first: bool) {
+        match w {
+            None => acc.copy_from_slice(v),
+            Some(w) if first => {
+                for (a, &x) in acc.iter_mut().zip(v) {
+                    *a = x * w;
+                }
+            }
+            Some(w) => {
+                for (a, &x) in acc.iter_mut().zip(v) {
+                    *a = *a + x * w;
+                }
+            }
+        }
+    }
 }
 
 /// The backward pass: each plane's gradient summed in op-math in output order (CPU's
