@@ -467,6 +467,81 @@ pub trait Kernels: Send + Sync + 'static {
         padding_idx: i64,
         scale_grad_by_freq: bool,
     ) -> Result<Tensor>;
+    /// `aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)`
+    fn embedding_renorm_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        max_norm: f64,
+        norm_type: f64,
+    ) -> Result<()>;
+    /// `aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _embedding_bag_forward_only(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _embedding_bag(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
+    /// `aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_dense_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
+    /// `aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_per_sample_weights_backward(
+        &self,
+        grad: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        mode: i64,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
     fn empty_memory_format(
         &self,
@@ -1531,6 +1606,22 @@ pub trait Kernels: Send + Sync + 'static {
         mask: TensorRef<'_>,
         source: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`
+    fn _masked_softmax(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+        mask_type: Option<i64>,
+    ) -> Result<Tensor>;
+    /// `aten::_masked_softmax_backward(Tensor grad_output, Tensor output, Tensor mask, int? dim=None) -> Tensor`
+    fn _masked_softmax_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+    ) -> Result<Tensor>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
     /// `aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
@@ -2365,6 +2456,85 @@ pub trait Kernels: Send + Sync + 'static {
         target: TensorRef<'_>,
         reduction: i64,
     ) -> Result<Tensor>;
+    /// `aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn multi_margin_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn multi_margin_loss(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn multi_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn multi_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))`
+    fn multilabel_margin_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        output: TensorRef<'_>,
+        is_target: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
+    fn multilabel_margin_loss_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn multilabel_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor`
+    fn multilabel_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+    ) -> Result<Tensor>;
     /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
     fn nll_loss_forward_output(
         &self,
@@ -2756,6 +2926,55 @@ pub trait Kernels: Send + Sync + 'static {
         divisor_override: Option<i64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn fractional_max_pool2d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn fractional_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn fractional_max_pool3d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn fractional_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`
+    fn fractional_max_pool3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
     /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
     fn max_pool2d_with_indices_out(
         &self,
@@ -2827,6 +3046,40 @@ pub trait Kernels: Send + Sync + 'static {
         dilation: &[i64],
         ceil_mode: bool,
         indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unpool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
+    fn max_unpool2d(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unpool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
+    fn max_unpool3d(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
     ) -> Result<Tensor>;
     /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn upsample_nearest1d_out(
@@ -3502,7 +3755,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 483] = [
+pub const OPS: [&str; 508] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3575,6 +3828,12 @@ pub const OPS: [&str; 483] = [
     "dot",
     "vdot",
     "embedding_dense_backward",
+    "embedding_renorm_",
+    "_embedding_bag_forward_only",
+    "_embedding_bag",
+    "_embedding_bag_backward",
+    "_embedding_bag_dense_backward",
+    "_embedding_bag_per_sample_weights_backward",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -3734,6 +3993,8 @@ pub const OPS: [&str; 483] = [
     "masked_fill_.Scalar",
     "masked_fill_.Tensor",
     "masked_scatter_",
+    "_masked_softmax",
+    "_masked_softmax_backward",
     "view",
     "put_",
     "index_add.out",
@@ -3854,6 +4115,14 @@ pub const OPS: [&str; 483] = [
     "mse_loss.out",
     "mse_loss_backward.grad_input",
     "mse_loss_backward",
+    "multi_margin_loss.out",
+    "multi_margin_loss",
+    "multi_margin_loss_backward.grad_input",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward.output",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward.grad_input",
+    "multilabel_margin_loss_backward",
     "nll_loss_forward.output",
     "nll_loss_backward.grad_input",
     "nll_loss2d_forward.output",
@@ -3903,12 +4172,21 @@ pub const OPS: [&str; 483] = [
     "avg_pool2d_backward.grad_input",
     "avg_pool3d.out",
     "avg_pool3d_backward.grad_input",
+    "fractional_max_pool2d.output",
+    "fractional_max_pool2d_backward.grad_input",
+    "fractional_max_pool3d.output",
+    "fractional_max_pool3d_backward.grad_input",
+    "fractional_max_pool3d_backward",
     "max_pool2d_with_indices.out",
     "max_pool2d_with_indices_backward.grad_input",
     "max_pool3d_with_indices.out",
     "max_pool3d_with_indices",
     "max_pool3d_with_indices_backward.grad_input",
     "max_pool3d_with_indices_backward",
+    "max_unpool2d.out",
+    "max_unpool2d",
+    "max_unpool3d.out",
+    "max_unpool3d",
     "upsample_nearest1d.out",
     "_upsample_nearest_exact1d.out",
     "upsample_nearest1d_backward.grad_input",
@@ -3988,7 +4266,7 @@ pub const OPS: [&str; 483] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 483] = [const { AtomicU64::new(0) }; 483];
+static CALLS: [AtomicU64; 508] = [const { AtomicU64::new(0) }; 508];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -5914,6 +6192,264 @@ pub unsafe extern "C" fn regen_kernel_embedding_dense_backward(
         },
     )
 }
+/// Entry point of `aten::embedding_renorm_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_embedding_renorm_inplace(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    max_norm: f64,
+    norm_type: f64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::embedding_renorm_",
+        &CALLS[72usize],
+        || {
+            kernels()?
+                .embedding_renorm_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&max_norm) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&norm_type) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_forward_only`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_forward_only(
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    include_last_offset: bool,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_forward_only",
+        &CALLS[73usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._embedding_bag_forward_only(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_last_offset) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag(
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    include_last_offset: bool,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag",
+        &CALLS[74usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._embedding_bag(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_last_offset) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_backward(
+    grad: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    bag_size: abi::regen_tensor,
+    maximum_indices: abi::regen_tensor,
+    num_weights: i64,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_backward",
+        &CALLS[75usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&bag_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&maximum_indices)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_dense_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_dense_backward(
+    grad: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    bag_size: abi::regen_tensor,
+    maximum_indices: abi::regen_tensor,
+    num_weights: i64,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    per_sample_weights: abi::regen_tensor,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_dense_backward",
+        &CALLS[76usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_dense_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&bag_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&maximum_indices)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_per_sample_weights_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_per_sample_weights_backward(
+    grad: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    mode: i64,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_per_sample_weights_backward",
+        &CALLS[77usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_per_sample_weights_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::empty.memory_format`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -5931,7 +6467,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[72usize],
+        &CALLS[78usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -5962,7 +6498,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[73usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -5993,7 +6529,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[74usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -6021,7 +6557,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[75usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .erf_out(
@@ -6044,7 +6580,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[76usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .erfc_out(
@@ -6067,7 +6603,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[77usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .exp_out(
@@ -6090,7 +6626,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[78usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .exp2_out(
@@ -6113,7 +6649,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[79usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .expm1_out(
@@ -6136,7 +6672,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[80usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .eye_out(
@@ -6160,7 +6696,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[81usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -6184,7 +6720,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[82usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -6207,7 +6743,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[83usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -6230,7 +6766,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[84usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .floor_out(
@@ -6254,7 +6790,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -6278,7 +6814,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -6302,7 +6838,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -6326,7 +6862,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .frac_out(
@@ -6350,7 +6886,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .gcd_out(
@@ -6375,7 +6911,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .lcm_out(
@@ -6410,7 +6946,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -6447,7 +6983,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -6476,7 +7012,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -6505,7 +7041,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -6536,7 +7072,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -6565,7 +7101,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -6594,7 +7130,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -6620,7 +7156,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -6645,7 +7181,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -6678,7 +7214,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -6718,7 +7254,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -6755,7 +7291,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -6786,7 +7322,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -6816,7 +7352,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             kernels()?
                 .linspace_out(
@@ -6841,7 +7377,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             kernels()?
                 .log_out(
@@ -6864,7 +7400,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .log10_out(
@@ -6887,7 +7423,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             kernels()?
                 .log1p_out(
@@ -6910,7 +7446,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .log2_out(
@@ -6934,7 +7470,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -6959,7 +7495,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -6984,7 +7520,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -7011,7 +7547,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .logspace_out(
@@ -7039,7 +7575,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -7066,7 +7602,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -7094,7 +7630,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -7123,7 +7659,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -7150,7 +7686,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -7175,7 +7711,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -7203,7 +7739,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -7233,7 +7769,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -7262,7 +7798,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -7290,7 +7826,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 .amax_out(
@@ -7318,7 +7854,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             kernels()?
                 .mean_out(
@@ -7344,7 +7880,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7368,7 +7904,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -7394,7 +7930,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -7420,7 +7956,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -7449,7 +7985,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -7477,7 +8013,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .amin_out(
@@ -7503,7 +8039,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[130usize],
+        &CALLS[136usize],
         || {
             kernels()?
                 .mm_out(
@@ -7529,7 +8065,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[131usize],
+        &CALLS[137usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -7556,7 +8092,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[132usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -7582,7 +8118,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[133usize],
+        &CALLS[139usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -7607,7 +8143,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[134usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -7634,7 +8170,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[135usize],
+        &CALLS[141usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -7661,7 +8197,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -7686,7 +8222,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             kernels()?
                 .mul_out(
@@ -7711,7 +8247,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -7738,7 +8274,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -7773,7 +8309,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -7820,7 +8356,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -7867,7 +8403,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -7910,7 +8446,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -7951,7 +8487,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -7990,7 +8526,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -8033,7 +8569,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -8078,7 +8614,7 @@ pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::randperm.generator_out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 .randperm_generator_out(
@@ -8104,7 +8640,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             kernels()?
                 .range_out(
@@ -8129,7 +8665,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -8152,7 +8688,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             kernels()?
                 .neg_out(
@@ -8176,7 +8712,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -8202,7 +8738,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -8227,7 +8763,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .round_out(
@@ -8251,7 +8787,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -8275,7 +8811,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8295,7 +8831,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -8318,7 +8854,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -8345,7 +8881,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -8372,7 +8908,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             kernels()?
                 .gelu_out(
@@ -8398,7 +8934,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -8424,7 +8960,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -8450,7 +8986,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -8475,7 +9011,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -8498,7 +9034,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .silu_out(
@@ -8522,7 +9058,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -8546,7 +9082,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .mish_out(
@@ -8569,7 +9105,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -8593,7 +9129,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -8617,7 +9153,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -8641,7 +9177,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .logit_out(
@@ -8665,7 +9201,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .sin_out(
@@ -8688,7 +9224,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             kernels()?
                 .sinc_out(
@@ -8711,7 +9247,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .sinh_out(
@@ -8736,7 +9272,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -8763,7 +9299,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -8791,7 +9327,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -8820,7 +9356,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -8849,7 +9385,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -8878,7 +9414,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -8907,7 +9443,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             kernels()?
                 .nansum_out(
@@ -8933,7 +9469,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -8959,7 +9495,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -8989,7 +9525,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -9019,7 +9555,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -9046,7 +9582,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -9073,7 +9609,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -9099,7 +9635,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             kernels()?
                 .tan_out(
@@ -9122,7 +9658,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .tanh_out(
@@ -9147,7 +9683,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             kernels()?
                 .threshold_out(
@@ -9174,7 +9710,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -9200,7 +9736,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -9226,7 +9762,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -9251,7 +9787,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .trunc_out(
@@ -9277,7 +9813,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -9309,7 +9845,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -9343,7 +9879,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -9376,7 +9912,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -9409,7 +9945,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -9440,7 +9976,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -9469,7 +10005,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -9499,7 +10035,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -9528,7 +10064,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -9555,7 +10091,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             kernels()?
                 .where_self_out(
@@ -9589,7 +10125,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -9632,7 +10168,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -9678,7 +10214,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -9725,7 +10261,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -9755,7 +10291,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             kernels()?
                 .norm_out(
@@ -9782,7 +10318,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -9805,7 +10341,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -9829,7 +10365,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             kernels()?
                 .sub_out(
@@ -9856,7 +10392,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -9883,7 +10419,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -9909,7 +10445,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -9937,7 +10473,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             kernels()?
                 .addmm_out(
@@ -9969,7 +10505,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -10002,7 +10538,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -10035,7 +10571,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -10063,7 +10599,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -10092,7 +10628,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -10132,7 +10668,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -10171,7 +10707,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -10209,7 +10745,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -10238,7 +10774,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -10264,7 +10800,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -10290,7 +10826,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -10312,7 +10848,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 .set_inplace(
@@ -10335,7 +10871,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10360,7 +10896,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10385,7 +10921,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10393,6 +10929,64 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_masked_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__masked_softmax(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    mask_type: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_masked_softmax",
+        &CALLS[237usize],
+        || {
+            let regen_v0 = kernels()?
+                ._masked_softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&mask_type) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_masked_softmax_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__masked_softmax_backward(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_masked_softmax_backward",
+        &CALLS[238usize],
+        || {
+            let regen_v0 = kernels()?
+                ._masked_softmax_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -10410,7 +11004,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[231usize],
+        &CALLS[239usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -10436,7 +11030,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[232usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .put_inplace(
@@ -10465,7 +11059,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[233usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .index_add_out(
@@ -10497,7 +11091,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[234usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -10527,7 +11121,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[235usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -10554,7 +11148,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[236usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -10582,7 +11176,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[237usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -10611,7 +11205,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[238usize],
+        &CALLS[246usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -10641,7 +11235,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[239usize],
+        &CALLS[247usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -10672,7 +11266,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[240usize],
+        &CALLS[248usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -10702,7 +11296,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[241usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -10733,7 +11327,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[242usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -10762,7 +11356,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[243usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -10787,7 +11381,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[244usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -10812,7 +11406,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[245usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -10837,7 +11431,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[246usize],
+        &CALLS[254usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -10862,7 +11456,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[247usize],
+        &CALLS[255usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -10886,7 +11480,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[248usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -10909,7 +11503,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[249usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -10933,7 +11527,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[250usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -10958,7 +11552,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[251usize],
+        &CALLS[259usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -10983,7 +11577,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[252usize],
+        &CALLS[260usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -11007,7 +11601,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[253usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -11030,7 +11624,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[254usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -11054,7 +11648,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[255usize],
+        &CALLS[263usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -11081,7 +11675,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[256usize],
+        &CALLS[264usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -11111,7 +11705,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[257usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -11142,7 +11736,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[258usize],
+        &CALLS[266usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -11171,7 +11765,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.from",
-        &CALLS[259usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .random_inplace_from(
@@ -11197,7 +11791,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_to(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.to",
-        &CALLS[260usize],
+        &CALLS[268usize],
         || {
             kernels()?
                 .random_inplace_to(
@@ -11221,7 +11815,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_",
-        &CALLS[261usize],
+        &CALLS[269usize],
         || {
             kernels()?
                 .random_inplace(
@@ -11246,7 +11840,7 @@ pub unsafe extern "C" fn regen_kernel_uniform_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::uniform_",
-        &CALLS[262usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .uniform_inplace(
@@ -11273,7 +11867,7 @@ pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cauchy_",
-        &CALLS[263usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .cauchy_inplace(
@@ -11300,7 +11894,7 @@ pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_normal_",
-        &CALLS[264usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .log_normal_inplace(
@@ -11326,7 +11920,7 @@ pub unsafe extern "C" fn regen_kernel_exponential_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exponential_",
-        &CALLS[265usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .exponential_inplace(
@@ -11351,7 +11945,7 @@ pub unsafe extern "C" fn regen_kernel_geometric_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::geometric_",
-        &CALLS[266usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .geometric_inplace(
@@ -11376,7 +11970,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[267usize],
+        &CALLS[275usize],
         || {
             kernels()?
                 .triu_out(
@@ -11401,7 +11995,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[268usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .tril_out(
@@ -11431,7 +12025,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[269usize],
+        &CALLS[277usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -11466,7 +12060,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[270usize],
+        &CALLS[278usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -11496,7 +12090,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[271usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -11521,7 +12115,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[272usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -11546,7 +12140,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[273usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -11571,7 +12165,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[274usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -11596,7 +12190,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[275usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -11621,7 +12215,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[276usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -11646,7 +12240,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[277usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -11671,7 +12265,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[278usize],
+        &CALLS[286usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -11696,7 +12290,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[279usize],
+        &CALLS[287usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -11721,7 +12315,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[280usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -11746,7 +12340,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[281usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -11771,7 +12365,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[282usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -11796,7 +12390,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[283usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .take_out(
@@ -11821,7 +12415,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[284usize],
+        &CALLS[292usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -11847,7 +12441,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[285usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .index_select_out(
@@ -11874,7 +12468,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[286usize],
+        &CALLS[294usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -11900,7 +12494,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[287usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -11925,7 +12519,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[288usize],
+        &CALLS[296usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -11949,7 +12543,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[289usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -11972,7 +12566,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[290usize],
+        &CALLS[298usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -11995,7 +12589,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[291usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -12022,7 +12616,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[292usize],
+        &CALLS[300usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -12050,7 +12644,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[293usize],
+        &CALLS[301usize],
         || {
             kernels()?
                 .gather_out(
@@ -12079,7 +12673,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[294usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -12108,7 +12702,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[295usize],
+        &CALLS[303usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -12137,7 +12731,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial.out",
-        &CALLS[296usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .multinomial_out(
@@ -12166,7 +12760,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial",
-        &CALLS[297usize],
+        &CALLS[305usize],
         || {
             let regen_v0 = kernels()?
                 .multinomial(
@@ -12192,7 +12786,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[298usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -12215,7 +12809,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[299usize],
+        &CALLS[307usize],
         || {
             kernels()?
                 .digamma_out(
@@ -12239,7 +12833,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[300usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -12263,7 +12857,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[301usize],
+        &CALLS[309usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -12286,7 +12880,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[302usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .i0_out(
@@ -12309,7 +12903,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[303usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .sign_out(
@@ -12332,7 +12926,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[304usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .signbit_out(
@@ -12356,7 +12950,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[305usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .atan2_out(
@@ -12382,7 +12976,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[306usize],
+        &CALLS[314usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -12409,7 +13003,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[307usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -12437,7 +13031,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[308usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .histc_out(
@@ -12466,7 +13060,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[309usize],
+        &CALLS[317usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -12493,7 +13087,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[310usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -12518,7 +13112,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[311usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .hypot_out(
@@ -12543,7 +13137,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[312usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .igamma_out(
@@ -12568,7 +13162,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[313usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .igammac_out(
@@ -12593,7 +13187,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[314usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -12618,7 +13212,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[315usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -12643,7 +13237,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[316usize],
+        &CALLS[324usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -12667,7 +13261,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[317usize],
+        &CALLS[325usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12688,7 +13282,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[318usize],
+        &CALLS[326usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -12712,7 +13306,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[319usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .fmin_out(
@@ -12736,7 +13330,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[320usize],
+        &CALLS[328usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12758,7 +13352,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[321usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .fmax_out(
@@ -12783,7 +13377,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[322usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .maximum_out(
@@ -12807,7 +13401,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[323usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -12831,7 +13425,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[324usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .minimum_out(
@@ -12859,7 +13453,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[325usize],
+        &CALLS[333usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -12891,7 +13485,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[326usize],
+        &CALLS[334usize],
         || {
             kernels()?
                 .topk_values(
@@ -12919,7 +13513,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[327usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .all_all_out(
@@ -12942,7 +13536,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[328usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .any_all_out(
@@ -12968,7 +13562,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[329usize],
+        &CALLS[337usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -12998,7 +13592,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[330usize],
+        &CALLS[338usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -13026,7 +13620,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[331usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -13051,7 +13645,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[332usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -13076,7 +13670,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[333usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -13102,7 +13696,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[334usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -13129,7 +13723,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[335usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -13156,7 +13750,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[336usize],
+        &CALLS[344usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -13183,7 +13777,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[337usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -13210,7 +13804,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[338usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -13237,7 +13831,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[339usize],
+        &CALLS[347usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -13264,7 +13858,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[340usize],
+        &CALLS[348usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -13292,7 +13886,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[341usize],
+        &CALLS[349usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -13321,7 +13915,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[342usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -13350,7 +13944,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[343usize],
+        &CALLS[351usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -13381,7 +13975,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[344usize],
+        &CALLS[352usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -13416,7 +14010,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[345usize],
+        &CALLS[353usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -13453,7 +14047,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[346usize],
+        &CALLS[354usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -13488,7 +14082,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[347usize],
+        &CALLS[355usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -13522,7 +14116,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[348usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -13550,7 +14144,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[349usize],
+        &CALLS[357usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -13579,7 +14173,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[350usize],
+        &CALLS[358usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -13587,6 +14181,270 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss.out",
+        &CALLS[359usize],
+        || {
+            kernels()?
+                .multi_margin_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss",
+        &CALLS[360usize],
+        || {
+            let regen_v0 = kernels()?
+                .multi_margin_loss(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss_backward.grad_input",
+        &CALLS[361usize],
+        || {
+            kernels()?
+                .multi_margin_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss_backward",
+        &CALLS[362usize],
+        || {
+            let regen_v0 = kernels()?
+                .multi_margin_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    output: abi::regen_tensor,
+    is_target: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_forward.output",
+        &CALLS[363usize],
+        || {
+            kernels()?
+                .multilabel_margin_loss_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_forward",
+        &CALLS[364usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .multilabel_margin_loss_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    is_target: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_backward.grad_input",
+        &CALLS[365usize],
+        || {
+            kernels()?
+                .multilabel_margin_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    is_target: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_backward",
+        &CALLS[366usize],
+        || {
+            let regen_v0 = kernels()?
+                .multilabel_margin_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -13610,7 +14468,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[351usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -13646,7 +14504,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[352usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -13682,7 +14540,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[353usize],
+        &CALLS[369usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -13717,7 +14575,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[354usize],
+        &CALLS[370usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -13753,7 +14611,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[355usize],
+        &CALLS[371usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -13790,7 +14648,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[356usize],
+        &CALLS[372usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -13824,7 +14682,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[357usize],
+        &CALLS[373usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -13854,7 +14712,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[358usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -13884,7 +14742,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[359usize],
+        &CALLS[375usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -13913,7 +14771,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[360usize],
+        &CALLS[376usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -13943,7 +14801,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[361usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -13973,7 +14831,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[362usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .elu_out(
@@ -14004,7 +14862,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[363usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -14034,7 +14892,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[364usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -14058,7 +14916,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[365usize],
+        &CALLS[381usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -14084,7 +14942,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[366usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -14111,7 +14969,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[367usize],
+        &CALLS[383usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -14139,7 +14997,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[368usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -14168,7 +15026,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[369usize],
+        &CALLS[385usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -14195,7 +15053,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[370usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -14219,7 +15077,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[371usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -14242,7 +15100,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[372usize],
+        &CALLS[388usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -14264,7 +15122,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[373usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -14287,7 +15145,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[374usize],
+        &CALLS[390usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -14312,7 +15170,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[375usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -14339,7 +15197,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[376usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -14366,7 +15224,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[377usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -14391,7 +15249,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[378usize],
+        &CALLS[394usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -14417,7 +15275,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[379usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -14444,7 +15302,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[380usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -14471,7 +15329,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[381usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .softplus_out(
@@ -14499,7 +15357,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[382usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -14526,7 +15384,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[383usize],
+        &CALLS[399usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -14552,7 +15410,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[384usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -14578,7 +15436,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[385usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -14603,7 +15461,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[386usize],
+        &CALLS[402usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -14628,7 +15486,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[387usize],
+        &CALLS[403usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -14653,7 +15511,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[388usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -14678,7 +15536,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[389usize],
+        &CALLS[405usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -14703,7 +15561,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -14728,7 +15586,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[391usize],
+        &CALLS[407usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -14754,7 +15612,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[392usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -14781,7 +15639,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -14808,7 +15666,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[394usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -14835,7 +15693,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[395usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -14866,7 +15724,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[396usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -14904,7 +15762,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[397usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -14942,7 +15800,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[398usize],
+        &CALLS[414usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -14980,7 +15838,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[399usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -14996,6 +15854,165 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
                     }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool2d.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_output(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    random_samples: abi::regen_tensor,
+    output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool2d.output",
+        &CALLS[416usize],
+        || {
+            kernels()?
+                .fractional_max_pool2d_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&random_samples)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool2d_backward.grad_input",
+        &CALLS[417usize],
+        || {
+            kernels()?
+                .fractional_max_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_output(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    random_samples: abi::regen_tensor,
+    output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d.output",
+        &CALLS[418usize],
+        || {
+            kernels()?
+                .fractional_max_pool3d_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&random_samples)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d_backward.grad_input",
+        &CALLS[419usize],
+        || {
+            kernels()?
+                .fractional_max_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d_backward",
+        &CALLS[420usize],
+        || {
+            let regen_v0 = kernels()?
+                .fractional_max_pool3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -15018,7 +16035,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[400usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -15054,7 +16071,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[401usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -15090,7 +16107,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[402usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -15125,7 +16142,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[403usize],
+        &CALLS[424usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -15161,7 +16178,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -15198,7 +16215,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[405usize],
+        &CALLS[426usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -15210,6 +16227,122 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
                     unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool2d_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool2d.out",
+        &CALLS[427usize],
+        || {
+            kernels()?
+                .max_unpool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool2d(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool2d",
+        &CALLS[428usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_unpool2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool3d_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool3d.out",
+        &CALLS[429usize],
+        || {
+            kernels()?
+                .max_unpool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool3d(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool3d",
+        &CALLS[430usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_unpool3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -15230,7 +16363,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[406usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -15257,7 +16390,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[407usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -15285,7 +16418,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[408usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -15314,7 +16447,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -15343,7 +16476,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[410usize],
+        &CALLS[435usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -15372,7 +16505,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[411usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -15402,7 +16535,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[412usize],
+        &CALLS[437usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -15433,7 +16566,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[413usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -15464,7 +16597,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[414usize],
+        &CALLS[439usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -15495,7 +16628,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[415usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -15527,7 +16660,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[416usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -15560,7 +16693,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[417usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -15589,7 +16722,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -15615,7 +16748,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[419usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -15641,7 +16774,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[420usize],
+        &CALLS[445usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -15672,7 +16805,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[421usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -15709,7 +16842,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[422usize],
+        &CALLS[447usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -15746,7 +16879,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[423usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -15783,7 +16916,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[424usize],
+        &CALLS[449usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -15818,7 +16951,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[425usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -15851,7 +16984,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[426usize],
+        &CALLS[451usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -15887,7 +17020,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[427usize],
+        &CALLS[452usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -15924,7 +17057,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[428usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -15959,7 +17092,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[429usize],
+        &CALLS[454usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -15994,7 +17127,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[430usize],
+        &CALLS[455usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -16028,7 +17161,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[431usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -16061,7 +17194,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[432usize],
+        &CALLS[457usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -16095,7 +17228,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[433usize],
+        &CALLS[458usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -16130,7 +17263,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[434usize],
+        &CALLS[459usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -16164,7 +17297,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[435usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .col2im_out(
@@ -16197,7 +17330,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[436usize],
+        &CALLS[461usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -16229,7 +17362,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[437usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 .im2col_out(
@@ -16260,7 +17393,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[438usize],
+        &CALLS[463usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -16287,7 +17420,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[439usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -16310,7 +17443,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[440usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -16333,7 +17466,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[441usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -16356,7 +17489,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[442usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -16379,7 +17512,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[443usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -16402,7 +17535,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[444usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -16426,7 +17559,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[445usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -16451,7 +17584,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[446usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -16475,7 +17608,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[447usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -16498,7 +17631,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[448usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -16521,7 +17654,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[449usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -16548,7 +17681,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[450usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -16575,7 +17708,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[451usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -16598,7 +17731,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[452usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -16621,7 +17754,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[453usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -16644,7 +17777,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[454usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -16667,7 +17800,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[455usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -16691,7 +17824,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[456usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -16716,7 +17849,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[457usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -16741,7 +17874,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[458usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -16766,7 +17899,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[459usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -16791,7 +17924,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[460usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -16816,7 +17949,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[461usize],
+        &CALLS[486usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -16841,7 +17974,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[462usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -16866,7 +17999,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[463usize],
+        &CALLS[488usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -16890,7 +18023,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[464usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -16913,7 +18046,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[465usize],
+        &CALLS[490usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -16936,7 +18069,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[466usize],
+        &CALLS[491usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -16959,7 +18092,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[467usize],
+        &CALLS[492usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -16982,7 +18115,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[468usize],
+        &CALLS[493usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -17005,7 +18138,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[469usize],
+        &CALLS[494usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -17029,7 +18162,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[470usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -17054,7 +18187,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[471usize],
+        &CALLS[496usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -17079,7 +18212,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[472usize],
+        &CALLS[497usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -17104,7 +18237,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[473usize],
+        &CALLS[498usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -17128,7 +18261,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[474usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -17164,7 +18297,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[475usize],
+        &CALLS[500usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -17219,7 +18352,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[476usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -17274,7 +18407,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[477usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -17329,7 +18462,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[478usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -17381,7 +18514,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[479usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -17430,7 +18563,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[480usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -17478,7 +18611,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[481usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -17523,7 +18656,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[482usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(
