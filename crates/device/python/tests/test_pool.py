@@ -352,7 +352,7 @@ FRACTIONAL = {
     "2d_unbatched": (2, (3, 10, 10), 2, (4, 7), lambda t: t),
     "2d_transposed": (2, (2, 3, 9, 11), 2, (6, 5), lambda t: t.transpose(2, 3)),
     "3d": (3, (2, 2, 7, 6, 9), (2, 3, 2), (4, 3, 5), lambda t: t),
-    "3d_unbatched": (3, (2, 6, 6, 6), 2, (3, 4, 5), lambda t: t),
+    "3d_unbatched": (3, (2, 6, 6, 7), 2, (3, 4, 5), lambda t: t),
 }
 
 

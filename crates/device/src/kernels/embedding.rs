@@ -234,6 +234,11 @@ trait Bag: Copy + Send + Sync + PartialOrd + 'static {
     fn to_f64(a: Self::A) -> f64;
     /// `a / b` in the element type, as `output /= bag_size` computes it.
     fn div(a: Self, b: f64) -> Self;
+    /// fbgemm's conversion of its f32 sums (round to nearest even, but half away from zero
+    /// for bfloat16: `(bits + 0x8000) >> 16`).
+    fn st_fbgemm(a: Self::A) -> Self {
+        Self::st(a)
+    }
 }
 
 macro_rules! bag_elem {
@@ -273,7 +278,40 @@ bag_elem! {
     f32 => f32, |x| x, |a| a;
     f64 => f64, |x| x, |a| a;
     f16 => f32, |x: f16| x.to_f32(), f16::from_f32;
-    bf16 => f32, |x: bf16| x.to_f32(), bf16::from_f32;
+}
+
+impl Bag for bf16 {
+    type A = f32;
+    #[inline(always)]
+    fn ld(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn st(a: f32) -> bf16 {
+        bf16::from_f32(a)
+    }
+    fn zero() -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    fn to_f64(a: f32) -> f64 {
+        a as f64
+    }
+    fn div(a: bf16, b: f64) -> bf16 {
+        bf16::from_f32(a.to_f32() / bf16::from_f32(b as f32).to_f32())
+    }
+    fn st_fbgemm(a: f32) -> bf16 {
+        if a.is_nan() {
+            return bf16::from_f32(a);
+        }
+        bf16::from_bits((a.to_bits().wrapping_add(0x8000) >> 16) as u16)
+    }
 }
 
 /// The checked arguments of `_embedding_bag` and its forward-only twin.
@@ -440,7 +478,8 @@ pub fn embedding_bag(
                 // SAFETY: the contiguous copy holds n elements of the weight's dtype.
                 unsafe { std::slice::from_raw_parts(p.as_ref().data_ptr() as *const T, n) }
             });
-            bag_sum::<T>(&a, wt, o, offset2bag.as_deref(), psw, &mut bag_size, padding_idx)?;
+            let o2b = if fast { None } else { offset2bag.as_deref() };
+            bag_sum::<T>(&a, wt, o, o2b, psw, &mut bag_size, padding_idx)?;
             if mode == MEAN {
                 for (row, &bs) in o.chunks_mut(width.max(1)).zip(&bag_size) {
                     for v in row.iter_mut() {
@@ -464,10 +503,11 @@ pub fn embedding_bag(
     Ok((out, o2b_t, bs_t, mi_t))
 }
 
-/// Sum (and mean's sum) of the bags. CPU's fast path reads bag `b` from `offsets[b]` to the
-/// next offset (the indices' end for the last bag) and fuses per-sample weights into a
-/// multiply-add; its slow path adds each index to bag `offset2bag[i]`, multiplying first. Bags
-/// are independent, so they run in parallel, each in index order.
+/// Sum (and mean's sum) of the bags. CPU's fast path (fbgemm; `offset2bag` is `None` here)
+/// reads bag `b` from `offsets[b]` to the next offset (the indices' end for the last bag), fuses
+/// per-sample weights into a multiply-add and rounds bfloat16 results half away from zero;
+/// its slow path adds each index to bag `offset2bag[i]`, multiplying first. Bags are
+/// independent, so they run in parallel, each in index order.
 fn bag_sum<T: Bag>(
     a: &BagArgs,
     wt: &[T],
@@ -542,7 +582,11 @@ fn bag_sum<T: Bag>(
             }
             // SAFETY: row b of the output, owned by this task.
             let dst = unsafe { std::slice::from_raw_parts_mut((op as *mut T).add(b * width), width) };
-            dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::st(s));
+            if fused {
+                dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::st_fbgemm(s));
+            } else {
+                dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::st(s));
+            }
         }
     });
     Ok(())
@@ -562,8 +606,7 @@ fn bag_max<T: Bag>(
     let width = a.width;
     o.iter_mut().for_each(|v| *v = T::st(T::zero()));
     let mut empty = vec![true; a.bags];
-    for (i, (&k, &b)) in a.idx.iter().zip(offset2bag).enumerate() {
-        let _ = i;
+    for (&k, &b) in a.idx.iter().zip(offset2bag) {
         if !(0..a.rows as i64).contains(&k) {
             return Err(out_of_vocab(k));
         }

@@ -651,6 +651,9 @@ trait Masked: Copy + Send + Sync + 'static {
     fn acc(x: f64) -> f64;
     /// `exp(x - m)` as `std::exp` of the element type's difference, rounded to the element type.
     fn exp_diff(x: Self, m: Self) -> Self;
+    /// `z *= inv`: float and double multiply in double; float16 and bfloat16 have only their own
+    /// `*=`, so `inv` is rounded to the element type first.
+    fn scale(z: Self, inv: f64) -> Self;
 }
 
 impl Masked for f32 {
@@ -666,6 +669,9 @@ impl Masked for f32 {
     fn exp_diff(x: f32, m: f32) -> f32 {
         (x - m).exp()
     }
+    fn scale(z: f32, inv: f64) -> f32 {
+        (z as f64 * inv) as f32
+    }
 }
 
 impl Masked for f64 {
@@ -680,6 +686,9 @@ impl Masked for f64 {
     }
     fn exp_diff(x: f64, m: f64) -> f64 {
         (x - m).exp()
+    }
+    fn scale(z: f64, inv: f64) -> f64 {
+        z * inv
     }
 }
 
@@ -697,6 +706,9 @@ macro_rules! masked_half {
             }
             fn exp_diff(x: $t, m: $t) -> $t {
                 <$t>::from_f32(<$t>::from_f32(x.to_f32() - m.to_f32()).to_f32().exp())
+            }
+            fn scale(z: $t, inv: f64) -> $t {
+                <$t>::from_f32(z.to_f32() * <$t>::from_f64(inv).to_f32())
             }
         }
     )*};
@@ -814,7 +826,7 @@ fn masked_softmax_run<T: Masked>(xp: usize, op: usize, mask: &[bool], outer: usi
             let inv = if sum == 0.0 { f64::NAN } else { T::acc(1.0 / sum) };
             for k in 0..n {
                 // SAFETY: see above.
-                unsafe { *y(k) = T::r(T::acc((*y(k)).f() * inv)) };
+                unsafe { *y(k) = T::scale(*y(k), inv) };
             }
         }
     });

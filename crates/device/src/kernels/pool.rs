@@ -1374,7 +1374,9 @@ fn frac_geometry(nd: usize, input: &TensorRef<'_>, kernel: &[i64], output_size: 
     let (inp, out, pool) = (pad(&s[n - nd..]), pad(output_size), pad(kernel));
     let names = ["time", "height", "width"];
     for d in (3 - nd)..3 {
-        if out[d] + pool[d] - 1 > inp[d] {
+        // The 3-d op wants the last window to end before the input's end, the 2-d op at it.
+        let last = out[d] + pool[d] - 1;
+        if last > inp[d] || (nd == 3 && last == inp[d]) {
             return Err(Error::runtime(format!(
                 "{who}: pool {} {} too large relative to input {} {}",
                 names[d], pool[d], names[d], inp[d]
