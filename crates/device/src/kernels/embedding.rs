@@ -952,8 +952,8 @@ pub fn per_sample_weights_backward(
 // ---------------------------------------------------------------------------------------------
 
 /// `embedding_renorm_`: each distinct index (in sorted order) whose row's `norm_type`-norm
-/// exceeds `max_norm` has its row scaled by `max_norm / (norm + 1e-7)`, the norm rounded to the
-/// element type as CPU's `row.norm(p).item()` is.
+/// exceeds `max_norm` has its row scaled by `max_norm / (norm + 1e-7)`, the norm and the scale
+/// rounded to the element type as CPU's `row.norm(p).item()` and `row *= scale` round them.
 pub fn renorm_(self_: TensorRef<'_>, indices: TensorRef<'_>, max_norm: f64, norm_type: f64) -> Result<()> {
     if self_.dim() != 2 {
         return Err(Error::runtime(format!(
@@ -983,7 +983,8 @@ pub fn renorm_(self_: TensorRef<'_>, indices: TensorRef<'_>, max_norm: f64, norm
             let norm = row_norm((0..width).map(|j| <T as Bag>::to_f64(unsafe { *at(j) }.ld())), norm_type);
             let norm = <T as Bag>::to_f64(<T as Bag>::st(<T as Bag>::from_f64(norm)).ld());
             if norm > max_norm {
-                let scale = <T as Bag>::from_f64(max_norm / (norm + 1e-7));
+                // `row *= scale` casts the scalar to the element type, then multiplies in op-math.
+                let scale = <T as Bag>::st(<T as Bag>::from_f64(max_norm / (norm + 1e-7))).ld();
                 for j in 0..width {
                     // SAFETY: as above.
                     unsafe { *at(j) = <T as Bag>::st((*at(j)).ld() * scale) };
