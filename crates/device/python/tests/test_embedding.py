@@ -194,15 +194,17 @@ def test_embedding_max_norm(dtype, norm_type):
     expected = F.embedding(idx, w, max_norm=1.5, norm_type=norm_type)
     with counted("embedding_renorm_"):
         got = F.embedding(idx.to("regen"), wd, max_norm=1.5, norm_type=norm_type)
-    # The row norm is summed in double here, in the element type's reduction on CPU.
-    torch.testing.assert_close(got.cpu(), expected)
-    torch.testing.assert_close(wd.cpu(), w)
+    # The row norm is summed in double here and by CPU's float reduction there, then rounded to
+    # the element type: float32 may differ by an ulp, the coarser dtypes round to the same norm.
+    tol = {} if dtype == torch.float32 else {"rtol": 0, "atol": 0}
+    torch.testing.assert_close(got.cpu(), expected, **tol)
+    torch.testing.assert_close(wd.cpu(), w, **tol)
     # A strided weight is renormalised in place through its strides.
     base = (make((4, 10), torch.float32, seed=11) * 2).to(dtype)
     wt, wtd = base.t(), base.to("regen").t()
     torch.embedding_renorm_(wt, idx, 1.0, norm_type)
     torch.embedding_renorm_(wtd, idx.to("regen"), 1.0, norm_type)
-    torch.testing.assert_close(wtd.cpu(), wt)
+    torch.testing.assert_close(wtd.cpu(), wt, **tol)
     A = torch.ops.aten
     for args in [(w.clone(), torch.tensor([10]), 1.0, 2.0), (w.clone(), idx.float(), 1.0, 2.0), (w[0].clone(), idx, 1.0, 2.0)]:
         raises_like(A.embedding_renorm_, args, dev(args))
