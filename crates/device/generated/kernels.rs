@@ -467,6 +467,81 @@ pub trait Kernels: Send + Sync + 'static {
         padding_idx: i64,
         scale_grad_by_freq: bool,
     ) -> Result<Tensor>;
+    /// `aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)`
+    fn embedding_renorm_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        max_norm: f64,
+        norm_type: f64,
+    ) -> Result<()>;
+    /// `aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _embedding_bag_forward_only(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
+    fn _embedding_bag(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)>;
+    /// `aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
+    /// `aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_dense_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
+    /// `aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor`
+    fn _embedding_bag_per_sample_weights_backward(
+        &self,
+        grad: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        mode: i64,
+        padding_idx: i64,
+    ) -> Result<Tensor>;
     /// `aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor`
     fn empty_memory_format(
         &self,
@@ -1602,6 +1677,22 @@ pub trait Kernels: Send + Sync + 'static {
         mask: TensorRef<'_>,
         source: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`
+    fn _masked_softmax(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+        mask_type: Option<i64>,
+    ) -> Result<Tensor>;
+    /// `aten::_masked_softmax_backward(Tensor grad_output, Tensor output, Tensor mask, int? dim=None) -> Tensor`
+    fn _masked_softmax_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+    ) -> Result<Tensor>;
     /// `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
     fn view(&self, self_: TensorRef<'_>, size: &[i64]) -> Result<Tensor>;
     /// `aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
@@ -2436,6 +2527,85 @@ pub trait Kernels: Send + Sync + 'static {
         target: TensorRef<'_>,
         reduction: i64,
     ) -> Result<Tensor>;
+    /// `aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
+    fn multi_margin_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn multi_margin_loss(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn multi_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor`
+    fn multi_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor>;
+    /// `aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))`
+    fn multilabel_margin_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        output: TensorRef<'_>,
+        is_target: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
+    fn multilabel_margin_loss_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn multilabel_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor`
+    fn multilabel_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+    ) -> Result<Tensor>;
     /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
     fn nll_loss_forward_output(
         &self,
@@ -2827,6 +2997,55 @@ pub trait Kernels: Send + Sync + 'static {
         divisor_override: Option<i64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn fractional_max_pool2d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn fractional_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
+    fn fractional_max_pool3d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn fractional_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`
+    fn fractional_max_pool3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
     /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
     fn max_pool2d_with_indices_out(
         &self,
@@ -2898,6 +3117,40 @@ pub trait Kernels: Send + Sync + 'static {
         dilation: &[i64],
         ceil_mode: bool,
         indices: TensorRef<'_>,
+    ) -> Result<Tensor>;
+    /// `aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unpool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
+    fn max_unpool2d(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+    ) -> Result<Tensor>;
+    /// `aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)`
+    fn max_unpool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
+    fn max_unpool3d(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
     ) -> Result<Tensor>;
     /// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
     fn reflection_pad1d_out(
@@ -3770,7 +4023,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 516] = [
+pub const OPS: [&str; 541] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -3843,6 +4096,12 @@ pub const OPS: [&str; 516] = [
     "dot",
     "vdot",
     "embedding_dense_backward",
+    "embedding_renorm_",
+    "_embedding_bag_forward_only",
+    "_embedding_bag",
+    "_embedding_bag_backward",
+    "_embedding_bag_dense_backward",
+    "_embedding_bag_per_sample_weights_backward",
     "empty.memory_format",
     "resize_",
     "empty_strided",
@@ -4011,6 +4270,8 @@ pub const OPS: [&str; 516] = [
     "masked_fill_.Scalar",
     "masked_fill_.Tensor",
     "masked_scatter_",
+    "_masked_softmax",
+    "_masked_softmax_backward",
     "view",
     "put_",
     "index_add.out",
@@ -4131,6 +4392,14 @@ pub const OPS: [&str; 516] = [
     "mse_loss.out",
     "mse_loss_backward.grad_input",
     "mse_loss_backward",
+    "multi_margin_loss.out",
+    "multi_margin_loss",
+    "multi_margin_loss_backward.grad_input",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward.output",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward.grad_input",
+    "multilabel_margin_loss_backward",
     "nll_loss_forward.output",
     "nll_loss_backward.grad_input",
     "nll_loss2d_forward.output",
@@ -4180,12 +4449,21 @@ pub const OPS: [&str; 516] = [
     "avg_pool2d_backward.grad_input",
     "avg_pool3d.out",
     "avg_pool3d_backward.grad_input",
+    "fractional_max_pool2d.output",
+    "fractional_max_pool2d_backward.grad_input",
+    "fractional_max_pool3d.output",
+    "fractional_max_pool3d_backward.grad_input",
+    "fractional_max_pool3d_backward",
     "max_pool2d_with_indices.out",
     "max_pool2d_with_indices_backward.grad_input",
     "max_pool3d_with_indices.out",
     "max_pool3d_with_indices",
     "max_pool3d_with_indices_backward.grad_input",
     "max_pool3d_with_indices_backward",
+    "max_unpool2d.out",
+    "max_unpool2d",
+    "max_unpool3d.out",
+    "max_unpool3d",
     "reflection_pad1d.out",
     "reflection_pad1d_backward.grad_input",
     "reflection_pad2d.out",
@@ -4289,7 +4567,7 @@ pub const OPS: [&str; 516] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 516] = [const { AtomicU64::new(0) }; 516];
+static CALLS: [AtomicU64; 541] = [const { AtomicU64::new(0) }; 541];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -6215,6 +6493,264 @@ pub unsafe extern "C" fn regen_kernel_embedding_dense_backward(
         },
     )
 }
+/// Entry point of `aten::embedding_renorm_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_embedding_renorm_inplace(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    max_norm: f64,
+    norm_type: f64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::embedding_renorm_",
+        &CALLS[72usize],
+        || {
+            kernels()?
+                .embedding_renorm_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&max_norm) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&norm_type) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_forward_only`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_forward_only(
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    include_last_offset: bool,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_forward_only",
+        &CALLS[73usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._embedding_bag_forward_only(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_last_offset) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag(
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    include_last_offset: bool,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+    regen_r2: *mut abi::regen_tensor,
+    regen_r3: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag",
+        &CALLS[74usize],
+        || {
+            let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
+                ._embedding_bag(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&include_last_offset) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            unsafe { IntoSlot::write(regen_v2, regen_r2) }?;
+            unsafe { IntoSlot::write(regen_v3, regen_r3) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_backward(
+    grad: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    bag_size: abi::regen_tensor,
+    maximum_indices: abi::regen_tensor,
+    num_weights: i64,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    sparse: bool,
+    per_sample_weights: abi::regen_tensor,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_backward",
+        &CALLS[75usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&bag_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&maximum_indices)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&sparse) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_dense_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_dense_backward(
+    grad: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    bag_size: abi::regen_tensor,
+    maximum_indices: abi::regen_tensor,
+    num_weights: i64,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    per_sample_weights: abi::regen_tensor,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_dense_backward",
+        &CALLS[76usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_dense_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&bag_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&maximum_indices)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&num_weights) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&scale_grad_by_freq) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe {
+                        <Option<
+                            TensorRef<'_>,
+                        > as FromAbi<'_>>::from_abi(&per_sample_weights)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_embedding_bag_per_sample_weights_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__embedding_bag_per_sample_weights_backward(
+    grad: abi::regen_tensor,
+    weight: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    offsets: abi::regen_tensor,
+    offset2bag: abi::regen_tensor,
+    mode: i64,
+    padding_idx: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_embedding_bag_per_sample_weights_backward",
+        &CALLS[77usize],
+        || {
+            let regen_v0 = kernels()?
+                ._embedding_bag_per_sample_weights_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&weight) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offsets) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&offset2bag) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&mode) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&padding_idx) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::empty.memory_format`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -6232,7 +6768,7 @@ pub unsafe extern "C" fn regen_kernel_empty_memory_format(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty.memory_format",
-        &CALLS[72usize],
+        &CALLS[78usize],
         || {
             let regen_v0 = kernels()?
                 .empty_memory_format(
@@ -6263,7 +6799,7 @@ pub unsafe extern "C" fn regen_kernel_resize_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::resize_",
-        &CALLS[73usize],
+        &CALLS[79usize],
         || {
             kernels()?
                 .resize_inplace(
@@ -6294,7 +6830,7 @@ pub unsafe extern "C" fn regen_kernel_empty_strided(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::empty_strided",
-        &CALLS[74usize],
+        &CALLS[80usize],
         || {
             let regen_v0 = kernels()?
                 .empty_strided(
@@ -6322,7 +6858,7 @@ pub unsafe extern "C" fn regen_kernel_erf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erf.out",
-        &CALLS[75usize],
+        &CALLS[81usize],
         || {
             kernels()?
                 .erf_out(
@@ -6345,7 +6881,7 @@ pub unsafe extern "C" fn regen_kernel_erfc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfc.out",
-        &CALLS[76usize],
+        &CALLS[82usize],
         || {
             kernels()?
                 .erfc_out(
@@ -6368,7 +6904,7 @@ pub unsafe extern "C" fn regen_kernel_exp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp.out",
-        &CALLS[77usize],
+        &CALLS[83usize],
         || {
             kernels()?
                 .exp_out(
@@ -6391,7 +6927,7 @@ pub unsafe extern "C" fn regen_kernel_exp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exp2.out",
-        &CALLS[78usize],
+        &CALLS[84usize],
         || {
             kernels()?
                 .exp2_out(
@@ -6414,7 +6950,7 @@ pub unsafe extern "C" fn regen_kernel_expm1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::expm1.out",
-        &CALLS[79usize],
+        &CALLS[85usize],
         || {
             kernels()?
                 .expm1_out(
@@ -6437,7 +6973,7 @@ pub unsafe extern "C" fn regen_kernel_eye_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.out",
-        &CALLS[80usize],
+        &CALLS[86usize],
         || {
             kernels()?
                 .eye_out(
@@ -6461,7 +6997,7 @@ pub unsafe extern "C" fn regen_kernel_eye_m_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eye.m_out",
-        &CALLS[81usize],
+        &CALLS[87usize],
         || {
             kernels()?
                 .eye_m_out(
@@ -6485,7 +7021,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Scalar",
-        &CALLS[82usize],
+        &CALLS[88usize],
         || {
             kernels()?
                 .fill_inplace_scalar(
@@ -6508,7 +7044,7 @@ pub unsafe extern "C" fn regen_kernel_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fill_.Tensor",
-        &CALLS[83usize],
+        &CALLS[89usize],
         || {
             kernels()?
                 .fill_inplace_tensor(
@@ -6531,7 +7067,7 @@ pub unsafe extern "C" fn regen_kernel_floor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor.out",
-        &CALLS[84usize],
+        &CALLS[90usize],
         || {
             kernels()?
                 .floor_out(
@@ -6555,7 +7091,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide",
-        &CALLS[85usize],
+        &CALLS[91usize],
         || {
             let regen_v0 = kernels()?
                 .floor_divide(
@@ -6579,7 +7115,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide_.Tensor",
-        &CALLS[86usize],
+        &CALLS[92usize],
         || {
             kernels()?
                 .floor_divide_inplace_tensor(
@@ -6603,7 +7139,7 @@ pub unsafe extern "C" fn regen_kernel_floor_divide_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::floor_divide.out",
-        &CALLS[87usize],
+        &CALLS[93usize],
         || {
             kernels()?
                 .floor_divide_out(
@@ -6627,7 +7163,7 @@ pub unsafe extern "C" fn regen_kernel_frac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frac.out",
-        &CALLS[88usize],
+        &CALLS[94usize],
         || {
             kernels()?
                 .frac_out(
@@ -6651,7 +7187,7 @@ pub unsafe extern "C" fn regen_kernel_gcd_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gcd.out",
-        &CALLS[89usize],
+        &CALLS[95usize],
         || {
             kernels()?
                 .gcd_out(
@@ -6676,7 +7212,7 @@ pub unsafe extern "C" fn regen_kernel_lcm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lcm.out",
-        &CALLS[90usize],
+        &CALLS[96usize],
         || {
             kernels()?
                 .lcm_out(
@@ -6704,7 +7240,7 @@ pub unsafe extern "C" fn regen_kernel_grid_sampler_2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::grid_sampler_2d",
-        &CALLS[91usize],
+        &CALLS[97usize],
         || {
             let regen_v0 = kernels()?
                 .grid_sampler_2d(
@@ -6738,7 +7274,7 @@ pub unsafe extern "C" fn regen_kernel_grid_sampler_2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::grid_sampler_2d_backward",
-        &CALLS[92usize],
+        &CALLS[98usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .grid_sampler_2d_backward(
@@ -6772,7 +7308,7 @@ pub unsafe extern "C" fn regen_kernel_grid_sampler_3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::grid_sampler_3d",
-        &CALLS[93usize],
+        &CALLS[99usize],
         || {
             let regen_v0 = kernels()?
                 .grid_sampler_3d(
@@ -6806,7 +7342,7 @@ pub unsafe extern "C" fn regen_kernel_grid_sampler_3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::grid_sampler_3d_backward",
-        &CALLS[94usize],
+        &CALLS[100usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .grid_sampler_3d_backward(
@@ -6847,7 +7383,7 @@ pub unsafe extern "C" fn regen_kernel_native_group_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_group_norm_backward",
-        &CALLS[95usize],
+        &CALLS[101usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_group_norm_backward(
@@ -6884,7 +7420,7 @@ pub unsafe extern "C" fn regen_kernel_index_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index.Tensor_out",
-        &CALLS[96usize],
+        &CALLS[102usize],
         || {
             kernels()?
                 .index_tensor_out(
@@ -6913,7 +7449,7 @@ pub unsafe extern "C" fn regen_kernel_index_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_copy.out",
-        &CALLS[97usize],
+        &CALLS[103usize],
         || {
             kernels()?
                 .index_copy_out(
@@ -6942,7 +7478,7 @@ pub unsafe extern "C" fn regen_kernel__index_put_impl_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_index_put_impl_",
-        &CALLS[98usize],
+        &CALLS[104usize],
         || {
             kernels()?
                 ._index_put_impl_inplace(
@@ -6973,7 +7509,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Tensor_out",
-        &CALLS[99usize],
+        &CALLS[105usize],
         || {
             kernels()?
                 .isin_tensor_tensor_out(
@@ -7002,7 +7538,7 @@ pub unsafe extern "C" fn regen_kernel_isin_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Tensor_Scalar_out",
-        &CALLS[100usize],
+        &CALLS[106usize],
         || {
             kernels()?
                 .isin_tensor_scalar_out(
@@ -7031,7 +7567,7 @@ pub unsafe extern "C" fn regen_kernel_isin_scalar_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isin.Scalar_Tensor_out",
-        &CALLS[101usize],
+        &CALLS[107usize],
         || {
             kernels()?
                 .isin_scalar_tensor_out(
@@ -7057,7 +7593,7 @@ pub unsafe extern "C" fn regen_kernel_isnan(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isnan",
-        &CALLS[102usize],
+        &CALLS[108usize],
         || {
             let regen_v0 = kernels()?
                 .isnan(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7082,7 +7618,7 @@ pub unsafe extern "C" fn regen_kernel_kthvalue_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::kthvalue.values",
-        &CALLS[103usize],
+        &CALLS[109usize],
         || {
             kernels()?
                 .kthvalue_values(
@@ -7115,7 +7651,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm",
-        &CALLS[104usize],
+        &CALLS[110usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm(
@@ -7155,7 +7691,7 @@ pub unsafe extern "C" fn regen_kernel_native_layer_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_layer_norm_backward",
-        &CALLS[105usize],
+        &CALLS[111usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_layer_norm_backward(
@@ -7192,7 +7728,7 @@ pub unsafe extern "C" fn regen_kernel_nan_to_num_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nan_to_num.out",
-        &CALLS[106usize],
+        &CALLS[112usize],
         || {
             kernels()?
                 .nan_to_num_out(
@@ -7223,7 +7759,7 @@ pub unsafe extern "C" fn regen_kernel_linear_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linear_backward",
-        &CALLS[107usize],
+        &CALLS[113usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .linear_backward(
@@ -7253,7 +7789,7 @@ pub unsafe extern "C" fn regen_kernel_linspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linspace.out",
-        &CALLS[108usize],
+        &CALLS[114usize],
         || {
             kernels()?
                 .linspace_out(
@@ -7278,7 +7814,7 @@ pub unsafe extern "C" fn regen_kernel_log_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log.out",
-        &CALLS[109usize],
+        &CALLS[115usize],
         || {
             kernels()?
                 .log_out(
@@ -7301,7 +7837,7 @@ pub unsafe extern "C" fn regen_kernel_log10_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log10.out",
-        &CALLS[110usize],
+        &CALLS[116usize],
         || {
             kernels()?
                 .log10_out(
@@ -7324,7 +7860,7 @@ pub unsafe extern "C" fn regen_kernel_log1p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log1p.out",
-        &CALLS[111usize],
+        &CALLS[117usize],
         || {
             kernels()?
                 .log1p_out(
@@ -7347,7 +7883,7 @@ pub unsafe extern "C" fn regen_kernel_log2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log2.out",
-        &CALLS[112usize],
+        &CALLS[118usize],
         || {
             kernels()?
                 .log2_out(
@@ -7371,7 +7907,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp.out",
-        &CALLS[113usize],
+        &CALLS[119usize],
         || {
             kernels()?
                 .logaddexp_out(
@@ -7396,7 +7932,7 @@ pub unsafe extern "C" fn regen_kernel_logaddexp2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logaddexp2.out",
-        &CALLS[114usize],
+        &CALLS[120usize],
         || {
             kernels()?
                 .logaddexp2_out(
@@ -7421,7 +7957,7 @@ pub unsafe extern "C" fn regen_kernel_xlogy_out_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::xlogy.OutTensor",
-        &CALLS[115usize],
+        &CALLS[121usize],
         || {
             kernels()?
                 .xlogy_out_tensor(
@@ -7448,7 +7984,7 @@ pub unsafe extern "C" fn regen_kernel_logspace_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logspace.out",
-        &CALLS[116usize],
+        &CALLS[122usize],
         || {
             kernels()?
                 .logspace_out(
@@ -7476,7 +8012,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax",
-        &CALLS[117usize],
+        &CALLS[123usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax(
@@ -7503,7 +8039,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax.out",
-        &CALLS[118usize],
+        &CALLS[124usize],
         || {
             kernels()?
                 ._log_softmax_out(
@@ -7531,7 +8067,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data",
-        &CALLS[119usize],
+        &CALLS[125usize],
         || {
             let regen_v0 = kernels()?
                 ._log_softmax_backward_data(
@@ -7560,7 +8096,7 @@ pub unsafe extern "C" fn regen_kernel__log_softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_log_softmax_backward_data.out",
-        &CALLS[120usize],
+        &CALLS[126usize],
         || {
             kernels()?
                 ._log_softmax_backward_data_out(
@@ -7587,7 +8123,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp",
-        &CALLS[121usize],
+        &CALLS[127usize],
         || {
             let regen_v0 = kernels()?
                 ._logcumsumexp(
@@ -7612,7 +8148,7 @@ pub unsafe extern "C" fn regen_kernel__logcumsumexp_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_logcumsumexp.out",
-        &CALLS[122usize],
+        &CALLS[128usize],
         || {
             kernels()?
                 ._logcumsumexp_out(
@@ -7640,7 +8176,7 @@ pub unsafe extern "C" fn regen_kernel_matmul_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::matmul_backward",
-        &CALLS[123usize],
+        &CALLS[129usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .matmul_backward(
@@ -7670,7 +8206,7 @@ pub unsafe extern "C" fn regen_kernel_aminmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::aminmax.out",
-        &CALLS[124usize],
+        &CALLS[130usize],
         || {
             kernels()?
                 .aminmax_out(
@@ -7699,7 +8235,7 @@ pub unsafe extern "C" fn regen_kernel_max_dim_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.dim_max",
-        &CALLS[125usize],
+        &CALLS[131usize],
         || {
             kernels()?
                 .max_dim_max(
@@ -7727,7 +8263,7 @@ pub unsafe extern "C" fn regen_kernel_amax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amax.out",
-        &CALLS[126usize],
+        &CALLS[132usize],
         || {
             kernels()?
                 .amax_out(
@@ -7755,7 +8291,7 @@ pub unsafe extern "C" fn regen_kernel_mean_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mean.out",
-        &CALLS[127usize],
+        &CALLS[133usize],
         || {
             kernels()?
                 .mean_out(
@@ -7781,7 +8317,7 @@ pub unsafe extern "C" fn regen_kernel_median(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median",
-        &CALLS[128usize],
+        &CALLS[134usize],
         || {
             let regen_v0 = kernels()?
                 .median(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -7805,7 +8341,7 @@ pub unsafe extern "C" fn regen_kernel_median_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::median.dim_values",
-        &CALLS[129usize],
+        &CALLS[135usize],
         || {
             kernels()?
                 .median_dim_values(
@@ -7831,7 +8367,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian",
-        &CALLS[130usize],
+        &CALLS[136usize],
         || {
             let regen_v0 = kernels()?
                 .nanmedian(
@@ -7857,7 +8393,7 @@ pub unsafe extern "C" fn regen_kernel_nanmedian_dim_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nanmedian.dim_values",
-        &CALLS[131usize],
+        &CALLS[137usize],
         || {
             kernels()?
                 .nanmedian_dim_values(
@@ -7886,7 +8422,7 @@ pub unsafe extern "C" fn regen_kernel_min_dim_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.dim_min",
-        &CALLS[132usize],
+        &CALLS[138usize],
         || {
             kernels()?
                 .min_dim_min(
@@ -7914,7 +8450,7 @@ pub unsafe extern "C" fn regen_kernel_amin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::amin.out",
-        &CALLS[133usize],
+        &CALLS[139usize],
         || {
             kernels()?
                 .amin_out(
@@ -7940,7 +8476,7 @@ pub unsafe extern "C" fn regen_kernel_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.out",
-        &CALLS[134usize],
+        &CALLS[140usize],
         || {
             kernels()?
                 .mm_out(
@@ -7966,7 +8502,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype",
-        &CALLS[135usize],
+        &CALLS[141usize],
         || {
             let regen_v0 = kernels()?
                 .mm_dtype(
@@ -7993,7 +8529,7 @@ pub unsafe extern "C" fn regen_kernel_mm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mm.dtype_out",
-        &CALLS[136usize],
+        &CALLS[142usize],
         || {
             kernels()?
                 .mm_dtype_out(
@@ -8019,7 +8555,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm",
-        &CALLS[137usize],
+        &CALLS[143usize],
         || {
             let regen_v0 = kernels()?
                 ._int_mm(
@@ -8044,7 +8580,7 @@ pub unsafe extern "C" fn regen_kernel__int_mm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_int_mm.out",
-        &CALLS[138usize],
+        &CALLS[144usize],
         || {
             kernels()?
                 ._int_mm_out(
@@ -8071,7 +8607,7 @@ pub unsafe extern "C" fn regen_kernel_mode(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mode",
-        &CALLS[139usize],
+        &CALLS[145usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .mode(
@@ -8098,7 +8634,7 @@ pub unsafe extern "C" fn regen_kernel_mul_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.Tensor",
-        &CALLS[140usize],
+        &CALLS[146usize],
         || {
             let regen_v0 = kernels()?
                 .mul_tensor(
@@ -8123,7 +8659,7 @@ pub unsafe extern "C" fn regen_kernel_mul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mul.out",
-        &CALLS[141usize],
+        &CALLS[147usize],
         || {
             kernels()?
                 .mul_out(
@@ -8148,7 +8684,7 @@ pub unsafe extern "C" fn regen_kernel_mvlgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mvlgamma.out",
-        &CALLS[142usize],
+        &CALLS[148usize],
         || {
             kernels()?
                 .mvlgamma_out(
@@ -8175,7 +8711,7 @@ pub unsafe extern "C" fn regen_kernel_narrow_copy_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::narrow_copy.out",
-        &CALLS[143usize],
+        &CALLS[149usize],
         || {
             kernels()?
                 .narrow_copy_out(
@@ -8210,7 +8746,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm",
-        &CALLS[144usize],
+        &CALLS[150usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm(
@@ -8257,7 +8793,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm.out",
-        &CALLS[145usize],
+        &CALLS[151usize],
         || {
             kernels()?
                 .native_batch_norm_out(
@@ -8304,7 +8840,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit",
-        &CALLS[146usize],
+        &CALLS[152usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit(
@@ -8347,7 +8883,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.out",
-        &CALLS[147usize],
+        &CALLS[153usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_out(
@@ -8388,7 +8924,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats",
-        &CALLS[148usize],
+        &CALLS[154usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._native_batch_norm_legit_no_stats(
@@ -8427,7 +8963,7 @@ pub unsafe extern "C" fn regen_kernel__native_batch_norm_legit_no_stats_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_native_batch_norm_legit.no_stats_out",
-        &CALLS[149usize],
+        &CALLS[155usize],
         || {
             kernels()?
                 ._native_batch_norm_legit_no_stats_out(
@@ -8470,7 +9006,7 @@ pub unsafe extern "C" fn regen_kernel_native_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::native_batch_norm_backward",
-        &CALLS[150usize],
+        &CALLS[156usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .native_batch_norm_backward(
@@ -8515,7 +9051,7 @@ pub unsafe extern "C" fn regen_kernel_randperm_generator_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::randperm.generator_out",
-        &CALLS[151usize],
+        &CALLS[157usize],
         || {
             kernels()?
                 .randperm_generator_out(
@@ -8541,7 +9077,7 @@ pub unsafe extern "C" fn regen_kernel_range_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::range.out",
-        &CALLS[152usize],
+        &CALLS[158usize],
         || {
             kernels()?
                 .range_out(
@@ -8566,7 +9102,7 @@ pub unsafe extern "C" fn regen_kernel_reciprocal_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reciprocal.out",
-        &CALLS[153usize],
+        &CALLS[159usize],
         || {
             kernels()?
                 .reciprocal_out(
@@ -8589,7 +9125,7 @@ pub unsafe extern "C" fn regen_kernel_neg_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::neg.out",
-        &CALLS[154usize],
+        &CALLS[160usize],
         || {
             kernels()?
                 .neg_out(
@@ -8613,7 +9149,7 @@ pub unsafe extern "C" fn regen_kernel_repeat_interleave_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::repeat_interleave.Tensor",
-        &CALLS[155usize],
+        &CALLS[161usize],
         || {
             let regen_v0 = kernels()?
                 .repeat_interleave_tensor(
@@ -8639,7 +9175,7 @@ pub unsafe extern "C" fn regen_kernel__reshape_alias(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_reshape_alias",
-        &CALLS[156usize],
+        &CALLS[162usize],
         || {
             let regen_v0 = kernels()?
                 ._reshape_alias(
@@ -8664,7 +9200,7 @@ pub unsafe extern "C" fn regen_kernel_round_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.out",
-        &CALLS[157usize],
+        &CALLS[163usize],
         || {
             kernels()?
                 .round_out(
@@ -8688,7 +9224,7 @@ pub unsafe extern "C" fn regen_kernel_round_decimals_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::round.decimals_out",
-        &CALLS[158usize],
+        &CALLS[164usize],
         || {
             kernels()?
                 .round_decimals_out(
@@ -8712,7 +9248,7 @@ pub unsafe extern "C" fn regen_kernel_relu(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu",
-        &CALLS[159usize],
+        &CALLS[165usize],
         || {
             let regen_v0 = kernels()?
                 .relu(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -8732,7 +9268,7 @@ pub unsafe extern "C" fn regen_kernel_relu_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::relu_",
-        &CALLS[160usize],
+        &CALLS[166usize],
         || {
             kernels()?
                 .relu_inplace(
@@ -8755,7 +9291,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel",
-        &CALLS[161usize],
+        &CALLS[167usize],
         || {
             let regen_v0 = kernels()?
                 ._prelu_kernel(
@@ -8782,7 +9318,7 @@ pub unsafe extern "C" fn regen_kernel__prelu_kernel_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_prelu_kernel_backward",
-        &CALLS[162usize],
+        &CALLS[168usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._prelu_kernel_backward(
@@ -8809,7 +9345,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu.out",
-        &CALLS[163usize],
+        &CALLS[169usize],
         || {
             kernels()?
                 .gelu_out(
@@ -8835,7 +9371,7 @@ pub unsafe extern "C" fn regen_kernel_gelu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gelu_backward.grad_input",
-        &CALLS[164usize],
+        &CALLS[170usize],
         || {
             kernels()?
                 .gelu_backward_grad_input(
@@ -8861,7 +9397,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink.out",
-        &CALLS[165usize],
+        &CALLS[171usize],
         || {
             kernels()?
                 .hardshrink_out(
@@ -8887,7 +9423,7 @@ pub unsafe extern "C" fn regen_kernel_hardshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardshrink_backward.grad_input",
-        &CALLS[166usize],
+        &CALLS[172usize],
         || {
             kernels()?
                 .hardshrink_backward_grad_input(
@@ -8912,7 +9448,7 @@ pub unsafe extern "C" fn regen_kernel_rsqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsqrt.out",
-        &CALLS[167usize],
+        &CALLS[173usize],
         || {
             kernels()?
                 .rsqrt_out(
@@ -8935,7 +9471,7 @@ pub unsafe extern "C" fn regen_kernel_silu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu.out",
-        &CALLS[168usize],
+        &CALLS[174usize],
         || {
             kernels()?
                 .silu_out(
@@ -8959,7 +9495,7 @@ pub unsafe extern "C" fn regen_kernel_silu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::silu_backward.grad_input",
-        &CALLS[169usize],
+        &CALLS[175usize],
         || {
             kernels()?
                 .silu_backward_grad_input(
@@ -8983,7 +9519,7 @@ pub unsafe extern "C" fn regen_kernel_mish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mish.out",
-        &CALLS[170usize],
+        &CALLS[176usize],
         || {
             kernels()?
                 .mish_out(
@@ -9006,7 +9542,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid.out",
-        &CALLS[171usize],
+        &CALLS[177usize],
         || {
             kernels()?
                 .sigmoid_out(
@@ -9030,7 +9566,7 @@ pub unsafe extern "C" fn regen_kernel_logit(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit",
-        &CALLS[172usize],
+        &CALLS[178usize],
         || {
             let regen_v0 = kernels()?
                 .logit(
@@ -9054,7 +9590,7 @@ pub unsafe extern "C" fn regen_kernel_logit_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_",
-        &CALLS[173usize],
+        &CALLS[179usize],
         || {
             kernels()?
                 .logit_inplace(
@@ -9078,7 +9614,7 @@ pub unsafe extern "C" fn regen_kernel_logit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit.out",
-        &CALLS[174usize],
+        &CALLS[180usize],
         || {
             kernels()?
                 .logit_out(
@@ -9102,7 +9638,7 @@ pub unsafe extern "C" fn regen_kernel_sin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sin.out",
-        &CALLS[175usize],
+        &CALLS[181usize],
         || {
             kernels()?
                 .sin_out(
@@ -9125,7 +9661,7 @@ pub unsafe extern "C" fn regen_kernel_sinc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinc.out",
-        &CALLS[176usize],
+        &CALLS[182usize],
         || {
             kernels()?
                 .sinc_out(
@@ -9148,7 +9684,7 @@ pub unsafe extern "C" fn regen_kernel_sinh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sinh.out",
-        &CALLS[177usize],
+        &CALLS[183usize],
         || {
             kernels()?
                 .sinh_out(
@@ -9173,7 +9709,7 @@ pub unsafe extern "C" fn regen_kernel__softmax(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax",
-        &CALLS[178usize],
+        &CALLS[184usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax(
@@ -9200,7 +9736,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax.out",
-        &CALLS[179usize],
+        &CALLS[185usize],
         || {
             kernels()?
                 ._softmax_out(
@@ -9228,7 +9764,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data",
-        &CALLS[180usize],
+        &CALLS[186usize],
         || {
             let regen_v0 = kernels()?
                 ._softmax_backward_data(
@@ -9257,7 +9793,7 @@ pub unsafe extern "C" fn regen_kernel__softmax_backward_data_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_softmax_backward_data.out",
-        &CALLS[181usize],
+        &CALLS[187usize],
         || {
             kernels()?
                 ._softmax_backward_data_out(
@@ -9286,7 +9822,7 @@ pub unsafe extern "C" fn regen_kernel_sum_int_list_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sum.IntList_out",
-        &CALLS[182usize],
+        &CALLS[188usize],
         || {
             kernels()?
                 .sum_int_list_out(
@@ -9315,7 +9851,7 @@ pub unsafe extern "C" fn regen_kernel_nansum(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum",
-        &CALLS[183usize],
+        &CALLS[189usize],
         || {
             let regen_v0 = kernels()?
                 .nansum(
@@ -9344,7 +9880,7 @@ pub unsafe extern "C" fn regen_kernel_nansum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nansum.out",
-        &CALLS[184usize],
+        &CALLS[190usize],
         || {
             kernels()?
                 .nansum_out(
@@ -9370,7 +9906,7 @@ pub unsafe extern "C" fn regen_kernel_sqrt_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sqrt.out",
-        &CALLS[185usize],
+        &CALLS[191usize],
         || {
             kernels()?
                 .sqrt_out(
@@ -9396,7 +9932,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction",
-        &CALLS[186usize],
+        &CALLS[192usize],
         || {
             let regen_v0 = kernels()?
                 .std_correction(
@@ -9426,7 +9962,7 @@ pub unsafe extern "C" fn regen_kernel_std_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std_mean.correction",
-        &CALLS[187usize],
+        &CALLS[193usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .std_mean_correction(
@@ -9456,7 +9992,7 @@ pub unsafe extern "C" fn regen_kernel_std_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::std.correction_out",
-        &CALLS[188usize],
+        &CALLS[194usize],
         || {
             kernels()?
                 .std_correction_out(
@@ -9483,7 +10019,7 @@ pub unsafe extern "C" fn regen_kernel_prod(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod",
-        &CALLS[189usize],
+        &CALLS[195usize],
         || {
             let regen_v0 = kernels()?
                 .prod(
@@ -9510,7 +10046,7 @@ pub unsafe extern "C" fn regen_kernel_prod_int_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::prod.int_out",
-        &CALLS[190usize],
+        &CALLS[196usize],
         || {
             kernels()?
                 .prod_int_out(
@@ -9536,7 +10072,7 @@ pub unsafe extern "C" fn regen_kernel_tan_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tan.out",
-        &CALLS[191usize],
+        &CALLS[197usize],
         || {
             kernels()?
                 .tan_out(
@@ -9559,7 +10095,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh.out",
-        &CALLS[192usize],
+        &CALLS[198usize],
         || {
             kernels()?
                 .tanh_out(
@@ -9584,7 +10120,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold.out",
-        &CALLS[193usize],
+        &CALLS[199usize],
         || {
             kernels()?
                 .threshold_out(
@@ -9611,7 +10147,7 @@ pub unsafe extern "C" fn regen_kernel_threshold_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::threshold_backward.grad_input",
-        &CALLS[194usize],
+        &CALLS[200usize],
         || {
             kernels()?
                 .threshold_backward_grad_input(
@@ -9637,7 +10173,7 @@ pub unsafe extern "C" fn regen_kernel_flip(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::flip",
-        &CALLS[195usize],
+        &CALLS[201usize],
         || {
             let regen_v0 = kernels()?
                 .flip(
@@ -9663,7 +10199,7 @@ pub unsafe extern "C" fn regen_kernel_roll(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::roll",
-        &CALLS[196usize],
+        &CALLS[202usize],
         || {
             let regen_v0 = kernels()?
                 .roll(
@@ -9688,7 +10224,7 @@ pub unsafe extern "C" fn regen_kernel_trunc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::trunc.out",
-        &CALLS[197usize],
+        &CALLS[203usize],
         || {
             kernels()?
                 .trunc_out(
@@ -9714,7 +10250,7 @@ pub unsafe extern "C" fn regen_kernel__unique(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique",
-        &CALLS[198usize],
+        &CALLS[204usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._unique(
@@ -9746,7 +10282,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim",
-        &CALLS[199usize],
+        &CALLS[205usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim(
@@ -9780,7 +10316,7 @@ pub unsafe extern "C" fn regen_kernel_unique_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_consecutive",
-        &CALLS[200usize],
+        &CALLS[206usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_consecutive(
@@ -9813,7 +10349,7 @@ pub unsafe extern "C" fn regen_kernel_unique_dim_consecutive(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unique_dim_consecutive",
-        &CALLS[201usize],
+        &CALLS[207usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .unique_dim_consecutive(
@@ -9846,7 +10382,7 @@ pub unsafe extern "C" fn regen_kernel__unique2(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_unique2",
-        &CALLS[202usize],
+        &CALLS[208usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._unique2(
@@ -9877,7 +10413,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction",
-        &CALLS[203usize],
+        &CALLS[209usize],
         || {
             let regen_v0 = kernels()?
                 .var_correction(
@@ -9906,7 +10442,7 @@ pub unsafe extern "C" fn regen_kernel_var_correction_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var.correction_out",
-        &CALLS[204usize],
+        &CALLS[210usize],
         || {
             kernels()?
                 .var_correction_out(
@@ -9936,7 +10472,7 @@ pub unsafe extern "C" fn regen_kernel_var_mean_correction(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::var_mean.correction",
-        &CALLS[205usize],
+        &CALLS[211usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .var_mean_correction(
@@ -9965,7 +10501,7 @@ pub unsafe extern "C" fn regen_kernel_where_self(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self",
-        &CALLS[206usize],
+        &CALLS[212usize],
         || {
             let regen_v0 = kernels()?
                 .where_self(
@@ -9992,7 +10528,7 @@ pub unsafe extern "C" fn regen_kernel_where_self_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::where.self_out",
-        &CALLS[207usize],
+        &CALLS[213usize],
         || {
             kernels()?
                 .where_self_out(
@@ -10018,7 +10554,7 @@ pub unsafe extern "C" fn regen_kernel__standard_gamma_grad(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_standard_gamma_grad",
-        &CALLS[208usize],
+        &CALLS[214usize],
         || {
             let regen_v0 = kernels()?
                 ._standard_gamma_grad(
@@ -10043,7 +10579,7 @@ pub unsafe extern "C" fn regen_kernel__standard_gamma(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_standard_gamma",
-        &CALLS[209usize],
+        &CALLS[215usize],
         || {
             let regen_v0 = kernels()?
                 ._standard_gamma(
@@ -10068,7 +10604,7 @@ pub unsafe extern "C" fn regen_kernel__sample_dirichlet(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_sample_dirichlet",
-        &CALLS[210usize],
+        &CALLS[216usize],
         || {
             let regen_v0 = kernels()?
                 ._sample_dirichlet(
@@ -10093,7 +10629,7 @@ pub unsafe extern "C" fn regen_kernel_poisson(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::poisson",
-        &CALLS[211usize],
+        &CALLS[217usize],
         || {
             let regen_v0 = kernels()?
                 .poisson(
@@ -10119,7 +10655,7 @@ pub unsafe extern "C" fn regen_kernel_binomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::binomial",
-        &CALLS[212usize],
+        &CALLS[218usize],
         || {
             let regen_v0 = kernels()?
                 .binomial(
@@ -10153,7 +10689,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update",
-        &CALLS[213usize],
+        &CALLS[219usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3) = kernels()?
                 ._batch_norm_with_update(
@@ -10196,7 +10732,7 @@ pub unsafe extern "C" fn regen_kernel__batch_norm_with_update_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_batch_norm_with_update.out",
-        &CALLS[214usize],
+        &CALLS[220usize],
         || {
             kernels()?
                 ._batch_norm_with_update_out(
@@ -10242,7 +10778,7 @@ pub unsafe extern "C" fn regen_kernel_batch_norm_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::batch_norm_backward",
-        &CALLS[215usize],
+        &CALLS[221usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 .batch_norm_backward(
@@ -10289,7 +10825,7 @@ pub unsafe extern "C" fn regen_kernel_norm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.dtype_out",
-        &CALLS[216usize],
+        &CALLS[222usize],
         || {
             kernels()?
                 .norm_dtype_out(
@@ -10319,7 +10855,7 @@ pub unsafe extern "C" fn regen_kernel_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::norm.out",
-        &CALLS[217usize],
+        &CALLS[223usize],
         || {
             kernels()?
                 .norm_out(
@@ -10346,7 +10882,7 @@ pub unsafe extern "C" fn regen_kernel_frexp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::frexp.Tensor_out",
-        &CALLS[218usize],
+        &CALLS[224usize],
         || {
             kernels()?
                 .frexp_tensor_out(
@@ -10369,7 +10905,7 @@ pub unsafe extern "C" fn regen_kernel_zero_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::zero_",
-        &CALLS[219usize],
+        &CALLS[225usize],
         || {
             kernels()?
                 .zero_inplace(
@@ -10393,7 +10929,7 @@ pub unsafe extern "C" fn regen_kernel_sub_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.out",
-        &CALLS[220usize],
+        &CALLS[226usize],
         || {
             kernels()?
                 .sub_out(
@@ -10420,7 +10956,7 @@ pub unsafe extern "C" fn regen_kernel_sub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sub.Tensor",
-        &CALLS[221usize],
+        &CALLS[227usize],
         || {
             let regen_v0 = kernels()?
                 .sub_tensor(
@@ -10447,7 +10983,7 @@ pub unsafe extern "C" fn regen_kernel_rsub_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::rsub.Tensor",
-        &CALLS[222usize],
+        &CALLS[228usize],
         || {
             let regen_v0 = kernels()?
                 .rsub_tensor(
@@ -10473,7 +11009,7 @@ pub unsafe extern "C" fn regen_kernel_heaviside_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::heaviside.out",
-        &CALLS[223usize],
+        &CALLS[229usize],
         || {
             kernels()?
                 .heaviside_out(
@@ -10501,7 +11037,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.out",
-        &CALLS[224usize],
+        &CALLS[230usize],
         || {
             kernels()?
                 .addmm_out(
@@ -10533,7 +11069,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype",
-        &CALLS[225usize],
+        &CALLS[231usize],
         || {
             let regen_v0 = kernels()?
                 .addmm_dtype(
@@ -10566,7 +11102,7 @@ pub unsafe extern "C" fn regen_kernel_addmm_dtype_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addmm.dtype_out",
-        &CALLS[226usize],
+        &CALLS[232usize],
         || {
             kernels()?
                 .addmm_dtype_out(
@@ -10599,7 +11135,7 @@ pub unsafe extern "C" fn regen_kernel__addmm_activation_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_addmm_activation.out",
-        &CALLS[227usize],
+        &CALLS[233usize],
         || {
             kernels()?
                 ._addmm_activation_out(
@@ -10627,7 +11163,7 @@ pub unsafe extern "C" fn regen_kernel__local_scalar_dense(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_local_scalar_dense",
-        &CALLS[228usize],
+        &CALLS[234usize],
         || {
             let regen_v0 = kernels()?
                 ._local_scalar_dense(
@@ -10656,7 +11192,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell",
-        &CALLS[229usize],
+        &CALLS[235usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell(
@@ -10696,7 +11232,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_lstm_cell_backward_impl(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_lstm_cell_backward_impl",
-        &CALLS[230usize],
+        &CALLS[236usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._thnn_fused_lstm_cell_backward_impl(
@@ -10735,7 +11271,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell",
-        &CALLS[231usize],
+        &CALLS[237usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 ._thnn_fused_gru_cell(
@@ -10773,7 +11309,7 @@ pub unsafe extern "C" fn regen_kernel__thnn_fused_gru_cell_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_thnn_fused_gru_cell_backward",
-        &CALLS[232usize],
+        &CALLS[238usize],
         || {
             let (regen_v0, regen_v1, regen_v2, regen_v3, regen_v4) = kernels()?
                 ._thnn_fused_gru_cell_backward(
@@ -10802,7 +11338,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage",
-        &CALLS[233usize],
+        &CALLS[239usize],
         || {
             kernels()?
                 .set_inplace_source_storage(
@@ -10828,7 +11364,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_storage_storage_offset(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Storage_storage_offset",
-        &CALLS[234usize],
+        &CALLS[240usize],
         || {
             kernels()?
                 .set_inplace_source_storage_storage_offset(
@@ -10854,7 +11390,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace_source_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_.source_Tensor",
-        &CALLS[235usize],
+        &CALLS[241usize],
         || {
             kernels()?
                 .set_inplace_source_tensor(
@@ -10876,7 +11412,7 @@ pub unsafe extern "C" fn regen_kernel_set_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::set_",
-        &CALLS[236usize],
+        &CALLS[242usize],
         || {
             kernels()?
                 .set_inplace(
@@ -10899,7 +11435,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Scalar",
-        &CALLS[237usize],
+        &CALLS[243usize],
         || {
             kernels()?
                 .masked_fill_inplace_scalar(
@@ -10924,7 +11460,7 @@ pub unsafe extern "C" fn regen_kernel_masked_fill_inplace_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_fill_.Tensor",
-        &CALLS[238usize],
+        &CALLS[244usize],
         || {
             kernels()?
                 .masked_fill_inplace_tensor(
@@ -10949,7 +11485,7 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_scatter_",
-        &CALLS[239usize],
+        &CALLS[245usize],
         || {
             kernels()?
                 .masked_scatter_inplace(
@@ -10957,6 +11493,64 @@ pub unsafe extern "C" fn regen_kernel_masked_scatter_inplace(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&source) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_masked_softmax`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__masked_softmax(
+    self_: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    mask_type: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_masked_softmax",
+        &CALLS[246usize],
+        || {
+            let regen_v0 = kernels()?
+                ._masked_softmax(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&mask_type) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_masked_softmax_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__masked_softmax_backward(
+    grad_output: abi::regen_tensor,
+    output: abi::regen_tensor,
+    mask: abi::regen_tensor,
+    dim: abi::regen_opt_i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_masked_softmax_backward",
+        &CALLS[247usize],
+        || {
+            let regen_v0 = kernels()?
+                ._masked_softmax_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&mask) }?,
+                    unsafe { <Option<i64> as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -10974,7 +11568,7 @@ pub unsafe extern "C" fn regen_kernel_view(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::view",
-        &CALLS[240usize],
+        &CALLS[248usize],
         || {
             let regen_v0 = kernels()?
                 .view(
@@ -11000,7 +11594,7 @@ pub unsafe extern "C" fn regen_kernel_put_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::put_",
-        &CALLS[241usize],
+        &CALLS[249usize],
         || {
             kernels()?
                 .put_inplace(
@@ -11029,7 +11623,7 @@ pub unsafe extern "C" fn regen_kernel_index_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_add.out",
-        &CALLS[242usize],
+        &CALLS[250usize],
         || {
             kernels()?
                 .index_add_out(
@@ -11061,7 +11655,7 @@ pub unsafe extern "C" fn regen_kernel_index_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_reduce.out",
-        &CALLS[243usize],
+        &CALLS[251usize],
         || {
             kernels()?
                 .index_reduce_out(
@@ -11091,7 +11685,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Scalar",
-        &CALLS[244usize],
+        &CALLS[252usize],
         || {
             kernels()?
                 .index_fill_inplace_int_scalar(
@@ -11118,7 +11712,7 @@ pub unsafe extern "C" fn regen_kernel_index_fill_inplace_int_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_fill_.int_Tensor",
-        &CALLS[245usize],
+        &CALLS[253usize],
         || {
             kernels()?
                 .index_fill_inplace_int_tensor(
@@ -11146,7 +11740,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_src_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.src_out",
-        &CALLS[246usize],
+        &CALLS[254usize],
         || {
             kernels()?
                 .scatter_src_out(
@@ -11175,7 +11769,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_out",
-        &CALLS[247usize],
+        &CALLS[255usize],
         || {
             kernels()?
                 .scatter_value_out(
@@ -11205,7 +11799,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.reduce_out",
-        &CALLS[248usize],
+        &CALLS[256usize],
         || {
             kernels()?
                 .scatter_reduce_out(
@@ -11236,7 +11830,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_value_reduce_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter.value_reduce_out",
-        &CALLS[249usize],
+        &CALLS[257usize],
         || {
             kernels()?
                 .scatter_value_reduce_out(
@@ -11266,7 +11860,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_add_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_add.out",
-        &CALLS[250usize],
+        &CALLS[258usize],
         || {
             kernels()?
                 .scatter_add_out(
@@ -11297,7 +11891,7 @@ pub unsafe extern "C" fn regen_kernel_scatter_reduce_two_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::scatter_reduce.two_out",
-        &CALLS[251usize],
+        &CALLS[259usize],
         || {
             kernels()?
                 .scatter_reduce_two_out(
@@ -11326,7 +11920,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_and_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_and.Tensor_out",
-        &CALLS[252usize],
+        &CALLS[260usize],
         || {
             kernels()?
                 .bitwise_and_tensor_out(
@@ -11351,7 +11945,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_or_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_or.Tensor_out",
-        &CALLS[253usize],
+        &CALLS[261usize],
         || {
             kernels()?
                 .bitwise_or_tensor_out(
@@ -11376,7 +11970,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_xor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_xor.Tensor_out",
-        &CALLS[254usize],
+        &CALLS[262usize],
         || {
             kernels()?
                 .bitwise_xor_tensor_out(
@@ -11401,7 +11995,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Scalar",
-        &CALLS[255usize],
+        &CALLS[263usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_scalar(
@@ -11426,7 +12020,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_lshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__lshift__.Tensor",
-        &CALLS[256usize],
+        &CALLS[264usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_lshift_tensor(
@@ -11450,7 +12044,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Scalar",
-        &CALLS[257usize],
+        &CALLS[265usize],
         || {
             kernels()?
                 .dunder_ilshift_scalar(
@@ -11473,7 +12067,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_ilshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__ilshift__.Tensor",
-        &CALLS[258usize],
+        &CALLS[266usize],
         || {
             kernels()?
                 .dunder_ilshift_tensor(
@@ -11497,7 +12091,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_left_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_left_shift.Tensor_out",
-        &CALLS[259usize],
+        &CALLS[267usize],
         || {
             kernels()?
                 .bitwise_left_shift_tensor_out(
@@ -11522,7 +12116,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Scalar",
-        &CALLS[260usize],
+        &CALLS[268usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_scalar(
@@ -11547,7 +12141,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_rshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__rshift__.Tensor",
-        &CALLS[261usize],
+        &CALLS[269usize],
         || {
             let regen_v0 = kernels()?
                 .dunder_rshift_tensor(
@@ -11571,7 +12165,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Scalar",
-        &CALLS[262usize],
+        &CALLS[270usize],
         || {
             kernels()?
                 .dunder_irshift_scalar(
@@ -11594,7 +12188,7 @@ pub unsafe extern "C" fn regen_kernel_dunder_irshift_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::__irshift__.Tensor",
-        &CALLS[263usize],
+        &CALLS[271usize],
         || {
             kernels()?
                 .dunder_irshift_tensor(
@@ -11618,7 +12212,7 @@ pub unsafe extern "C" fn regen_kernel_bitwise_right_shift_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bitwise_right_shift.Tensor_out",
-        &CALLS[264usize],
+        &CALLS[272usize],
         || {
             kernels()?
                 .bitwise_right_shift_tensor_out(
@@ -11645,7 +12239,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm_",
-        &CALLS[265usize],
+        &CALLS[273usize],
         || {
             kernels()?
                 .addbmm_inplace(
@@ -11675,7 +12269,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm.out",
-        &CALLS[266usize],
+        &CALLS[274usize],
         || {
             kernels()?
                 .addbmm_out(
@@ -11706,7 +12300,7 @@ pub unsafe extern "C" fn regen_kernel_addbmm(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addbmm",
-        &CALLS[267usize],
+        &CALLS[275usize],
         || {
             let regen_v0 = kernels()?
                 .addbmm(
@@ -11735,7 +12329,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_from(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.from",
-        &CALLS[268usize],
+        &CALLS[276usize],
         || {
             kernels()?
                 .random_inplace_from(
@@ -11761,7 +12355,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace_to(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_.to",
-        &CALLS[269usize],
+        &CALLS[277usize],
         || {
             kernels()?
                 .random_inplace_to(
@@ -11785,7 +12379,7 @@ pub unsafe extern "C" fn regen_kernel_random_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::random_",
-        &CALLS[270usize],
+        &CALLS[278usize],
         || {
             kernels()?
                 .random_inplace(
@@ -11810,7 +12404,7 @@ pub unsafe extern "C" fn regen_kernel_uniform_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::uniform_",
-        &CALLS[271usize],
+        &CALLS[279usize],
         || {
             kernels()?
                 .uniform_inplace(
@@ -11837,7 +12431,7 @@ pub unsafe extern "C" fn regen_kernel_cauchy_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::cauchy_",
-        &CALLS[272usize],
+        &CALLS[280usize],
         || {
             kernels()?
                 .cauchy_inplace(
@@ -11864,7 +12458,7 @@ pub unsafe extern "C" fn regen_kernel_log_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_normal_",
-        &CALLS[273usize],
+        &CALLS[281usize],
         || {
             kernels()?
                 .log_normal_inplace(
@@ -11890,7 +12484,7 @@ pub unsafe extern "C" fn regen_kernel_exponential_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::exponential_",
-        &CALLS[274usize],
+        &CALLS[282usize],
         || {
             kernels()?
                 .exponential_inplace(
@@ -11915,7 +12509,7 @@ pub unsafe extern "C" fn regen_kernel_geometric_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::geometric_",
-        &CALLS[275usize],
+        &CALLS[283usize],
         || {
             kernels()?
                 .geometric_inplace(
@@ -11940,7 +12534,7 @@ pub unsafe extern "C" fn regen_kernel_triu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu.out",
-        &CALLS[276usize],
+        &CALLS[284usize],
         || {
             kernels()?
                 .triu_out(
@@ -11965,7 +12559,7 @@ pub unsafe extern "C" fn regen_kernel_tril_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril.out",
-        &CALLS[277usize],
+        &CALLS[285usize],
         || {
             kernels()?
                 .tril_out(
@@ -11995,7 +12589,7 @@ pub unsafe extern "C" fn regen_kernel_tril_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tril_indices",
-        &CALLS[278usize],
+        &CALLS[286usize],
         || {
             let regen_v0 = kernels()?
                 .tril_indices(
@@ -12030,7 +12624,7 @@ pub unsafe extern "C" fn regen_kernel_triu_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::triu_indices",
-        &CALLS[279usize],
+        &CALLS[287usize],
         || {
             let regen_v0 = kernels()?
                 .triu_indices(
@@ -12060,7 +12654,7 @@ pub unsafe extern "C" fn regen_kernel_ne_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Scalar_out",
-        &CALLS[280usize],
+        &CALLS[288usize],
         || {
             kernels()?
                 .ne_scalar_out(
@@ -12085,7 +12679,7 @@ pub unsafe extern "C" fn regen_kernel_ne_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ne.Tensor_out",
-        &CALLS[281usize],
+        &CALLS[289usize],
         || {
             kernels()?
                 .ne_tensor_out(
@@ -12110,7 +12704,7 @@ pub unsafe extern "C" fn regen_kernel_eq_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Scalar_out",
-        &CALLS[282usize],
+        &CALLS[290usize],
         || {
             kernels()?
                 .eq_scalar_out(
@@ -12135,7 +12729,7 @@ pub unsafe extern "C" fn regen_kernel_eq_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::eq.Tensor_out",
-        &CALLS[283usize],
+        &CALLS[291usize],
         || {
             kernels()?
                 .eq_tensor_out(
@@ -12160,7 +12754,7 @@ pub unsafe extern "C" fn regen_kernel_ge_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Scalar_out",
-        &CALLS[284usize],
+        &CALLS[292usize],
         || {
             kernels()?
                 .ge_scalar_out(
@@ -12185,7 +12779,7 @@ pub unsafe extern "C" fn regen_kernel_ge_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::ge.Tensor_out",
-        &CALLS[285usize],
+        &CALLS[293usize],
         || {
             kernels()?
                 .ge_tensor_out(
@@ -12210,7 +12804,7 @@ pub unsafe extern "C" fn regen_kernel_le_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Scalar_out",
-        &CALLS[286usize],
+        &CALLS[294usize],
         || {
             kernels()?
                 .le_scalar_out(
@@ -12235,7 +12829,7 @@ pub unsafe extern "C" fn regen_kernel_le_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::le.Tensor_out",
-        &CALLS[287usize],
+        &CALLS[295usize],
         || {
             kernels()?
                 .le_tensor_out(
@@ -12260,7 +12854,7 @@ pub unsafe extern "C" fn regen_kernel_gt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Scalar_out",
-        &CALLS[288usize],
+        &CALLS[296usize],
         || {
             kernels()?
                 .gt_scalar_out(
@@ -12285,7 +12879,7 @@ pub unsafe extern "C" fn regen_kernel_gt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gt.Tensor_out",
-        &CALLS[289usize],
+        &CALLS[297usize],
         || {
             kernels()?
                 .gt_tensor_out(
@@ -12310,7 +12904,7 @@ pub unsafe extern "C" fn regen_kernel_lt_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Scalar_out",
-        &CALLS[290usize],
+        &CALLS[298usize],
         || {
             kernels()?
                 .lt_scalar_out(
@@ -12335,7 +12929,7 @@ pub unsafe extern "C" fn regen_kernel_lt_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lt.Tensor_out",
-        &CALLS[291usize],
+        &CALLS[299usize],
         || {
             kernels()?
                 .lt_tensor_out(
@@ -12360,7 +12954,7 @@ pub unsafe extern "C" fn regen_kernel_take_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take.out",
-        &CALLS[292usize],
+        &CALLS[300usize],
         || {
             kernels()?
                 .take_out(
@@ -12385,7 +12979,7 @@ pub unsafe extern "C" fn regen_kernel_take(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::take",
-        &CALLS[293usize],
+        &CALLS[301usize],
         || {
             let regen_v0 = kernels()?
                 .take(
@@ -12411,7 +13005,7 @@ pub unsafe extern "C" fn regen_kernel_index_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select.out",
-        &CALLS[294usize],
+        &CALLS[302usize],
         || {
             kernels()?
                 .index_select_out(
@@ -12438,7 +13032,7 @@ pub unsafe extern "C" fn regen_kernel_index_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::index_select",
-        &CALLS[295usize],
+        &CALLS[303usize],
         || {
             let regen_v0 = kernels()?
                 .index_select(
@@ -12464,7 +13058,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select.out",
-        &CALLS[296usize],
+        &CALLS[304usize],
         || {
             kernels()?
                 .masked_select_out(
@@ -12489,7 +13083,7 @@ pub unsafe extern "C" fn regen_kernel_masked_select(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::masked_select",
-        &CALLS[297usize],
+        &CALLS[305usize],
         || {
             let regen_v0 = kernels()?
                 .masked_select(
@@ -12513,7 +13107,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero.out",
-        &CALLS[298usize],
+        &CALLS[306usize],
         || {
             kernels()?
                 .nonzero_out(
@@ -12536,7 +13130,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero",
-        &CALLS[299usize],
+        &CALLS[307usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -12559,7 +13153,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static.out",
-        &CALLS[300usize],
+        &CALLS[308usize],
         || {
             kernels()?
                 .nonzero_static_out(
@@ -12586,7 +13180,7 @@ pub unsafe extern "C" fn regen_kernel_nonzero_static(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nonzero_static",
-        &CALLS[301usize],
+        &CALLS[309usize],
         || {
             let regen_v0 = kernels()?
                 .nonzero_static(
@@ -12614,7 +13208,7 @@ pub unsafe extern "C" fn regen_kernel_gather_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::gather.out",
-        &CALLS[302usize],
+        &CALLS[310usize],
         || {
             kernels()?
                 .gather_out(
@@ -12643,7 +13237,7 @@ pub unsafe extern "C" fn regen_kernel_addcmul_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcmul.out",
-        &CALLS[303usize],
+        &CALLS[311usize],
         || {
             kernels()?
                 .addcmul_out(
@@ -12672,7 +13266,7 @@ pub unsafe extern "C" fn regen_kernel_addcdiv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::addcdiv.out",
-        &CALLS[304usize],
+        &CALLS[312usize],
         || {
             kernels()?
                 .addcdiv_out(
@@ -12701,7 +13295,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial.out",
-        &CALLS[305usize],
+        &CALLS[313usize],
         || {
             kernels()?
                 .multinomial_out(
@@ -12730,7 +13324,7 @@ pub unsafe extern "C" fn regen_kernel_multinomial(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multinomial",
-        &CALLS[306usize],
+        &CALLS[314usize],
         || {
             let regen_v0 = kernels()?
                 .multinomial(
@@ -12756,7 +13350,7 @@ pub unsafe extern "C" fn regen_kernel_lgamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lgamma.out",
-        &CALLS[307usize],
+        &CALLS[315usize],
         || {
             kernels()?
                 .lgamma_out(
@@ -12779,7 +13373,7 @@ pub unsafe extern "C" fn regen_kernel_digamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::digamma.out",
-        &CALLS[308usize],
+        &CALLS[316usize],
         || {
             kernels()?
                 .digamma_out(
@@ -12803,7 +13397,7 @@ pub unsafe extern "C" fn regen_kernel_polygamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::polygamma.out",
-        &CALLS[309usize],
+        &CALLS[317usize],
         || {
             kernels()?
                 .polygamma_out(
@@ -12827,7 +13421,7 @@ pub unsafe extern "C" fn regen_kernel_erfinv_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::erfinv.out",
-        &CALLS[310usize],
+        &CALLS[318usize],
         || {
             kernels()?
                 .erfinv_out(
@@ -12850,7 +13444,7 @@ pub unsafe extern "C" fn regen_kernel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::i0.out",
-        &CALLS[311usize],
+        &CALLS[319usize],
         || {
             kernels()?
                 .i0_out(
@@ -12873,7 +13467,7 @@ pub unsafe extern "C" fn regen_kernel_sign_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sign.out",
-        &CALLS[312usize],
+        &CALLS[320usize],
         || {
             kernels()?
                 .sign_out(
@@ -12896,7 +13490,7 @@ pub unsafe extern "C" fn regen_kernel_signbit_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::signbit.out",
-        &CALLS[313usize],
+        &CALLS[321usize],
         || {
             kernels()?
                 .signbit_out(
@@ -12920,7 +13514,7 @@ pub unsafe extern "C" fn regen_kernel_atan2_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::atan2.out",
-        &CALLS[314usize],
+        &CALLS[322usize],
         || {
             kernels()?
                 .atan2_out(
@@ -12946,7 +13540,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Scalar_out",
-        &CALLS[315usize],
+        &CALLS[323usize],
         || {
             kernels()?
                 .lerp_scalar_out(
@@ -12973,7 +13567,7 @@ pub unsafe extern "C" fn regen_kernel_lerp_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::lerp.Tensor_out",
-        &CALLS[316usize],
+        &CALLS[324usize],
         || {
             kernels()?
                 .lerp_tensor_out(
@@ -13001,7 +13595,7 @@ pub unsafe extern "C" fn regen_kernel_histc_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc.out",
-        &CALLS[317usize],
+        &CALLS[325usize],
         || {
             kernels()?
                 .histc_out(
@@ -13030,7 +13624,7 @@ pub unsafe extern "C" fn regen_kernel_histc(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::histc",
-        &CALLS[318usize],
+        &CALLS[326usize],
         || {
             let regen_v0 = kernels()?
                 .histc(
@@ -13057,7 +13651,7 @@ pub unsafe extern "C" fn regen_kernel_fmod_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmod.Tensor_out",
-        &CALLS[319usize],
+        &CALLS[327usize],
         || {
             kernels()?
                 .fmod_tensor_out(
@@ -13082,7 +13676,7 @@ pub unsafe extern "C" fn regen_kernel_hypot_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hypot.out",
-        &CALLS[320usize],
+        &CALLS[328usize],
         || {
             kernels()?
                 .hypot_out(
@@ -13107,7 +13701,7 @@ pub unsafe extern "C" fn regen_kernel_igamma_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igamma.out",
-        &CALLS[321usize],
+        &CALLS[329usize],
         || {
             kernels()?
                 .igamma_out(
@@ -13132,7 +13726,7 @@ pub unsafe extern "C" fn regen_kernel_igammac_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::igammac.out",
-        &CALLS[322usize],
+        &CALLS[330usize],
         || {
             kernels()?
                 .igammac_out(
@@ -13157,7 +13751,7 @@ pub unsafe extern "C" fn regen_kernel_nextafter_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nextafter.out",
-        &CALLS[323usize],
+        &CALLS[331usize],
         || {
             kernels()?
                 .nextafter_out(
@@ -13182,7 +13776,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Tensor_out",
-        &CALLS[324usize],
+        &CALLS[332usize],
         || {
             kernels()?
                 .remainder_tensor_out(
@@ -13207,7 +13801,7 @@ pub unsafe extern "C" fn regen_kernel_remainder_scalar_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::remainder.Scalar_Tensor",
-        &CALLS[325usize],
+        &CALLS[333usize],
         || {
             let regen_v0 = kernels()?
                 .remainder_scalar_tensor(
@@ -13231,7 +13825,7 @@ pub unsafe extern "C" fn regen_kernel_min(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min",
-        &CALLS[326usize],
+        &CALLS[334usize],
         || {
             let regen_v0 = kernels()?
                 .min(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -13252,7 +13846,7 @@ pub unsafe extern "C" fn regen_kernel_min_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::min.unary_out",
-        &CALLS[327usize],
+        &CALLS[335usize],
         || {
             kernels()?
                 .min_unary_out(
@@ -13276,7 +13870,7 @@ pub unsafe extern "C" fn regen_kernel_fmin_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmin.out",
-        &CALLS[328usize],
+        &CALLS[336usize],
         || {
             kernels()?
                 .fmin_out(
@@ -13300,7 +13894,7 @@ pub unsafe extern "C" fn regen_kernel_max(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max",
-        &CALLS[329usize],
+        &CALLS[337usize],
         || {
             let regen_v0 = kernels()?
                 .max(unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?)?;
@@ -13322,7 +13916,7 @@ pub unsafe extern "C" fn regen_kernel_fmax_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fmax.out",
-        &CALLS[330usize],
+        &CALLS[338usize],
         || {
             kernels()?
                 .fmax_out(
@@ -13347,7 +13941,7 @@ pub unsafe extern "C" fn regen_kernel_maximum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::maximum.out",
-        &CALLS[331usize],
+        &CALLS[339usize],
         || {
             kernels()?
                 .maximum_out(
@@ -13371,7 +13965,7 @@ pub unsafe extern "C" fn regen_kernel_max_unary_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max.unary_out",
-        &CALLS[332usize],
+        &CALLS[340usize],
         || {
             kernels()?
                 .max_unary_out(
@@ -13395,7 +13989,7 @@ pub unsafe extern "C" fn regen_kernel_minimum_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::minimum.out",
-        &CALLS[333usize],
+        &CALLS[341usize],
         || {
             kernels()?
                 .minimum_out(
@@ -13423,7 +14017,7 @@ pub unsafe extern "C" fn regen_kernel_sort_values_stable(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sort.values_stable",
-        &CALLS[334usize],
+        &CALLS[342usize],
         || {
             kernels()?
                 .sort_values_stable(
@@ -13455,7 +14049,7 @@ pub unsafe extern "C" fn regen_kernel_topk_values(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::topk.values",
-        &CALLS[335usize],
+        &CALLS[343usize],
         || {
             kernels()?
                 .topk_values(
@@ -13483,7 +14077,7 @@ pub unsafe extern "C" fn regen_kernel_all_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::all.all_out",
-        &CALLS[336usize],
+        &CALLS[344usize],
         || {
             kernels()?
                 .all_all_out(
@@ -13506,7 +14100,7 @@ pub unsafe extern "C" fn regen_kernel_any_all_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::any.all_out",
-        &CALLS[337usize],
+        &CALLS[345usize],
         || {
             kernels()?
                 .any_all_out(
@@ -13532,7 +14126,7 @@ pub unsafe extern "C" fn regen_kernel_unfold(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold",
-        &CALLS[338usize],
+        &CALLS[346usize],
         || {
             let regen_v0 = kernels()?
                 .unfold(
@@ -13562,7 +14156,7 @@ pub unsafe extern "C" fn regen_kernel_unfold_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::unfold_backward",
-        &CALLS[339usize],
+        &CALLS[347usize],
         || {
             let regen_v0 = kernels()?
                 .unfold_backward(
@@ -13590,7 +14184,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Tensor_out",
-        &CALLS[340usize],
+        &CALLS[348usize],
         || {
             kernels()?
                 .pow_tensor_tensor_out(
@@ -13615,7 +14209,7 @@ pub unsafe extern "C" fn regen_kernel_pow_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Scalar_out",
-        &CALLS[341usize],
+        &CALLS[349usize],
         || {
             kernels()?
                 .pow_scalar_out(
@@ -13640,7 +14234,7 @@ pub unsafe extern "C" fn regen_kernel_pow_tensor_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::pow.Tensor_Scalar_out",
-        &CALLS[342usize],
+        &CALLS[350usize],
         || {
             kernels()?
                 .pow_tensor_scalar_out(
@@ -13666,7 +14260,7 @@ pub unsafe extern "C" fn regen_kernel_normal_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal_",
-        &CALLS[343usize],
+        &CALLS[351usize],
         || {
             kernels()?
                 .normal_inplace(
@@ -13693,7 +14287,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float_out",
-        &CALLS[344usize],
+        &CALLS[352usize],
         || {
             kernels()?
                 .normal_tensor_float_out(
@@ -13720,7 +14314,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_float(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_float",
-        &CALLS[345usize],
+        &CALLS[353usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_float(
@@ -13747,7 +14341,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor_out",
-        &CALLS[346usize],
+        &CALLS[354usize],
         || {
             kernels()?
                 .normal_float_tensor_out(
@@ -13774,7 +14368,7 @@ pub unsafe extern "C" fn regen_kernel_normal_float_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.float_Tensor",
-        &CALLS[347usize],
+        &CALLS[355usize],
         || {
             let regen_v0 = kernels()?
                 .normal_float_tensor(
@@ -13801,7 +14395,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor_out",
-        &CALLS[348usize],
+        &CALLS[356usize],
         || {
             kernels()?
                 .normal_tensor_tensor_out(
@@ -13828,7 +14422,7 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::normal.Tensor_Tensor",
-        &CALLS[349usize],
+        &CALLS[357usize],
         || {
             let regen_v0 = kernels()?
                 .normal_tensor_tensor(
@@ -13856,7 +14450,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[350usize],
+        &CALLS[358usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -13885,7 +14479,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[351usize],
+        &CALLS[359usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -13914,7 +14508,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[352usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -13945,7 +14539,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[353usize],
+        &CALLS[361usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -13980,7 +14574,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[354usize],
+        &CALLS[362usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -14017,7 +14611,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[355usize],
+        &CALLS[363usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -14052,7 +14646,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[356usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -14086,7 +14680,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[357usize],
+        &CALLS[365usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -14114,7 +14708,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[358usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -14143,7 +14737,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[359usize],
+        &CALLS[367usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -14151,6 +14745,270 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
                     unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_out(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss.out",
+        &CALLS[368usize],
+        || {
+            kernels()?
+                .multi_margin_loss_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss",
+        &CALLS[369usize],
+        || {
+            let regen_v0 = kernels()?
+                .multi_margin_loss(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss_backward.grad_input",
+        &CALLS[370usize],
+        || {
+            kernels()?
+                .multi_margin_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multi_margin_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    p: abi::regen_scalar,
+    margin: abi::regen_scalar,
+    weight: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multi_margin_loss_backward",
+        &CALLS[371usize],
+        || {
+            let regen_v0 = kernels()?
+                .multi_margin_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&p) }?,
+                    unsafe { <Scalar as FromAbi<'_>>::from_abi(&margin) }?,
+                    unsafe {
+                        <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&weight)
+                    }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_forward.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward_output(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    output: abi::regen_tensor,
+    is_target: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_forward.output",
+        &CALLS[372usize],
+        || {
+            kernels()?
+                .multilabel_margin_loss_forward_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_forward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward(
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_forward",
+        &CALLS[373usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .multilabel_margin_loss_forward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    is_target: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_backward.grad_input",
+        &CALLS[374usize],
+        || {
+            kernels()?
+                .multilabel_margin_loss_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::multilabel_margin_loss_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    target: abi::regen_tensor,
+    reduction: i64,
+    is_target: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::multilabel_margin_loss_backward",
+        &CALLS[375usize],
+        || {
+            let regen_v0 = kernels()?
+                .multilabel_margin_loss_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&target) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&reduction) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&is_target) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -14174,7 +15032,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[360usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -14210,7 +15068,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[361usize],
+        &CALLS[377usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -14246,7 +15104,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[362usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -14281,7 +15139,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[363usize],
+        &CALLS[379usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -14317,7 +15175,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[364usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -14354,7 +15212,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[365usize],
+        &CALLS[381usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -14388,7 +15246,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[366usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -14418,7 +15276,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[367usize],
+        &CALLS[383usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -14448,7 +15306,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[368usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -14477,7 +15335,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[369usize],
+        &CALLS[385usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -14507,7 +15365,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[370usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -14537,7 +15395,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[371usize],
+        &CALLS[387usize],
         || {
             kernels()?
                 .elu_out(
@@ -14568,7 +15426,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[372usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -14598,7 +15456,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[373usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -14622,7 +15480,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[374usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -14648,7 +15506,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[375usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -14675,7 +15533,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[376usize],
+        &CALLS[392usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -14703,7 +15561,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[377usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -14732,7 +15590,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[378usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -14759,7 +15617,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[379usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -14783,7 +15641,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[380usize],
+        &CALLS[396usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -14806,7 +15664,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[381usize],
+        &CALLS[397usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -14828,7 +15686,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[382usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -14851,7 +15709,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[383usize],
+        &CALLS[399usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -14876,7 +15734,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[384usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -14903,7 +15761,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[385usize],
+        &CALLS[401usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -14930,7 +15788,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[386usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -14955,7 +15813,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[387usize],
+        &CALLS[403usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -14981,7 +15839,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[388usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -15008,7 +15866,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[389usize],
+        &CALLS[405usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -15035,7 +15893,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[390usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .softplus_out(
@@ -15063,7 +15921,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[391usize],
+        &CALLS[407usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -15090,7 +15948,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[392usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -15116,7 +15974,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -15142,7 +16000,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[394usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -15167,7 +16025,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[395usize],
+        &CALLS[411usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -15192,7 +16050,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[396usize],
+        &CALLS[412usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -15217,7 +16075,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[397usize],
+        &CALLS[413usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -15242,7 +16100,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[398usize],
+        &CALLS[414usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -15267,7 +16125,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[399usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -15292,7 +16150,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[400usize],
+        &CALLS[416usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -15318,7 +16176,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[401usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -15345,7 +16203,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[402usize],
+        &CALLS[418usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -15372,7 +16230,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[403usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -15399,7 +16257,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -15430,7 +16288,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[405usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -15468,7 +16326,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[406usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -15506,7 +16364,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[407usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -15544,7 +16402,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[408usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -15560,6 +16418,165 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
                     }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool2d.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_output(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    random_samples: abi::regen_tensor,
+    output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool2d.output",
+        &CALLS[425usize],
+        || {
+            kernels()?
+                .fractional_max_pool2d_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&random_samples)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool2d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool2d_backward.grad_input",
+        &CALLS[426usize],
+        || {
+            kernels()?
+                .fractional_max_pool2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d.output`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_output(
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    random_samples: abi::regen_tensor,
+    output: abi::regen_tensor,
+    indices: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d.output",
+        &CALLS[427usize],
+        || {
+            kernels()?
+                .fractional_max_pool3d_output(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&random_samples)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d_backward.grad_input",
+        &CALLS[428usize],
+        || {
+            kernels()?
+                .fractional_max_pool3d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::fractional_max_pool3d_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward(
+    grad_output: abi::regen_tensor,
+    self_: abi::regen_tensor,
+    kernel_size: abi::regen_i64_list,
+    output_size: abi::regen_i64_list,
+    indices: abi::regen_tensor,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::fractional_max_pool3d_backward",
+        &CALLS[429usize],
+        || {
+            let regen_v0 = kernels()?
+                .fractional_max_pool3d_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&kernel_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )
@@ -15582,7 +16599,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[409usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -15618,7 +16635,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[410usize],
+        &CALLS[431usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -15654,7 +16671,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[411usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -15689,7 +16706,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[412usize],
+        &CALLS[433usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -15725,7 +16742,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[413usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -15762,7 +16779,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[414usize],
+        &CALLS[435usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -15774,6 +16791,122 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&dilation) }?,
                     unsafe { <bool as FromAbi<'_>>::from_abi(&ceil_mode) }?,
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool2d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool2d_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool2d.out",
+        &CALLS[436usize],
+        || {
+            kernels()?
+                .max_unpool2d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool2d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool2d(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool2d",
+        &CALLS[437usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_unpool2d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool3d.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool3d_out(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool3d.out",
+        &CALLS[438usize],
+        || {
+            kernels()?
+                .max_unpool3d_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::max_unpool3d`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_max_unpool3d(
+    self_: abi::regen_tensor,
+    indices: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    stride: abi::regen_i64_list,
+    padding: abi::regen_i64_list,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::max_unpool3d",
+        &CALLS[439usize],
+        || {
+            let regen_v0 = kernels()?
+                .max_unpool3d(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&indices) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&stride) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&padding) }?,
                 )?;
             unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
@@ -15793,7 +16926,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d.out",
-        &CALLS[415usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .reflection_pad1d_out(
@@ -15819,7 +16952,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d_backward.grad_input",
-        &CALLS[416usize],
+        &CALLS[441usize],
         || {
             kernels()?
                 .reflection_pad1d_backward_grad_input(
@@ -15845,7 +16978,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d.out",
-        &CALLS[417usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .reflection_pad2d_out(
@@ -15870,7 +17003,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d",
-        &CALLS[418usize],
+        &CALLS[443usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d(
@@ -15896,7 +17029,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward.grad_input",
-        &CALLS[419usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .reflection_pad2d_backward_grad_input(
@@ -15923,7 +17056,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward",
-        &CALLS[420usize],
+        &CALLS[445usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d_backward(
@@ -15949,7 +17082,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d.out",
-        &CALLS[421usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .reflection_pad3d_out(
@@ -15975,7 +17108,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d_backward.grad_input",
-        &CALLS[422usize],
+        &CALLS[447usize],
         || {
             kernels()?
                 .reflection_pad3d_backward_grad_input(
@@ -16001,7 +17134,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d.out",
-        &CALLS[423usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .replication_pad1d_out(
@@ -16027,7 +17160,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d_backward.grad_input",
-        &CALLS[424usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .replication_pad1d_backward_grad_input(
@@ -16053,7 +17186,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d.out",
-        &CALLS[425usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .replication_pad2d_out(
@@ -16079,7 +17212,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward.grad_input",
-        &CALLS[426usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .replication_pad2d_backward_grad_input(
@@ -16106,7 +17239,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward",
-        &CALLS[427usize],
+        &CALLS[452usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad2d_backward(
@@ -16132,7 +17265,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d.out",
-        &CALLS[428usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .replication_pad3d_out(
@@ -16158,7 +17291,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward.grad_input",
-        &CALLS[429usize],
+        &CALLS[454usize],
         || {
             kernels()?
                 .replication_pad3d_backward_grad_input(
@@ -16185,7 +17318,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward",
-        &CALLS[430usize],
+        &CALLS[455usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad3d_backward(
@@ -16213,7 +17346,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d.out",
-        &CALLS[431usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .upsample_linear1d_out(
@@ -16243,7 +17376,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d_backward.grad_input",
-        &CALLS[432usize],
+        &CALLS[457usize],
         || {
             kernels()?
                 .upsample_linear1d_backward_grad_input(
@@ -16274,7 +17407,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d.out",
-        &CALLS[433usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 .upsample_bilinear2d_out(
@@ -16306,7 +17439,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d_backward.grad_input",
-        &CALLS[434usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .upsample_bilinear2d_backward_grad_input(
@@ -16338,7 +17471,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d.out",
-        &CALLS[435usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .upsample_bicubic2d_out(
@@ -16370,7 +17503,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d_backward.grad_input",
-        &CALLS[436usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 .upsample_bicubic2d_backward_grad_input(
@@ -16403,7 +17536,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d.out",
-        &CALLS[437usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 .upsample_trilinear3d_out(
@@ -16437,7 +17570,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d_backward.grad_input",
-        &CALLS[438usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 .upsample_trilinear3d_backward_grad_input(
@@ -16468,7 +17601,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[439usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -16495,7 +17628,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[440usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -16523,7 +17656,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[441usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -16552,7 +17685,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[442usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -16581,7 +17714,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[443usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -16610,7 +17743,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[444usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -16640,7 +17773,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[445usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -16671,7 +17804,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[446usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -16702,7 +17835,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[447usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -16733,7 +17866,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[448usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -16765,7 +17898,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[449usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -16798,7 +17931,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[450usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -16827,7 +17960,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[451usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -16853,7 +17986,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[452usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -16879,7 +18012,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[453usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -16910,7 +18043,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[454usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -16947,7 +18080,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[455usize],
+        &CALLS[480usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -16984,7 +18117,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[456usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -17021,7 +18154,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[457usize],
+        &CALLS[482usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -17056,7 +18189,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[458usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -17089,7 +18222,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[459usize],
+        &CALLS[484usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -17125,7 +18258,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[460usize],
+        &CALLS[485usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -17162,7 +18295,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[461usize],
+        &CALLS[486usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -17197,7 +18330,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[462usize],
+        &CALLS[487usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -17232,7 +18365,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[463usize],
+        &CALLS[488usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -17266,7 +18399,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[464usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -17299,7 +18432,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[465usize],
+        &CALLS[490usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -17333,7 +18466,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[466usize],
+        &CALLS[491usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -17368,7 +18501,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[467usize],
+        &CALLS[492usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -17402,7 +18535,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[468usize],
+        &CALLS[493usize],
         || {
             kernels()?
                 .col2im_out(
@@ -17435,7 +18568,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[469usize],
+        &CALLS[494usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -17467,7 +18600,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[470usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .im2col_out(
@@ -17498,7 +18631,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[471usize],
+        &CALLS[496usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -17525,7 +18658,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[472usize],
+        &CALLS[497usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -17548,7 +18681,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[473usize],
+        &CALLS[498usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -17571,7 +18704,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[474usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -17594,7 +18727,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[475usize],
+        &CALLS[500usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -17617,7 +18750,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[476usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -17640,7 +18773,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[477usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -17664,7 +18797,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[478usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -17689,7 +18822,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[479usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -17713,7 +18846,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[480usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -17736,7 +18869,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[481usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -17759,7 +18892,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[482usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -17786,7 +18919,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[483usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -17813,7 +18946,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[484usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -17836,7 +18969,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[485usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -17859,7 +18992,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[486usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -17882,7 +19015,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[487usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -17905,7 +19038,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[488usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -17929,7 +19062,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[489usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -17954,7 +19087,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[490usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -17979,7 +19112,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[491usize],
+        &CALLS[516usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -18004,7 +19137,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[492usize],
+        &CALLS[517usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -18029,7 +19162,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[493usize],
+        &CALLS[518usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -18054,7 +19187,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[494usize],
+        &CALLS[519usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -18079,7 +19212,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[495usize],
+        &CALLS[520usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -18104,7 +19237,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[496usize],
+        &CALLS[521usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -18128,7 +19261,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[497usize],
+        &CALLS[522usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -18151,7 +19284,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[498usize],
+        &CALLS[523usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -18174,7 +19307,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[499usize],
+        &CALLS[524usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -18197,7 +19330,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[500usize],
+        &CALLS[525usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -18220,7 +19353,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[501usize],
+        &CALLS[526usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -18243,7 +19376,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[502usize],
+        &CALLS[527usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -18267,7 +19400,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[503usize],
+        &CALLS[528usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -18292,7 +19425,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[504usize],
+        &CALLS[529usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -18317,7 +19450,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[505usize],
+        &CALLS[530usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -18342,7 +19475,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[506usize],
+        &CALLS[531usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -18366,7 +19499,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[507usize],
+        &CALLS[532usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -18402,7 +19535,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[508usize],
+        &CALLS[533usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -18457,7 +19590,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[509usize],
+        &CALLS[534usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -18512,7 +19645,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[510usize],
+        &CALLS[535usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -18567,7 +19700,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[511usize],
+        &CALLS[536usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -18619,7 +19752,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[512usize],
+        &CALLS[537usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -18668,7 +19801,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[513usize],
+        &CALLS[538usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -18716,7 +19849,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[514usize],
+        &CALLS[539usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -18761,7 +19894,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[515usize],
+        &CALLS[540usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

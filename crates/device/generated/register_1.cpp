@@ -108,6 +108,8 @@ regen_error* regen_kernel_normal_tensor_float(regen_tensor mean, double std, voi
 regen_error* regen_kernel_normal_tensor_tensor_out(regen_tensor mean, regen_tensor std, void* generator, regen_tensor out);
 regen_error* regen_kernel_searchsorted_tensor_out(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_mse_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor out);
+regen_error* regen_kernel_multi_margin_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_scalar p, regen_scalar margin, regen_tensor weight, int64_t reduction, regen_tensor grad_input);
+regen_error* regen_kernel_multilabel_margin_loss_forward_output(regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor output, regen_tensor is_target);
 regen_error* regen_kernel_nll_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor grad_input);
 regen_error* regen_kernel_nll_loss2d_forward_output(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor output, regen_tensor total_weight);
 regen_error* regen_kernel_hardtanh_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor grad_input);
@@ -118,8 +120,11 @@ regen_error* regen_kernel__adaptive_avg_pool2d(regen_tensor self, regen_i64_list
 regen_error* regen_kernel__adaptive_avg_pool2d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_adaptive_max_pool3d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out, regen_tensor indices);
 regen_error* regen_kernel_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
+regen_error* regen_kernel_fractional_max_pool3d_output(regen_tensor self, regen_i64_list kernel_size, regen_i64_list output_size, regen_tensor random_samples, regen_tensor output, regen_tensor indices);
+regen_error* regen_kernel_fractional_max_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list output_size, regen_tensor indices, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool2d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
 regen_error* regen_kernel_max_pool3d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
+regen_error* regen_kernel_max_unpool3d(regen_tensor self, regen_tensor indices, regen_i64_list output_size, regen_i64_list stride, regen_i64_list padding, regen_tensor* regen_r0);
 regen_error* regen_kernel_reflection_pad2d(regen_tensor self, regen_i64_list padding, regen_tensor* regen_r0);
 regen_error* regen_kernel_reflection_pad2d_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor* regen_r0);
 regen_error* regen_kernel_reflection_pad3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
@@ -1154,6 +1159,31 @@ at::Tensor & wrap_mse_loss_out(const at::Tensor & self, const at::Tensor & targe
   return out;
 }
 
+// aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_multi_margin_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multi_margin_loss_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::multi_margin_loss_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::multi_margin_loss_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_scalar(p, "aten::multi_margin_loss_backward.grad_input argument 'p'");
+  auto regen_a4 = ::regen::lift_scalar(margin, "aten::multi_margin_loss_backward.grad_input argument 'margin'");
+  auto regen_a5 = ::regen::lift_opt_tensor(weight, "aten::multi_margin_loss_backward.grad_input argument 'weight'");
+  auto regen_a6 = ::regen::lift_int(reduction, "aten::multi_margin_loss_backward.grad_input argument 'reduction'");
+  auto regen_a7 = ::regen::lift_tensor(grad_input, "aten::multi_margin_loss_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_multi_margin_loss_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
+  return grad_input;
+}
+
+// aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_multilabel_margin_loss_forward_output(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & output, at::Tensor & is_target) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_forward.output argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_forward.output argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_forward.output argument 'reduction'");
+  auto regen_a3 = ::regen::lift_tensor(output, "aten::multilabel_margin_loss_forward.output argument 'output'");
+  auto regen_a4 = ::regen::lift_tensor(is_target, "aten::multilabel_margin_loss_forward.output argument 'is_target'");
+  ::regen::check(regen_kernel_multilabel_margin_loss_forward_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, is_target);
+}
+
 // aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss_backward.grad_input argument 'grad_output'");
@@ -1263,6 +1293,30 @@ at::Tensor & wrap_avg_pool3d_backward_grad_input(const at::Tensor & grad_output,
   return grad_input;
 }
 
+// aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_fractional_max_pool3d_output(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & random_samples, at::Tensor & output, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d.output argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d.output argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool3d.output argument 'output_size'");
+  auto regen_a3 = ::regen::lift_tensor(random_samples, "aten::fractional_max_pool3d.output argument 'random_samples'");
+  auto regen_a4 = ::regen::lift_tensor(output, "aten::fractional_max_pool3d.output argument 'output'");
+  auto regen_a5 = ::regen::lift_tensor(indices, "aten::fractional_max_pool3d.output argument 'indices'");
+  ::regen::check(regen_kernel_fractional_max_pool3d_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, indices);
+}
+
+// aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_fractional_max_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool3d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool3d_backward.grad_input argument 'output_size'");
+  auto regen_a4 = ::regen::lift_tensor(indices, "aten::fractional_max_pool3d_backward.grad_input argument 'indices'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::fractional_max_pool3d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_fractional_max_pool3d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool2d_with_indices_backward.grad_input argument 'grad_output'");
@@ -1290,6 +1344,18 @@ at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor &
   auto regen_a7 = ::regen::lift_tensor(indices, "aten::max_pool3d_with_indices.out argument 'indices'");
   ::regen::check(regen_kernel_max_pool3d_with_indices_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7));
   return ::std::tuple<at::Tensor &,at::Tensor &>(out, indices);
+}
+
+// aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+at::Tensor wrap_max_unpool3d(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::IntArrayRef stride, at::IntArrayRef padding) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool3d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool3d argument 'indices'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool3d argument 'output_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::max_unpool3d argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::max_unpool3d argument 'padding'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_max_unpool3d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
@@ -1674,6 +1740,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor_out));
   m.impl("searchsorted.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor_out));
   m.impl("mse_loss.out", TORCH_FN(regen_runtime_ops::wrap_mse_loss_out));
+  m.impl("multi_margin_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_backward_grad_input));
+  m.impl("multilabel_margin_loss_forward.output", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_forward_output));
   m.impl("nll_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss_backward_grad_input));
   m.impl("nll_loss2d_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward_output));
   m.impl("hardtanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward_grad_input));
@@ -1684,8 +1752,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool2d_backward));
   m.impl("adaptive_max_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_out));
   m.impl("avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_backward_grad_input));
+  m.impl("fractional_max_pool3d.output", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool3d_output));
+  m.impl("fractional_max_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool3d_backward_grad_input));
   m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_backward_grad_input));
   m.impl("max_pool3d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_out));
+  m.impl("max_unpool3d", TORCH_FN(regen_runtime_ops::wrap_max_unpool3d));
   m.impl("reflection_pad2d", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d));
   m.impl("reflection_pad2d_backward", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward));
   m.impl("reflection_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad3d_backward_grad_input));

@@ -30,6 +30,8 @@ regen_error* regen_kernel_complex_out(regen_tensor real, regen_tensor imag, rege
 regen_error* regen_kernel_polar_out(regen_tensor abs, regen_tensor angle, regen_tensor out);
 regen_error* regen_kernel_copy_inplace(regen_tensor self, regen_tensor src, bool non_blocking);
 regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_embedding_renorm_inplace(regen_tensor self, regen_tensor indices, double max_norm, double norm_type);
+regen_error* regen_kernel__embedding_bag_per_sample_weights_backward(regen_tensor grad, regen_tensor weight, regen_tensor indices, regen_tensor offsets, regen_tensor offset2bag, int64_t mode, int64_t padding_idx, regen_tensor* regen_r0);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -92,6 +94,9 @@ regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t s
 regen_error* regen_kernel_normal_float_tensor_out(double mean, regen_tensor std, void* generator, regen_tensor out);
 regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
 regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
+regen_error* regen_kernel_multi_margin_loss(regen_tensor self, regen_tensor target, regen_scalar p, regen_scalar margin, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
+regen_error* regen_kernel_multilabel_margin_loss_forward(regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor* regen_r0, regen_tensor* regen_r1);
+regen_error* regen_kernel_multilabel_margin_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor is_target, regen_tensor* regen_r0);
 regen_error* regen_kernel_nll_loss2d_forward(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_nll_loss2d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor* regen_r0);
 regen_error* regen_kernel_smooth_l1_loss_out(regen_tensor self, regen_tensor target, int64_t reduction, double beta, regen_tensor out);
@@ -105,6 +110,8 @@ regen_error* regen_kernel__adaptive_avg_pool3d(regen_tensor self, regen_i64_list
 regen_error* regen_kernel_adaptive_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_adaptive_max_pool2d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out, regen_tensor indices);
 regen_error* regen_kernel_avg_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor grad_input);
+regen_error* regen_kernel_fractional_max_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list output_size, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel_max_unpool2d(regen_tensor self, regen_tensor indices, regen_i64_list output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_reflection_pad1d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_reflection_pad2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
 regen_error* regen_kernel_replication_pad3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
@@ -328,6 +335,30 @@ at::Tensor & wrap_cumsum_out(const at::Tensor & self, int64_t dim, ::std::option
   auto regen_a3 = ::regen::lift_tensor(out, "aten::cumsum.out argument 'out'");
   ::regen::check(regen_kernel_cumsum_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+at::Tensor & wrap_embedding_renorm_inplace(at::Tensor & self, const at::Tensor & indices, double max_norm, double norm_type) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::embedding_renorm_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::embedding_renorm_ argument 'indices'");
+  auto regen_a2 = ::regen::lift_plain(max_norm, "aten::embedding_renorm_ argument 'max_norm'");
+  auto regen_a3 = ::regen::lift_plain(norm_type, "aten::embedding_renorm_ argument 'norm_type'");
+  ::regen::check(regen_kernel_embedding_renorm_inplace(regen_a0, regen_a1, regen_a2, regen_a3));
+  return self;
+}
+
+// aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor
+at::Tensor wrap__embedding_bag_per_sample_weights_backward(const at::Tensor & grad, const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, const at::Tensor & offset2bag, int64_t mode, int64_t padding_idx) {
+  auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_per_sample_weights_backward argument 'grad'");
+  auto regen_a1 = ::regen::lift_tensor(weight, "aten::_embedding_bag_per_sample_weights_backward argument 'weight'");
+  auto regen_a2 = ::regen::lift_tensor(indices, "aten::_embedding_bag_per_sample_weights_backward argument 'indices'");
+  auto regen_a3 = ::regen::lift_tensor(offsets, "aten::_embedding_bag_per_sample_weights_backward argument 'offsets'");
+  auto regen_a4 = ::regen::lift_tensor(offset2bag, "aten::_embedding_bag_per_sample_weights_backward argument 'offset2bag'");
+  auto regen_a5 = ::regen::lift_int(mode, "aten::_embedding_bag_per_sample_weights_backward argument 'mode'");
+  auto regen_a6 = ::regen::lift_int(padding_idx, "aten::_embedding_bag_per_sample_weights_backward argument 'padding_idx'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__embedding_bag_per_sample_weights_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
@@ -936,6 +967,42 @@ at::Tensor & wrap_searchsorted_scalar_out(const at::Tensor & sorted_sequence, co
   return out;
 }
 
+// aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+at::Tensor wrap_multi_margin_loss(const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multi_margin_loss argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::multi_margin_loss argument 'target'");
+  auto regen_a2 = ::regen::lift_scalar(p, "aten::multi_margin_loss argument 'p'");
+  auto regen_a3 = ::regen::lift_scalar(margin, "aten::multi_margin_loss argument 'margin'");
+  auto regen_a4 = ::regen::lift_opt_tensor(weight, "aten::multi_margin_loss argument 'weight'");
+  auto regen_a5 = ::regen::lift_int(reduction, "aten::multi_margin_loss argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multi_margin_loss(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+::std::tuple<at::Tensor,at::Tensor> wrap_multilabel_margin_loss_forward(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_forward argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_forward argument 'target'");
+  auto regen_a2 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_forward argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multilabel_margin_loss_forward(regen_a0, regen_a1, regen_a2, &regen_r0, &regen_r1));
+  return ::std::tuple<at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1));
+}
+
+// aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor
+at::Tensor wrap_multilabel_margin_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & is_target) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multilabel_margin_loss_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_backward argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_backward argument 'reduction'");
+  auto regen_a4 = ::regen::lift_tensor(is_target, "aten::multilabel_margin_loss_backward argument 'is_target'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multilabel_margin_loss_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 ::std::tuple<at::Tensor,at::Tensor> wrap_nll_loss2d_forward(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss2d_forward argument 'self'");
@@ -1077,6 +1144,28 @@ at::Tensor & wrap_avg_pool2d_backward_grad_input(const at::Tensor & grad_output,
   auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::avg_pool2d_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_avg_pool2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
   return grad_input;
+}
+
+// aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_fractional_max_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool2d_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool2d_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool2d_backward.grad_input argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool2d_backward.grad_input argument 'output_size'");
+  auto regen_a4 = ::regen::lift_tensor(indices, "aten::fractional_max_pool2d_backward.grad_input argument 'indices'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::fractional_max_pool2d_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_fractional_max_pool2d_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
+// aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+at::Tensor wrap_max_unpool2d(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool2d argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool2d argument 'indices'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool2d argument 'output_size'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_max_unpool2d(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
@@ -1403,6 +1492,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("polar.out", TORCH_FN(regen_runtime_ops::wrap_polar_out));
   m.impl("copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
   m.impl("cumsum.out", TORCH_FN(regen_runtime_ops::wrap_cumsum_out));
+  m.impl("embedding_renorm_", TORCH_FN(regen_runtime_ops::wrap_embedding_renorm_inplace));
+  m.impl("_embedding_bag_per_sample_weights_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_per_sample_weights_backward));
   m.impl("fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
   m.impl("floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   m.impl("lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
@@ -1465,6 +1556,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));
   m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
   m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
+  m.impl("multi_margin_loss", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss));
+  m.impl("multilabel_margin_loss_forward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_forward));
+  m.impl("multilabel_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward));
   m.impl("nll_loss2d_forward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward));
   m.impl("nll_loss2d_backward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward));
   m.impl("smooth_l1_loss.out", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_out));
@@ -1478,6 +1572,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));
   m.impl("adaptive_max_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_out));
   m.impl("avg_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_backward_grad_input));
+  m.impl("fractional_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_backward_grad_input));
+  m.impl("max_unpool2d", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d));
   m.impl("reflection_pad1d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_out));
   m.impl("reflection_pad2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward_grad_input));
   m.impl("replication_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_backward_grad_input));

@@ -29,6 +29,9 @@ regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__cummax_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
 regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_embedding_dense_backward(regen_tensor grad_output, regen_tensor indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, regen_tensor* regen_r0);
+regen_error* regen_kernel__embedding_bag(regen_tensor weight, regen_tensor indices, regen_tensor offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, regen_tensor per_sample_weights, bool include_last_offset, int64_t padding_idx, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
+regen_error* regen_kernel__embedding_bag_backward(regen_tensor grad, regen_tensor indices, regen_tensor offsets, regen_tensor offset2bag, regen_tensor bag_size, regen_tensor maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, regen_tensor per_sample_weights, int64_t padding_idx, regen_tensor* regen_r0);
+regen_error* regen_kernel__embedding_bag_dense_backward(regen_tensor grad, regen_tensor indices, regen_tensor offset2bag, regen_tensor bag_size, regen_tensor maximum_indices, int64_t num_weights, bool scale_grad_by_freq, int64_t mode, regen_tensor per_sample_weights, int64_t padding_idx, regen_tensor* regen_r0);
 regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size, int32_t memory_format);
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
@@ -63,6 +66,8 @@ regen_error* regen_kernel__thnn_fused_lstm_cell(regen_tensor input_gates, regen_
 regen_error* regen_kernel__thnn_fused_gru_cell(regen_tensor input_gates, regen_tensor hidden_gates, regen_tensor hx, regen_tensor input_bias, regen_tensor hidden_bias, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel__thnn_fused_gru_cell_backward(regen_tensor grad_hy, regen_tensor workspace, bool has_bias, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3, regen_tensor* regen_r4);
 regen_error* regen_kernel_masked_scatter_inplace(regen_tensor self, regen_tensor mask, regen_tensor source);
+regen_error* regen_kernel__masked_softmax(regen_tensor self, regen_tensor mask, regen_opt_i64 dim, regen_opt_i64 mask_type, regen_tensor* regen_r0);
+regen_error* regen_kernel__masked_softmax_backward(regen_tensor grad_output, regen_tensor output, regen_tensor mask, regen_opt_i64 dim, regen_tensor* regen_r0);
 regen_error* regen_kernel_index_fill_inplace_int_scalar(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value);
 regen_error* regen_kernel_scatter_src_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
 regen_error* regen_kernel_scatter_value_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value, regen_str reduce, regen_tensor out);
@@ -96,6 +101,7 @@ regen_error* regen_kernel_normal_float_tensor(double mean, regen_tensor std, voi
 regen_error* regen_kernel_bucketize_tensor(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_scalar(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_mse_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor* regen_r0);
+regen_error* regen_kernel_multilabel_margin_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor is_target, regen_tensor grad_input);
 regen_error* regen_kernel_nll_loss_forward_output(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor output, regen_tensor total_weight);
 regen_error* regen_kernel_nll_loss2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, int64_t ignore_index, regen_tensor total_weight, regen_tensor grad_input);
 regen_error* regen_kernel_smooth_l1_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, double beta, regen_tensor grad_input);
@@ -112,6 +118,7 @@ regen_error* regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_tensor g
 regen_error* regen_kernel_avg_pool2d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
 regen_error* regen_kernel_max_pool3d_with_indices(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_max_pool3d_with_indices_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor* regen_r0);
+regen_error* regen_kernel_max_unpool3d_out(regen_tensor self, regen_tensor indices, regen_i64_list output_size, regen_i64_list stride, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_reflection_pad1d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
 regen_error* regen_kernel_reflection_pad2d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_replication_pad3d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
@@ -328,6 +335,61 @@ at::Tensor wrap_embedding_dense_backward(const at::Tensor & grad_output, const a
   auto regen_a4 = ::regen::lift_plain(scale_grad_by_freq, "aten::embedding_dense_backward argument 'scale_grad_by_freq'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_embedding_dense_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__embedding_bag(const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, bool include_last_offset, int64_t padding_idx) {
+  auto regen_a0 = ::regen::lift_tensor(weight, "aten::_embedding_bag argument 'weight'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag argument 'offsets'");
+  auto regen_a3 = ::regen::lift_plain(scale_grad_by_freq, "aten::_embedding_bag argument 'scale_grad_by_freq'");
+  auto regen_a4 = ::regen::lift_int(mode, "aten::_embedding_bag argument 'mode'");
+  auto regen_a5 = ::regen::lift_plain(sparse, "aten::_embedding_bag argument 'sparse'");
+  auto regen_a6 = ::regen::lift_opt_tensor(per_sample_weights, "aten::_embedding_bag argument 'per_sample_weights'");
+  auto regen_a7 = ::regen::lift_plain(include_last_offset, "aten::_embedding_bag argument 'include_last_offset'");
+  auto regen_a8 = ::regen::lift_int(padding_idx, "aten::_embedding_bag argument 'padding_idx'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__embedding_bag(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, &regen_r0, &regen_r1, &regen_r2, &regen_r3));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3));
+}
+
+// aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+at::Tensor wrap__embedding_bag_backward(const at::Tensor & grad, const at::Tensor & indices, const at::Tensor & offsets, const at::Tensor & offset2bag, const at::Tensor & bag_size, const at::Tensor & maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, int64_t padding_idx) {
+  auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_backward argument 'grad'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_backward argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag_backward argument 'offsets'");
+  auto regen_a3 = ::regen::lift_tensor(offset2bag, "aten::_embedding_bag_backward argument 'offset2bag'");
+  auto regen_a4 = ::regen::lift_tensor(bag_size, "aten::_embedding_bag_backward argument 'bag_size'");
+  auto regen_a5 = ::regen::lift_tensor(maximum_indices, "aten::_embedding_bag_backward argument 'maximum_indices'");
+  auto regen_a6 = ::regen::lift_int(num_weights, "aten::_embedding_bag_backward argument 'num_weights'");
+  auto regen_a7 = ::regen::lift_plain(scale_grad_by_freq, "aten::_embedding_bag_backward argument 'scale_grad_by_freq'");
+  auto regen_a8 = ::regen::lift_int(mode, "aten::_embedding_bag_backward argument 'mode'");
+  auto regen_a9 = ::regen::lift_plain(sparse, "aten::_embedding_bag_backward argument 'sparse'");
+  auto regen_a10 = ::regen::lift_opt_tensor(per_sample_weights, "aten::_embedding_bag_backward argument 'per_sample_weights'");
+  auto regen_a11 = ::regen::lift_int(padding_idx, "aten::_embedding_bag_backward argument 'padding_idx'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__embedding_bag_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
+at::Tensor wrap__embedding_bag_dense_backward(const at::Tensor & grad, const at::Tensor & indices, const at::Tensor & offset2bag, const at::Tensor & bag_size, const at::Tensor & maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, const ::std::optional<at::Tensor> & per_sample_weights, int64_t padding_idx) {
+  auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_dense_backward argument 'grad'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_dense_backward argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(offset2bag, "aten::_embedding_bag_dense_backward argument 'offset2bag'");
+  auto regen_a3 = ::regen::lift_tensor(bag_size, "aten::_embedding_bag_dense_backward argument 'bag_size'");
+  auto regen_a4 = ::regen::lift_tensor(maximum_indices, "aten::_embedding_bag_dense_backward argument 'maximum_indices'");
+  auto regen_a5 = ::regen::lift_int(num_weights, "aten::_embedding_bag_dense_backward argument 'num_weights'");
+  auto regen_a6 = ::regen::lift_plain(scale_grad_by_freq, "aten::_embedding_bag_dense_backward argument 'scale_grad_by_freq'");
+  auto regen_a7 = ::regen::lift_int(mode, "aten::_embedding_bag_dense_backward argument 'mode'");
+  auto regen_a8 = ::regen::lift_opt_tensor(per_sample_weights, "aten::_embedding_bag_dense_backward argument 'per_sample_weights'");
+  auto regen_a9 = ::regen::lift_int(padding_idx, "aten::_embedding_bag_dense_backward argument 'padding_idx'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__embedding_bag_dense_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -697,6 +759,28 @@ at::Tensor & wrap_masked_scatter_inplace(at::Tensor & self, const at::Tensor & m
   return self;
 }
 
+// aten::_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
+at::Tensor wrap__masked_softmax(const at::Tensor & self, const at::Tensor & mask, ::std::optional<int64_t> dim, ::std::optional<int64_t> mask_type) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_masked_softmax argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mask, "aten::_masked_softmax argument 'mask'");
+  auto regen_a2 = ::regen::lift_opt_int(dim, "aten::_masked_softmax argument 'dim'");
+  auto regen_a3 = ::regen::lift_opt_int(mask_type, "aten::_masked_softmax argument 'mask_type'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__masked_softmax(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::_masked_softmax_backward(Tensor grad_output, Tensor output, Tensor mask, int? dim=None) -> Tensor
+at::Tensor wrap__masked_softmax_backward(const at::Tensor & grad_output, const at::Tensor & output, const at::Tensor & mask, ::std::optional<int64_t> dim) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_masked_softmax_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(output, "aten::_masked_softmax_backward argument 'output'");
+  auto regen_a2 = ::regen::lift_tensor(mask, "aten::_masked_softmax_backward argument 'mask'");
+  auto regen_a3 = ::regen::lift_opt_int(dim, "aten::_masked_softmax_backward argument 'dim'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__masked_softmax_backward(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_index_fill_inplace_int_scalar(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_fill_.int_Scalar argument 'self'");
@@ -1014,6 +1098,18 @@ at::Tensor wrap_mse_loss_backward(const at::Tensor & grad_output, const at::Tens
   return ::regen::adopt(regen_r0);
 }
 
+// aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap_multilabel_margin_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & is_target, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multilabel_margin_loss_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_backward.grad_input argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_backward.grad_input argument 'target'");
+  auto regen_a3 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_backward.grad_input argument 'reduction'");
+  auto regen_a4 = ::regen::lift_tensor(is_target, "aten::multilabel_margin_loss_backward.grad_input argument 'is_target'");
+  auto regen_a5 = ::regen::lift_tensor(grad_input, "aten::multilabel_margin_loss_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel_multilabel_margin_loss_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return grad_input;
+}
+
 // aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_nll_loss_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss_forward.output argument 'self'");
@@ -1188,6 +1284,18 @@ at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output,
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_max_pool3d_with_indices_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_max_unpool3d_out(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool3d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool3d.out argument 'indices'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool3d.out argument 'output_size'");
+  auto regen_a3 = ::regen::lift_int_list(stride, "aten::max_unpool3d.out argument 'stride'");
+  auto regen_a4 = ::regen::lift_int_list(padding, "aten::max_unpool3d.out argument 'padding'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::max_unpool3d.out argument 'out'");
+  ::regen::check(regen_kernel_max_unpool3d_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
 }
 
 // aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -1465,6 +1573,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
   m.impl("div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
   m.impl("embedding_dense_backward", TORCH_FN(regen_runtime_ops::wrap_embedding_dense_backward));
+  m.impl("_embedding_bag", TORCH_FN(regen_runtime_ops::wrap__embedding_bag));
+  m.impl("_embedding_bag_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_backward));
+  m.impl("_embedding_bag_dense_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_dense_backward));
   m.impl("resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
   m.impl("empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
   m.impl("erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
@@ -1499,6 +1610,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_thnn_fused_gru_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell));
   m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell_backward));
   m.impl("masked_scatter_", TORCH_FN(regen_runtime_ops::wrap_masked_scatter_inplace));
+  m.impl("_masked_softmax", TORCH_FN(regen_runtime_ops::wrap__masked_softmax));
+  m.impl("_masked_softmax_backward", TORCH_FN(regen_runtime_ops::wrap__masked_softmax_backward));
   m.impl("index_fill_.int_Scalar", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_scalar));
   m.impl("scatter.src_out", TORCH_FN(regen_runtime_ops::wrap_scatter_src_out));
   m.impl("scatter.value_reduce_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_reduce_out));
@@ -1532,6 +1645,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
   m.impl("searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
   m.impl("mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));
+  m.impl("multilabel_margin_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward_grad_input));
   m.impl("nll_loss_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss_forward_output));
   m.impl("nll_loss2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward_grad_input));
   m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_backward_grad_input));
@@ -1548,6 +1662,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
   m.impl("max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
+  m.impl("max_unpool3d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool3d_out));
   m.impl("reflection_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_backward_grad_input));
   m.impl("reflection_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_out));
   m.impl("replication_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_out));

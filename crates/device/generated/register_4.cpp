@@ -25,6 +25,7 @@ regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor m
 regen_error* regen_kernel__copy_from_and_resize(regen_tensor self, regen_tensor dst, regen_tensor* regen_r0);
 regen_error* regen_kernel_cumprod_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_div_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel__embedding_bag_forward_only(regen_tensor weight, regen_tensor indices, regen_tensor offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, regen_tensor per_sample_weights, bool include_last_offset, int64_t padding_idx, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
 regen_error* regen_kernel_empty_memory_format(regen_i64_list size, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, int32_t memory_format, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_floor_out(regen_tensor self, regen_tensor out);
@@ -104,6 +105,8 @@ regen_error* regen_kernel_normal_tensor_tensor(regen_tensor mean, regen_tensor s
 regen_error* regen_kernel_bucketize_scalar(regen_scalar self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_tensor(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_mse_loss_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor grad_input);
+regen_error* regen_kernel_multi_margin_loss_out(regen_tensor self, regen_tensor target, regen_scalar p, regen_scalar margin, regen_tensor weight, int64_t reduction, regen_tensor out);
+regen_error* regen_kernel_multi_margin_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_scalar p, regen_scalar margin, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
 regen_error* regen_kernel_huber_loss(regen_tensor self, regen_tensor target, int64_t reduction, double delta, regen_tensor* regen_r0);
 regen_error* regen_kernel_huber_loss_backward_out(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, double delta, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh_out(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor out);
@@ -116,8 +119,11 @@ regen_error* regen_kernel_adaptive_avg_pool2d_out(regen_tensor self, regen_i64_l
 regen_error* regen_kernel__adaptive_avg_pool3d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_adaptive_max_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor indices, regen_tensor grad_input);
 regen_error* regen_kernel_avg_pool3d_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, bool ceil_mode, bool count_include_pad, regen_opt_i64 divisor_override, regen_tensor out);
+regen_error* regen_kernel_fractional_max_pool2d_output(regen_tensor self, regen_i64_list kernel_size, regen_i64_list output_size, regen_tensor random_samples, regen_tensor output, regen_tensor indices);
+regen_error* regen_kernel_fractional_max_pool3d_backward(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list output_size, regen_tensor indices, regen_tensor* regen_r0);
 regen_error* regen_kernel_max_pool2d_with_indices_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor out, regen_tensor indices);
 regen_error* regen_kernel_max_pool3d_with_indices_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool ceil_mode, regen_tensor indices, regen_tensor grad_input);
+regen_error* regen_kernel_max_unpool2d_out(regen_tensor self, regen_tensor indices, regen_i64_list output_size, regen_tensor out);
 regen_error* regen_kernel_reflection_pad3d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_replication_pad1d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_i64_list padding, regen_tensor grad_input);
 regen_error* regen_kernel_replication_pad2d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
@@ -289,6 +295,25 @@ at::Tensor wrap_div_tensor(const at::Tensor & self, const at::Tensor & other) {
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_div_tensor(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__embedding_bag_forward_only(const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, bool include_last_offset, int64_t padding_idx) {
+  auto regen_a0 = ::regen::lift_tensor(weight, "aten::_embedding_bag_forward_only argument 'weight'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_forward_only argument 'indices'");
+  auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag_forward_only argument 'offsets'");
+  auto regen_a3 = ::regen::lift_plain(scale_grad_by_freq, "aten::_embedding_bag_forward_only argument 'scale_grad_by_freq'");
+  auto regen_a4 = ::regen::lift_int(mode, "aten::_embedding_bag_forward_only argument 'mode'");
+  auto regen_a5 = ::regen::lift_plain(sparse, "aten::_embedding_bag_forward_only argument 'sparse'");
+  auto regen_a6 = ::regen::lift_opt_tensor(per_sample_weights, "aten::_embedding_bag_forward_only argument 'per_sample_weights'");
+  auto regen_a7 = ::regen::lift_plain(include_last_offset, "aten::_embedding_bag_forward_only argument 'include_last_offset'");
+  auto regen_a8 = ::regen::lift_int(padding_idx, "aten::_embedding_bag_forward_only argument 'padding_idx'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__embedding_bag_forward_only(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, &regen_r0, &regen_r1, &regen_r2, &regen_r3));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3));
 }
 
 // aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
@@ -1104,6 +1129,33 @@ at::Tensor & wrap_mse_loss_backward_grad_input(const at::Tensor & grad_output, c
   return grad_input;
 }
 
+// aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_multi_margin_loss_out(const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::multi_margin_loss.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(target, "aten::multi_margin_loss.out argument 'target'");
+  auto regen_a2 = ::regen::lift_scalar(p, "aten::multi_margin_loss.out argument 'p'");
+  auto regen_a3 = ::regen::lift_scalar(margin, "aten::multi_margin_loss.out argument 'margin'");
+  auto regen_a4 = ::regen::lift_opt_tensor(weight, "aten::multi_margin_loss.out argument 'weight'");
+  auto regen_a5 = ::regen::lift_int(reduction, "aten::multi_margin_loss.out argument 'reduction'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::multi_margin_loss.out argument 'out'");
+  ::regen::check(regen_kernel_multi_margin_loss_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
+// aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor
+at::Tensor wrap_multi_margin_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multi_margin_loss_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::multi_margin_loss_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_tensor(target, "aten::multi_margin_loss_backward argument 'target'");
+  auto regen_a3 = ::regen::lift_scalar(p, "aten::multi_margin_loss_backward argument 'p'");
+  auto regen_a4 = ::regen::lift_scalar(margin, "aten::multi_margin_loss_backward argument 'margin'");
+  auto regen_a5 = ::regen::lift_opt_tensor(weight, "aten::multi_margin_loss_backward argument 'weight'");
+  auto regen_a6 = ::regen::lift_int(reduction, "aten::multi_margin_loss_backward argument 'reduction'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_multi_margin_loss_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
 at::Tensor wrap_huber_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::huber_loss argument 'self'");
@@ -1226,6 +1278,30 @@ at::Tensor & wrap_avg_pool3d_out(const at::Tensor & self, at::IntArrayRef kernel
   return out;
 }
 
+// aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
+::std::tuple<at::Tensor &,at::Tensor &> wrap_fractional_max_pool2d_output(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & random_samples, at::Tensor & output, at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fractional_max_pool2d.output argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool2d.output argument 'kernel_size'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool2d.output argument 'output_size'");
+  auto regen_a3 = ::regen::lift_tensor(random_samples, "aten::fractional_max_pool2d.output argument 'random_samples'");
+  auto regen_a4 = ::regen::lift_tensor(output, "aten::fractional_max_pool2d.output argument 'output'");
+  auto regen_a5 = ::regen::lift_tensor(indices, "aten::fractional_max_pool2d.output argument 'indices'");
+  ::regen::check(regen_kernel_fractional_max_pool2d_output(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return ::std::tuple<at::Tensor &,at::Tensor &>(output, indices);
+}
+
+// aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+at::Tensor wrap_fractional_max_pool3d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool3d_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d_backward argument 'self'");
+  auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d_backward argument 'kernel_size'");
+  auto regen_a3 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool3d_backward argument 'output_size'");
+  auto regen_a4 = ::regen::lift_tensor(indices, "aten::fractional_max_pool3d_backward argument 'indices'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_fractional_max_pool3d_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool2d_with_indices.out argument 'self'");
@@ -1253,6 +1329,16 @@ at::Tensor & wrap_max_pool3d_with_indices_backward_grad_input(const at::Tensor &
   auto regen_a8 = ::regen::lift_tensor(grad_input, "aten::max_pool3d_with_indices_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_max_pool3d_with_indices_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8));
   return grad_input;
+}
+
+// aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_max_unpool2d_out(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool2d.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool2d.out argument 'indices'");
+  auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool2d.out argument 'output_size'");
+  auto regen_a3 = ::regen::lift_tensor(out, "aten::max_unpool2d.out argument 'out'");
+  ::regen::check(regen_kernel_max_unpool2d_out(regen_a0, regen_a1, regen_a2, regen_a3));
+  return out;
 }
 
 // aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)
@@ -1561,6 +1647,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
   m.impl("cumprod.out", TORCH_FN(regen_runtime_ops::wrap_cumprod_out));
   m.impl("div.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_tensor));
+  m.impl("_embedding_bag_forward_only", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_forward_only));
   m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
   m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
   m.impl("floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));
@@ -1640,6 +1727,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
   m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
   m.impl("mse_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward_grad_input));
+  m.impl("multi_margin_loss.out", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_out));
+  m.impl("multi_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_backward));
   m.impl("huber_loss", TORCH_FN(regen_runtime_ops::wrap_huber_loss));
   m.impl("huber_loss_backward.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_backward_out));
   m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
@@ -1652,8 +1741,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d_backward));
   m.impl("adaptive_max_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_backward_grad_input));
   m.impl("avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_out));
+  m.impl("fractional_max_pool2d.output", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_output));
+  m.impl("fractional_max_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool3d_backward));
   m.impl("max_pool2d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_out));
   m.impl("max_pool3d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward_grad_input));
+  m.impl("max_unpool2d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d_out));
   m.impl("reflection_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad3d_out));
   m.impl("replication_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad1d_backward_grad_input));
   m.impl("replication_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_out));

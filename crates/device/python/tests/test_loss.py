@@ -240,3 +240,132 @@ def test_elementwise_loss_errors_and_edges():
     e = torch.empty(0, 3)
     for r in REDUCTIONS:
         same(F.mse_loss(e.to("regen"), e.to("regen"), reduction=r), F.mse_loss(e, e, reduction=r))
+
+
+# ---------------------------------------------------------------------------------------------
+# multi_margin_loss and multilabel_margin_loss: CPU's loops in its order (sums in the element
+# type, reductions in double), so float32 and float64 are equal bit for bit. CPU has no float16 or
+# bfloat16 kernel for either.
+
+MARGIN_CASES = {
+    # name: (input shape, how the device input is laid out)
+    "batched": ((13, 5), lambda t: t),
+    "unbatched": ((5,), lambda t: t),
+    "transposed": ((5, 13), lambda t: t.t()),
+    "sliced": ((26, 7), lambda t: t[::2, 1:6]),
+}
+
+
+def margin_input(case, dtype, seed):
+    shape, layout = MARGIN_CASES[case]
+    base = make(shape, torch.float32, seed=seed).to(dtype)
+    return layout(base), layout(base.to("regen"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p,margin,weighted", [(1, 1.0, False), (2, 0.7, False), (1, 1.3, True), (2, 1.0, True)])
+@pytest.mark.parametrize("case", list(MARGIN_CASES))
+def test_multi_margin_loss(dtype, reduction, p, margin, weighted, case):
+    x, xd = margin_input(case, dtype, seed=11)
+    classes = x.shape[-1]
+    t = targets(x.shape[:-1], classes, seed=12)
+    w = make((classes,), torch.float32, seed=13).abs().to(dtype) if weighted else None
+    x.requires_grad_(True)
+    xd.requires_grad_(True)
+    expected = F.multi_margin_loss(x, t, p=p, margin=margin, weight=w, reduction=reduction)
+    with counted("multi_margin_loss"), no_cpu_copy():
+        got = F.multi_margin_loss(xd, t.to("regen"), p=p, margin=margin, weight=None if w is None else w.to("regen"), reduction=reduction)
+    same(got, expected.detach())
+    g = make(expected.shape, torch.float32, seed=14).to(dtype)
+    expected.backward(g)
+    with counted("multi_margin_loss_backward"):
+        got.backward(g.to("regen"))
+    same(xd.grad, x.grad)
+
+
+def test_multi_margin_loss_out_and_errors():
+    x = make((6, 4), torch.float64, seed=1)
+    t = targets((6,), 4, seed=2)
+    out = torch.empty(0, dtype=torch.float64, device="regen")
+    with counted("multi_margin_loss.out"):
+        torch._C._nn.multi_margin_loss(x.to("regen"), t.to("regen"), 2, 0.5, None, 0, out=out)
+    same(out, torch._C._nn.multi_margin_loss(x, t, 2, 0.5, None, 0))
+    gi = torch.empty(0, dtype=torch.float64, device="regen")
+    g = make((6,), torch.float64, seed=3)
+    with counted("multi_margin_loss_backward.grad_input"):
+        torch.ops.aten.multi_margin_loss_backward.grad_input(g.to("regen"), x.to("regen"), t.to("regen"), 2, 0.5, None, 0, grad_input=gi)
+    same(gi, torch.ops.aten.multi_margin_loss_backward(g, x, t, 2, 0.5, None, 0))
+    A = torch.ops.aten
+    bad = [
+        (A.multi_margin_loss, (x, torch.tensor([0, 1, 4, 0, 0, 0]), 1, 1.0, None, 1)),  # target out of range
+        (A.multi_margin_loss, (x, t, 3, 1.0, None, 1)),  # p
+        (A.multi_margin_loss, (x, t[:4], 1, 1.0, None, 1)),  # target size
+        (A.multi_margin_loss, (x, t.int(), 1, 1.0, None, 1)),  # target dtype
+        (A.multi_margin_loss, (x, t, 1, 1.0, torch.ones(3, dtype=torch.float64), 1)),  # weight size
+        (A.multi_margin_loss, (x, t, 1, 1.0, torch.ones(4), 1)),  # weight dtype
+        (A.multi_margin_loss, (x[:, :0], t, 1, 1.0, None, 1)),  # empty classes
+        (A.multi_margin_loss, (x.bfloat16(), t, 1, 1.0, None, 1)),  # no bfloat16 kernel
+    ]
+    for fn, args in bad:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fn, args, dev)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("case", ["batched", "unbatched", "transposed"])
+def test_multilabel_margin_loss(dtype, reduction, case):
+    x, xd = margin_input(case, dtype, seed=21)
+    classes = x.shape[-1]
+    g = torch.Generator().manual_seed(22)
+    t = torch.randint(0, classes, x.shape, generator=g)
+    # Labels end at the first -1; what follows it is ignored.
+    t[..., 2] = -1
+    t[..., 0] = torch.where(torch.rand(t[..., 0].shape, generator=g) < 0.2, -1, t[..., 0])
+    x.requires_grad_(True)
+    xd.requires_grad_(True)
+    expected = F.multilabel_margin_loss(x, t, reduction=reduction)
+    with counted("multilabel_margin_loss_forward"), no_cpu_copy():
+        got = F.multilabel_margin_loss(xd, t.to("regen"), reduction=reduction)
+    same(got, expected.detach())
+    gy = make(expected.shape, torch.float32, seed=23).to(dtype)
+    expected.backward(gy)
+    with counted("multilabel_margin_loss_backward"):
+        got.backward(gy.to("regen"))
+    same(xd.grad, x.grad)
+    # is_target, the extra output backward consumes.
+    out, is_t = torch.ops.aten.multilabel_margin_loss_forward(x.detach(), t, 1)
+    out_d, is_t_d = torch.ops.aten.multilabel_margin_loss_forward(xd.detach(), t.to("regen"), 1)
+    same(out_d, out)
+    same(is_t_d, is_t)
+
+
+def test_multilabel_margin_loss_out_and_errors():
+    A = torch.ops.aten
+    x = make((4, 5), torch.float64, seed=1)
+    t = torch.tensor([[1, 2, -1, 0, 0], [0, 0, 0, 0, 0], [4, -1, 0, 0, 0], [3, 1, 0, 2, -1]])
+    out, ist = torch.empty(0, dtype=torch.float64, device="regen"), torch.empty(0, dtype=torch.float64, device="regen")
+    with counted("multilabel_margin_loss_forward.output"):
+        A.multilabel_margin_loss_forward.output(x.to("regen"), t.to("regen"), 0, output=out, is_target=ist)
+    eo, ei = A.multilabel_margin_loss_forward(x, t, 0)
+    same(out, eo)
+    same(ist, ei)
+    g = make((4,), torch.float64, seed=2)
+    gi = torch.empty(0, dtype=torch.float64, device="regen")
+    with counted("multilabel_margin_loss_backward.grad_input"):
+        A.multilabel_margin_loss_backward.grad_input(g.to("regen"), x.to("regen"), t.to("regen"), 0, ist, grad_input=gi)
+    same(gi, A.multilabel_margin_loss_backward(g, x, t, 0, ei))
+    bad = [
+        (A.multilabel_margin_loss_forward, (x, t + 5, 1)),  # target out of range
+        (A.multilabel_margin_loss_forward, (x, t - 3, 1)),
+        (A.multilabel_margin_loss_forward, (x, t[:2], 1)),  # target size
+        (A.multilabel_margin_loss_forward, (x, t.int(), 1)),  # target dtype
+        (A.multilabel_margin_loss_forward, (x.half(), t, 1)),  # no float16 kernel
+        (A.multilabel_margin_loss_backward, (g, x, t, 0, ei[:2])),  # is_target size
+        (A.multilabel_margin_loss_backward, (g, x, t, 0, ei * 2)),  # is_target out of range
+        (A.multilabel_margin_loss_backward, (g[:2], x, t, 0, ei)),  # grad_output size
+    ]
+    for fn, args in bad:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fn, args, dev)

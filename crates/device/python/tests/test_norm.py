@@ -360,3 +360,78 @@ def test_group_norm_backward_errors():
         torch.ops.aten.native_group_norm_backward(x, x, m, m, None, 2, 6, 3, 4, [True, False, False])
     with pytest.raises(RuntimeError, match="grad_out"):
         torch.ops.aten.native_group_norm_backward(x[:, :3], x, m[:, :3], m[:, :3], None, 2, 6, 3, 3, [True, False, False])
+
+
+# ---------------------------------------------------------------------------------------------
+# _masked_softmax: CPU's scalar host_softmax (exp of the element type, sums in acc_type), so
+# results are equal bit for bit; masked positions are 0 and fully masked rows NaN, as on CPU.
+
+
+def masked_case(name, dtype):
+    g = torch.Generator().manual_seed(51)
+    if name == "generic":
+        x = torch.randn(3, 5, 7, generator=g)
+        m = torch.rand(3, 5, 7, generator=g) < 0.3
+        m[1, 2, :] = True  # a fully masked row
+        return x.to(dtype), m, -1, 2
+    if name == "generic_dim1":
+        x = torch.randn(3, 5, 7, generator=g)
+        m = torch.rand(3, 5, 7, generator=g) < 0.3
+        return x.to(dtype), m, 1, 2
+    if name == "generic_sliced":
+        x = torch.randn(6, 5, 9, generator=g)[::2, :, 1:8]
+        m = torch.rand(6, 5, 9, generator=g)[::2, :, 1:8] < 0.3
+        return x.to(dtype), m, -1, None
+    if name == "attention":  # mask_type 0: an (L, L) mask over (B, H, L, L)
+        x = torch.randn(2, 3, 6, 6, generator=g)
+        return x.to(dtype), torch.rand(6, 6, generator=g) < 0.3, -1, 0
+    if name == "attention_dim2":
+        x = torch.randn(2, 3, 6, 6, generator=g)
+        return x.to(dtype), torch.rand(6, 6, generator=g) < 0.3, 2, 0
+    if name == "padding":  # mask_type 1: a (B, L) mask over (B, H, L, L)
+        x = torch.randn(2, 3, 6, 6, generator=g)
+        return x.to(dtype), torch.rand(2, 6, generator=g) < 0.3, -1, 1
+    raise KeyError(name)
+
+
+MASKED = ["generic", "generic_dim1", "generic_sliced", "attention", "attention_dim2", "padding"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", MASKED)
+def test_masked_softmax(dtype, case):
+    x, m, dim, mask_type = masked_case(case, dtype)
+    expected = torch._masked_softmax(x, m, dim, mask_type)
+    with counted("_masked_softmax"):
+        got = torch._masked_softmax(x.to("regen"), m.to("regen"), dim, mask_type)
+    close(got, expected, rtol=0, atol=0)
+    if m.shape != x.shape:
+        return
+    g = make(x.shape, torch.float32, seed=52).to(dtype)
+    eb = torch.ops.aten._masked_softmax_backward(g, expected, m, dim)
+    with counted("_masked_softmax_backward"):
+        gb = torch.ops.aten._masked_softmax_backward(g.to("regen"), got, m.to("regen"), dim)
+    close(gb, eb, rtol=0, atol=0)
+    # Through autograd (the derivative is _masked_softmax_backward).
+    xr, xdr = x.clone().requires_grad_(True), x.to("regen").requires_grad_(True)
+    torch._masked_softmax(xr, m, dim, mask_type).backward(g)
+    torch._masked_softmax(xdr, m.to("regen"), dim, mask_type).backward(g.to("regen"))
+    close(xdr.grad, xr.grad, rtol=0, atol=0)
+
+
+def test_masked_softmax_errors():
+    x = make((2, 3, 4, 4), torch.float32, seed=53)
+    m = torch.zeros(2, 3, 4, 4, dtype=torch.bool)
+    A = torch.ops.aten
+    bad = [
+        (A._masked_softmax, (x, m[:, 0, 0], 3, None)),  # 2-d mask without a type
+        (A._masked_softmax, (x, m[0], 3, 2)),  # shape
+        (A._masked_softmax, (x, m.int(), 3, 2)),  # not bool
+        (A._masked_softmax, (x.int(), m, 3, 2)),
+        (A._masked_softmax, (x, m[0, 0, :3], 3, 0)),
+        (A._masked_softmax, (x, m[:, 0, :3, 0], 3, 1)),
+        (A._masked_softmax_backward, (x, x, m[0], 3)),
+    ]
+    for fn, args in bad:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fn, args, dev)

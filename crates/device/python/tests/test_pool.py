@@ -270,3 +270,150 @@ def test_upsample_nearest_uint8_and_errors():
     raises_like(lambda t: F.interpolate(t, scale_factor=2), (xi,), (xi.to("regen"),))
     xf = make((1, 2, 4, 5), torch.float32, seed=22)
     raises_like(lambda t: torch._C._nn.upsample_nearest2d(t, [0, 3]), (xf,), (xf.to("regen"),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Max unpooling: a scatter of each input at its index (values equal bit for bit); the backward
+# through autograd is a gather.
+
+UNPOOL = {
+    # name: (nd, input shape, kernel, output size or None, layout)
+    "2d": (2, (2, 3, 8, 6), 2, None, lambda t: t),
+    "2d_unbatched": (2, (3, 7, 7), 3, (7, 7), lambda t: t),
+    "2d_channels_last": (2, (2, 3, 8, 6), 2, None, lambda t: t.contiguous(memory_format=torch.channels_last)),
+    "2d_sliced": (2, (2, 6, 8, 6), 2, (9, 7), lambda t: t[:, ::2]),
+    "3d": (3, (2, 2, 4, 6, 4), 2, None, lambda t: t),
+    "3d_unbatched": (3, (2, 5, 4, 4), 2, (5, 4, 5), lambda t: t),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", list(UNPOOL))
+def test_max_unpool(dtype, case):
+    nd, shape, k, size, layout = UNPOOL[case]
+    pool = F.max_pool2d if nd == 2 else F.max_pool3d
+    unpool = F.max_unpool2d if nd == 2 else F.max_unpool3d
+    x = make(shape, torch.float32, seed=31).to(dtype)
+    y, idx = pool(x, k, return_indices=True)
+    y, idx = layout(y), layout(idx)
+    yd, idxd = y.to("regen"), idx.to("regen")
+    y.requires_grad_(True)
+    yd.requires_grad_(True)
+    expected = unpool(y, idx, k, output_size=size)
+    with counted(f"max_unpool{nd}d"), no_cpu_copy():
+        got = unpool(yd, idxd, k, output_size=size)
+    same(got.detach(), expected.detach())
+    g = make(expected.shape, torch.float32, seed=32).to(dtype)
+    expected.backward(g)
+    got.backward(g.to("regen"))
+    same(yd.grad, y.grad)
+
+
+def test_max_unpool_out_and_errors():
+    A = torch.ops.aten
+    x = make((1, 2, 4, 4), torch.float32, seed=33)
+    y, idx = F.max_pool2d(x, 2, return_indices=True)
+    out = torch.empty(0, device="regen")
+    with counted("max_unpool2d.out"):
+        A.max_unpool2d.out(y.to("regen"), idx.to("regen"), [4, 4], out=out)
+    same(out, A.max_unpool2d(y, idx, [4, 4]))
+    x3 = make((1, 2, 4, 4, 4), torch.float32, seed=34)
+    y3, idx3 = F.max_pool3d(x3, 2, return_indices=True)
+    out3 = torch.empty(0, device="regen")
+    with counted("max_unpool3d.out"):
+        A.max_unpool3d.out(y3.to("regen"), idx3.to("regen"), [4, 4, 4], [2, 2, 2], [0, 0, 0], out=out3)
+    same(out3, A.max_unpool3d(y3, idx3, [4, 4, 4], [2, 2, 2], [0, 0, 0]))
+    bad = [
+        (A.max_unpool2d, (y, idx + 100, [4, 4])),  # index past the plane
+        (A.max_unpool2d, (y, idx - 100, [4, 4])),
+        (A.max_unpool2d, (y, idx, [4])),
+        (A.max_unpool2d, (y, idx[0], [4, 4])),
+        (A.max_unpool2d, (y, idx.int(), [4, 4])),
+        (A.max_unpool2d, (y[0, 0], idx[0, 0], [4, 4])),
+        (A.max_unpool2d, (y.int(), idx, [4, 4])),
+        (A.max_unpool3d, (y3, idx3 + 100, [4, 4, 4], [2, 2, 2], [0, 0, 0])),
+        (A.max_unpool3d, (y3, idx3, [4, 4, 4], [0, 2, 2], [0, 0, 0])),
+        (A.max_unpool3d, (y3[0, 0], idx3[0, 0], [4, 4, 4], [2, 2, 2], [0, 0, 0])),
+        (A.max_unpool3d, (y3, idx3, [4, 4], [2, 2, 2], [0, 0, 0])),
+        (A.max_unpool3d, (y3, idx3, [3, 4, 4], [2, 2, 2], [0, 0, 0])),
+    ]
+    for fn, args in bad:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fn, args, dev)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fractional max pooling: deterministic given _random_samples (windows from CPU's
+# generate_intervals in the element type), so outputs, indices and gradients equal CPU's.
+
+FRACTIONAL = {
+    # name: (nd, input shape, kernel, output size, layout)
+    "2d": (2, (2, 3, 11, 9), (3, 2), (5, 6), lambda t: t),
+    "2d_unbatched": (2, (3, 10, 10), 2, (4, 7), lambda t: t),
+    "2d_transposed": (2, (2, 3, 9, 11), 2, (6, 5), lambda t: t.transpose(2, 3)),
+    "3d": (3, (2, 2, 7, 6, 9), (2, 3, 2), (4, 3, 5), lambda t: t),
+    "3d_unbatched": (3, (2, 6, 6, 7), 2, (3, 4, 5), lambda t: t),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", list(FRACTIONAL))
+def test_fractional_max_pool(dtype, case):
+    nd, shape, k, size, layout = FRACTIONAL[case]
+    fn = F.fractional_max_pool2d if nd == 2 else F.fractional_max_pool3d
+    base = make(shape, torch.float32, seed=41).to(dtype)
+    x, xd = layout(base), layout(base.to("regen"))
+    batch = x.shape[0] if x.dim() == nd + 2 else 1
+    planes = x.shape[-nd - 1]
+    samples = torch.rand(batch, planes, nd, generator=torch.Generator().manual_seed(42)).to(dtype)
+    x.requires_grad_(True)
+    xd.requires_grad_(True)
+    expected, eidx = fn(x, k, output_size=size, return_indices=True, _random_samples=samples)
+    with counted(f"fractional_max_pool{nd}d.output"), no_cpu_copy():
+        got, gidx = fn(xd, k, output_size=size, return_indices=True, _random_samples=samples.to("regen"))
+    same(got.detach(), expected.detach())
+    same(gidx, eidx)
+    g = make(expected.shape, torch.float32, seed=43).to(dtype)
+    expected.backward(g)
+    key = "fractional_max_pool2d_backward.grad_input" if nd == 2 else "fractional_max_pool3d_backward"
+    with counted(key):
+        got.backward(g.to("regen"))
+    same(xd.grad, x.grad)
+
+
+def test_fractional_max_pool_nan_and_errors():
+    A = torch.ops.aten
+    x = make((1, 2, 8, 8), torch.float32, seed=44)
+    x[0, 0, 3, 3] = float("nan")
+    rs = torch.rand(1, 2, 2, generator=torch.Generator().manual_seed(45))
+    eo, ei = A.fractional_max_pool2d(x, [2, 2], [4, 4], rs)
+    go, gi = A.fractional_max_pool2d(x.to("regen"), [2, 2], [4, 4], rs.to("regen"))
+    same(go, eo)
+    same(gi, ei)
+    gy = make((1, 2, 4, 4), torch.float32, seed=46)
+    out = torch.empty(0, device="regen")
+    with counted("fractional_max_pool3d_backward.grad_input"):
+        x3 = make((1, 2, 6, 6, 6), torch.float32, seed=47)
+        rs3 = torch.rand(1, 2, 3, generator=torch.Generator().manual_seed(48))
+        y3, i3 = A.fractional_max_pool3d(x3, [2, 2, 2], [3, 3, 3], rs3)
+        g3 = make(y3.shape, torch.float32, seed=49)
+        A.fractional_max_pool3d_backward.grad_input(g3.to("regen"), x3.to("regen"), [2, 2, 2], [3, 3, 3], i3.to("regen"), grad_input=out)
+    same(out, A.fractional_max_pool3d_backward(g3, x3, [2, 2, 2], [3, 3, 3], i3))
+    bad = [
+        (A.fractional_max_pool2d, (x, [2, 2], [8, 4], rs)),  # pool too large
+        (A.fractional_max_pool2d, (x, [2, 2], [4, 4], rs[:, :1])),
+        (A.fractional_max_pool2d, (x, [2, 2], [4, 4], rs.double())),
+        (A.fractional_max_pool2d, (x, [2, 2], [4, 4], rs[..., :1])),
+        (A.fractional_max_pool2d, (x, [2, 2], [4, 4], rs.view(1, 4))),
+        (A.fractional_max_pool2d, (x[0, 0], [2, 2], [4, 4], rs)),
+        (A.fractional_max_pool2d, (x[:, :, :0], [2, 2], [4, 4], rs)),
+        (A.fractional_max_pool2d, (x, [0, 2], [4, 4], rs)),
+        (A.fractional_max_pool2d_backward, (gy[..., :3], x, [2, 2], [4, 4], ei)),
+        (A.fractional_max_pool2d_backward, (gy, x, [2, 2], [4, 4], ei + 100)),
+        (A.fractional_max_pool3d, (x3, [2, 2, 2], [6, 3, 3], rs3)),
+        (A.fractional_max_pool3d, (x3[0, 0], [2, 2, 2], [3, 3, 3], rs3)),
+        (A.fractional_max_pool3d_backward, (g3, x3, [2, 2, 2], [3, 3, 3], i3 + 1000)),
+    ]
+    for fn, args in bad:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(fn, args, dev)

@@ -17,6 +17,9 @@ use super::iter::{Input, fmt_sizes, new_tensor};
 use super::norm::{Elem, dense, float_dtype, into_out, read_f64};
 use super::pointwise::{self, Pointwise, ops as pw};
 use super::reduce as r;
+use super::scalar::Real;
+
+use num_traits::{One, Zero};
 
 /// `at::Reduction`.
 const NONE: i64 = 0;
@@ -596,6 +599,461 @@ pub fn bce_backward(
     Ok(gi)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Margin losses
+// ---------------------------------------------------------------------------------------------
+
+/// `frames × dim` of a margin loss's input (`[dim]` or `[]` is one frame), with CPU's check.
+fn margin_shape(input: &TensorRef<'_>) -> Result<(usize, usize)> {
+    let x = input.sizes();
+    let valid = (x.len() == 2 && x[1] != 0) || (x.len() == 1 && x[0] != 0) || x.is_empty();
+    if !valid {
+        return Err(Error::runtime(format!(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {}",
+            fmt_sizes(x)
+        )));
+    }
+    Ok(match x.len() {
+        0 => (1, 1),
+        1 => (1, x[0] as usize),
+        _ => (x[0] as usize, x[1] as usize),
+    })
+}
+
+/// A float (f32/f64) tensor's elements in row-major order, of the input's dtype.
+fn margin_data<T: Real>(t: &TensorRef<'_>, dtype: DType, n: usize) -> Result<Vec<T>> {
+    let have = DType::from_scalar_type(t.dtype())?;
+    if have != dtype {
+        return Err(dtype_mismatch(dtype, have));
+    }
+    let d = dense(t)?;
+    // SAFETY: the dense data holds the tensor's n elements of type T (its dtype was checked).
+    Ok(unsafe { std::slice::from_raw_parts(d.ptr as *const T, n) }.to_vec())
+}
+
+/// The int64 targets in row-major order.
+fn long_targets(target: &TensorRef<'_>) -> Result<Vec<i64>> {
+    let dtype = DType::from_scalar_type(target.dtype())?;
+    if dtype != DType::I64 {
+        return Err(dtype_mismatch(DType::I64, dtype));
+    }
+    let n = target.numel().max(0) as usize;
+    let d = dense(target)?;
+    // SAFETY: the dense data holds the target's n int64 elements.
+    Ok(unsafe { std::slice::from_raw_parts(d.ptr as *const i64, n) }.to_vec())
+}
+
+/// The float dtypes CPU's margin losses dispatch (`AT_DISPATCH_FLOATING_TYPES`).
+fn f32_or_f64(t: &TensorRef<'_>, op: &str) -> Result<DType> {
+    let d = DType::from_scalar_type(t.dtype())?;
+    match d {
+        DType::F32 | DType::F64 => Ok(d),
+        _ => Err(crate::kernels::shape::not_implemented(op, d)),
+    }
+}
+
+/// The checked arguments of `multi_margin_loss` and its backward.
+struct MultiMargin<T> {
+    frames: usize,
+    dim: usize,
+    x: Vec<T>,
+    tgt: Vec<usize>,
+    w: Option<Vec<T>>,
+    p: i64,
+    margin: T,
+}
+
+fn multi_margin_args<T: Real>(
+    input: &TensorRef<'_>,
+    target: &TensorRef<'_>,
+    p: Scalar,
+    margin: Scalar,
+    weight: Option<&TensorRef<'_>>,
+    dtype: DType,
+) -> Result<MultiMargin<T>> {
+    let p = match p {
+        Scalar::Float(f) => f as i64,
+        other => other.to_f64() as i64,
+    };
+    if p != 1 && p != 2 {
+        return Err(Error::runtime("only p == 1 and p == 2 supported"));
+    }
+    let (frames, dim) = margin_shape(input)?;
+    if target.dim() > 1 || target.numel() as usize != frames {
+        return Err(Error::runtime(format!(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch size). Expected target size [{frames}], but got {}. Input has shape {}.",
+            fmt_sizes(target.sizes()),
+            fmt_sizes(input.sizes())
+        )));
+    }
+    let w = match weight {
+        Some(w) if w.is_defined() => {
+            if w.dim() > 1 || w.numel() as usize != dim {
+                return Err(Error::runtime(format!(
+                    "inconsistent weight size, expected {dim} but got {}",
+                    fmt_sizes(w.sizes())
+                )));
+            }
+            Some(margin_data::<T>(w, dtype, dim)?)
+        }
+        _ => None,
+    };
+    let x = margin_data::<T>(input, dtype, frames * dim)?;
+    let raw = long_targets(target)?;
+    let mut tgt = Vec::with_capacity(frames);
+    for &t in &raw {
+        if t < 0 || t as usize >= dim {
+            return Err(Error::runtime("target out of range"));
+        }
+        tgt.push(t as usize);
+    }
+    Ok(MultiMargin { frames, dim, x, tgt, w, p, margin: T::from_f64(margin.to_f64()) })
+}
+
+/// One frame's loss as `multi_margin_inner_sum_cpu`: `Σ_{d≠t} max(0, margin - x[t] + x[d])^p ·
+/// w[t]` in the element type, then divided by `dim`.
+fn multi_margin_row<T: Real>(a: &MultiMargin<T>, f: usize) -> T {
+    let row = &a.x[f * a.dim..(f + 1) * a.dim];
+    let t = a.tgt[f];
+    let xt = row[t];
+    let mut sum = T::zero();
+    for (d, &xd) in row.iter().enumerate() {
+        if d == t {
+            continue;
+        }
+        let z = a.margin - xt + xd;
+        if z > T::zero() {
+            let mut h = if a.p == 1 { z } else { z * z };
+            if let Some(w) = &a.w {
+                h = h * w[t];
+            }
+            sum = sum + h;
+        }
+    }
+    sum / T::from_f64(a.dim as f64)
+}
+
+/// `multi_margin_loss.out`.
+#[allow(clippy::too_many_arguments)]
+pub fn multi_margin_out(
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    p: Scalar,
+    margin: Scalar,
+    weight: Option<TensorRef<'_>>,
+    reduction: i64,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let dtype = f32_or_f64(&input, "multi_margin_loss_cpu_kernel")?;
+    let sizes = if reduction == NONE && target.dim() > 0 { vec![margin_shape(&input)?.0 as i64] } else { vec![] };
+    crate::dispatch!(dtype, [F32, F64], |T| {
+        let a = multi_margin_args::<T>(&input, &target, p, margin, weight.as_ref(), dtype)?;
+        let loss: Vec<T> = if input.numel() == 0 {
+            vec![T::zero(); sizes.iter().product::<i64>() as usize]
+        } else if !sizes.is_empty() {
+            (0..a.frames).map(|f| multi_margin_row(&a, f)).collect()
+        } else {
+            // CPU's accumulator is double for both dtypes.
+            let mut sum = 0f64;
+            for f in 0..a.frames {
+                sum += Real::to_f64(multi_margin_row(&a, f));
+            }
+            if reduction == MEAN {
+                sum /= a.frames as f64;
+            }
+            vec![T::from_f64(sum)]
+        };
+        into_out(&out, &sizes, dtype, |o| {
+            // SAFETY: the output holds `loss.len()` contiguous elements.
+            unsafe { std::ptr::copy_nonoverlapping(loss.as_ptr(), o as *mut T, loss.len()) };
+            Ok(())
+        })
+    }, else Err(crate::kernels::shape::not_implemented("multi_margin_loss_cpu_kernel", dtype)))
+}
+
+pub fn multi_margin(
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    p: Scalar,
+    margin: Scalar,
+    weight: Option<TensorRef<'_>>,
+    reduction: i64,
+) -> Result<Tensor> {
+    let out = new_tensor(&[0], DType::from_scalar_type(input.dtype())?)?;
+    multi_margin_out(input, target, p, margin, weight, reduction, out.as_ref())?;
+    Ok(out)
+}
+
+/// The per-frame gradient factors of a margin loss's backward: one scalar (reduced, or a 0-dim
+/// gradient) or one per frame.
+fn frame_scales<T: Real>(grad_output: &TensorRef<'_>, reduction: i64, frames: usize, dtype: DType) -> Result<Vec<T>> {
+    if reduction != NONE || grad_output.dim() == 0 {
+        if grad_output.numel() < 1 {
+            return Err(Error::runtime("grad_output must hold one element"));
+        }
+        return Ok(vec![margin_data::<T>(grad_output, dtype, 1)?[0]; frames]);
+    }
+    if grad_output.dim() != 1 || grad_output.sizes()[0] as usize != frames {
+        return Err(Error::runtime(format!(
+            "Expected a tensor of dimension 1 and tensor.size[0] == {frames} but got: dimension {} and tensor.size[0] = {}",
+            grad_output.dim(),
+            grad_output.sizes()[0]
+        )));
+    }
+    margin_data::<T>(grad_output, dtype, frames)
+}
+
+/// `multi_margin_loss_backward.grad_input`, as `multi_margin_loss_backward_cpu_kernel`.
+#[allow(clippy::too_many_arguments)]
+pub fn multi_margin_backward_out(
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    p: Scalar,
+    margin: Scalar,
+    weight: Option<TensorRef<'_>>,
+    reduction: i64,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let dtype = f32_or_f64(&input, "multi_margin_loss_backward_cpu_kernel")?;
+    crate::dispatch!(dtype, [F32, F64], |T| {
+        let a = multi_margin_args::<T>(&input, &target, p, margin, weight.as_ref(), dtype)?;
+        let mut gi = vec![T::zero(); a.frames * a.dim];
+        if input.numel() > 0 {
+            let scale = frame_scales::<T>(&grad_output, reduction, a.frames, dtype)?;
+            let n = if reduction == MEAN { a.frames * a.dim } else { a.dim };
+            let g = T::from_f64(1.0 / n as f64);
+            for (f, grow) in gi.chunks_mut(a.dim).enumerate() {
+                let row = &a.x[f * a.dim..(f + 1) * a.dim];
+                let t = a.tgt[f];
+                let xt = row[t];
+                let mut gt = T::zero();
+                for (d, &xd) in row.iter().enumerate() {
+                    let z = a.margin - xt + xd;
+                    if d == t {
+                        continue;
+                    }
+                    if z > T::zero() {
+                        let mut h = if a.p == 1 { g } else { T::from_f64(2.0) * g * z };
+                        if let Some(w) = &a.w {
+                            h *= w[t];
+                        }
+                        gt -= h;
+                        grow[d] = h;
+                    } else {
+                        grow[d] = T::zero();
+                    }
+                }
+                grow[t] = gt;
+                for v in grow.iter_mut() {
+                    *v *= scale[f];
+                }
+            }
+        }
+        into_out(&grad_input, input.sizes(), dtype, |o| {
+            // SAFETY: the gradient holds `gi.len()` contiguous elements.
+            unsafe { std::ptr::copy_nonoverlapping(gi.as_ptr(), o as *mut T, gi.len()) };
+            Ok(())
+        })
+    }, else Err(crate::kernels::shape::not_implemented("multi_margin_loss_backward_cpu_kernel", dtype)))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn multi_margin_backward(
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    p: Scalar,
+    margin: Scalar,
+    weight: Option<TensorRef<'_>>,
+    reduction: i64,
+) -> Result<Tensor> {
+    let gi = new_tensor(input.sizes(), DType::from_scalar_type(input.dtype())?)?;
+    multi_margin_backward_out(grad_output, input, target, p, margin, weight, reduction, gi.as_ref())?;
+    Ok(gi)
+}
+
+/// The checked targets of `multilabel_margin_loss`: per frame the labels before the first
+/// negative one, and the frame's `is_target` row.
+struct MultiLabel {
+    frames: usize,
+    dim: usize,
+    labels: Vec<Vec<usize>>,
+}
+
+fn multilabel_args(input: &TensorRef<'_>, target: &TensorRef<'_>, arg: usize) -> Result<MultiLabel> {
+    let (frames, dim) = margin_shape(input)?;
+    let t = target.sizes();
+    let ok = if input.dim() <= 1 {
+        t.len() <= 1 && target.numel() as usize == dim
+    } else {
+        t.len() == 2 && t[0] as usize == frames && t[1] as usize == dim
+    };
+    if !ok {
+        return Err(Error::runtime(format!(
+            "inconsistent target size: {} for input of size: {}",
+            fmt_sizes(t),
+            fmt_sizes(input.sizes())
+        )));
+    }
+    if input.numel() == 0 {
+        return Ok(MultiLabel { frames, dim, labels: vec![] });
+    }
+    let raw = long_targets(target)?;
+    if raw.iter().any(|&v| v < -1 || v >= dim as i64) {
+        return Err(Error::runtime(format!("argument #{arg} 'target' is out of range")));
+    }
+    let labels =
+        raw.chunks(dim.max(1)).map(|row| row.iter().take_while(|&&v| v >= 0).map(|&v| v as usize).collect()).collect();
+    Ok(MultiLabel { frames, dim, labels })
+}
+
+/// `multilabel_margin_loss_forward.output`, as `multilabel_margin_loss_forward_out_frame`.
+pub fn multilabel_forward_out(
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    reduction: i64,
+    output: TensorRef<'_>,
+    is_target: TensorRef<'_>,
+) -> Result<()> {
+    let dtype = f32_or_f64(&input, "multilabel_margin_loss_forward_out_frame")?;
+    let a = multilabel_args(&input, &target, 2)?;
+    let sizes = if reduction != NONE || target.dim() <= 1 { vec![] } else { vec![a.frames as i64] };
+    crate::dispatch!(dtype, [F32, F64], |T| {
+        let mut ist = vec![T::zero(); target.numel().max(0) as usize];
+        let mut loss: Vec<T> = vec![T::zero(); if sizes.is_empty() { 1 } else { a.frames }];
+        if input.numel() > 0 {
+            let x = margin_data::<T>(&input, dtype, a.frames * a.dim)?;
+            // Each frame's sum is double (CPU's accumulator) returned in the element type.
+            let inner: Vec<T> = (0..a.frames)
+                .map(|f| {
+                    let row = &x[f * a.dim..(f + 1) * a.dim];
+                    let is = &mut ist[f * a.dim..(f + 1) * a.dim];
+                    for &l in &a.labels[f] {
+                        is[l] = T::one();
+                    }
+                    let mut sum = 0f64;
+                    for &l in &a.labels[f] {
+                        let xt = row[l];
+                        for (d, &xd) in row.iter().enumerate() {
+                            if is[d] == T::zero() {
+                                let z = T::one() - xt + xd;
+                                if z > T::zero() {
+                                    sum += Real::to_f64(z);
+                                }
+                            }
+                        }
+                    }
+                    T::from_f64(sum)
+                })
+                .collect();
+            if sizes.is_empty() {
+                let mut sum = 0f64;
+                for v in &inner {
+                    sum += Real::to_f64(*v);
+                }
+                sum /= a.dim as f64;
+                if reduction == MEAN {
+                    sum /= a.frames as f64;
+                }
+                loss[0] = T::from_f64(sum);
+            } else {
+                for (l, v) in loss.iter_mut().zip(&inner) {
+                    *l = *v / T::from_f64(a.dim as f64);
+                }
+            }
+        }
+        into_out(&is_target, target.sizes(), dtype, |o| {
+            // SAFETY: is_target holds `ist.len()` contiguous elements.
+            unsafe { std::ptr::copy_nonoverlapping(ist.as_ptr(), o as *mut T, ist.len()) };
+            Ok(())
+        })?;
+        into_out(&output, &sizes, dtype, |o| {
+            // SAFETY: the output holds `loss.len()` contiguous elements.
+            unsafe { std::ptr::copy_nonoverlapping(loss.as_ptr(), o as *mut T, loss.len()) };
+            Ok(())
+        })
+    }, else Err(crate::kernels::shape::not_implemented("multilabel_margin_loss_forward_out_frame", dtype)))
+}
+
+pub fn multilabel_forward(input: TensorRef<'_>, target: TensorRef<'_>, reduction: i64) -> Result<(Tensor, Tensor)> {
+    let dtype = DType::from_scalar_type(input.dtype())?;
+    let (out, ist) = (new_tensor(&[0], dtype)?, new_tensor(&[0], dtype)?);
+    multilabel_forward_out(input, target, reduction, out.as_ref(), ist.as_ref())?;
+    Ok((out, ist))
+}
+
+/// `multilabel_margin_loss_backward.grad_input`, as `multilabel_margin_loss_backward_out_frame`.
+pub fn multilabel_backward_out(
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    reduction: i64,
+    is_target: TensorRef<'_>,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let dtype = f32_or_f64(&input, "multilabel_margin_loss_backward_out_frame")?;
+    let a = multilabel_args(&input, &target, 3)?;
+    if target.sizes() != is_target.sizes() {
+        return Err(Error::runtime(format!(
+            "Expected tensor for argument #3 'target' to have same size as tensor for argument #5 'is_target'; but {} does not equal {} (while checking arguments for multilabel_margin_loss_backward_cpu_template)",
+            fmt_sizes(target.sizes()),
+            fmt_sizes(is_target.sizes())
+        )));
+    }
+    crate::dispatch!(dtype, [F32, F64], |T| {
+        let mut gi = vec![T::zero(); a.frames * a.dim];
+        if input.numel() > 0 {
+            let ist = margin_data::<T>(&is_target, dtype, a.frames * a.dim)?;
+            if ist.iter().any(|&v| !(v >= T::zero() && v <= T::one())) {
+                return Err(Error::runtime("argument #5 'is_target' is out of range"));
+            }
+            let x = margin_data::<T>(&input, dtype, a.frames * a.dim)?;
+            let n = if reduction == MEAN { a.frames * a.dim } else { a.dim };
+            let g = T::from_f64(1.0 / n as f64);
+            for (f, grow) in gi.chunks_mut(a.dim).enumerate() {
+                let row = &x[f * a.dim..(f + 1) * a.dim];
+                let is = &ist[f * a.dim..(f + 1) * a.dim];
+                for &l in &a.labels[f] {
+                    let xt = row[l];
+                    for (d, &xd) in row.iter().enumerate() {
+                        if is[d] == T::zero() {
+                            let z = T::one() - xt + xd;
+                            if z > T::zero() {
+                                grow[l] -= g;
+                                grow[d] += g;
+                            }
+                        }
+                    }
+                }
+            }
+            let scale = frame_scales::<T>(&grad_output, reduction, a.frames, dtype)?;
+            for (grow, &s) in gi.chunks_mut(a.dim).zip(&scale) {
+                for v in grow.iter_mut() {
+                    *v *= s;
+                }
+            }
+        }
+        into_out(&grad_input, input.sizes(), dtype, |o| {
+            // SAFETY: the gradient holds `gi.len()` contiguous elements.
+            unsafe { std::ptr::copy_nonoverlapping(gi.as_ptr(), o as *mut T, gi.len()) };
+            Ok(())
+        })
+    }, else Err(crate::kernels::shape::not_implemented("multilabel_margin_loss_backward_out_frame", dtype)))
+}
+
+pub fn multilabel_backward(
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    target: TensorRef<'_>,
+    reduction: i64,
+    is_target: TensorRef<'_>,
+) -> Result<Tensor> {
+    let gi = new_tensor(input.sizes(), DType::from_scalar_type(input.dtype())?)?;
+    multilabel_backward_out(grad_output, input, target, reduction, is_target, gi.as_ref())?;
+    Ok(gi)
+}
+
 /// The `Kernels` methods of the losses, invoked once in `backend.rs`.
 #[macro_export]
 macro_rules! loss_methods {
@@ -808,6 +1266,95 @@ macro_rules! loss_methods {
             grad_input: TensorRef<'_>,
         ) -> Result<()> {
             $crate::kernels::loss::bce_backward_out(grad_output, self_, target, weight, reduction, grad_input)
+        }
+        fn multi_margin_loss_out(
+            &self,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            p: Scalar,
+            margin: Scalar,
+            weight: Option<TensorRef<'_>>,
+            reduction: i64,
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::loss::multi_margin_out(self_, target, p, margin, weight, reduction, out)
+        }
+        fn multi_margin_loss(
+            &self,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            p: Scalar,
+            margin: Scalar,
+            weight: Option<TensorRef<'_>>,
+            reduction: i64,
+        ) -> Result<Tensor> {
+            $crate::kernels::loss::multi_margin(self_, target, p, margin, weight, reduction)
+        }
+        fn multi_margin_loss_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            p: Scalar,
+            margin: Scalar,
+            weight: Option<TensorRef<'_>>,
+            reduction: i64,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::loss::multi_margin_backward_out;
+            multi_margin_backward_out(grad_output, self_, target, p, margin, weight, reduction, grad_input)
+        }
+        fn multi_margin_loss_backward(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            p: Scalar,
+            margin: Scalar,
+            weight: Option<TensorRef<'_>>,
+            reduction: i64,
+        ) -> Result<Tensor> {
+            $crate::kernels::loss::multi_margin_backward(grad_output, self_, target, p, margin, weight, reduction)
+        }
+        fn multilabel_margin_loss_forward_output(
+            &self,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            reduction: i64,
+            output: TensorRef<'_>,
+            is_target: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::loss::multilabel_forward_out(self_, target, reduction, output, is_target)
+        }
+        fn multilabel_margin_loss_forward(
+            &self,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            reduction: i64,
+        ) -> Result<(Tensor, Tensor)> {
+            $crate::kernels::loss::multilabel_forward(self_, target, reduction)
+        }
+        fn multilabel_margin_loss_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            reduction: i64,
+            is_target: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::loss::multilabel_backward_out;
+            multilabel_backward_out(grad_output, self_, target, reduction, is_target, grad_input)
+        }
+        fn multilabel_margin_loss_backward(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            target: TensorRef<'_>,
+            reduction: i64,
+            is_target: TensorRef<'_>,
+        ) -> Result<Tensor> {
+            $crate::kernels::loss::multilabel_backward(grad_output, self_, target, reduction, is_target)
         }
     };
 }

@@ -1,4 +1,4 @@
-//! Softmax, log-softmax, layer norm and batch norm, forward and backward, in the order of
+//! Softmax, log-softmax, masked softmax, layer norm and batch norm, forward and backward, in the order of
 //! operations of ATen's CPU kernels (`SoftMaxKernel.cpp`, `layer_norm_kernel.cpp`,
 //! `batch_norm_kernel.cpp`, `Normalization.cpp`): float16 and bfloat16 compute in f32 as CPU's
 //! do, exponentials go through [`super::vmath`] (CPU's are Sleef's, so results agree within a
@@ -625,6 +625,269 @@ simd_fn! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masked softmax
+// ---------------------------------------------------------------------------------------------
+
+/// An element of `_masked_softmax`, whose CPU kernel is `host_softmax`'s scalar loop rather
+/// than the vectorised rows above: `exp` in the element type (C's `expf`/`exp`, which Rust's
+/// `f32::exp`/`f64::exp` call too), sums in `acc_type` (double for float and double, float for
+/// float16 and bfloat16), each operation rounded where CPU's rounds.
+trait Masked: Copy + Send + Sync + 'static {
+    fn f(self) -> f64;
+    /// Rounds to the element type.
+    fn r(x: f64) -> Self;
+    /// Rounds to the accumulator type.
+    fn acc(x: f64) -> f64;
+    /// `exp(x - m)` as `std::exp` of the element type's difference, rounded to the element type.
+    fn exp_diff(x: Self, m: Self) -> Self;
+    /// `z *= inv`: float and double multiply in double; float16 and bfloat16 have only their own
+    /// `*=`, so `inv` is rounded to the element type first.
+    fn scale(z: Self, inv: f64) -> Self;
+}
+
+impl Masked for f32 {
+    fn f(self) -> f64 {
+        self as f64
+    }
+    fn r(x: f64) -> f32 {
+        x as f32
+    }
+    fn acc(x: f64) -> f64 {
+        x
+    }
+    fn exp_diff(x: f32, m: f32) -> f32 {
+        (x - m).exp()
+    }
+    fn scale(z: f32, inv: f64) -> f32 {
+        (z as f64 * inv) as f32
+    }
+}
+
+impl Masked for f64 {
+    fn f(self) -> f64 {
+        self
+    }
+    fn r(x: f64) -> f64 {
+        x
+    }
+    fn acc(x: f64) -> f64 {
+        x
+    }
+    fn exp_diff(x: f64, m: f64) -> f64 {
+        (x - m).exp()
+    }
+    fn scale(z: f64, inv: f64) -> f64 {
+        z * inv
+    }
+}
+
+macro_rules! masked_half {
+    ($($t:ty),*) => {$(
+        impl Masked for $t {
+            fn f(self) -> f64 {
+                self.to_f64()
+            }
+            fn r(x: f64) -> $t {
+                <$t>::from_f64(x)
+            }
+            fn acc(x: f64) -> f64 {
+                x as f32 as f64
+            }
+            fn exp_diff(x: $t, m: $t) -> $t {
+                <$t>::from_f32(<$t>::from_f32(x.to_f32() - m.to_f32()).to_f32().exp())
+            }
+            fn scale(z: $t, inv: f64) -> $t {
+                <$t>::from_f32(z.to_f32() * <$t>::from_f64(inv).to_f32())
+            }
+        }
+    )*};
+}
+
+masked_half!(f16, bf16);
+
+/// The mask as bools of `sizes` (row-major), broadcast from `[L, L]` (mask_type 0) or `[B, L]`
+/// (mask_type 1) over a `[B, H, L, L]` input, as CPU expands them.
+fn full_mask(mask: &TensorRef<'_>, mask_type: i64, sizes: &[i64]) -> Result<Vec<bool>> {
+    let m = dense(mask)?;
+    let n = mask.numel().max(0) as usize;
+    // SAFETY: the dense bool mask holds n elements.
+    let mv = unsafe { std::slice::from_raw_parts(m.ptr as *const bool, n) };
+    if mask_type == 2 {
+        return Ok(mv.to_vec());
+    }
+    let [b, h, l, l2] = [sizes[0], sizes[1], sizes[2], sizes[3]].map(|v| v.max(0) as usize);
+    let mut out = Vec::with_capacity(b * h * l * l2);
+    for bi in 0..b {
+        for _ in 0..h {
+            for li in 0..l {
+                for lj in 0..l2 {
+                    out.push(if mask_type == 0 { mv[li * l + lj] } else { mv[bi * l2 + lj] });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `_masked_softmax` as `masked_softmax_cpu`: masked positions (true) are 0; a row with every
+/// position masked sums to 0 and becomes NaN, as on CPU.
+pub fn masked_softmax(
+    input: TensorRef<'_>,
+    mask: TensorRef<'_>,
+    dim: Option<i64>,
+    mask_type: Option<i64>,
+) -> Result<Tensor> {
+    if DType::from_scalar_type(mask.dtype())? != DType::Bool {
+        return Err(Error::runtime("Mask should be a boolean tensor"));
+    }
+    let (xs, ms) = (input.sizes(), mask.sizes());
+    let nd = input.dim();
+    let mt = if mask.dim() != 2 || nd != 4 { Some(2) } else { mask_type };
+    match mt {
+        Some(2) => {
+            if xs != ms {
+                return Err(Error::runtime("For mask_type == 2 mask shape should match input shape"));
+            }
+        }
+        Some(1) => {
+            if xs[0] != ms[0] || xs[2] != ms[1] {
+                return Err(Error::runtime("For mask_type == 1 mask shape should be (B, L)"));
+            }
+        }
+        Some(0) => {
+            if xs[2] != ms[0] || xs[2] != ms[1] {
+                return Err(Error::runtime("For mask_type == 0 mask shape should be (L, L)"));
+            }
+        }
+        None => return Err(Error::runtime("Mask Type should be defined")),
+        Some(_) => {
+            return Err(Error::runtime(
+                "Mask Type should be 0 (src_mask) or 1 (src_key_padding_mask), or 2 (default_mask)",
+            ));
+        }
+    }
+    let dtype = DType::from_scalar_type(input.dtype())?;
+    if !matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64) {
+        return Err(not_implemented("masked_softmax", dtype));
+    }
+    let d = wrap_dim(dim.unwrap_or(nd as i64 - 1), nd)?;
+    // CPU reads mask types 0 and 1 in place along the last dim and expands them otherwise; the
+    // broadcast mask is the same either way.
+    let full = full_mask(&mask, mt.unwrap_or(2), xs)?;
+    let out = new_tensor(xs, dtype)?;
+    if input.numel() == 0 {
+        return Ok(out);
+    }
+    let (outer, n, inner) = split(xs, d);
+    let x = dense(&input)?;
+    let op = out.as_ref().data_ptr() as usize;
+    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+        masked_softmax_run::<T>(x.ptr, op, &full, outer, n, inner);
+        Ok(())
+    }, else Err(not_implemented("masked_softmax", dtype)))?;
+    Ok(out)
+}
+
+fn masked_softmax_run<T: Masked>(xp: usize, op: usize, mask: &[bool], outer: usize, n: usize, inner: usize) {
+    regen_runtime::host::parallel_for(outer * inner, (GRAIN / n.max(1)).max(1), |a, b| {
+        for i in a..b {
+            let base = (i / inner) * n * inner + i % inner;
+            // SAFETY: `base + k·inner` for k < n lies inside the contiguous input and output.
+            let x = |k: usize| unsafe { *(xp as *const T).add(base + k * inner) };
+            let y = |k: usize| unsafe { (op as *mut T).add(base + k * inner) };
+            let masked = |k: usize| mask[base + k * inner];
+            let mut m = x(0);
+            let mut seen = false;
+            for k in 0..n {
+                if !masked(k) {
+                    // std::max(a, b) keeps `a` unless `a < b`.
+                    m = if !seen || m.f() < x(k).f() { x(k) } else { m };
+                    seen = true;
+                }
+            }
+            let mut sum = 0.0f64;
+            for k in 0..n {
+                let z = if masked(k) { T::r(0.0) } else { T::exp_diff(x(k), m) };
+                // SAFETY: see above.
+                unsafe { *y(k) = z };
+                sum = T::acc(sum + z.f());
+            }
+            let inv = if sum == 0.0 { f64::NAN } else { T::acc(1.0 / sum) };
+            for k in 0..n {
+                // SAFETY: see above.
+                unsafe { *y(k) = T::scale(*y(k), inv) };
+            }
+        }
+    });
+}
+
+/// `_masked_softmax_backward` as `masked_softmax_backward_cpu`: `y · (g - Σ g·y)` over the
+/// unmasked positions, 0 where masked.
+pub fn masked_softmax_backward(
+    grad: TensorRef<'_>,
+    output: TensorRef<'_>,
+    mask: TensorRef<'_>,
+    dim: Option<i64>,
+) -> Result<Tensor> {
+    if grad.sizes() != mask.sizes() {
+        return Err(Error::runtime("Mask shape should match grad shape"));
+    }
+    if DType::from_scalar_type(mask.dtype())? != DType::Bool {
+        return Err(Error::runtime("Mask should be a boolean tensor"));
+    }
+    if output.sizes() != grad.sizes() {
+        return Err(Error::runtime("output shape should match grad shape"));
+    }
+    let dtype = DType::from_scalar_type(grad.dtype())?;
+    if !matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        || DType::from_scalar_type(output.dtype())? != dtype
+    {
+        return Err(not_implemented("masked_softmax_backward", dtype));
+    }
+    let nd = grad.dim();
+    let d = wrap_dim(dim.unwrap_or(nd as i64 - 1), nd)?;
+    let full = full_mask(&mask, 2, grad.sizes())?;
+    let out = new_tensor(grad.sizes(), dtype)?;
+    if grad.numel() == 0 {
+        return Ok(out);
+    }
+    let (outer, n, inner) = split(grad.sizes(), d);
+    let (g, y) = (dense(&grad)?, dense(&output)?);
+    let op = out.as_ref().data_ptr() as usize;
+    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+        masked_softmax_backward_run::<T>([g.ptr, y.ptr, op], &full, outer, n, inner);
+        Ok(())
+    }, else Err(not_implemented("masked_softmax_backward", dtype)))?;
+    Ok(out)
+}
+
+fn masked_softmax_backward_run<T: Masked>(ptrs: [usize; 3], mask: &[bool], outer: usize, n: usize, inner: usize) {
+    let [gp, yp, op] = ptrs;
+    regen_runtime::host::parallel_for(outer * inner, (GRAIN / n.max(1)).max(1), |a, b| {
+        for i in a..b {
+            let base = (i / inner) * n * inner + i % inner;
+            // SAFETY: `base + k·inner` for k < n lies inside the contiguous tensors.
+            let at = |p: usize, k: usize| unsafe { *(p as *const T).add(base + k * inner) };
+            let mut sum = 0.0f64;
+            for k in 0..n {
+                if !mask[base + k * inner] {
+                    sum = T::acc(sum + T::r(at(gp, k).f() * at(yp, k).f()).f());
+                }
+            }
+            for k in 0..n {
+                let v = if mask[base + k * inner] {
+                    T::r(0.0)
+                } else {
+                    T::r(T::acc(at(yp, k).f() * T::acc(at(gp, k).f() - sum)))
+                };
+                // SAFETY: as above, in the output.
+                unsafe { *(op as *mut T).add(base + k * inner) = v };
+            }
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1881,6 +2144,24 @@ macro_rules! norm_methods {
                 eps,
                 output_mask,
             )
+        }
+        fn _masked_softmax(
+            &self,
+            self_: TensorRef<'_>,
+            mask: TensorRef<'_>,
+            dim: Option<i64>,
+            mask_type: Option<i64>,
+        ) -> Result<Tensor> {
+            $crate::kernels::norm::masked_softmax(self_, mask, dim, mask_type)
+        }
+        fn _masked_softmax_backward(
+            &self,
+            grad_output: TensorRef<'_>,
+            output: TensorRef<'_>,
+            mask: TensorRef<'_>,
+            dim: Option<i64>,
+        ) -> Result<Tensor> {
+            $crate::kernels::norm::masked_softmax_backward(grad_output, output, mask, dim)
         }
     };
 }

@@ -1,5 +1,7 @@
 //! Pooling: max (with indices), average, adaptive average and adaptive max, 2-d and 3-d, and
-//! nearest(-exact) upsampling, 1-d to 3-d, forward and backward, as ATen's CPU kernels
+//! nearest(-exact) upsampling, 1-d to 3-d, forward and backward (plus max unpooling and
+//! fractional max pooling, `MaxUnpoolKernel.cpp` and `FractionalMaxPool{2,3}d.cpp`, which are
+//! index scatters and random windows rather than plans), as ATen's CPU kernels
 //! (`MaxPoolKernel.cpp`, `AvgPoolKernel.cpp`, `AdaptiveAvgPoolKernel.cpp`,
 //! `AdaptiveMaxPoolKernel.cpp`, `UpSampleKernel.cpp`) compute them: nearest upsampling is a
 //! window of one input element per output.
@@ -544,7 +546,7 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                         let mut w = ww.lo;
                                         while w < ww.hi {
                                             let v = unsafe { *xq }.ld();
-                                            if v > best || T::is_nan(v) {
+                                            if v > best || <T as Px>::is_nan(v) {
                                                 best = v;
                                                 bi = base + w;
                                             }
@@ -1178,6 +1180,431 @@ pub fn nearest_backward_out(
     run_backward(&p, &grad_output, (input_size, dtype), None, &grad_input)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Max unpooling and fractional max pooling
+// ---------------------------------------------------------------------------------------------
+
+/// The float dtypes of max unpooling and fractional max pooling (CPU's
+/// `AT_DISPATCH_FLOATING_TYPES_AND2(Half, BFloat16)`).
+fn float_of(t: &TensorRef<'_>, op: &str) -> Result<DType> {
+    let d = DType::from_scalar_type(t.dtype())?;
+    match d {
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Ok(d),
+        _ => Err(not_implemented(op, d)),
+    }
+}
+
+/// An int64 tensor's elements in row-major order.
+fn longs(t: &TensorRef<'_>) -> Result<Vec<i64>> {
+    let d = super::norm::dense(t)?;
+    // SAFETY: the dense data holds the tensor's numel int64 elements (callers check the dtype).
+    Ok(unsafe { std::slice::from_raw_parts(d.ptr as *const i64, t.numel().max(0) as usize) }.to_vec())
+}
+
+fn non_batch_nonzero(t: &TensorRef<'_>, who: &str, sep: &str) -> Result<()> {
+    for i in 1..t.dim() {
+        if t.sizes()[i] <= 0 {
+            return Err(Error::runtime(format!(
+                "{who}: Expected input to have non-zero size for non-batch dimensions, but got{sep}{} with dimension {i} being empty.",
+                fmt_sizes(t.sizes())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `max_unpool2d.out` (`nd` 2) and `max_unpool3d.out` (`nd` 3): the output zeroed, then each
+/// input element written at its plane's flat index (the last write wins, as CPU's serial
+/// loop); an index outside the plane fails as CPU's does (the last one found is named).
+pub fn max_unpool_out(
+    nd: usize,
+    input: TensorRef<'_>,
+    indices: TensorRef<'_>,
+    output_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let idt = DType::from_scalar_type(indices.dtype())?;
+    if idt != DType::I64 {
+        return Err(Error::runtime(format!("elements in indices should be type int64 but got: {}", idt.name())));
+    }
+    let what = if nd == 2 { "(height, width)" } else { "(depth, height, width)" };
+    let count = if nd == 2 { "two" } else { "three" };
+    let who = format!("max_unpooling{nd}d_forward_out_cpu()");
+    let ndim_err = || {
+        Error::runtime(format!(
+            "Input to max_unpooling{nd}d should be a {}d or {}d Tensor, but got a tensor with {} dimensions.",
+            nd + 1,
+            nd + 2,
+            input.dim()
+        ))
+    };
+    if nd == 3 && !(input.dim() == 4 || input.dim() == 5) {
+        return Err(ndim_err());
+    }
+    if output_size.len() != nd {
+        return Err(Error::runtime(format!(
+            "There should be exactly {count} elements {what} in output_size, but got {} elements.",
+            output_size.len()
+        )));
+    }
+    if nd == 3 {
+        for (v, name) in [(stride, "stride"), (padding, "padding")] {
+            if v.len() != 3 {
+                return Err(Error::runtime(format!(
+                    "There should be exactly three elements (depth, height, width) in {name}, but got: {} elements.",
+                    v.len()
+                )));
+            }
+        }
+    } else if !(input.dim() == 3 || input.dim() == 4) {
+        return Err(ndim_err());
+    }
+    if input.sizes() != indices.sizes() {
+        return Err(Error::runtime(format!(
+            "Expected shape of indices to be same as that of the input tensor ({}) but got indices tensor with shape: {}",
+            fmt_sizes(input.sizes()),
+            fmt_sizes(indices.sizes())
+        )));
+    }
+    non_batch_nonzero(&input, &who, " ")?;
+    if nd == 3 && stride.iter().any(|&v| v <= 0) {
+        return Err(Error::runtime(format!(
+            "strides should be greater than zero, but got stride: {}",
+            fmt_sizes(stride)
+        )));
+    }
+    let dtype = float_of(&input, if nd == 2 { "max_unpool2d" } else { "max_unpool3d" })?;
+    let lead = input.dim() - nd;
+    let mut sizes: Vec<i64> = input.sizes()[..lead].to_vec();
+    sizes.extend_from_slice(output_size);
+    let planes = input.sizes()[..lead].iter().product::<i64>().max(0) as usize;
+    let in_img = input.sizes()[lead..].iter().product::<i64>().max(0) as usize;
+    let out_img = output_size.iter().product::<i64>().max(0) as usize;
+    let idx = longs(&indices)?;
+    let x = super::norm::dense(&input)?;
+    super::norm::into_out(&out, &sizes, dtype, |op| {
+        let bad = std::sync::Mutex::new(None::<i64>);
+        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            // SAFETY: the output holds planes·out_img contiguous elements.
+            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * out_img) }.fill(T::st(T::zero()));
+            let xp = x.ptr;
+            regen_runtime::host::parallel_for(planes, (GRAIN / in_img.max(1)).max(1), |a, b| {
+                for pl in a..b {
+                    for (i, &m) in idx.iter().enumerate().take((pl + 1) * in_img).skip(pl * in_img) {
+                        if m < 0 || m as usize >= out_img {
+                            if let Ok(mut g) = bad.lock() {
+                                *g = Some(m);
+                            }
+                            continue;
+                        }
+                        // SAFETY: element m of plane pl of the output; element i of the input.
+                        unsafe { *(op as *mut T).add(pl * out_img + m as usize) = *(xp as *const T).add(i) };
+                    }
+                }
+            });
+            Ok(())
+        }, else Err(not_implemented("max_unpool", dtype)))?;
+        if let Some(m) = bad.lock().ok().and_then(|g| *g) {
+            let dims = output_size.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
+            return Err(Error::runtime(format!("Found an invalid max index: {m} (output volumes are of size {dims})")));
+        }
+        Ok(())
+    })
+}
+
+pub fn max_unpool(
+    nd: usize,
+    input: TensorRef<'_>,
+    indices: TensorRef<'_>,
+    output_size: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+) -> Result<Tensor> {
+    let out = super::iter::new_tensor(&[0], DType::from_scalar_type(input.dtype())?)?;
+    max_unpool_out(nd, input, indices, output_size, stride, padding, out.as_ref())?;
+    Ok(out)
+}
+
+/// Rounds an f64 to a float dtype's precision: one operation of that dtype computed in f64 and
+/// rounded equals the dtype's own (f64 has more than twice their precision plus two bits).
+fn rounder(d: DType) -> fn(f64) -> f64 {
+    match d {
+        DType::F32 => |x| x as f32 as f64,
+        DType::F16 => |x| f16::from_f64(x).to_f64(),
+        DType::BF16 => |x| bf16::from_f64(x).to_f64(),
+        _ => |x| x,
+    }
+}
+
+/// `generate_intervals` of `FractionalMaxPooling.h` in the element type: window starts
+/// `(int)((i + u)·α) - (int)(u·α)` with `α = (in - pool) / (out - 1)`, the last at `in - pool`.
+fn intervals(r: fn(f64) -> f64, u: f64, input: i64, output: i64, pool: i64) -> Vec<i64> {
+    let mut seq = vec![0i64; output.max(0) as usize];
+    if output > 1 {
+        let alpha = r(r((input - pool) as f64) / r((output - 1) as f64));
+        for (i, v) in seq.iter_mut().enumerate().take(output as usize - 1) {
+            *v = r(r(r(i as f64) + u) * alpha) as i64 - r(u * alpha) as i64;
+        }
+    }
+    if let Some(last) = seq.last_mut() {
+        *last = input - pool;
+    }
+    seq
+}
+
+/// The checked geometry of a fractional max pooling: batch, planes, input and output extents
+/// and pool sizes padded to three dimensions (time first).
+struct Frac {
+    batch: usize,
+    planes: usize,
+    inp: [i64; 3],
+    out: [i64; 3],
+    pool: [i64; 3],
+    out_sizes: Vec<i64>,
+}
+
+fn frac_geometry(nd: usize, input: &TensorRef<'_>, kernel: &[i64], output_size: &[i64]) -> Result<Frac> {
+    let (who, dims) =
+        if nd == 2 { ("fractional_max_pool2d()", "3D or 4D") } else { ("fractional_max_pool3d_out()", "4D or 5D") };
+    if nd == 2 {
+        if kernel.len() != 2 {
+            return Err(Error::runtime(
+                "fractional_max_pool2d: kernel_size must either be a single Int or tuple of Ints",
+            ));
+        }
+        if output_size.len() != 2 {
+            return Err(Error::runtime(
+                "fractional_max_pool2d: output_size must either be a single Int or tuple of Ints",
+            ));
+        }
+    } else if kernel.len() != 3 || output_size.len() != 3 {
+        return Err(Error::runtime("fractional_max_pool3d: kernel_size and output_size must be tuples of three Ints"));
+    }
+    if kernel.iter().any(|&k| k <= 0) {
+        let ks = kernel.iter().map(i64::to_string).collect::<Vec<_>>().join("x");
+        return Err(Error::runtime(format!(
+            "fractional_max_pool{nd}d(): kernel size should be greater than zero, but got {ks}"
+        )));
+    }
+    let n = input.dim();
+    if n != nd + 1 && n != nd + 2 {
+        return Err(Error::runtime(format!("{who}: Expected {dims} tensor, but got: {}", fmt_sizes(input.sizes()))));
+    }
+    non_batch_nonzero(input, who, "")?;
+    let s = input.sizes();
+    let batch = if n == nd + 2 { s[0].max(0) as usize } else { 1 };
+    let planes = s[n - nd - 1].max(0) as usize;
+    let pad = |v: &[i64]| if nd == 2 { [1, v[0], v[1]] } else { [v[0], v[1], v[2]] };
+    let (inp, out, pool) = (pad(&s[n - nd..]), pad(output_size), pad(kernel));
+    let names = ["time", "height", "width"];
+    for d in (3 - nd)..3 {
+        // The 3-d op wants the last window to end before the input's end, the 2-d op at it.
+        let last = out[d] + pool[d] - 1;
+        if last > inp[d] || (nd == 3 && last == inp[d]) {
+            return Err(Error::runtime(format!(
+                "{who}: pool {} {} too large relative to input {} {}",
+                names[d], pool[d], names[d], inp[d]
+            )));
+        }
+    }
+    let mut out_sizes = s[..n - nd].to_vec();
+    out_sizes.extend_from_slice(output_size);
+    Ok(Frac { batch, planes, inp, out, pool, out_sizes })
+}
+
+/// `fractional_max_pool2d.output` / `fractional_max_pool3d.output`: per plane the windows of
+/// [`intervals`] from its random samples (2-d: `[w, h]`, 3-d: `[t, h, w]`), the first maximum
+/// (or NaN) of each window in time-height-width order, and its flat index in the plane.
+#[allow(clippy::too_many_arguments)]
+pub fn fractional_out(
+    nd: usize,
+    input: TensorRef<'_>,
+    kernel: &[i64],
+    output_size: &[i64],
+    samples: TensorRef<'_>,
+    output: TensorRef<'_>,
+    indices: TensorRef<'_>,
+) -> Result<()> {
+    let f = frac_geometry(nd, &input, kernel, output_size)?;
+    let dtype = DType::from_scalar_type(input.dtype())?;
+    if DType::from_scalar_type(samples.dtype())? != dtype {
+        return Err(Error::runtime("Expect _random_samples to have the same dtype as input"));
+    }
+    if samples.dim() != 3 {
+        return Err(Error::runtime(format!("Expect _random_samples to have 3 dimensions, got {}", samples.dim())));
+    }
+    let ss = samples.sizes();
+    if (ss[0].max(0) as usize) < f.batch {
+        return Err(Error::runtime("Expect _random_samples.size(0) no less then input batch size."));
+    }
+    if ss[1].max(0) as usize != f.planes {
+        return Err(Error::runtime("Expect _random_samples.size(1) equals to input channel size."));
+    }
+    if ss[2] != nd as i64 {
+        return Err(Error::runtime(format!("Expect _random_samples.size(2) equals to {nd}; got {}.", ss[2])));
+    }
+    let dtype = float_of(&input, &format!("fractional_max_pool{nd}d_out_frame"))?;
+    let total = f.batch * f.planes;
+    let in_img = (f.inp[0] * f.inp[1] * f.inp[2]) as usize;
+    let out_img = (f.out[0] * f.out[1] * f.out[2]).max(0) as usize;
+    let x = super::norm::dense(&input)?;
+    let u = super::norm::dense(&samples)?;
+    let r = rounder(dtype);
+    let mut idx = vec![0i64; total * out_img];
+    let ip = idx.as_mut_ptr() as usize;
+    super::norm::into_out(&output, &f.out_sizes, dtype, |op| {
+        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            let (xp, up) = (x.ptr, u.ptr);
+            regen_runtime::host::parallel_for(total, 1, |a, b| {
+                for pl in a..b {
+                    // SAFETY: the plane's nd samples of the contiguous samples (size(1) == planes).
+                    let smp = |k: usize| unsafe { Px::ld(*(up as *const T).add(pl * nd + k)) };
+                    let samp: [f64; 3] = if nd == 2 {
+                        [0.0, f64_of::<T>(smp(1)), f64_of::<T>(smp(0))]
+                    } else {
+                        [f64_of::<T>(smp(0)), f64_of::<T>(smp(1)), f64_of::<T>(smp(2))]
+                    };
+                    let seq: Vec<Vec<i64>> = (0..3)
+                        .map(|d| if d < 3 - nd { vec![0] } else { intervals(r, samp[d], f.inp[d], f.out[d], f.pool[d]) })
+                        .collect();
+                    let mut o = pl * out_img;
+                    for &t0 in &seq[0] {
+                        for &h0 in &seq[1] {
+                            for &w0 in &seq[2] {
+                                let mut best = T::lowest();
+                                let mut at = (t0 * f.inp[1] + h0) * f.inp[2] + w0;
+                                for t in t0..t0 + f.pool[0] {
+                                    for h in h0..h0 + f.pool[1] {
+                                        for w in w0..w0 + f.pool[2] {
+                                            let k = (t * f.inp[1] + h) * f.inp[2] + w;
+                                            // SAFETY: k < in_img (windows lie inside the input).
+                                            let v = unsafe { *(xp as *const T).add(pl * in_img + k as usize) }.ld();
+                                            if v > best || <T as Px>::is_nan(v) {
+                                                best = v;
+                                                at = k;
+                                            }
+                                        }
+                                    }
+                                }
+                                // SAFETY: output element o of the contiguous output and indices.
+                                unsafe {
+                                    *(op as *mut T).add(o) = T::st(best);
+                                    *(ip as *mut i64).add(o) = at;
+                                }
+                                o += 1;
+                            }
+                        }
+                    }
+                }
+            });
+            Ok(())
+        }, else Err(not_implemented("fractional_max_pool", dtype)))
+    })?;
+    super::norm::into_out(&indices, &f.out_sizes, DType::I64, |p| {
+        // SAFETY: the indices hold idx.len() contiguous elements.
+        unsafe { std::ptr::copy_nonoverlapping(idx.as_ptr(), p as *mut i64, idx.len()) };
+        Ok(())
+    })
+}
+
+fn f64_of<T: Px>(a: T::A) -> f64
+where
+    T::A: Into<f64>,
+{
+    a.into()
+}
+
+/// `fractional_max_pool{2,3}d_backward.grad_input`: the gradient zeroed, then each output's
+/// gradient added at its index in plane order (element-type sums).
+pub fn fractional_backward_out(
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    output_size: &[i64],
+    indices: TensorRef<'_>,
+    grad_input: TensorRef<'_>,
+) -> Result<()> {
+    let n = input.dim();
+    if (n != nd + 1 && n != nd + 2) || output_size.len() != nd {
+        return Err(Error::runtime(format!("fractional_max_pool{nd}d_backward(): unexpected input or output_size")));
+    }
+    let mut want = input.sizes()[..n - nd].to_vec();
+    want.extend_from_slice(output_size);
+    if nd == 2 {
+        if grad_output.sizes() != want.as_slice() {
+            return Err(Error::runtime("fractional_max_pool2d_backward(): gradOutput sizes unexpected"));
+        }
+        if indices.sizes() != want.as_slice() {
+            return Err(Error::runtime("fractional_max_pool2d_backward(): indices sizes unexpected"));
+        }
+    } else {
+        let names = ["time", "height", "width"];
+        for (d, name) in names.iter().enumerate() {
+            if grad_output.dim() != n || grad_output.sizes()[n - 3 + d] != output_size[d] {
+                return Err(Error::runtime(format!(
+                    "fractional_max_pool3d_backward_out(): gradOutput {name} unexpected"
+                )));
+            }
+        }
+        if indices.sizes() != want.as_slice() {
+            return Err(Error::runtime("fractional_max_pool3d_backward_out(): indices sizes unexpected"));
+        }
+    }
+    if DType::from_scalar_type(indices.dtype())? != DType::I64 {
+        return Err(Error::runtime("expected scalar type Long but found another type for indices"));
+    }
+    let dtype = float_of(&input, &format!("fractional_max_pool{nd}d_backward_out_frame"))?;
+    if DType::from_scalar_type(grad_output.dtype())? != dtype {
+        return Err(Error::runtime("expected grad_output to have the input's dtype"));
+    }
+    let planes = input.sizes()[..n - nd].iter().product::<i64>().max(0) as usize;
+    let in_img = input.sizes()[n - nd..].iter().product::<i64>().max(0) as usize;
+    let out_img = output_size.iter().product::<i64>().max(0) as usize;
+    let idx = longs(&indices)?;
+    if idx.iter().any(|&k| k < 0 || k as usize >= in_img) {
+        let cond = if nd == 2 {
+            "index >= 0 && index < static_cast<int64_t>(inputW) * inputH"
+        } else {
+            "index >= 0 && index < inputT * inputH * inputW"
+        };
+        return Err(Error::runtime(format!("{cond} INTERNAL ASSERT FAILED: an index lies outside its plane")));
+    }
+    let g = super::norm::dense(&grad_output)?;
+    super::norm::into_out(&grad_input, input.sizes(), dtype, |op| {
+        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            // SAFETY: the gradient holds planes·in_img contiguous elements.
+            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * in_img) }.fill(T::st(T::zero()));
+            let gp = g.ptr;
+            regen_runtime::host::parallel_for(planes, 1, |a, b| {
+                for pl in a..b {
+                    for (o, &k) in idx.iter().enumerate().take((pl + 1) * out_img).skip(pl * out_img) {
+                        // SAFETY: idx[o] < in_img (checked); element o of the dense gradient.
+                        unsafe {
+                            let dst = (op as *mut T).add(pl * in_img + k as usize);
+                            *dst = T::st(T::add((*dst).ld(), (*(gp as *const T).add(o)).ld()));
+                        }
+                    }
+                }
+            });
+            Ok(())
+        }, else Err(not_implemented("fractional_max_pool_backward", dtype)))
+    })
+}
+
+pub fn fractional_backward(
+    nd: usize,
+    grad_output: TensorRef<'_>,
+    input: TensorRef<'_>,
+    output_size: &[i64],
+    indices: TensorRef<'_>,
+) -> Result<Tensor> {
+    let gi = super::iter::new_tensor(input.sizes(), DType::from_scalar_type(input.dtype())?)?;
+    fractional_backward_out(nd, grad_output, input, output_size, indices, gi.as_ref())?;
+    Ok(gi)
+}
+
 /// The `Kernels` methods of pooling, invoked once in `backend.rs`.
 #[macro_export]
 macro_rules! pool_methods {
@@ -1643,6 +2070,97 @@ macro_rules! pool_methods {
                 &[scales_d, scales_h, scales_w],
                 grad_input,
             )
+        }
+        fn max_unpool2d_out(
+            &self,
+            self_: TensorRef<'_>,
+            indices: TensorRef<'_>,
+            output_size: &[i64],
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_unpool_out(2, self_, indices, output_size, &[], &[], out)
+        }
+        fn max_unpool2d(&self, self_: TensorRef<'_>, indices: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+            $crate::kernels::pool::max_unpool(2, self_, indices, output_size, &[], &[])
+        }
+        fn max_unpool3d_out(
+            &self,
+            self_: TensorRef<'_>,
+            indices: TensorRef<'_>,
+            output_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+            out: TensorRef<'_>,
+        ) -> Result<()> {
+            $crate::kernels::pool::max_unpool_out(3, self_, indices, output_size, stride, padding, out)
+        }
+        fn max_unpool3d(
+            &self,
+            self_: TensorRef<'_>,
+            indices: TensorRef<'_>,
+            output_size: &[i64],
+            stride: &[i64],
+            padding: &[i64],
+        ) -> Result<Tensor> {
+            $crate::kernels::pool::max_unpool(3, self_, indices, output_size, stride, padding)
+        }
+        fn fractional_max_pool2d_output(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            output_size: &[i64],
+            random_samples: TensorRef<'_>,
+            output: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::pool::fractional_out;
+            fractional_out(2, self_, kernel_size, output_size, random_samples, output, indices)
+        }
+        fn fractional_max_pool2d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            _kernel_size: &[i64],
+            output_size: &[i64],
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::pool::fractional_backward_out;
+            fractional_backward_out(2, grad_output, self_, output_size, indices, grad_input)
+        }
+        fn fractional_max_pool3d_output(
+            &self,
+            self_: TensorRef<'_>,
+            kernel_size: &[i64],
+            output_size: &[i64],
+            random_samples: TensorRef<'_>,
+            output: TensorRef<'_>,
+            indices: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::pool::fractional_out;
+            fractional_out(3, self_, kernel_size, output_size, random_samples, output, indices)
+        }
+        fn fractional_max_pool3d_backward_grad_input(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            _kernel_size: &[i64],
+            output_size: &[i64],
+            indices: TensorRef<'_>,
+            grad_input: TensorRef<'_>,
+        ) -> Result<()> {
+            use $crate::kernels::pool::fractional_backward_out;
+            fractional_backward_out(3, grad_output, self_, output_size, indices, grad_input)
+        }
+        fn fractional_max_pool3d_backward(
+            &self,
+            grad_output: TensorRef<'_>,
+            self_: TensorRef<'_>,
+            _kernel_size: &[i64],
+            output_size: &[i64],
+            indices: TensorRef<'_>,
+        ) -> Result<Tensor> {
+            $crate::kernels::pool::fractional_backward(3, grad_output, self_, output_size, indices)
         }
     };
 }
