@@ -515,7 +515,9 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     if channels_innermost(p, &x, &y, &idx) {
         return forward_channels_last::<T>(p, x, y, idx);
     }
-    let [ih, iw] = [p.inp[1], p.inp[2]];
+    if matches!(p.mode, Mode::Max | Mode::AdaptiveMax) {
+        return forward_max::<T>(p, x, y, idx);
+    }
     let planes = p.n * p.c;
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
         for pl in a..b {
@@ -531,36 +533,7 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                             *xp.offset(d as isize * x.st[2] + h as isize * x.st[3] + w as isize * x.st[4])
                         };
                         match p.mode {
-                            Mode::Max | Mode::AdaptiveMax => {
-                                let mut best = T::lowest();
-                                let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
-                                let wstep = x.st[4] * ww.step as isize;
-                                for d in (wd.lo..wd.hi).step_by(wd.step) {
-                                    for h in (wh.lo..wh.hi).step_by(wh.step) {
-                                        // A pointer stepped along the window's row (no multiply
-                                        // per element).
-                                        let base = (d * ih + h) * iw;
-                                        let mut xq = xp.wrapping_offset(
-                                            d as isize * x.st[2] + h as isize * x.st[3] + ww.lo as isize * x.st[4],
-                                        );
-                                        let mut w = ww.lo;
-                                        while w < ww.hi {
-                                            let v = unsafe { *xq }.ld();
-                                            if v > best || <T as Px>::is_nan(v) {
-                                                best = v;
-                                                bi = base + w;
-                                            }
-                                            xq = xq.wrapping_offset(wstep);
-                                            w += ww.step;
-                                        }
-                                    }
-                                }
-                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(best) };
-                                if let Some(iv) = idx {
-                                    let io = iv.at(bn, ch, od, oh, ow);
-                                    unsafe { *(iv.ptr as *mut i64).offset(io) = bi as i64 };
-                                }
-                            }
+                            Mode::Max | Mode::AdaptiveMax => unreachable!("forward_max pools the max modes"),
                             Mode::Avg { include_pad, divisor } => {
                                 let v = if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
                                     T::zero()
@@ -604,6 +577,57 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 }
                                 unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
                             }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Max pooling plane by plane, the mode decided once rather than per output element: each
+/// window's rows walked by a stepped pointer, CPU's `val > max || isnan(val)` update (the first
+/// maximum wins, a NaN sticks).
+fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
+    let [ih, iw] = [p.inp[1], p.inp[2]];
+    let wstep = |ww: &Win| x.st[4] * ww.step as isize;
+    regen_runtime::host::parallel_for(p.n * p.c, grain(p), |a, b| {
+        for pl in a..b {
+            let (bn, ch) = (pl / p.c, pl % p.c);
+            let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, ch, 0, 0, 0));
+            let yp = (y.ptr as *mut T).wrapping_offset(y.at(bn, ch, 0, 0, 0));
+            let ip = idx.map(|iv| (iv.ptr as *mut i64).wrapping_offset(iv.at(bn, ch, 0, 0, 0)));
+            for (od, wd) in p.win[0].iter().enumerate() {
+                for (oh, wh) in p.win[1].iter().enumerate() {
+                    let yrow = yp.wrapping_offset(od as isize * y.st[2] + oh as isize * y.st[3]);
+                    for (ow, ww) in p.win[2].iter().enumerate() {
+                        let mut best = T::lowest();
+                        let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                        for d in (wd.lo..wd.hi).step_by(wd.step) {
+                            for h in (wh.lo..wh.hi).step_by(wh.step) {
+                                let base = (d * ih + h) * iw;
+                                let mut xq = xp.wrapping_offset(
+                                    d as isize * x.st[2] + h as isize * x.st[3] + ww.lo as isize * x.st[4],
+                                );
+                                let mut w = ww.lo;
+                                while w < ww.hi {
+                                    // SAFETY: window indices lie inside the input (the plan
+                                    // clips them).
+                                    let v = unsafe { *xq }.ld();
+                                    if v > best || <T as Px>::is_nan(v) {
+                                        best = v;
+                                        bi = base + w;
+                                    }
+                                    xq = xq.wrapping_offset(wstep(ww));
+                                    w += ww.step;
+                                }
+                            }
+                        }
+                        // SAFETY (both writes): output indices inside the output and indices.
+                        unsafe { *yrow.offset(ow as isize * y.st[4]) = T::st(best) };
+                        if let (Some(ip), Some(iv)) = (ip, idx) {
+                            let io = od as isize * iv.st[2] + oh as isize * iv.st[3] + ow as isize * iv.st[4];
+                            unsafe { *ip.offset(io) = bi as i64 };
                         }
                     }
                 }
