@@ -94,7 +94,7 @@ trait ScaledAdd: Copy + Send + Sync + Sized {
 /// `add` with alpha vectorises runs of 32 elements on an AVX-512 machine).
 pub(crate) fn vector_bytes() -> usize {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+    if super::has_avx2() {
         return 32;
     }
     16

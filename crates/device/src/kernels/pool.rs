@@ -590,7 +590,6 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
 /// maximum wins, a NaN sticks).
 fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     let [ih, iw] = [p.inp[1], p.inp[2]];
-    let wstep = |ww: &Win| x.st[4] * ww.step as isize;
     regen_runtime::host::parallel_for(p.n * p.c, grain(p), |a, b| {
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
@@ -603,6 +602,7 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                     for (ow, ww) in p.win[2].iter().enumerate() {
                         let mut best = T::lowest();
                         let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
+                        let wstep = x.st[4] * ww.step as isize;
                         for d in (wd.lo..wd.hi).step_by(wd.step) {
                             for h in (wh.lo..wh.hi).step_by(wh.step) {
                                 let base = (d * ih + h) * iw;
@@ -618,7 +618,7 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                         best = v;
                                         bi = base + w;
                                     }
-                                    xq = xq.wrapping_offset(wstep(ww));
+                                    xq = xq.wrapping_offset(wstep);
                                     w += ww.step;
                                 }
                             }

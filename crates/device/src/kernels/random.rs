@@ -325,7 +325,7 @@ normal_fill_in_place!(normal_fill_f32, f32, uniform_f32, box_muller_f32);
 /// where the baseline target's `fmaf` calls had made `normal_` on float 7x slower than CPU's.
 fn box_muller_f32(data: &mut [f32], mean: f32, std: f32) {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+    if super::has_avx2() {
         #[target_feature(enable = "avx2,fma")]
         unsafe fn fused(data: &mut [f32], mean: f32, std: f32) {
             normal_fill_16_f32(data, mean, std);

@@ -15,7 +15,7 @@ use regen_runtime::{Error, Generator, Result, Tensor, TensorRef};
 use super::dtype::{DType, Element};
 use super::iter::{self, Operand};
 use super::random::{FromI64, serial};
-use super::reduce;
+use super::reduce::{self, dtype_of};
 use super::scalar::Real;
 use super::shape::not_implemented;
 
@@ -238,8 +238,16 @@ fn sample_gamma<T: Real>(alpha: T, g: &mut CpuGenerator) -> f64 {
     }
 }
 
-fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
-    DType::from_scalar_type(t.dtype())
+/// TensorIterator's check that every operand has the first one's dtype.
+fn same_dtype(inputs: &[TensorRef<'_>]) -> Result<DType> {
+    let dtype = dtype_of(&inputs[0])?;
+    for t in &inputs[1..] {
+        let d = dtype_of(t)?;
+        if d != dtype {
+            return Err(Error::runtime(format!("expected scalar type {} but found {}", dtype.name(), d.name())));
+        }
+    }
+    Ok(dtype)
 }
 
 /// The output of `at::zeros(first.sizes(), first.options())` filled by `draw` element by element
@@ -250,13 +258,7 @@ fn sample(
     generator: Option<Generator>,
     check_dtype: impl Fn(DType) -> Result<()>,
 ) -> Result<Tensor> {
-    let dtype = dtype_of(&inputs[0])?;
-    for t in &inputs[1..] {
-        let d = dtype_of(t)?;
-        if d != dtype {
-            return Err(Error::runtime(format!("expected scalar type {} but found {}", dtype.name(), d.name())));
-        }
-    }
+    let dtype = same_dtype(inputs)?;
     check_dtype(dtype)?;
     let shape = inputs[0].sizes().to_vec();
     let broadcast = iter::broadcast_shapes(&inputs.iter().map(|t| t.sizes()).collect::<Vec<_>>())?;
@@ -474,27 +476,14 @@ fn standard_gamma_grad_one(alpha: f64, x: f64) -> f64 {
 
 /// `torch._standard_gamma_grad(alpha, sample)`: the reparameterised gradient, elementwise.
 pub fn standard_gamma_grad(alpha: TensorRef<'_>, output: TensorRef<'_>) -> Result<Tensor> {
-    let dtype = dtype_of(&alpha)?;
-    let d = dtype_of(&output)?;
-    if d != dtype {
-        return Err(Error::runtime(format!("expected scalar type {} but found {}", dtype.name(), d.name())));
-    }
+    let dtype = same_dtype(&[alpha, output])?;
     if !matches!(dtype, DType::F32 | DType::F64) {
         return Err(not_implemented("_standard_gamma_grad_cpu", dtype));
     }
-    let shape = alpha.sizes().to_vec();
-    let out = iter::new_tensor(&shape, dtype)?;
+    let out = iter::new_tensor(alpha.sizes(), dtype)?;
     let ops = [Operand::of(&out.as_ref())?, Operand::of(&alpha)?, Operand::of(&output)?];
     crate::dispatch!(dtype, [F32, F64], |T| {
-        serial(&ops, |p| {
-            // SAFETY: the iterator visits matching elements of three operands of dtype T.
-            unsafe {
-                let a = Real::to_f64(p[1].cast::<T>().read());
-                let x = Real::to_f64(p[2].cast::<T>().read());
-                p[0].cast::<T>().write(standard_gamma_grad_one(a, x) as T);
-            }
-            Ok(())
-        })
+        each::<T>(&ops, |a, x| Ok(standard_gamma_grad_one(Real::to_f64(a), Real::to_f64(x)) as T))
     }, else Ok(()))?;
     Ok(out)
 }
