@@ -417,3 +417,27 @@ def test_fractional_max_pool_nan_and_errors():
     for fn, args in bad:
         dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
         raises_like(fn, args, dev)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_max_pool_backward_checks_indices(nd):
+    """An index outside its plane is an error on the device (CPU writes out of bounds, so its
+    result cannot be compared); -1 is skipped, as CPU's `maxindex != -1` does."""
+    x = make((2, 3, 4, 6, 6)[5 - 2 - nd:], torch.float32, seed=5)
+    k = [2] * nd
+    pool = getattr(torch.ops.aten, f"max_pool{nd}d_with_indices")
+    back = getattr(torch.ops.aten, f"max_pool{nd}d_with_indices_backward")
+    y, idx = pool(x, k, k)
+    plane = x[0, 0].numel()
+    xd, gd = x.to("regen"), torch.ones_like(y).to("regen")
+    for bad in (plane, -2, 10**8):
+        i = idx.clone()
+        i.view(-1)[5] = bad
+        with pytest.raises(RuntimeError, match="Found an invalid max index"):
+            back(gd, xd, k, k, [0] * nd, [1] * nd, False, i.to("regen"))
+    i = idx.clone()
+    i.view(-1)[5] = -1
+    key = "max_pool2d_with_indices_backward.grad_input" if nd == 2 else "max_pool3d_with_indices_backward"
+    with counted(key):
+        got = back(gd, xd, k, k, [0] * nd, [1] * nd, False, i.to("regen"))
+    same(got, back(torch.ones_like(y), x, k, k, [0] * nd, [1] * nd, False, i))

@@ -386,15 +386,16 @@ simd_fn! {
         // `vec::map` writes them, so the first (cold) stores to the output overlap the next
         // chunk's exponentials instead of making a store-only pass of their own; the sum and
         // the scaling then find the row in L1.
+        // (T is T::A here, as equal sizes mean for the element types of `Elem`: the differences
+        // go to the output and are exponentiated in place.)
         for (xc, yc) in x.chunks(EXP_CHUNK).zip(y.chunks_mut(EXP_CHUNK)) {
-            let b = &mut buf[..xc.len()];
-            for (b, &v) in b.iter_mut().zip(xc) {
-                *b = v.ld() - m;
+            for (o, &v) in yc.iter_mut().zip(xc) {
+                *o = T::st(v.ld() - m);
             }
-            T::A::exp_slice(b);
-            for (o, &v) in yc.iter_mut().zip(b.iter()) {
-                *o = T::st(v);
-            }
+            // SAFETY: T and T::A are the same type (equal sizes, checked above), so the chunk
+            // is a slice of T::A.
+            let yc = unsafe { std::slice::from_raw_parts_mut(yc.as_mut_ptr() as *mut T::A, yc.len()) };
+            T::A::exp_slice(yc);
         }
         let inv = T::A::one() / lane_sum([&*y], |[v]| v.ld());
         for o in y.iter_mut() {

@@ -742,9 +742,14 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     });
 }
 
-fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
+/// The backward pass; false when an index of the max modes lies outside its plane (that
+/// gradient is skipped, and the caller reports the first such index). The indices are checked
+/// here, in the parallel loop, rather than in a serial pass of their own over all of them.
+fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
     let [id, ih, iw] = p.inp;
     let planes = p.n * p.c;
+    let plane = (id * ih * iw) as u64;
+    let valid = std::sync::atomic::AtomicBool::new(true);
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
         // Nearest upsampling sums a plane in op-math and rounds once (CPU's `acc_data_ptr`).
         let mut acc = vec![T::zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
@@ -782,7 +787,17 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
                             }
                             Mode::Max | Mode::AdaptiveMax => {
                                 let Some(iv) = idx else { continue };
-                                let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) } as usize;
+                                let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) };
+                                // CPU skips -1 (`maxindex != -1`) and writes any other
+                                // index out of the plane out of bounds.
+                                if i == -1 {
+                                    continue;
+                                }
+                                if i as u64 >= plane {
+                                    valid.store(false, std::sync::atomic::Ordering::Relaxed);
+                                    continue;
+                                }
+                                let i = i as usize;
                                 add(if dense { i as isize } else { gat(i / (ih * iw), i / iw % ih, i % iw) }, g);
                             }
                             Mode::Avg { include_pad, divisor } => {
@@ -833,6 +848,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) {
             }
         }
     });
+    valid.into_inner()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -960,9 +976,7 @@ fn run_backward(
                     fmt_sizes(i.sizes())
                 )));
             }
-            let v = view(i, p.nd);
-            check_indices(p, v)?;
-            Some(v)
+            Some(view(i, p.nd))
         }
         None => None,
     };
@@ -973,14 +987,18 @@ fn run_backward(
         let copy = resolved(grad_output)?;
         let go = view(&copy.as_ref().map_or(*grad_output, |c| c.as_ref()), p.nd);
         let gi = view(g, p.nd);
-        crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-            backward::<T>(p, go, gi, iv);
-            Ok(())
-        }, else Err(not_implemented(&name(p.mode, p.nd), dtype)))
+        let valid = crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+            backward::<T>(p, go, gi, iv)
+        }, else return Err(not_implemented(&name(p.mode, p.nd), dtype)));
+        match iv {
+            Some(v) if !valid => check_indices(p, v),
+            _ => Ok(()),
+        }
     })
 }
 
-/// Every index must name an element of its plane (CPU would write out of bounds).
+/// The first index (in the output's order) that names no element of its plane, as an error
+/// (CPU would write out of bounds).
 fn check_indices(p: &Plan, v: View) -> Result<()> {
     let plane = p.plane() as i64;
     for b in 0..p.n {
@@ -990,7 +1008,7 @@ fn check_indices(p: &Plan, v: View) -> Result<()> {
                     for w in 0..p.out[2] {
                         // SAFETY: an element of the indices tensor (sizes checked).
                         let i = unsafe { *(v.ptr as *const i64).offset(v.at(b, c, d, h, w)) };
-                        if !(0..plane).contains(&i) {
+                        if i != -1 && !(0..plane).contains(&i) {
                             return Err(Error::runtime(format!(
                                 "Found an invalid max index: {i} (output volumes are of size {plane}"
                             )));
