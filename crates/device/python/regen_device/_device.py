@@ -28,14 +28,120 @@ def current_device() -> int:
     return _current
 
 
+def _get_device_index(device, optional: bool = False) -> int:
+    """The index ``device`` (an int, a string such as ``"regen:0"``, a torch.device or None)
+    names, as ``torch.cuda._utils._get_device_index``: None, or a device without an index, means
+    the current device when ``optional``; -1 means none (``device(-1)`` changes nothing)."""
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "regen":
+            raise ValueError(f"Expected a regen device, but got: {device}")
+        device = device.index
+    if device is None:
+        if not optional:
+            raise ValueError("Expected a regen device with a specified index or an integer, but got: None")
+        return _current
+    if not isinstance(device, int) or isinstance(device, bool):
+        raise ValueError(f"Expected a regen device, a string or an integer, but got: {device!r}")
+    if device not in (-1, 0):
+        raise ValueError(f"regen has one device (index 0), not {device}")
+    return device
+
+
 def set_device(device) -> None:
-    index = device if isinstance(device, int) else torch.device(device).index
-    if index not in (None, 0):
-        raise ValueError(f"regen has one device (index 0), not {index}")
+    global _current
+    index = _get_device_index(device, optional=True)
+    if index >= 0:
+        _current = index
+
+
+class device:
+    """Context manager that makes ``device`` the current device and restores the previous one on
+    exit, as ``torch.cuda.device``; ``torch.load`` enters it to put storages on the device."""
+
+    def __init__(self, device):
+        self.idx = _get_device_index(device, optional=True)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        global _current
+        self.prev_idx = _current
+        if self.idx >= 0:
+            _current = self.idx
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        global _current
+        _current = self.prev_idx
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of ``obj`` (a tensor or storage) current; on another
+    device's object it does nothing."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.device.type == "regen" else -1)
 
 
 def synchronize(device=None) -> None:
     """Kernels run synchronously on the host: nothing to wait for."""
+    _get_device_index(device, optional=True)
+
+
+# Memory: device memory is host memory from regen-runtime's allocator, which counts the bytes in
+# use and their peak. Nothing is cached: freed memory goes back to the host at once, so the
+# "reserved" figures equal the "allocated" ones and empty_cache has nothing to release.
+_lib.regen_runtime_peak_bytes.restype = ctypes.c_uint64
+_lib.regen_runtime_peak_bytes.argtypes = []
+_lib.regen_runtime_reset_peak_bytes.restype = None
+_lib.regen_runtime_reset_peak_bytes.argtypes = []
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of device memory held by tensors now, as ``torch.cuda.memory_allocated``."""
+    _get_device_index(device, optional=True)
+    return int(_lib.regen_runtime_bytes_in_use())
+
+
+def max_memory_allocated(device=None) -> int:
+    """The most bytes held at once since the start or the last ``reset_peak_memory_stats``."""
+    _get_device_index(device, optional=True)
+    return int(_lib.regen_runtime_peak_bytes())
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Starts ``max_memory_allocated`` over from the bytes held now."""
+    _get_device_index(device, optional=True)
+    _lib.regen_runtime_reset_peak_bytes()
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    reset_peak_memory_stats(device)
+
+
+def memory_reserved(device=None) -> int:
+    return memory_allocated(device)
+
+
+def max_memory_reserved(device=None) -> int:
+    return max_memory_allocated(device)
+
+
+def memory_stats(device=None) -> dict:
+    """The counters above under ``torch.cuda.memory_stats``' names."""
+    now, peak = memory_allocated(device), max_memory_allocated(device)
+    return {
+        "allocated_bytes.all.current": now,
+        "allocated_bytes.all.peak": peak,
+        "reserved_bytes.all.current": now,
+        "reserved_bytes.all.peak": peak,
+    }
+
+
+def empty_cache() -> None:
+    """Nothing is cached (freed device memory goes back to the host at once)."""
 
 
 def is_initialized() -> bool:
