@@ -5,9 +5,10 @@ benchmark, not a test), by bench_device.py's method.
 
 One process; device and CPU samples alternate (so a change in machine load hits both alike), with
 the same torch thread count (the device's kernels run on PyTorch's own intra-op pool). Prints the
-median time of each side and the ratio device/CPU. Operands: float32 8x32x64x64 images (bilinear
-2x upsampling forward and forward+backward, also channels-last; reflection_pad2d by 3 forward and
-forward+backward) and grid_sample bilinear of the same images on a 64x64 grid.
+median time of each side and the ratio device/CPU. Operands: float32 8x32x64x64 images (bilinear,
+bicubic and nearest 2x upsampling forward and forward+backward, contiguous and channels-last;
+reflection_pad2d by 3 forward and forward+backward) and grid_sample bilinear of the same images on
+a 64x64 grid.
 """
 
 import os
@@ -44,12 +45,24 @@ def cases():
         return lambda *a: fn(*a).sum().backward()
 
     up = lambda x: F.interpolate(x, scale_factor=2, mode="bilinear")  # noqa: E731
+    cub = lambda x: F.interpolate(x, scale_factor=2, mode="bicubic")  # noqa: E731
+    near = lambda x: F.interpolate(x, scale_factor=2, mode="nearest")  # noqa: E731
+    cl = torch.channels_last
     pad = lambda x: F.pad(x, (3, 3, 3, 3), mode="reflect")  # noqa: E731
     gs = lambda x, gr: F.grid_sample(x, gr, mode="bilinear", align_corners=False)  # noqa: E731
     return [
         ("bilinear 2x 8x32x64²", on(img, up)),
         ("bilinear 2x fwd+bwd", on(img, fwd_bwd(up), grad=True)),
-        ("bilinear 2x channels_last", on(img, up, fmt=torch.channels_last)),
+        ("bilinear 2x channels_last", on(img, up, fmt=cl)),
+        ("bilinear 2x ch_last fwd+bwd", on(img, fwd_bwd(up), grad=True, fmt=cl)),
+        ("bicubic 2x", on(img, cub)),
+        ("bicubic 2x fwd+bwd", on(img, fwd_bwd(cub), grad=True)),
+        ("bicubic 2x channels_last", on(img, cub, fmt=cl)),
+        ("bicubic 2x ch_last fwd+bwd", on(img, fwd_bwd(cub), grad=True, fmt=cl)),
+        ("nearest 2x", on(img, near)),
+        ("nearest 2x fwd+bwd", on(img, fwd_bwd(near), grad=True)),
+        ("nearest 2x channels_last", on(img, near, fmt=cl)),
+        ("nearest 2x ch_last fwd+bwd", on(img, fwd_bwd(near), grad=True, fmt=cl)),
         ("reflection_pad2d 3", on(img, pad)),
         ("reflection_pad2d fwd+bwd", on(img, fwd_bwd(pad), grad=True)),
         ("grid_sample bilinear 64²", on(img, gs, extra=grid)),

@@ -491,8 +491,6 @@ CAUSES = [
      "tolerance: PrivateUse1 runs math_group_norm, not CPU's fused kernel; bf16 rounds at each step (1 ulp)"),
     ("fail", r"^addr$", r"not close",
      "tolerance: PrivateUse1 runs math_addr (mul + add in bf16), not CPU's fused addr (1 ulp)"),
-    ("fail", r"^nn\.functional\.grid_sample$", r"bicubic interpolation with 5D input",
-     "tricubic: CPU samples 5-d inputs bicubically (tricubic) since 2.15; grid_sampler_3d has bilinear and nearest only"),
     ("fail", r"^nn\.functional\.linear_cross_entropy", r"not close",
      "bf16: off-CPU path adds 4 _to_copy (accumulation dtype differs), loss 0.0 vs CPU 0.003"),
 ]

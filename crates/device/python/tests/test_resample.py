@@ -291,6 +291,62 @@ def test_grid_sample_3d(mode, padding, align, dtype):
     check(fn, x, "grid_sampler_3d", "grid_sampler_3d_backward", extra=(grid,))
 
 
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_grid_sample_3d_bicubic(padding, align, dtype):
+    # CPU's tricubic loop is scalar (op-math, taps summed in z, y, x order), so the device's values
+    # and gradients equal it bit for bit; for float16 and bfloat16 the values and the grid gradient
+    # do; the input gradient (CPU's rounding of the float16/bfloat16 scatters was not reproduced)
+    # within a few ulps where border/reflection padding scatters many taps into one element.
+    x = make((2, 3, 4, 5, 6), torch.float32, seed=21).to(dtype)
+    grid = grid_of((2, 3, 2, 4, 3), 22).to(dtype)
+    fn = lambda t, g: F.grid_sample(t, g, mode="bicubic", padding_mode=padding, align_corners=align)  # noqa: E731
+    half = dtype in (torch.bfloat16, torch.float16)
+    layouts = [
+        (x, grid),
+        # Channels-last input, a transposed grid; a sliced input.
+        (x.contiguous(memory_format=torch.channels_last_3d), grid.transpose(1, 3).contiguous().transpose(1, 3)),
+        (x[:, :, :, 1:, ::2], grid),
+    ]
+    for xi, gr in layouts:
+        if not half:
+            check(fn, xi, "grid_sampler_3d", "grid_sampler_3d_backward", exact=True, extra=(gr,))
+            continue
+        xc, gc = xi.clone().requires_grad_(), gr.clone().requires_grad_()
+        xd, gd = xi.to("regen").requires_grad_(), gr.to("regen").requires_grad_()
+        exp = fn(xc, gc)
+        with counted("grid_sampler_3d"), no_cpu_copy():
+            got = fn(xd, gd)
+        close(got.detach(), exp.detach(), exact=True)
+        g = make(exp.shape, torch.float32, seed=7).to(dtype)
+        exp.backward(g)
+        with counted("grid_sampler_3d_backward"), no_cpu_copy():
+            got.backward(g.to("regen"))
+        close(gd.grad, gc.grad, exact=True)
+        tol = 3e-2 if dtype == torch.bfloat16 else 1e-2
+        torch.testing.assert_close(xd.grad.cpu(), xc.grad, atol=tol, rtol=tol)
+
+
+def test_grid_sample_3d_bicubic_nonfinite_and_mask():
+    A = torch.ops.aten
+    x = make((1, 2, 3, 4, 5), torch.float32, seed=23)
+    grid = grid_of((1, 2, 2, 3, 3), 24)
+    grid[0, 0, 0, 0] = torch.tensor([float("nan"), 0.2, -0.3])
+    grid[0, 0, 1, 1, 2] = float("inf")
+    grid[0, 1, 0, 2, 0] = -1e30
+    with counted("grid_sampler_3d"):
+        got = A.grid_sampler_3d(x.to("regen"), grid.to("regen"), 2, 0, False)
+    close(got, A.grid_sampler_3d(x, grid, 2, 0, False), exact=True)
+    go = make((1, 2, 2, 2, 3), torch.float32, seed=25)
+    dev = [t.to("regen") for t in (go, x, grid)]
+    with counted("grid_sampler_3d_backward"):
+        gi, gg = A.grid_sampler_3d_backward(*dev, 2, 1, True, [False, True])
+    egi, egg = A.grid_sampler_3d_backward(go, x, grid, 2, 1, True, [False, True])
+    assert gi is None and egi is None
+    close(gg, egg, exact=True)
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("nd", [2, 3])
 def test_grid_sample_reduced(dtype, nd):

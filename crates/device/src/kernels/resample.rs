@@ -65,6 +65,13 @@ fn to_i64<A: Real>(x: A) -> i64 {
     if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&v) { v as i64 } else { i64::MIN }
 }
 
+/// Rounds an op-math value to the element type and back where CPU's `scalar_t` arithmetic does
+/// (float16, bfloat16); a fn item, so the hot loops inline it.
+#[inline(always)]
+fn rr<T: Fx>(v: T::M) -> T::M {
+    if T::REDUCED { rd::<T>(v) } else { v }
+}
+
 /// Reads element `o` of `p` in op-math.
 ///
 /// # Safety
@@ -318,61 +325,10 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
     let [kd, kh, kw] = [t[0].k, t[1].k, t[2].k];
     let real = [p.nd == 3, p.nd >= 2, true];
     let [od, oh, ow] = p.out;
-    // SAFETY (all reads): tap indices lie inside the input (taps() clamps them).
-    let eval = |xp: *const T, d: usize, h: usize, wi: usize| -> T::M {
-        let (bd, bh, bw) = (d * kd, h * kh, wi * kw);
-        match f {
-            Formula::Separable => {
-                let mut vd = T::M::zero();
-                for jd in 0..kd {
-                    let mut vh = T::M::zero();
-                    for jh in 0..kh {
-                        let mut vw = T::M::zero();
-                        for jw in 0..kw {
-                            let v =
-                                unsafe { ld(xp, off[0][bd + jd] + off[1][bh + jh] + off[2][bw + jw]) } * w[2][bw + jw];
-                            vw = if jw == 0 { v } else { vw + v };
-                        }
-                        vh = if !real[1] {
-                            vw
-                        } else if jh == 0 {
-                            vw * w[1][bh + jh]
-                        } else {
-                            vh + vw * w[1][bh + jh]
-                        };
-                    }
-                    vd = if !real[0] {
-                        vh
-                    } else if jd == 0 {
-                        vh * w[0][bd + jd]
-                    } else {
-                        vd + vh * w[0][bd + jd]
-                    };
-                }
-                vd
-            }
-            Formula::Product => {
-                let mut acc = T::M::zero();
-                let mut first = true;
-                for jd in 0..kd {
-                    for jh in 0..kh {
-                        let wdh = if real[0] { w[0][bd + jd] * w[1][bh + jh] } else { w[1][bh + jh] };
-                        for jw in 0..kw {
-                            let v = unsafe { ld(xp, off[0][bd + jd] + off[1][bh + jh] + off[2][bw + jw]) }
-                                * (wdh * w[2][bw + jw]);
-                            acc = if first { v } else { acc + v };
-                            first = false;
-                        }
-                    }
-                }
-                acc
-            }
-        }
-    };
     let work = od * oh * ow * kd * kh * kw;
     if p.c > 1 && x.st[1] == 1 && y.st[1] == 1 {
         // Channels innermost: each tap's row of channels is weighted into rows of partial sums,
-        // so every channel makes the operations of `eval`, in its order, vectorised.
+        // so every channel makes the planes' operations, in their order, vectorised.
         let c = p.c;
         let positions = p.n * od * oh * ow;
         regen_runtime::host::parallel_for(positions, grain(work / (od * oh * ow) * c), |a, b| {
@@ -421,21 +377,109 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
         });
         return;
     }
+    // Planes: a row of output at a time, its partial sums kept as rows (CPU's generic kernel:
+    // per dimension, innermost first; or the product formula), each element's operations in
+    // CPU's order.
     regen_runtime::host::parallel_for(p.n * p.c, grain(work), |a, b| {
+        let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::M::zero(); ow]);
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
             let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, ch, 0, 0, 0));
             for d in 0..od {
                 for h in 0..oh {
-                    for wi in 0..ow {
-                        let v = eval(xp, d, h, wi);
+                    let (bd, bh) = (d * kd, h * kh);
+                    let mut first = true;
+                    for jd in 0..kd {
+                        for jh in 0..kh {
+                            let rp = xp.wrapping_offset(off[0][bd + jd] + off[1][bh + jh]);
+                            match f {
+                                Formula::Separable => {
+                                    // SAFETY: tap indices lie inside the input (taps() clamps them).
+                                    unsafe { taps_row::<T>(kw, rp, &off[2], &w[2], None, &mut vw, true) };
+                                    combine_rows::<T>(&mut vh, &vw, real[1].then(|| w[1][bh + jh]), jh == 0);
+                                }
+                                Formula::Product => {
+                                    let wdh = if real[0] { w[0][bd + jd] * w[1][bh + jh] } else { w[1][bh + jh] };
+                                    // SAFETY: as above.
+                                    unsafe { taps_row::<T>(kw, rp, &off[2], &w[2], Some(wdh), &mut vd, first) };
+                                    first = false;
+                                }
+                            }
+                        }
+                        if f == Formula::Separable {
+                            combine_rows::<T>(&mut vd, &vh, real[0].then(|| w[0][bd + jd]), jd == 0);
+                        }
+                    }
+                    let yp = (y.ptr as *mut T).wrapping_offset(y.at(bn, ch, d, h, 0));
+                    for (wi, &v) in vd.iter().enumerate() {
                         // SAFETY: an element of the output.
-                        unsafe { *(y.ptr as *mut T).offset(y.at(bn, ch, d, h, wi)) = T::st(v) };
+                        unsafe { *yp.offset(wi as isize * y.st[4]) = T::st(v) };
                     }
                 }
             }
         }
     });
+}
+
+/// One row of taps along the width: `out[wi] (=|+=) Σ_j x[off[wi·k + j]] · w'` with the
+/// element's sum started at its first tap (`first`) or continued; `w'` is the tap's weight, or
+/// `wdh · weight` for the product formula (`wdh` given). `k` is 2 or 4 in practice, and
+/// specialised so the tap loop unrolls.
+///
+/// # Safety
+/// Every `rp.offset(off[i])` is an element of a live tensor.
+#[inline(always)]
+unsafe fn taps_row<T: Fx>(
+    k: usize,
+    rp: *const T,
+    off: &[isize],
+    w: &[T::M],
+    wdh: Option<T::M>,
+    out: &mut [T::M],
+    first: bool,
+) {
+    unsafe {
+        match k {
+            2 => taps_row_k::<T, 2>(rp, off, w, wdh, out, first),
+            4 => taps_row_k::<T, 4>(rp, off, w, wdh, out, first),
+            _ => taps_row_k::<T, 1>(rp, off, w, wdh, out, first),
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn taps_row_k<T: Fx, const K: usize>(
+    rp: *const T,
+    off: &[isize],
+    w: &[T::M],
+    wdh: Option<T::M>,
+    out: &mut [T::M],
+    first: bool,
+) {
+    let rows = off.chunks_exact(K).zip(w.chunks_exact(K));
+    match wdh {
+        None => {
+            for (o, (of, wt)) in out.iter_mut().zip(rows) {
+                // SAFETY: the caller's.
+                let mut v = unsafe { ld(rp, of[0]) } * wt[0];
+                for j in 1..K {
+                    v = v + unsafe { ld(rp, of[j]) } * wt[j];
+                }
+                *o = if first { v } else { *o + v };
+            }
+        }
+        Some(wdh) => {
+            for (o, (of, wt)) in out.iter_mut().zip(rows) {
+                let mut acc = *o;
+                for j in 0..K {
+                    // SAFETY: the caller's.
+                    let v = unsafe { ld(rp, of[j]) } * (wdh * wt[j]);
+                    acc = if first && j == 0 { v } else { acc + v };
+                }
+                *o = acc;
+            }
+        }
+    }
 }
 
 simd_fn! {
@@ -492,40 +536,35 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
             let gp = (go.ptr as *const T).wrapping_offset(go.at(bn, ch, 0, 0, 0));
             for d in 0..od {
                 for h in 0..oh {
-                    for wi in 0..ow {
-                        // SAFETY: an element of grad_output.
-                        let g =
-                            unsafe { ld(gp, d as isize * go.st[2] + h as isize * go.st[3] + wi as isize * go.st[4]) };
-                        if copy {
-                            acc[(d * ih + h) * iw + wi] = g;
-                            continue;
+                    let grow = gp.wrapping_offset(d as isize * go.st[2] + h as isize * go.st[3]);
+                    if copy {
+                        for wi in 0..ow {
+                            // SAFETY: an element of grad_output.
+                            acc[(d * ih + h) * iw + wi] = unsafe { ld(grow, wi as isize * go.st[4]) };
                         }
-                        let (bd, bh, bw) = (d * kd, h * kh, wi * kw);
-                        if p.kind == Kind::Cubic {
-                            // UpSampleBicubic2d.cpp: x taps outer, y taps inner, g·wy·wx.
-                            for jw in 0..kw {
-                                for jh in 0..kh {
-                                    let v = g * t[1].w[bh + jh] * t[2].w[bw + jw];
-                                    let k = t[1].idx[bh + jh] * iw + t[2].idx[bw + jw];
-                                    acc[k] = acc[k] + v;
-                                }
-                            }
-                            continue;
+                        continue;
+                    }
+                    let (bd, bh) = (d * kd, h * kh);
+                    // The row's (depth, height) taps: their offset in the plane and weight.
+                    let mut rows = [(0usize, None::<T::M>); 16];
+                    for jd in 0..kd {
+                        for jh in 0..kh {
+                            let wdh = match real {
+                                [true, _] => Some(t[0].w[bd + jd] * t[1].w[bh + jh]),
+                                [false, true] => Some(t[1].w[bh + jh]),
+                                _ => None,
+                            };
+                            rows[jd * kh + jh] = ((t[0].idx[bd + jd] * ih + t[1].idx[bh + jh]) * iw, wdh);
                         }
-                        for jd in 0..kd {
-                            for jh in 0..kh {
-                                let wdh = match real {
-                                    [true, _] => Some(t[0].w[bd + jd] * t[1].w[bh + jh]),
-                                    [false, true] => Some(t[1].w[bh + jh]),
-                                    _ => None,
-                                };
-                                for jw in 0..kw {
-                                    let wt = wdh.map_or(t[2].w[bw + jw], |v| v * t[2].w[bw + jw]);
-                                    let k = (t[0].idx[bd + jd] * ih + t[1].idx[bh + jh]) * iw + t[2].idx[bw + jw];
-                                    acc[k] = acc[k] + wt * g;
-                                }
-                            }
-                        }
+                    }
+                    let rows = &rows[..kd * kh];
+                    let tw = (&t[2].idx[..], &t[2].w[..]);
+                    // SAFETY: elements of this row of grad_output.
+                    let g = |wi: usize| unsafe { ld(grow, wi as isize * go.st[4]) };
+                    match (p.kind, kw) {
+                        (Kind::Cubic, _) => back_row_cubic::<T>(&mut acc, rows, tw, ow, g),
+                        (_, 2) => back_row::<T, 2>(&mut acc, rows, tw, ow, g),
+                        _ => back_row::<T, 1>(&mut acc, rows, tw, ow, g),
                     }
                 }
             }
@@ -541,6 +580,51 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
             }
         }
     });
+}
+
+/// One output row's linear scatter: per element, taps in (depth, height, width) order, each
+/// `acc += ((wd·wh)·ww)·g` (`rows` holds each (depth, height) tap's offset and `wd·wh`).
+#[inline(always)]
+fn back_row<T: Fx, const K: usize>(
+    acc: &mut [T::M],
+    rows: &[(usize, Option<T::M>)],
+    (idx, w): (&[usize], &[T::M]),
+    ow: usize,
+    g: impl Fn(usize) -> T::M,
+) {
+    for wi in 0..ow {
+        let gv = g(wi);
+        let (ix, wx) = (&idx[wi * K..wi * K + K], &w[wi * K..wi * K + K]);
+        for &(base, wdh) in rows {
+            for j in 0..K {
+                let wt = wdh.map_or(wx[j], |v| v * wx[j]);
+                let k = base + ix[j];
+                acc[k] = acc[k] + wt * gv;
+            }
+        }
+    }
+}
+
+/// `UpSampleBicubic2d.cpp`'s scatter of one output row: per element, x taps outer, y taps inner,
+/// `acc += (g·wy)·wx`.
+#[inline(always)]
+fn back_row_cubic<T: Fx>(
+    acc: &mut [T::M],
+    rows: &[(usize, Option<T::M>)],
+    (idx, w): (&[usize], &[T::M]),
+    ow: usize,
+    g: impl Fn(usize) -> T::M,
+) {
+    for wi in 0..ow {
+        let gv = g(wi);
+        for j in 0..4 {
+            let (ix, wx) = (idx[wi * 4 + j], w[wi * 4 + j]);
+            for &(base, wy) in rows {
+                let v = gv * wy.unwrap_or_else(T::M::one) * wx;
+                acc[base + ix] = acc[base + ix] + v;
+            }
+        }
+    }
 }
 
 /// `upsample_{linear1d,bilinear2d,bicubic2d,trilinear3d}.out`.
@@ -1137,12 +1221,7 @@ fn gs_plan(nd: usize, input: &TensorRef<'_>, grid: &TensorRef<'_>, mode: i64, pa
     let mode = match mode {
         0 => Mode::Bilinear,
         1 => Mode::Nearest,
-        2 if nd == 2 => Mode::Bicubic,
-        2 => {
-            return Err(Error::not_implemented(
-                "grid_sampler(): bicubic interpolation with 5D input is not implemented for regen",
-            ));
-        }
+        2 => Mode::Bicubic,
         m => return Err(Error::runtime(format!("grid_sampler(): unknown interpolation mode {m}"))),
     };
     let padding = match padding {
@@ -1209,9 +1288,60 @@ fn corners<A: Real>(nd: usize, s: &Sample<A>, r: fn(A) -> A) -> ([[i64; 3]; 8], 
     (idx, fac, count)
 }
 
+/// A 5-d bicubic (tricubic) sample: CPU computes it in op-math (float for float16/bfloat16),
+/// rounding only the result, unlike the 4-d kernel. `c`/`g` are the coefficients and their
+/// derivatives per axis (x, y, z); taps are ordered z, y, x (x fastest).
+struct Tricubic<T: Fx> {
+    c: [[T::M; 4]; 3],
+    g: [[T::M; 4]; 3],
+    mult: [T::M; 3],
+    idx: [[i64; 3]; 64],
+    off: [isize; 64],
+    inb: [bool; 64],
+}
+
+impl<T: Fx> Tricubic<T> {
+    fn new(p: &Gs, co: &Coord<T::M>, raw: [T::M; 3], st: &[isize; 5], grad: bool) -> Self {
+        let one = T::M::one();
+        let mut base = [T::M::zero(); 3];
+        let mut cf = [[T::M::zero(); 4]; 3];
+        let mut g = [[T::M::zero(); 4]; 3];
+        let mut mult = [T::M::zero(); 3];
+        for a in 0..3 {
+            let (u, m) = co.unnormalize(raw[a], p.inp[2 - a]);
+            base[a] = u.floor();
+            let t = u - base[a];
+            cf[a] = cubic_coeffs_r(t, co.r);
+            if grad {
+                g[a] = cubic_grad_coeffs(t, co.r);
+            }
+            mult[a] = m;
+        }
+        let mut idx = [[0i64; 3]; 64];
+        let mut off = [0isize; 64];
+        let mut inb = [false; 64];
+        for (n, ((e, o), b)) in idx.iter_mut().zip(off.iter_mut()).zip(inb.iter_mut()).enumerate() {
+            let ijk = [n % 4, n / 4 % 4, n / 16];
+            *e = std::array::from_fn(|a| to_i64(co.pad(base[a] - one + c::<T::M>(ijk[a] as f64), p.inp[2 - a]).0));
+            *o = at3(st, *e);
+            *b = within(p, *e);
+        }
+        Tricubic { c: cf, g, mult, idx, off, inb }
+    }
+
+    /// Tap (i, j, k)'s value in the plane at `cp` (0 outside the input).
+    #[inline(always)]
+    fn val(&self, xp: *const T, cp: isize, i: usize, j: usize, k: usize) -> T::M {
+        let n = (k * 4 + j) * 4 + i;
+        // SAFETY: an in-bounds element of the input plane.
+        if self.inb[n] { unsafe { ld(xp, cp + self.off[n]) } } else { T::M::zero() }
+    }
+}
+
 fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
-    let r: fn(T::M) -> T::M = if T::REDUCED { rd::<T> } else { |v| v };
+    let r = rr::<T>;
     let co = Coord { r, padding: p.padding, align: p.align };
+    let co3 = Coord { r: |v| v, ..co };
     let [od, oh, ow] = p.out;
     let positions = p.n * od * oh * ow;
     regen_runtime::host::parallel_for(positions, grain(p.c * (1 << p.nd)), |a, b| {
@@ -1252,16 +1382,40 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                     let base: [i64; 3] = std::array::from_fn(|a| if a < p.nd { to_i64(src[a].floor()) } else { 0 });
                     let s = Sample { src, mult: [T::M::one(); 3], base };
                     let (idx, fac, count) = corners(p.nd, &s, r);
-                    let wts: Vec<T::M> =
-                        (0..count).map(|k| (1..p.nd).fold(fac[k][0], |acc, a| r(acc * fac[k][a]))).collect();
-                    let inb: Vec<bool> = (0..count).map(|k| within(p, idx[k])).collect();
-                    let offs: Vec<isize> = (0..count).map(|k| at3(&x.st, idx[k])).collect();
+                    // The corners read (in bounds), in CPU's order, with their weights.
+                    let mut wts = [T::M::zero(); 8];
+                    let mut offs = [0isize; 8];
+                    let mut m = 0;
+                    for k in 0..count {
+                        if within(p, idx[k]) {
+                            wts[m] = (1..p.nd).fold(fac[k][0], |acc, a| r(acc * fac[k][a]));
+                            offs[m] = at3(&x.st, idx[k]);
+                            m += 1;
+                        }
+                    }
+                    let (wts, offs) = (&wts[..m], &offs[..m]);
                     for ch in 0..p.c {
                         let cp = ch as isize * x.st[1];
                         let mut acc = T::M::zero();
-                        for k in 0..count {
-                            if inb[k] {
-                                acc = r(acc + r(unsafe { ld(xp, cp + offs[k]) } * wts[k]));
+                        for (&o, &wt) in offs.iter().zip(wts) {
+                            acc = r(acc + r(unsafe { ld(xp, cp + o) } * wt));
+                        }
+                        store(ch, acc);
+                    }
+                }
+                Mode::Bicubic if p.nd == 3 => {
+                    let tc = Tricubic::<T>::new(p, &co3, raw, &x.st, false);
+                    for ch in 0..p.c {
+                        let cp = ch as isize * x.st[1];
+                        // Per (z, y) tap the weight cy·cz, then the x taps: ((cy·cz)·v)·cx
+                        // accumulated in one sum, as CPU's loop.
+                        let mut acc = T::M::zero();
+                        for k in 0..4 {
+                            for j in 0..4 {
+                                let wyz = tc.c[1][j] * tc.c[2][k];
+                                for i in 0..4 {
+                                    acc = acc + wyz * tc.val(xp, cp, i, j, k) * tc.c[0][i];
+                                }
                             }
                         }
                         store(ch, acc);
@@ -1274,15 +1428,13 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                     let (tx, ty) = (r(ix - fx), r(iy - fy));
                     let (cx, cy) = (cubic_coeffs_r(tx, r), cubic_coeffs_r(ty, r));
                     // get_value_bounded's 16 taps: (offset, in bounds).
-                    let taps: Vec<(isize, bool)> = (0..16)
-                        .map(|k| {
-                            let (i, j) = (k % 4, k / 4);
-                            let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
-                            let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
-                            let id = [to_i64(px), to_i64(py), 0];
-                            (at3(&x.st, id), within(p, id))
-                        })
-                        .collect();
+                    let taps: [(isize, bool); 16] = std::array::from_fn(|k| {
+                        let (i, j) = (k % 4, k / 4);
+                        let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
+                        let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
+                        let id = [to_i64(px), to_i64(py), 0];
+                        (at3(&x.st, id), within(p, id))
+                    });
                     for ch in 0..p.c {
                         let cp = ch as isize * x.st[1];
                         let val = |k: usize| if taps[k].1 { unsafe { ld(xp, cp + taps[k].0) } } else { T::M::zero() };
@@ -1302,7 +1454,7 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
 /// The backward pass, one batch element per task (its channels scatter into one image, and the
 /// grid gradient sums over channels).
 fn gs_backward<T: Fx>(p: &Gs, go: View, x: View, g: GView, gi: Option<View>, gg: GView) {
-    let r: fn(T::M) -> T::M = if T::REDUCED { rd::<T> } else { |v| v };
+    let r = rr::<T>;
     let co = Coord { r, padding: p.padding, align: p.align };
     let [od, oh, ow] = p.out;
     regen_runtime::host::parallel_for(p.n, 1, |a, b| {
@@ -1329,7 +1481,7 @@ fn gs_backward_at<T: Fx>(
     gi: Option<View>,
     gg: GView,
 ) {
-    let r = co.r;
+    let r = rr::<T>;
     let size = |a: usize| p.inp[2 - a];
     let gp = (g.ptr as *const T)
         .wrapping_offset(bn as isize * g.st[0] + d as isize * g.st[1] + h as isize * g.st[2] + w as isize * g.st[3]);
@@ -1372,9 +1524,14 @@ fn gs_backward_at<T: Fx>(
             let base: [i64; 3] = std::array::from_fn(|a| if a < p.nd { to_i64(src[a].floor()) } else { 0 });
             let s = Sample { src, mult, base };
             let (idx, fac, count) = corners(p.nd, &s, r);
-            let wts: Vec<T::M> = (0..count).map(|k| (1..p.nd).fold(fac[k][0], |acc, a| r(acc * fac[k][a]))).collect();
-            let inb: Vec<bool> = (0..count).map(|k| within(p, idx[k])).collect();
-            let offs: Vec<isize> = (0..count).map(|k| at3(&x.st, idx[k])).collect();
+            let mut wts = [T::M::zero(); 8];
+            let mut inb = [false; 8];
+            let mut offs = [0isize; 8];
+            for k in 0..count {
+                wts[k] = (1..p.nd).fold(fac[k][0], |acc, a| r(acc * fac[k][a]));
+                inb[k] = within(p, idx[k]);
+                offs[k] = at3(&x.st, idx[k]);
+            }
             let mut gsum = [T::M::zero(); 3];
             for ch in 0..p.c {
                 let gv = gout(ch);
@@ -1398,6 +1555,32 @@ fn gs_backward_at<T: Fx>(
             }
             set_grid(std::array::from_fn(|a| r(s.mult[a] * gsum[a])));
         }
+        Mode::Bicubic if p.nd == 3 => {
+            let co3 = Coord { r: |v| v, ..*co };
+            let tc = Tricubic::<T>::new(p, &co3, raw, &x.st, true);
+            let mut gs = [T::M::zero(); 3];
+            for ch in 0..p.c {
+                let gv = gout(ch);
+                let cp = ch as isize * x.st[1];
+                for k in 0..4 {
+                    for j in 0..4 {
+                        for i in 0..4 {
+                            let cf = [tc.c[0][i], tc.c[1][j], tc.c[2][k]];
+                            let e = tc.idx[(k * 4 + j) * 4 + i];
+                            add(ch, e, gv * cf[0] * cf[1] * cf[2]);
+                            let val = tc.val(xp, cp, i, j, k);
+                            // val · (x, y, z factors, the differentiated axis' by its derivative) · gOut.
+                            let ijk = [i, j, k];
+                            for (a, sum) in gs.iter_mut().enumerate() {
+                                let f = |b: usize| if a == b { tc.g[b][ijk[b]] } else { cf[b] };
+                                *sum = *sum - val * f(0) * f(1) * f(2) * gv;
+                            }
+                        }
+                    }
+                }
+            }
+            set_grid(std::array::from_fn(|a| tc.mult[a] * gs[a]));
+        }
         Mode::Bicubic => {
             let (ix, mx) = co.unnormalize(raw[0], size(0));
             let (iy, my) = co.unnormalize(raw[1], size(1));
@@ -1405,15 +1588,13 @@ fn gs_backward_at<T: Fx>(
             let (tx, ty) = (r(ix - fx), r(iy - fy));
             let (cx, cy) = (cubic_coeffs_r(tx, r), cubic_coeffs_r(ty, r));
             let (gxc, gyc) = (cubic_grad_coeffs(tx, r), cubic_grad_coeffs(ty, r));
-            let taps: Vec<([i64; 3], isize, bool)> = (0..16)
-                .map(|k| {
-                    let (i, j) = (k / 4, k % 4);
-                    let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
-                    let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
-                    let id = [to_i64(px), to_i64(py), 0];
-                    (id, at3(&x.st, id), within(p, id))
-                })
-                .collect();
+            let taps: [([i64; 3], isize, bool); 16] = std::array::from_fn(|k| {
+                let (i, j) = (k / 4, k % 4);
+                let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
+                let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
+                let id = [to_i64(px), to_i64(py), 0];
+                (id, at3(&x.st, id), within(p, id))
+            });
             let (mut gx, mut gy) = (T::M::zero(), T::M::zero());
             for ch in 0..p.c {
                 let gv = gout(ch);
