@@ -55,6 +55,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod resample;
+pub mod resample_aa;
 pub mod rnn;
 pub mod samplers;
 pub mod scalar;
