@@ -330,23 +330,31 @@ fn pass<E: Elem>(x: Grid, y: Grid, ys: [usize; 4], axis: usize, t: &Taps<E::W>, 
     let bias = E::bias(prec);
     let rest: Vec<usize> = (0..4).filter(|&d| d != axis).collect();
     // The lanes: the other dimension the input steps through fastest, when it steps through it
-    // faster than through the resampled one.
+    // faster than through the resampled one, and the dimension after it when both tensors hold
+    // the two as one run (channels and width of a channels-last image); below a vector's worth
+    // of lanes a dot product per output is faster.
     let lane = rest.iter().copied().filter(|&d| ys[d] > 1).min_by_key(|&d| x.st[d].unsigned_abs());
-    match lane {
-        Some(l) if x.st[l].unsigned_abs() < x.st[axis].unsigned_abs() => {
-            let [p, q] = [rest[0], rest[1], rest[2]].into_iter().filter(|&d| d != l).collect::<Vec<_>>()[..] else {
-                return;
-            };
-            let (nl, no) = (ys[l], ys[axis]);
-            let items = ys[p] * ys[q] * no;
+    let lanes = lane.filter(|&l| x.st[l].unsigned_abs() < x.st[axis].unsigned_abs()).map(|l| {
+        let next = rest.iter().copied().find(|&m| {
+            m != l && ys[m] > 1 && x.st[m] == x.st[l] * ys[l] as isize && y.st[m] == y.st[l] * ys[l] as isize
+        });
+        (l, next)
+    });
+    match lanes {
+        Some((l, next)) if ys[l] * next.map_or(1, |m| ys[m]) >= 8 => {
+            let outer: Vec<usize> = rest.iter().copied().filter(|&d| d != l && Some(d) != next).collect();
+            let (nl, no) = (ys[l] * next.map_or(1, |m| ys[m]), ys[axis]);
+            let items = outer.iter().map(|&d| ys[d]).product::<usize>() * no;
             let per = nl * t.k.max(1);
             regen_runtime::host::parallel_for(items, (GRAIN / per).max(1), |a, b| {
                 let mut acc = vec![E::bias(prec); nl];
                 for it in a..b {
-                    let (o, pq) = (it % no, it / no);
+                    let (o, mut rem) = (it % no, it / no);
                     let mut i = [0usize; 4];
-                    i[p] = pq / ys[q];
-                    i[q] = pq % ys[q];
+                    for &d in outer.iter().rev() {
+                        i[d] = rem % ys[d];
+                        rem /= ys[d];
+                    }
                     let (min, w) = t.window(o);
                     let xb = (x.ptr as *const E).wrapping_offset(x.at(i));
                     for (j, &wj) in w.iter().enumerate() {
@@ -357,7 +365,7 @@ fn pass<E: Elem>(x: Grid, y: Grid, ys: [usize; 4], axis: usize, t: &Taps<E::W>, 
                     let yb = (y.ptr as *mut E).wrapping_offset(y.at(i));
                     for (k, &v) in acc.iter().enumerate() {
                         let v = if w.is_empty() { E::store(bias, prec) } else { E::store(v, prec) };
-                        // SAFETY: lane k of an output row.
+                        // SAFETY: lane k of an output row (the merged lanes are one run).
                         unsafe { *yb.offset(k as isize * y.st[l]) = v };
                     }
                 }
@@ -446,7 +454,8 @@ pub fn up_out(
     up_plan(kind, 2, input.sizes(), output_size, align, scales)?;
     non_empty(&input)?;
     let dtype = DType::from_scalar_type(input.dtype())?;
-    if !matches!(dtype, DType::U8) && !(aa && matches!(dtype, DType::F32 | DType::F64)) {
+    let supported = dtype == DType::U8 || (aa && matches!(dtype, DType::F32 | DType::F64));
+    if !supported {
         return Err(not_implemented("compute_index_ranges_weights", dtype));
     }
     check_out_dtype(&out, dtype)?;
@@ -497,13 +506,25 @@ fn float_forward<A: Real + Elem<W = A>>(
     forward::<A>(x, y, s, o, tw.as_ref().map(|t| (t, 0)), th.as_ref().map(|t| (t, 0)));
 }
 
+simd_fn! {
+    /// One window row of a row of gradients: `row[xmin + x] += wx[x]·wy·g` for each output
+    /// column's `g`, contracted into an FMA as CPU's compiler does.
+    fn scatter_row<A: Real>(row: &mut [A], tw: &Taps<A>, g: &[A], wy: A) {
+        for (o, &gv) in g.iter().enumerate() {
+            let (xmin, wx) = tw.window(o);
+            for (r, &vx) in row[xmin..].iter_mut().zip(wx) {
+                *r = (vx * wy).mul_add(gv, *r);
+            }
+        }
+    }
+}
+
 /// The backward pass of one plane: each gradient element times its window's weights, added in
 /// output order (CPU's `*gi += wx·wy·g`, contracted into an FMA).
 fn backward<A: Real>(
     go: View,
     gi: View,
-    n: usize,
-    c: usize,
+    [n, c]: [usize; 2],
     inp: [usize; 2],
     out: [usize; 2],
     th: &Taps<A>,
@@ -514,22 +535,21 @@ fn backward<A: Real>(
     let work = oh * ow * th.k * tw.k;
     regen_runtime::host::parallel_for(n * c, (GRAIN / work.max(1)).max(1), |a, b| {
         let mut acc = vec![A::zero(); ih * iw];
+        let mut grow = vec![A::zero(); ow];
         for pl in a..b {
             let (bn, ch) = (pl / c, pl % c);
             acc.fill(A::zero());
             let gp = (go.ptr as *const A).wrapping_offset(go.at(bn, ch, 0, 0, 0));
             for h in 0..oh {
-                let (ymin, wy) = th.window(h);
-                for w in 0..ow {
-                    let (xmin, wx) = tw.window(w);
+                for (w, gw) in grow.iter_mut().enumerate() {
                     // SAFETY: an element of grad_output.
-                    let g = unsafe { *gp.offset(h as isize * go.st[3] + w as isize * go.st[4]) };
-                    for (y, &vy) in wy.iter().enumerate() {
-                        let row = &mut acc[(ymin + y) * iw + xmin..][..wx.len()];
-                        for (r, &vx) in row.iter_mut().zip(wx) {
-                            *r = (vx * vy).mul_add(g, *r);
-                        }
-                    }
+                    *gw = unsafe { *gp.offset(h as isize * go.st[3] + w as isize * go.st[4]) };
+                }
+                // CPU's order is output row, output column, window row, window column; an input
+                // element gets one term per output row, so window rows may go before columns.
+                let (ymin, wy) = th.window(h);
+                for (y, &vy) in wy.iter().enumerate() {
+                    scatter_row::<A>(&mut acc[(ymin + y) * iw..][..iw], tw, &grow, vy);
                 }
             }
             let gq = (gi.ptr as *mut A).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
@@ -590,7 +610,7 @@ pub fn up_backward_out(
         crate::dispatch!(dtype, [F32, F64], |T| {
             let th = aa_taps::<T>(kind, ih, oh, pixel_scale::<T>(ih, oh, align, sc[0])).0;
             let tw = aa_taps::<T>(kind, iw, ow, pixel_scale::<T>(iw, ow, align, sc[1])).0;
-            backward::<T>(go, gv, n, c, [ih, iw], [oh, ow], &th, &tw);
+            backward::<T>(go, gv, [n, c], [ih, iw], [oh, ow], &th, &tw);
             Ok(())
         }, else Err(not_implemented(name, dtype)))
     })
