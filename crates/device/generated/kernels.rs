@@ -3305,6 +3305,27 @@ pub trait Kernels: Send + Sync + 'static {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()>;
+    /// `aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_bilinear2d_aa_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_bilinear2d_aa_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
     /// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
     fn upsample_bicubic2d_out(
         &self,
@@ -3317,6 +3338,27 @@ pub trait Kernels: Send + Sync + 'static {
     ) -> Result<()>;
     /// `aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
     fn upsample_bicubic2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
+    fn _upsample_bicubic2d_aa_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
+    fn _upsample_bicubic2d_aa_backward_grad_input(
         &self,
         grad_output: TensorRef<'_>,
         output_size: &[i64],
@@ -4023,7 +4065,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 541] = [
+pub const OPS: [&str; 545] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -4484,8 +4526,12 @@ pub const OPS: [&str; 541] = [
     "upsample_linear1d_backward.grad_input",
     "upsample_bilinear2d.out",
     "upsample_bilinear2d_backward.grad_input",
+    "_upsample_bilinear2d_aa.out",
+    "_upsample_bilinear2d_aa_backward.grad_input",
     "upsample_bicubic2d.out",
     "upsample_bicubic2d_backward.grad_input",
+    "_upsample_bicubic2d_aa.out",
+    "_upsample_bicubic2d_aa_backward.grad_input",
     "upsample_trilinear3d.out",
     "upsample_trilinear3d_backward.grad_input",
     "upsample_nearest1d.out",
@@ -4567,7 +4613,7 @@ pub const OPS: [&str; 541] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 541] = [const { AtomicU64::new(0) }; 541];
+static CALLS: [AtomicU64; 545] = [const { AtomicU64::new(0) }; 545];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -17455,6 +17501,70 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
         },
     )
 }
+/// Entry point of `aten::_upsample_bilinear2d_aa.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_bilinear2d_aa.out",
+        &CALLS[460usize],
+        || {
+            kernels()?
+                ._upsample_bilinear2d_aa_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_bilinear2d_aa_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_bilinear2d_aa_backward.grad_input",
+        &CALLS[461usize],
+        || {
+            kernels()?
+                ._upsample_bilinear2d_aa_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::upsample_bicubic2d.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -17471,7 +17581,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d.out",
-        &CALLS[460usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 .upsample_bicubic2d_out(
@@ -17503,10 +17613,74 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d_backward.grad_input",
-        &CALLS[461usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 .upsample_bicubic2d_backward_grad_input(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_input) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_bicubic2d_aa.out`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_out(
+    self_: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    out: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_bicubic2d_aa.out",
+        &CALLS[464usize],
+        || {
+            kernels()?
+                ._upsample_bicubic2d_aa_out(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
+                    unsafe { <bool as FromAbi<'_>>::from_abi(&align_corners) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_h) }?,
+                    unsafe { <Option<f64> as FromAbi<'_>>::from_abi(&scales_w) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&out) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_upsample_bicubic2d_aa_backward.grad_input`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_backward_grad_input(
+    grad_output: abi::regen_tensor,
+    output_size: abi::regen_i64_list,
+    input_size: abi::regen_i64_list,
+    align_corners: bool,
+    scales_h: abi::regen_opt_f64,
+    scales_w: abi::regen_opt_f64,
+    grad_input: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_upsample_bicubic2d_aa_backward.grad_input",
+        &CALLS[465usize],
+        || {
+            kernels()?
+                ._upsample_bicubic2d_aa_backward_grad_input(
                     unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_output) }?,
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&output_size) }?,
                     unsafe { <&[i64] as FromAbi<'_>>::from_abi(&input_size) }?,
@@ -17536,7 +17710,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d.out",
-        &CALLS[462usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 .upsample_trilinear3d_out(
@@ -17570,7 +17744,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d_backward.grad_input",
-        &CALLS[463usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 .upsample_trilinear3d_backward_grad_input(
@@ -17601,7 +17775,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[464usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -17628,7 +17802,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[465usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -17656,7 +17830,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[466usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -17685,7 +17859,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[467usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -17714,7 +17888,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[468usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -17743,7 +17917,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[469usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -17773,7 +17947,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[470usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -17804,7 +17978,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[471usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -17835,7 +18009,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[472usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -17866,7 +18040,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[473usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -17898,7 +18072,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[474usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -17931,7 +18105,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[475usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -17960,7 +18134,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[476usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -17986,7 +18160,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[477usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -18012,7 +18186,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[478usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -18043,7 +18217,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[479usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -18080,7 +18254,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[480usize],
+        &CALLS[484usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -18117,7 +18291,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[481usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -18154,7 +18328,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[482usize],
+        &CALLS[486usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -18189,7 +18363,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[483usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -18222,7 +18396,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[484usize],
+        &CALLS[488usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -18258,7 +18432,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[485usize],
+        &CALLS[489usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -18295,7 +18469,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[486usize],
+        &CALLS[490usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -18330,7 +18504,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[487usize],
+        &CALLS[491usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -18365,7 +18539,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[488usize],
+        &CALLS[492usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -18399,7 +18573,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[489usize],
+        &CALLS[493usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -18432,7 +18606,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[490usize],
+        &CALLS[494usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -18466,7 +18640,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[491usize],
+        &CALLS[495usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -18501,7 +18675,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[492usize],
+        &CALLS[496usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -18535,7 +18709,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[493usize],
+        &CALLS[497usize],
         || {
             kernels()?
                 .col2im_out(
@@ -18568,7 +18742,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[494usize],
+        &CALLS[498usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -18600,7 +18774,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[495usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .im2col_out(
@@ -18631,7 +18805,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[496usize],
+        &CALLS[500usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -18658,7 +18832,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[497usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -18681,7 +18855,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[498usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -18704,7 +18878,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[499usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -18727,7 +18901,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[500usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -18750,7 +18924,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[501usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -18773,7 +18947,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[502usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -18797,7 +18971,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[503usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -18822,7 +18996,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[504usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -18846,7 +19020,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[505usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -18869,7 +19043,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[506usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -18892,7 +19066,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[507usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -18919,7 +19093,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[508usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -18946,7 +19120,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[509usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -18969,7 +19143,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[510usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -18992,7 +19166,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[511usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -19015,7 +19189,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[512usize],
+        &CALLS[516usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -19038,7 +19212,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[513usize],
+        &CALLS[517usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -19062,7 +19236,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[514usize],
+        &CALLS[518usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -19087,7 +19261,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[515usize],
+        &CALLS[519usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -19112,7 +19286,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[516usize],
+        &CALLS[520usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -19137,7 +19311,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[517usize],
+        &CALLS[521usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -19162,7 +19336,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[518usize],
+        &CALLS[522usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -19187,7 +19361,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[519usize],
+        &CALLS[523usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -19212,7 +19386,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[520usize],
+        &CALLS[524usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -19237,7 +19411,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[521usize],
+        &CALLS[525usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -19261,7 +19435,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[522usize],
+        &CALLS[526usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -19284,7 +19458,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[523usize],
+        &CALLS[527usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -19307,7 +19481,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[524usize],
+        &CALLS[528usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -19330,7 +19504,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[525usize],
+        &CALLS[529usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -19353,7 +19527,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[526usize],
+        &CALLS[530usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -19376,7 +19550,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[527usize],
+        &CALLS[531usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -19400,7 +19574,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[528usize],
+        &CALLS[532usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -19425,7 +19599,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[529usize],
+        &CALLS[533usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -19450,7 +19624,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[530usize],
+        &CALLS[534usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -19475,7 +19649,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[531usize],
+        &CALLS[535usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -19499,7 +19673,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[532usize],
+        &CALLS[536usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -19535,7 +19709,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[533usize],
+        &CALLS[537usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -19590,7 +19764,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[534usize],
+        &CALLS[538usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -19645,7 +19819,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[535usize],
+        &CALLS[539usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -19700,7 +19874,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[536usize],
+        &CALLS[540usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -19752,7 +19926,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[537usize],
+        &CALLS[541usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -19801,7 +19975,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[538usize],
+        &CALLS[542usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -19849,7 +20023,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[539usize],
+        &CALLS[543usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -19894,7 +20068,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[540usize],
+        &CALLS[544usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

@@ -123,6 +123,8 @@ regen_error* regen_kernel_reflection_pad1d_backward_grad_input(regen_tensor grad
 regen_error* regen_kernel_reflection_pad2d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_replication_pad3d_out(regen_tensor self, regen_i64_list padding, regen_tensor out);
 regen_error* regen_kernel_upsample_linear1d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, bool align_corners, regen_opt_f64 scales, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_bilinear2d_aa_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, bool align_corners, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
+regen_error* regen_kernel__upsample_bicubic2d_aa_out(regen_tensor self, regen_i64_list output_size, bool align_corners, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
 regen_error* regen_kernel_upsample_nearest3d_out(regen_tensor self, regen_i64_list output_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor out);
 regen_error* regen_kernel__upsample_nearest_exact3d_backward_grad_input(regen_tensor grad_output, regen_i64_list output_size, regen_i64_list input_size, regen_opt_f64 scales_d, regen_opt_f64 scales_h, regen_opt_f64 scales_w, regen_tensor grad_input);
 regen_error* regen_kernel_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor output, regen_tensor grad_input);
@@ -1338,6 +1340,31 @@ at::Tensor & wrap_upsample_linear1d_backward_grad_input(const at::Tensor & grad_
   return grad_input;
 }
 
+// aten::_upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
+at::Tensor & wrap__upsample_bilinear2d_aa_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'output_size'");
+  auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'input_size'");
+  auto regen_a3 = ::regen::lift_plain(align_corners, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'align_corners'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_h, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'scales_h'");
+  auto regen_a5 = ::regen::lift_opt_float(scales_w, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'scales_w'");
+  auto regen_a6 = ::regen::lift_tensor(grad_input, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'grad_input'");
+  ::regen::check(regen_kernel__upsample_bilinear2d_aa_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return grad_input;
+}
+
+// aten::_upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap__upsample_bicubic2d_aa_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_bicubic2d_aa.out argument 'self'");
+  auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bicubic2d_aa.out argument 'output_size'");
+  auto regen_a2 = ::regen::lift_plain(align_corners, "aten::_upsample_bicubic2d_aa.out argument 'align_corners'");
+  auto regen_a3 = ::regen::lift_opt_float(scales_h, "aten::_upsample_bicubic2d_aa.out argument 'scales_h'");
+  auto regen_a4 = ::regen::lift_opt_float(scales_w, "aten::_upsample_bicubic2d_aa.out argument 'scales_w'");
+  auto regen_a5 = ::regen::lift_tensor(out, "aten::_upsample_bicubic2d_aa.out argument 'out'");
+  ::regen::check(regen_kernel__upsample_bicubic2d_aa_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return out;
+}
+
 // aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest3d.out argument 'self'");
@@ -1667,6 +1694,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("reflection_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_out));
   m.impl("replication_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_out));
   m.impl("upsample_linear1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_backward_grad_input));
+  m.impl("_upsample_bilinear2d_aa_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_bilinear2d_aa_backward_grad_input));
+  m.impl("_upsample_bicubic2d_aa.out", TORCH_FN(regen_runtime_ops::wrap__upsample_bicubic2d_aa_out));
   m.impl("upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
   m.impl("_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));

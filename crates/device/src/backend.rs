@@ -120,6 +120,8 @@ impl Kernels for Backend {
     // Linear/cubic upsampling, reflection and replication padding, grid sampling
     // (kernels/resample.rs).
     crate::resample_methods!();
+    // Antialiased and uint8 bilinear/bicubic resampling (kernels/resample_aa.rs).
+    crate::resample_aa_methods!();
     // embedding_dense_backward (kernels/embedding.rs).
     crate::embedding_methods!();
     // Random ops on the device generator (kernels/random.rs).

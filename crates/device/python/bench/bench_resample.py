@@ -8,7 +8,9 @@ the same torch thread count (the device's kernels run on PyTorch's own intra-op 
 median time of each side and the ratio device/CPU. Operands: float32 8x32x64x64 images (bilinear,
 bicubic and nearest 2x upsampling forward and forward+backward, contiguous and channels-last;
 reflection_pad2d by 3 forward and forward+backward) and grid_sample bilinear of the same images on
-a 64x64 grid.
+a 64x64 grid; antialiased bilinear downsampling (kernels/resample_aa.rs) of the same images to
+24x24, and of uint8 8x3x256x256 photographs to 96x96 (CPU's AVX2 fixed-point kernel for up to 4
+channels), also channels-last.
 """
 
 import os
@@ -49,6 +51,11 @@ def cases():
     near = lambda x: F.interpolate(x, scale_factor=2, mode="nearest")  # noqa: E731
     cl = torch.channels_last
     pad = lambda x: F.pad(x, (3, 3, 3, 3), mode="reflect")  # noqa: E731
+    photo = torch.randint(0, 256, (8, 3, 256, 256), generator=g, dtype=torch.uint8)
+
+    def aa(n):
+        return lambda x: F.interpolate(x, size=(n, n), mode="bilinear", antialias=True)
+
     gs = lambda x, gr: F.grid_sample(x, gr, mode="bilinear", align_corners=False)  # noqa: E731
     return [
         ("bilinear 2x 8x32x64²", on(img, up)),
@@ -67,6 +74,10 @@ def cases():
         ("reflection_pad2d fwd+bwd", on(img, fwd_bwd(pad), grad=True)),
         ("grid_sample bilinear 64²", on(img, gs, extra=grid)),
         ("grid_sample fwd+bwd", on(img, fwd_bwd(gs), grad=True, extra=grid)),
+        ("aa bilinear 64²->24² float32", on(img, aa(24))),
+        ("aa bilinear 64²->24² fwd+bwd", on(img, fwd_bwd(aa(24)), grad=True)),
+        ("aa bilinear 256²->96² uint8 8x3", on(photo, aa(96))),
+        ("aa bilinear uint8 channels_last", on(photo, aa(96), fmt=torch.channels_last)),
     ]
 
 

@@ -64,6 +64,8 @@ NATIVE_SLICE = [
     "softmax.with_dtype", "log_softmax.with_dtype", "_softmax_backward_data", "native_layer_norm",
     "nn.functional.layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update",
     "nn.functional.batch_norm",
+    # Resampling (kernels/resample.rs, kernels/resample_aa.rs).
+    "nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic", "_upsample_bilinear2d_aa",
 ]
 COMMON_SLICE = [
     "cumsum", "softmax", "log_softmax", "matmul", "bmm", "mv", "nn.functional.linear",

@@ -78,6 +78,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod resample;
+pub mod resample_aa;
 pub mod rnn;
 pub mod samplers;
 pub mod scalar;

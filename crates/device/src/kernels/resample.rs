@@ -148,7 +148,7 @@ fn up_name(kind: Kind, nd: usize) -> &'static str {
 }
 
 /// `upsample_{1,2,3}d_common_check`.
-fn up_plan(
+pub(super) fn up_plan(
     kind: Kind,
     nd: usize,
     in_sizes: &[i64],
@@ -193,7 +193,7 @@ fn up_plan(
 }
 
 /// `area_pixel_compute_scale`.
-fn pixel_scale<A: Real>(inp: usize, out: usize, align: bool, scale: Option<f64>) -> A {
+pub(super) fn pixel_scale<A: Real>(inp: usize, out: usize, align: bool, scale: Option<f64>) -> A {
     if align {
         if out > 1 { c::<A>((inp - 1) as f64) / c::<A>((out - 1) as f64) } else { A::zero() }
     } else {
@@ -215,7 +215,7 @@ fn source_index<A: Real>(scale: A, o: usize, align: bool, cubic: bool) -> A {
 }
 
 /// `guard_index_and_lambda`: the index through `floorf` (a double goes through float, as there).
-fn guard<A: Real>(real: A, size: usize) -> (i64, A) {
+pub(super) fn guard<A: Real>(real: A, size: usize) -> (i64, A) {
     let i = ((real.to_f64() as f32).floor() as i64).min(size as i64 - 1);
     let l = (real - c::<A>(i as f64)).max(A::zero()).min(A::one());
     (i, l)
@@ -637,6 +637,10 @@ pub fn up_out(
     scales: &[Option<f64>],
     out: TensorRef<'_>,
 ) -> Result<()> {
+    // uint8 resamples in CPU's separable fixed-point passes.
+    if nd == 2 && DType::from_scalar_type(input.dtype())? == DType::U8 {
+        return super::resample_aa::up_out(kind, false, input, output_size, align, scales, out);
+    }
     let p = up_plan(kind, nd, input.sizes(), output_size, align, scales)?;
     if input.sizes().contains(&0) && input.sizes()[1..].iter().product::<i64>() == 0 {
         return Err(Error::runtime(format!(
