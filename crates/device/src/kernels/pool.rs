@@ -603,8 +603,12 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         let mut best = T::lowest();
                         let mut bi = (wd.lo * ih + wh.lo) * iw + ww.lo;
                         let wstep = x.st[4] * ww.step as isize;
-                        for d in (wd.lo..wd.hi).step_by(wd.step) {
-                            for h in (wh.lo..wh.hi).step_by(wh.step) {
+                        // Plain loops rather than `step_by`, whose setup divides once per
+                        // window row.
+                        let mut d = wd.lo;
+                        while d < wd.hi {
+                            let mut h = wh.lo;
+                            while h < wh.hi {
                                 let base = (d * ih + h) * iw;
                                 let mut xq = xp.wrapping_offset(
                                     d as isize * x.st[2] + h as isize * x.st[3] + ww.lo as isize * x.st[4],
@@ -621,7 +625,9 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                     xq = xq.wrapping_offset(wstep);
                                     w += ww.step;
                                 }
+                                h += wh.step;
                             }
+                            d += wd.step;
                         }
                         // SAFETY (both writes): output indices inside the output and indices.
                         unsafe { *yrow.offset(ow as isize * y.st[4]) = T::st(best) };
