@@ -53,6 +53,11 @@ void regen_backend_init(const regen_host* host);
  * memory (raised as a c10 error). A pointer comes back to regen_device_free when its storage dies. */
 void* regen_device_alloc(size_t nbytes);
 void regen_device_free(void* ptr);
+/* Bytes of device memory in use now, and the most in use at once since the start or the last
+ * regen_runtime_reset_peak_bytes (regen_runtime::alloc), for the allocator's statistics. */
+uint64_t regen_runtime_bytes_in_use(void);
+uint64_t regen_runtime_peak_bytes(void);
+void regen_runtime_reset_peak_bytes(void);
 /* The device generator's engine (regen_runtime::rng): PyTorch's CPU generator, state for state.
  * An engine from _new or _clone is freed once with _free; _default is the device's default
  * generator (never freed). States have torch.get_rng_state()'s layout and _state_size bytes;

@@ -22,10 +22,18 @@
 #include <ATen/native/Resize.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -39,6 +47,12 @@
 // torch.Generator(device=...) asks REGISTER_GENERATOR_PRIVATEUSE1's function until 2.5, the hooks'
 // getNewGenerator from 2.6 (which deprecates the macro).
 #include <ATen/core/GeneratorForPrivateuseone.h>
+#endif
+
+#if REGEN_TORCH_AT_LEAST(2, 9)
+// c10::DeviceAllocator, which torch.accelerator.memory_allocated and its kin ask for (absent in
+// 2.8.0, present in 2.9.0 with the pure virtuals overridden below).
+#include <c10/core/CachingDeviceAllocator.h>
 #endif
 
 #if !REGEN_TORCH_AT_LEAST(2, 1)
@@ -58,8 +72,15 @@ constexpr const char* kWhat = REGEN_DEVICE_NAME " host glue";
 
 static void free_device_memory(void* ptr) { regen_device_free(ptr); }
 
-// Device memory is whatever Rust's regen_device_alloc returns; Rust frees it.
+// Device memory is whatever Rust's regen_device_alloc returns; Rust frees it. From 2.9 it is a
+// c10::DeviceAllocator, so torch.accelerator's memory statistics read Rust's counters: nothing is
+// cached, so the bytes allocated, active and reserved are one figure, and there are no pools or
+// segments to count.
+#if REGEN_TORCH_AT_LEAST(2, 9)
+struct RustAllocator final : c10::DeviceAllocator {
+#else
 struct RustAllocator final : c10::Allocator {
+#endif
 #if REGEN_TORCH_AT_LEAST(2, 3)
   c10::DataPtr allocate(size_t n) override {
 #else
@@ -75,13 +96,123 @@ struct RustAllocator final : c10::Allocator {
   // Pure virtual since 2.3 (c10/core/Allocator.h:205 in 2.3.1); absent before.
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 #endif
+#if REGEN_TORCH_AT_LEAST(2, 9)
+  bool initialized() override { return true; }
+  void emptyCache(c10::MempoolId_t) override {}
+  // Kernels run synchronously on the host: a block is free to reuse as soon as its storage dies.
+  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_device(device);
+    c10::CachingDeviceAllocator::DeviceStats stats;
+    decltype(stats.allocated_bytes)::value_type in_use;
+    in_use.current = static_cast<int64_t>(regen_runtime_bytes_in_use());
+    in_use.peak = static_cast<int64_t>(regen_runtime_peak_bytes());
+    const size_t all = 0;  // StatType::AGGREGATE, the "all" of memory_stats()
+    stats.allocated_bytes[all] = in_use;
+    stats.active_bytes[all] = in_use;
+    stats.reserved_bytes[all] = in_use;
+    stats.requested_bytes[all] = in_use;
+    return stats;
+  }
+  // Rust counts no totals (allocated / freed), so there is nothing accumulated to reset.
+  void resetAccumulatedStats(c10::DeviceIndex device) override { check_device(device); }
+  void resetPeakStats(c10::DeviceIndex device) override {
+    check_device(device);
+    regen_runtime_reset_peak_bytes();
+  }
+#if REGEN_TORCH_AT_LEAST(2, 15)
+  // Absent in 2.9.0; the releases between were not checked. Device memory is host memory: free is
+  // what the host has available, total its physical memory.
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    check_device(device);
+    long page = sysconf(_SC_PAGESIZE);
+    long free_pages = sysconf(_SC_AVPHYS_PAGES);
+    long pages = sysconf(_SC_PHYS_PAGES);
+    TORCH_CHECK(page > 0 && free_pages >= 0 && pages > 0, REGEN_DEVICE_NAME ": cannot read the host's memory size");
+    return {static_cast<size_t>(free_pages) * static_cast<size_t>(page),
+            static_cast<size_t>(pages) * static_cast<size_t>(page)};
+  }
+#endif
+
+ private:
+  static void check_device(c10::DeviceIndex device) {
+    TORCH_CHECK(device <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", static_cast<int>(device));
+  }
+#endif
 };
 
 RustAllocator g_allocator;
 
-// One device, index 0, with one default stream: device memory is host memory.
+// Pinned host memory (pin_memory(), pin_memory=True): the device reads host memory directly, so
+// there is nothing to page-lock; the blocks are CPU memory whose ranges are remembered, so that
+// is_pinned() tells them from pageable memory, as CUDA's hooks do (any address inside a block).
+std::mutex g_pinned_mutex;
+std::map<uintptr_t, size_t> g_pinned;  // start -> bytes
+
+bool is_pinned_ptr(const void* ptr) {
+  auto at = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(g_pinned_mutex);
+  auto next = g_pinned.upper_bound(at);
+  if (next == g_pinned.begin()) return false;
+  auto block = std::prev(next);
+  return at - block->first < block->second;
+}
+
+static void free_pinned(void* ptr) {
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mutex);
+    g_pinned.erase(reinterpret_cast<uintptr_t>(ptr));
+  }
+  c10::free_cpu(ptr);
+}
+
+struct PinnedAllocator final : c10::Allocator {
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  c10::DataPtr allocate(size_t n) override {
+#else
+  c10::DataPtr allocate(size_t n) const override {
+#endif
+    void* ptr = n == 0 ? nullptr : c10::alloc_cpu(n);  // alloc_cpu raises CPU's out-of-memory error
+    if (ptr != nullptr) {
+      std::lock_guard<std::mutex> lock(g_pinned_mutex);
+      g_pinned[reinterpret_cast<uintptr_t>(ptr)] = n;
+    }
+    return {ptr, ptr, &free_pinned, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_pinned; }
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#endif
+};
+
+PinnedAllocator g_pinned_allocator;
+
+// One device, index 0. Every kernel runs to completion on the calling thread before it returns,
+// so streams and events only keep the bookkeeping torch.Stream / torch.Event expect: distinct
+// streams (ids from a counter; 0 is the default stream) and a per-thread current stream; every
+// stream is always idle, every recorded event complete, and waiting is a no-op. An event is a host
+// timestamp taken when it is recorded, which elapsed_time subtracts.
 // getStream / exchangeStream are noexcept pure virtuals until 2.6 and plain ones from 2.7; a
-// noexcept override satisfies both.
+// noexcept override satisfies both. The other stream and event methods have default bodies that
+// raise "Backend doesn't support ..." (c10/core/impl/DeviceGuardImplInterface.h, read in the
+// 2.1.2, 2.2.2, 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.8.0, 2.9.0 and 2.15 wheels):
+//   2.1      getDefaultStream, getStreamFromGlobalPool, record, block, queryEvent, destroyEvent,
+//            queryStream, synchronizeStream as here
+//   2.4      getNewStream, synchronizeEvent, elapsedTime (absent in 2.3.1)
+//   2.6      synchronizeDevice (absent in 2.5.1)
+//   2.8-2.15 unchanged
+// InlineEvent (torch.Event) checks that both events were recorded (2.1-2.6: a RuntimeError; 2.8
+// on: CUDA's ValueError, and that both time); elapsedTime checks both again for 2.4-2.6.
+struct Event {
+  bool timing;
+  std::chrono::steady_clock::time_point when;
+};
+
+std::atomic<c10::StreamId> g_last_stream{0};
+thread_local c10::StreamId t_current_stream = 0;
+
+c10::Stream device_stream(c10::StreamId id) { return c10::Stream(c10::Stream::UNSAFE, kOnlyDevice, id); }
+
 struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
   c10::Device exchangeDevice(c10::Device) const override { return kOnlyDevice; }
@@ -90,11 +221,48 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(d.type() == kDevice && d.index() <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", d);
   }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
-  c10::Stream getStream(c10::Device) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, kOnlyDevice); }
-  c10::Stream exchangeStream(c10::Stream) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, kOnlyDevice);
-  }
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+
+  c10::Stream getStream(c10::Device) const noexcept override { return device_stream(t_current_stream); }
+  c10::Stream exchangeStream(c10::Stream s) const noexcept override {
+    c10::StreamId previous = t_current_stream;
+    t_current_stream = s.id();
+    return device_stream(previous);
+  }
+  c10::Stream getDefaultStream(c10::Device) const override { return device_stream(0); }
+  c10::Stream getStreamFromGlobalPool(c10::Device, bool) const override { return device_stream(++g_last_stream); }
+#if REGEN_TORCH_AT_LEAST(2, 4)
+  c10::Stream getNewStream(c10::Device, int) const override { return device_stream(++g_last_stream); }
+#endif
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+#if REGEN_TORCH_AT_LEAST(2, 6)
+  void synchronizeDevice(const c10::DeviceIndex) const override {}
+#endif
+
+  void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,
+              const c10::EventFlag flag) const override {
+    // CUDA's wording (c10/cuda/impl/CUDAGuardImpl.h).
+    TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
+                static_cast<int>(device_index), " does not match recording stream's device index ",
+                static_cast<int>(stream.device_index()), ".");
+    if (*event == nullptr) *event = new Event{flag == c10::EventFlag::BACKEND_DEFAULT, {}};
+    static_cast<Event*>(*event)->when = std::chrono::steady_clock::now();
+  }
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override { delete static_cast<Event*>(event); }
+#if REGEN_TORCH_AT_LEAST(2, 4)
+  void synchronizeEvent(void*) const override {}
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    TORCH_CHECK_VALUE(start != nullptr && end != nullptr,
+                      "Both events must be recorded before calculating elapsed time.");
+    const auto* a = static_cast<const Event*>(start);
+    const auto* b = static_cast<const Event*>(end);
+    TORCH_CHECK_VALUE(a->timing && b->timing, "Both events must be created with argument 'enable_timing=True'.");
+    return std::chrono::duration<double, std::milli>(b->when - a->when).count();
+  }
+#endif
 };
 
 // The device's random generator: PyTorch's CPU generator ported to Rust (regen_runtime::rng), so
@@ -170,7 +338,7 @@ struct Hooks final : at::PrivateUse1HooksInterface {
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 3)
   bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
-  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return &g_pinned_allocator; }
   // resize_bytes_nocuda exists from 2.3 too (ATen/native/Resize.h).
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
     at::native::resize_bytes_nocuda(storage, static_cast<int64_t>(newsize));
@@ -181,6 +349,7 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   c10::DeviceIndex getCurrentDevice() const override { return 0; }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 5)
+  bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
   const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override { return default_generator(); }
 #else
   const at::Generator& getDefaultGenerator(c10::DeviceIndex) override { return default_generator(); }
