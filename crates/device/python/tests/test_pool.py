@@ -441,3 +441,15 @@ def test_max_pool_backward_checks_indices(nd):
     with counted(key):
         got = back(gd, xd, k, k, [0] * nd, [1] * nd, False, i.to("regen"))
     same(got, back(torch.ones_like(y), x, k, k, [0] * nd, [1] * nd, False, i))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_1d_size_error_reads_as_cpu(mode):
+    """Nearest and linear upsampling share `upsample_1d_common_check` on CPU, wording included."""
+    x = torch.ones(1, 1, 0)
+    fn = lambda t: F.interpolate(t, size=3, mode=mode)  # noqa: E731
+    with pytest.raises(RuntimeError) as cpu:
+        fn(x)
+    with pytest.raises(RuntimeError) as dev:
+        fn(x.to("regen"))
+    assert str(dev.value).splitlines()[0] == str(cpu.value).splitlines()[0]

@@ -154,6 +154,13 @@ impl Win {
     }
 }
 
+/// The sizes of a pooled or resampled tensor: `[n,] c, spatial...` (no batch dimension when the
+/// input had none).
+pub(crate) fn sizes_of(batched: bool, n: usize, c: usize, spatial: &[usize]) -> Vec<i64> {
+    let lead = if batched { vec![n as i64, c as i64] } else { vec![c as i64] };
+    lead.into_iter().chain(spatial.iter().map(|&v| v as i64)).collect()
+}
+
 pub struct Plan {
     mode: Mode,
     /// 2 or 3 spatial dimensions.
@@ -168,13 +175,7 @@ pub struct Plan {
 
 impl Plan {
     fn out_sizes(&self) -> Vec<i64> {
-        let mut s = Vec::with_capacity(5);
-        if self.batched {
-            s.push(self.n as i64);
-        }
-        s.push(self.c as i64);
-        s.extend(self.out[3 - self.nd..].iter().map(|&v| v as i64));
-        s
+        sizes_of(self.batched, self.n, self.c, &self.out[3 - self.nd..])
     }
 
     fn plane(&self) -> usize {
@@ -436,29 +437,8 @@ fn adaptive_plan(mode: Mode, nd: usize, input: &TensorRef<'_>, output_size: &[i6
 /// `1/scales` when given, else `in/out`, in float as CPU computes it.
 fn nearest_plan(nd: usize, exact: bool, in_sizes: &[i64], output_size: &[i64], scales: &[Option<f64>]) -> Result<Plan> {
     let mode = Mode::Nearest { exact };
-    if output_size.len() != nd {
-        return Err(Error::runtime(format!(
-            "It is expected output_size equals to {nd}, but got size {}",
-            output_size.len()
-        )));
-    }
-    if in_sizes.len() != nd + 2 {
-        return Err(Error::runtime(format!(
-            "It is expected input_size equals to {}, but got size {}",
-            nd + 2,
-            in_sizes.len()
-        )));
-    }
+    super::resample::upsample_common_check(nd, in_sizes, output_size)?;
     let spatial = &in_sizes[2..];
-    if spatial.iter().chain(output_size).any(|&v| v <= 0) {
-        let names = &["D", "H", "W"][3 - nd..];
-        let show = |v: &[i64]| names.iter().zip(v).map(|(n, x)| format!("{n}: {x}")).collect::<Vec<_>>().join(", ");
-        return Err(Error::runtime(format!(
-            "Input and output sizes should be greater than 0, but got input ({}) output ({})",
-            show(spatial),
-            show(output_size)
-        )));
-    }
     let (batched, n, c, inp) = input_dims(in_sizes, nd, mode).or_else(|_| {
         // A batch or channel of 0: no planes, nothing to compute.
         Ok::<_, Error>((true, in_sizes[0].max(0) as usize, in_sizes[1].max(0) as usize, [1, 1, 1]))

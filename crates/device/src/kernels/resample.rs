@@ -147,15 +147,9 @@ fn up_name(kind: Kind, nd: usize) -> &'static str {
     }
 }
 
-/// `upsample_{1,2,3}d_common_check`.
-pub(super) fn up_plan(
-    kind: Kind,
-    nd: usize,
-    in_sizes: &[i64],
-    output_size: &[i64],
-    align: bool,
-    scales: &[Option<f64>],
-) -> Result<Up> {
+/// `upsample_{1,2,3}d_common_check` (`UpSample.h`), shared by every upsampling mode (nearest
+/// too, in pool.rs): the ranks of the sizes, and every spatial size positive.
+pub(super) fn upsample_common_check(nd: usize, in_sizes: &[i64], output_size: &[i64]) -> Result<()> {
     if output_size.len() != nd {
         return Err(Error::runtime(format!(
             "It is expected output_size equals to {nd}, but got size {}",
@@ -180,6 +174,20 @@ pub(super) fn up_plan(
             show(output_size)
         )));
     }
+    Ok(())
+}
+
+/// The plan of an upsampling (after `upsample_common_check`).
+pub(super) fn up_plan(
+    kind: Kind,
+    nd: usize,
+    in_sizes: &[i64],
+    output_size: &[i64],
+    align: bool,
+    scales: &[Option<f64>],
+) -> Result<Up> {
+    upsample_common_check(nd, in_sizes, output_size)?;
+    let spatial = &in_sizes[2..];
     let mut inp = [1usize; 3];
     let mut out = [1usize; 3];
     let mut sc = [None; 3];
@@ -752,13 +760,7 @@ pub struct PadPlan {
 
 impl PadPlan {
     fn out_sizes(&self) -> Vec<i64> {
-        let mut s = Vec::with_capacity(5);
-        if self.batched {
-            s.push(self.n as i64);
-        }
-        s.push(self.c as i64);
-        s.extend(self.out[3 - self.nd..].iter().map(|&v| v as i64));
-        s
+        super::pool::sizes_of(self.batched, self.n, self.c, &self.out[3 - self.nd..])
     }
 }
 
