@@ -250,6 +250,7 @@ impl Builder {
                 )));
             }
         }
+        declare_optional_ops(&generated);
         let gen_dir = out_dir.join("regen");
         ensure(&gen_dir, &generated.files, Mode::Write).map_err(|e| error(format!("{}: {e}", gen_dir.display())))?;
         if let Some(torch) = torch.filter(|_| self.compile) {
@@ -265,6 +266,20 @@ impl Builder {
             eprintln!("{e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// `#[cfg(regen_has_op = "KEY")]` for each `optional` op of the config this release has: the
+/// backend's trait methods for them compile only where the generated trait declares them.
+fn declare_optional_ops(generated: &regen_core::generate::Generated) {
+    let quoted: Vec<String> = generated.config.optional.iter().map(|n| format!("{:?}", n.name)).collect();
+    if quoted.is_empty() {
+        println!("cargo::rustc-check-cfg=cfg(regen_has_op, values(none()))");
+        return;
+    }
+    println!("cargo::rustc-check-cfg=cfg(regen_has_op, values({}))", quoted.join(", "));
+    for n in generated.config.optional.iter().filter(|n| !generated.absent.contains(&n.name)) {
+        println!("cargo::rustc-cfg=regen_has_op={:?}", n.name);
     }
 }
 

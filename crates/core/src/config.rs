@@ -3,7 +3,9 @@
 //! Every field is optional. Without a config, every required op is generated as a skeleton:
 //! a trait method with a default body that raises NotImplementedError, registered for the
 //! device. With `implement = [...]`, those ops get required trait methods and registrations,
-//! and every other op goes to the `fallback` policy.
+//! and every other op goes to the `fallback` policy. Ops that only some of the releases a
+//! backend builds for have are listed in `optional` too: where the header lacks one, it is
+//! reported as absent (selection.json, a build warning) instead of being an unknown name.
 
 use std::ops::Range;
 
@@ -47,6 +49,8 @@ struct RawConfig {
     fallback: Option<Spanned<String>>,
     #[serde(default)]
     autograd: Vec<Spanned<String>>,
+    #[serde(default)]
+    optional: Vec<Spanned<String>>,
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -75,6 +79,9 @@ pub struct Config {
     /// Where `fallback` is set, for diagnostics about what it cannot serve.
     fallback_span: Option<Range<usize>>,
     pub autograd: Vec<Named>,
+    /// Ops of `implement` that some supported releases lack (a newer overload, a removed op):
+    /// absent from the header, they are reported, not errors.
+    pub optional: Vec<Named>,
     /// The config's text, for positions in diagnostics.
     source: String,
 }
@@ -92,6 +99,7 @@ impl Default for Config {
             fallback: Fallback::Error,
             fallback_span: None,
             autograd: Vec::new(),
+            optional: Vec::new(),
             source: String::new(),
         }
     }
@@ -206,6 +214,15 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             ));
         }
     }
+    let optional = named(raw.optional);
+    let implemented: Vec<&str> = raw.implement.iter().flatten().map(|s| s.get_ref().as_str()).collect();
+    for n in optional.iter().filter(|n| !implemented.contains(&n.name.as_str())) {
+        errors.push(diag_at(
+            source,
+            &n.span,
+            format!("`optional` names `{}`, which `implement` does not: optional only marks implemented ops", n.name),
+        ));
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -220,6 +237,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         fallback,
         fallback_span,
         autograd: named(raw.autograd),
+        optional,
         source: source.to_owned(),
     })
 }
@@ -295,6 +313,8 @@ pub struct Selection<'m> {
     pub skipped: Vec<(&'m Op, SkipReason)>,
     /// Required ops CPU has no kernel for, with why and what answers them.
     pub cpu_less: Vec<(&'m Op, &'static str, CpuLessAnswer)>,
+    /// `optional` ops this header does not have, in config order.
+    pub absent: Vec<String>,
 }
 
 impl<'m> Selection<'m> {
@@ -309,9 +329,11 @@ impl Config {
     /// suggestions.
     pub fn select<'m>(&self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
         let mut errors = Vec::new();
+        let absent: Vec<String> =
+            self.optional.iter().filter(|n| model.find(&n.name).is_none()).map(|n| n.name.clone()).collect();
         let mut check = |list: &[Named]| {
             for n in list {
-                if model.find(&n.name).is_none() {
+                if model.find(&n.name).is_none() && !absent.contains(&n.name) {
                     errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
                 }
             }
@@ -363,7 +385,7 @@ impl Config {
             }
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
-        Ok(Selection { selected, skipped, cpu_less })
+        Ok(Selection { selected, skipped, cpu_less, absent })
     }
 
     /// How each op that CPU has no kernel for is answered: required ones, and ones whose default

@@ -37,6 +37,9 @@ struct SelectionReport<'a> {
     skipped: Vec<Skip<'a>>,
     /// Required ops CPU has no kernel for (the CPU fallback never answers them), why, and what does.
     no_cpu_kernel: Vec<CpuLess<'a>>,
+    /// `optional` ops of the config this release does not have.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    absent: Vec<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -70,6 +73,7 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
             .iter()
             .map(|(op, why, answer)| CpuLess { op: &op.key, why, answer: answer.to_string() })
             .collect(),
+        absent: selection.absent.iter().map(String::as_str).collect(),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report serializes");
     text.push('\n');

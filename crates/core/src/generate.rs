@@ -21,6 +21,8 @@ pub struct Generated {
     pub summary: String,
     /// The config the files were generated with.
     pub config: Config,
+    /// The config's `optional` ops this header does not have (no trait method, no registration).
+    pub absent: Vec<String>,
 }
 
 /// Renders diagnostics against the file they point into.
@@ -70,6 +72,13 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
             _ => excluded += 1,
         }
     }
+    if !selection.absent.is_empty() {
+        warnings.push_str(&format!(
+            "{config_path}: warning: {} optional op(s) not in this release, not generated: {}\n",
+            selection.absent.len(),
+            selection.absent.join(", ")
+        ));
+    }
     let note = generated_note(&bytes, command);
     let files = emit_all(model, &selection, &config_value, &note);
     let summary = format!(
@@ -80,5 +89,6 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
         selection.selected.iter().filter(|s| s.registered).count(),
         selection.skipped.len(),
     );
-    Ok(Generated { files, warnings, summary, config: config_value })
+    let absent = selection.absent.clone();
+    Ok(Generated { files, warnings, summary, config: config_value, absent })
 }

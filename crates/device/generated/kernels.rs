@@ -3726,6 +3726,8 @@ pub trait Kernels: Send + Sync + 'static {
         padding: &[i64],
         stride: &[i64],
     ) -> Result<Tensor>;
+    /// `aten::record_stream(Tensor(a!) self, Stream s) -> ()`
+    fn record_stream(&self, self_: TensorRef<'_>, s: Stream) -> Result<()>;
     /// `aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     fn isposinf_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()>;
     /// `aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
@@ -4065,7 +4067,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 545] = [
+pub const OPS: [&str; 546] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -4567,6 +4569,7 @@ pub const OPS: [&str; 545] = [
     "col2im",
     "im2col.out",
     "im2col",
+    "record_stream",
     "isposinf.out",
     "isneginf.out",
     "special_entr.out",
@@ -4613,7 +4616,7 @@ pub const OPS: [&str; 545] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 545] = [const { AtomicU64::new(0) }; 545];
+static CALLS: [AtomicU64; 546] = [const { AtomicU64::new(0) }; 546];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -18820,6 +18823,29 @@ pub unsafe extern "C" fn regen_kernel_im2col(
         },
     )
 }
+/// Entry point of `aten::record_stream`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_record_stream(
+    self_: abi::regen_tensor,
+    s: abi::regen_stream,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::record_stream",
+        &CALLS[501usize],
+        || {
+            kernels()?
+                .record_stream(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <Stream as FromAbi<'_>>::from_abi(&s) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::isposinf.out`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -18832,7 +18858,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[501usize],
+        &CALLS[502usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -18855,7 +18881,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[502usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -18878,7 +18904,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[503usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -18901,7 +18927,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[504usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -18924,7 +18950,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[505usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -18947,7 +18973,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[506usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -18971,7 +18997,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[507usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -18996,7 +19022,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[508usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -19020,7 +19046,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[509usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -19043,7 +19069,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[510usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -19066,7 +19092,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[511usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -19093,7 +19119,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[512usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -19120,7 +19146,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[513usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -19143,7 +19169,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[514usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -19166,7 +19192,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[515usize],
+        &CALLS[516usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -19189,7 +19215,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[516usize],
+        &CALLS[517usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -19212,7 +19238,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[517usize],
+        &CALLS[518usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -19236,7 +19262,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[518usize],
+        &CALLS[519usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -19261,7 +19287,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[519usize],
+        &CALLS[520usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -19286,7 +19312,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[520usize],
+        &CALLS[521usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -19311,7 +19337,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[521usize],
+        &CALLS[522usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -19336,7 +19362,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[522usize],
+        &CALLS[523usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -19361,7 +19387,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[523usize],
+        &CALLS[524usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -19386,7 +19412,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[524usize],
+        &CALLS[525usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -19411,7 +19437,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[525usize],
+        &CALLS[526usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -19435,7 +19461,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[526usize],
+        &CALLS[527usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -19458,7 +19484,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[527usize],
+        &CALLS[528usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -19481,7 +19507,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[528usize],
+        &CALLS[529usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -19504,7 +19530,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[529usize],
+        &CALLS[530usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -19527,7 +19553,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[530usize],
+        &CALLS[531usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -19550,7 +19576,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[531usize],
+        &CALLS[532usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -19574,7 +19600,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[532usize],
+        &CALLS[533usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -19599,7 +19625,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[533usize],
+        &CALLS[534usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -19624,7 +19650,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[534usize],
+        &CALLS[535usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -19649,7 +19675,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[535usize],
+        &CALLS[536usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -19673,7 +19699,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[536usize],
+        &CALLS[537usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -19709,7 +19735,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[537usize],
+        &CALLS[538usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -19764,7 +19790,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[538usize],
+        &CALLS[539usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -19819,7 +19845,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[539usize],
+        &CALLS[540usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -19874,7 +19900,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[540usize],
+        &CALLS[541usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -19926,7 +19952,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[541usize],
+        &CALLS[542usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -19975,7 +20001,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[542usize],
+        &CALLS[543usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -20023,7 +20049,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[543usize],
+        &CALLS[544usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -20068,7 +20094,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[544usize],
+        &CALLS[545usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

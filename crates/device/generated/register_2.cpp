@@ -127,6 +127,7 @@ regen_error* regen_kernel__slow_conv2d_forward_output(regen_tensor self, regen_t
 regen_error* regen_kernel_slow_conv3d_forward_output(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_tensor output);
 regen_error* regen_kernel_col2im_out(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
 regen_error* regen_kernel_im2col_out(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor out);
+regen_error* regen_kernel_record_stream(regen_tensor self, regen_stream s);
 regen_error* regen_kernel_special_erfcx_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
@@ -1345,6 +1346,13 @@ at::Tensor & wrap_im2col_out(const at::Tensor & self, at::IntArrayRef kernel_siz
   return out;
 }
 
+// aten::record_stream(Tensor(a!) self, Stream s) -> ()
+void wrap_record_stream(at::Tensor & self, at::Stream s) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::record_stream argument 'self'");
+  auto regen_a1 = ::regen::lift_stream(s, "aten::record_stream argument 's'");
+  ::regen::check(regen_kernel_record_stream(regen_a0, regen_a1));
+}
+
 // aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx.out argument 'self'");
@@ -1616,6 +1624,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("slow_conv3d_forward.output", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward_output));
   m.impl("col2im.out", TORCH_FN(regen_runtime_ops::wrap_col2im_out));
   m.impl("im2col.out", TORCH_FN(regen_runtime_ops::wrap_im2col_out));
+  m.impl("record_stream", TORCH_FN(regen_runtime_ops::wrap_record_stream));
   m.impl("special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
   m.impl("special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
   m.impl("special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));

@@ -32,6 +32,17 @@ impl Kernels for Backend {
         copy::copy_from_and_resize(self_, dst)
     }
 
+    fn record_stream(&self, _self_: TensorRef<'_>, s: regen_runtime::Stream) -> Result<()> {
+        // A stream of this device (PrivateUse1, 20) only: CUDA's kernel rejects other devices' too.
+        if s.device.device_type != 20 {
+            return Err(Error::runtime(format!(
+                "record_stream: expected a stream of this device, got one of device type {}",
+                s.device.device_type
+            )));
+        }
+        Ok(())
+    }
+
     fn view_as_real(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         copy::view_as_real(self_)
     }

@@ -235,3 +235,34 @@ fn selection_follows_the_config() {
         kernels.contains("list `_nnz` under `implement` in regen.toml") && kernels.contains("fn regen_kernel__nnz(")
     );
 }
+
+#[test]
+fn optional_ops_absent_from_a_release_are_reported_not_errors() {
+    let dir = scratch();
+    // `mm.dtype` is not in the small header (nor in releases before 2.8): marked optional, it is
+    // reported in selection.json and on stderr, and nothing is generated for it.
+    let config =
+        "fallback = \"cpu\"\nimplement = [\"add.out\", \"mm.dtype\"]\noptional = [\"mm.dtype\", \"add.out\"]\n";
+    std::fs::write(dir.path().join("regen.toml"), config).unwrap();
+    let out = regen_in(dir.path(), &["--header", "small.h", "--out", "out", "--config", "regen.toml"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("regen.toml: warning: 1 optional op(s) not in this release, not generated: mm.dtype\n"),
+        "{stderr}"
+    );
+    let selection: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/selection.json")).unwrap()).unwrap();
+    assert_eq!(selection["absent"], serde_json::json!(["mm.dtype"]));
+    assert_eq!(selection["implemented"], serde_json::json!(["add.out"]));
+    let kernels = std::fs::read_to_string(dir.path().join("out/kernels.rs")).unwrap();
+    assert!(kernels.contains("fn add_out(") && !kernels.contains("mm_dtype"));
+    // Without `optional`, the same name is an unknown op; `optional` only marks implemented ops.
+    let stderr = config_error("fallback = \"cpu\"\nimplement = [\"add.out\", \"mm.dtype\"]\n");
+    assert!(stderr.starts_with("regen.toml:2:25: error: no op `mm.dtype` in this header"), "{stderr}");
+    let stderr = config_error("implement = [\"add.out\"]\noptional = [\"mm.dtype\"]\n");
+    assert!(
+        stderr.starts_with("regen.toml:2:13: error: `optional` names `mm.dtype`, which `implement` does not"),
+        "{stderr}"
+    );
+}

@@ -185,3 +185,20 @@ def test_accelerator_memory_statistics_follow_device_allocations():
     assert 0 < free <= total
     with pytest.raises(RuntimeError, match="one device"):
         torch.accelerator.memory_allocated("regen:1")
+
+
+def test_record_stream_takes_this_devices_streams_and_keeps_the_tensor():
+    t = torch.arange(6.0, device="regen")
+    s = torch.Stream("regen")
+    with counted("record_stream"):
+        t.record_stream(s)
+    with counted("record_stream"):
+        t.record_stream(torch.accelerator.current_stream())
+    # Nothing waits for the stream here: the tensor stays readable and is freed as any other.
+    assert torch.equal(t.cpu(), torch.arange(6.0))
+    before = torch.regen.memory_allocated()
+    del t
+    gc.collect()
+    assert torch.regen.memory_allocated() < before
+    with pytest.raises(RuntimeError, match="expected a stream of this device"):
+        torch.ones(2, device="regen").record_stream(torch.Stream("cpu"))

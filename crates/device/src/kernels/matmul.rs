@@ -292,6 +292,8 @@ pub fn run_then(
 /// semantics and messages. The output is in the inputs' dtype, or in float32 for float16 and
 /// bfloat16 inputs, whose products then accumulate in float32 and are written without rounding.
 /// `self` has the inputs' dtype (CUDA's addmm check), broadcast as in the op without `out_dtype`.
+/// Releases before 2.8 have no `out_dtype` op, so nothing calls it there.
+#[cfg_attr(not(regen_has_op = "mm.dtype_out"), allow(dead_code))]
 pub fn run_dtype(
     op: &MatOp,
     bias: Option<(TensorRef<'_>, Scalar)>,
@@ -1508,6 +1510,7 @@ macro_rules! matmul_methods {
             $crate::kernels::matmul::run(&$crate::kernels::matmul::ADDMV, Some((self_, beta)), mat, vec, alpha, out)
         }
 
+        #[cfg(regen_has_op = "mm.dtype_out")]
         fn mm_dtype_out(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1519,6 +1522,7 @@ macro_rules! matmul_methods {
             $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::MM, None, self_, mat2, one, out_dtype, out)
         }
 
+        #[cfg(regen_has_op = "mm.dtype")]
         fn mm_dtype(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1530,6 +1534,7 @@ macro_rules! matmul_methods {
             Ok(out)
         }
 
+        #[cfg(regen_has_op = "bmm.dtype_out")]
         fn bmm_dtype_out(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1541,6 +1546,7 @@ macro_rules! matmul_methods {
             $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::BMM, None, self_, mat2, one, out_dtype, out)
         }
 
+        #[cfg(regen_has_op = "bmm.dtype")]
         fn bmm_dtype(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1552,6 +1558,7 @@ macro_rules! matmul_methods {
             Ok(out)
         }
 
+        #[cfg(regen_has_op = "addmm.dtype_out")]
         fn addmm_dtype_out(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1566,6 +1573,7 @@ macro_rules! matmul_methods {
             $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::MM, bias, mat1, mat2, alpha, out_dtype, out)
         }
 
+        #[cfg(regen_has_op = "addmm.dtype")]
         fn addmm_dtype(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1580,6 +1588,7 @@ macro_rules! matmul_methods {
             Ok(out)
         }
 
+        #[cfg(regen_has_op = "baddbmm.dtype_out")]
         fn baddbmm_dtype_out(
             &self,
             self_: regen_runtime::TensorRef<'_>,
@@ -1602,6 +1611,7 @@ macro_rules! matmul_methods {
             )
         }
 
+        #[cfg(regen_has_op = "baddbmm.dtype")]
         fn baddbmm_dtype(
             &self,
             self_: regen_runtime::TensorRef<'_>,

@@ -593,6 +593,7 @@ macro_rules! optim_methods {
             )
         }
 
+        #[cfg(regen_has_op = "_fused_adagrad_.tensor_lr")]
         fn _fused_adagrad_inplace_tensor_lr(
             &self,
             self_: regen_runtime::TensorList<'_>,
