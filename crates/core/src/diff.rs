@@ -67,6 +67,11 @@ pub struct ConfigImpact {
     pub implemented_breaking: Vec<String>,
     /// Newly required ops the backend does not implement (they need a kernel or the fallback).
     pub newly_required_unimplemented: Vec<String>,
+    /// Ops the backend implements whose C++ signature changed while the Rust method the backend
+    /// writes did not (`SymInt` → `int`, `Tensor &` → `const Tensor &`): regenerating is enough.
+    pub implemented_regenerate: Vec<String>,
+    /// Ops of `optional` the new header does not have: not generated there, not an error.
+    pub optional_absent: Vec<String>,
     /// Config entries naming ops the new header no longer has, with the likely replacement.
     pub missing_entries: Vec<MissingEntry>,
     /// The config's fallback policy (`cpu` or `error`).
@@ -91,6 +96,14 @@ pub struct Diff {
     pub renamed: Vec<Rename>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<ConfigImpact>,
+}
+
+/// What the generated Rust method of an op looks like to the kernel that implements it: the
+/// kinds of its parameters and results (names are the implementor's own). `None` when the op does
+/// not cross the ABI.
+fn rust_signature(op: &Op) -> Option<(Vec<crate::abi::ArgKind>, Vec<crate::abi::RetKind>)> {
+    let abi = crate::abi::lower_abi(op).ok()?;
+    Some((abi.args.iter().map(|a| a.kind).collect(), abi.returns.into_iter().map(|r| r.kind).collect()))
 }
 
 /// `const` + the type without namespaces + `&`/`*`: equal for pure re-spellings only.
@@ -278,16 +291,35 @@ impl Diff {
             && self.dispatch_flipped.is_empty()
     }
 
-    /// Fills in what the bump means for a backend configured by `config`.
-    pub fn with_config(mut self, config: &Config, new: &Model) -> Self {
+    /// Fills in what the bump means for a backend configured by `config`. Its kernels are Rust
+    /// methods of the generated trait, so a changed C++ signature breaks one only when the method's
+    /// signature changes with it; the C++ wrapper is regenerated from the new header either way.
+    pub fn with_config(mut self, config: &Config, old: &Model, new: &Model) -> Self {
         let implemented: Vec<&str> =
             config.implement.as_ref().map(|l| l.iter().map(|n| n.name.as_str()).collect()).unwrap_or_default();
+        let optional = |op: &str| config.optional.iter().any(|n| n.name == op);
         let mut impact = ConfigImpact { fallback: config.fallback.as_str().into(), ..ConfigImpact::default() };
         for op in &implemented {
             let signature_changed = self.changed.iter().any(|c| c.op == *op && c.breaking)
                 || self.cpp_changed.iter().any(|c| c.op == *op && !c.spelling_only);
-            if signature_changed || self.removed.iter().any(|r| r == op) {
-                impact.implemented_breaking.push(op.to_string());
+            // An implemented op is in the old header unless it is optional (the config was
+            // checked against it).
+            if new.find(op).is_none() {
+                if optional(op) {
+                    impact.optional_absent.push(op.to_string());
+                } else {
+                    impact.implemented_breaking.push(op.to_string());
+                }
+            } else if signature_changed {
+                let same_rust = match (old.find(op), new.find(op)) {
+                    (Some(o), Some(n)) => rust_signature(o).is_some_and(|sig| Some(sig) == rust_signature(n)),
+                    _ => false,
+                };
+                if same_rust {
+                    impact.implemented_regenerate.push(op.to_string());
+                } else {
+                    impact.implemented_breaking.push(op.to_string());
+                }
             }
         }
         let newly_required =
@@ -295,14 +327,18 @@ impl Diff {
         impact.newly_required_unimplemented =
             newly_required.filter(|k| !implemented.contains(&k.as_str())).cloned().collect();
         impact.newly_required_unimplemented.sort();
-        let entries = config.implement.iter().flatten().chain(&config.exclude).chain(&config.autograd);
+        // As in generation: excluding an op CPU has no kernel for is never an unknown name, as
+        // those differ by release.
+        let excluded = config.exclude.iter().filter(|n| crate::policy::cpu_less(&n.name).is_none());
+        let entries = config.implement.iter().flatten().chain(excluded).chain(&config.autograd);
         for n in entries {
-            if new.find(&n.name).is_none() {
+            if new.find(&n.name).is_none() && !optional(&n.name) {
                 let likely = self.renamed.iter().find(|r| r.old == n.name).map(|r| r.new.clone());
                 impact.missing_entries.push(MissingEntry { op: n.name.clone(), likely });
             }
         }
         impact.implemented_breaking.sort();
+        impact.implemented_regenerate.sort();
         self.config = Some(impact);
         self
     }
@@ -354,6 +390,22 @@ impl Diff {
             heading(&mut out, "Your backend", c.implemented_breaking.len() + c.missing_entries.len());
             for op in &c.implemented_breaking {
                 item(&mut out, &format!("{} your kernel for {} must change", paint("31", "BREAKS"), code(op)));
+            }
+            for op in &c.implemented_regenerate {
+                item(
+                    &mut out,
+                    &format!(
+                        "{} {}: its C++ signature changed, your Rust kernel's did not (regenerated from the header)",
+                        paint("33", "REGEN"),
+                        code(op)
+                    ),
+                );
+            }
+            for op in &c.optional_absent {
+                item(
+                    &mut out,
+                    &format!("{} {} is not in this release (optional: not generated)", paint("33", "ABSENT"), code(op)),
+                );
             }
             for m in &c.missing_entries {
                 let hint = m.likely.as_ref().map(|l| format!(" (likely renamed to {})", code(l))).unwrap_or_default();

@@ -150,7 +150,7 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
         let config = load_config_file(Some(path))?;
         // The config was written for the old release: its names must resolve there.
         config.select(&old.model).map_err(|errors| render_all(&errors, &path.display().to_string()))?;
-        diff = diff.with_config(&config, &new.model);
+        diff = diff.with_config(&config, &old.model, &new.model);
     }
     let name = |p: &Path| p.display().to_string();
     let text = match args.format {

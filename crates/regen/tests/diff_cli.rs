@@ -109,3 +109,40 @@ fn config_impact_names_broken_kernels_missing_entries_and_likely_renames() {
         "{text}"
     );
 }
+
+#[test]
+fn config_impact_separates_rust_breaks_from_cpp_only_changes_and_optional_ops() {
+    // 2.15.0 -> 2.4.1: tril.out's `diagonal` and bincount's `minlength` are `SymInt` then `int`,
+    // `i64` in Rust either way; `mm.dtype` does not exist yet.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("regen.toml");
+    std::fs::write(
+        &config,
+        "implement = [\"tril.out\", \"mm.dtype\", \"add.out\", \"bincount\"]\noptional = [\"mm.dtype\"]\n\
+         exclude = [\"_fused_rms_norm_backward\"]\nfallback = \"cpu\"\n",
+    )
+    .unwrap();
+    let args = |format: &'static str| {
+        diff(&[
+            fixture("2.15.0").as_os_str(),
+            fixture("2.4.1").as_os_str(),
+            "--config".as_ref(),
+            config.as_os_str(),
+            "--format".as_ref(),
+            format.as_ref(),
+        ])
+    };
+    let json: serde_json::Value = serde_json::from_slice(&args("json").stdout).unwrap();
+    let impact = &json["config"];
+    assert_eq!(impact["implemented_breaking"], serde_json::json!([]));
+    assert_eq!(impact["implemented_regenerate"], serde_json::json!(["bincount", "tril.out"]));
+    assert_eq!(impact["optional_absent"], serde_json::json!(["mm.dtype"]));
+    // An excluded op CPU has no kernel for may be absent, as in generation.
+    assert_eq!(impact["missing_entries"], serde_json::json!([]));
+    let text = String::from_utf8(args("text").stdout).unwrap();
+    assert!(
+        text.contains("REGEN tril.out: its C++ signature changed, your Rust kernel's did not")
+            && text.contains("ABSENT mm.dtype is not in this release (optional: not generated)"),
+        "{text}"
+    );
+}
