@@ -217,9 +217,11 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
   c10::Device exchangeDevice(c10::Device) const override { return kOnlyDevice; }
   c10::Device getDevice() const override { return kOnlyDevice; }
-  void setDevice(c10::Device d) const override {
+  // Index -1 is "the current device", which is device 0.
+  static void check_device(c10::Device d) {
     TORCH_CHECK(d.type() == kDevice && d.index() <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", d);
   }
+  void setDevice(c10::Device d) const override { check_device(d); }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
 
@@ -229,10 +231,21 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     t_current_stream = s.id();
     return device_stream(previous);
   }
-  c10::Stream getDefaultStream(c10::Device) const override { return device_stream(0); }
-  c10::Stream getStreamFromGlobalPool(c10::Device, bool) const override { return device_stream(++g_last_stream); }
+  // A stream asked for on another device index (`torch.Stream("regen:1")`) is an error, as
+  // setting that device is: the stream would claim a device that does not exist.
+  c10::Stream getDefaultStream(c10::Device d) const override {
+    check_device(d);
+    return device_stream(0);
+  }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
+    check_device(d);
+    return device_stream(++g_last_stream);
+  }
 #if REGEN_TORCH_AT_LEAST(2, 4)
-  c10::Stream getNewStream(c10::Device, int) const override { return device_stream(++g_last_stream); }
+  c10::Stream getNewStream(c10::Device d, int) const override {
+    check_device(d);
+    return device_stream(++g_last_stream);
+  }
 #endif
   bool queryStream(const c10::Stream&) const override { return true; }
   void synchronizeStream(const c10::Stream&) const override {}

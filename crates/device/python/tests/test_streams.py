@@ -30,6 +30,12 @@ def test_new_streams_are_distinct_idle_and_on_the_device():
         s.synchronize()
 
 
+def test_a_stream_on_a_device_index_that_does_not_exist_is_an_error():
+    assert torch.Stream("regen:0").device == torch.device("regen:0")
+    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
+        torch.Stream("regen:1")
+
+
 def test_current_stream_is_set_per_thread_and_restored():
     default = torch.accelerator.current_stream()
     assert default.device == torch.device("regen:0") and default.stream_id == 0
