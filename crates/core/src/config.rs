@@ -47,6 +47,7 @@ struct RawConfig {
     fallback: Option<Spanned<String>>,
     #[serde(default)]
     autograd: Vec<Spanned<String>>,
+    autocast: Option<Spanned<String>>,
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -75,6 +76,8 @@ pub struct Config {
     /// Where `fallback` is set, for diagnostics about what it cannot serve.
     fallback_span: Option<Range<usize>>,
     pub autograd: Vec<Named>,
+    /// Whose autocast op lists the device registers (crate::autocast), if any.
+    pub autocast: Option<crate::autocast::Autocast>,
     /// The config's text, for positions in diagnostics.
     source: String,
 }
@@ -92,6 +95,7 @@ impl Default for Config {
             fallback: Fallback::Error,
             fallback_span: None,
             autograd: Vec::new(),
+            autocast: None,
             source: String::new(),
         }
     }
@@ -195,6 +199,20 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             }
         },
     };
+    let autocast = raw.autocast.and_then(|s| {
+        let parsed = crate::autocast::Autocast::parse(s.get_ref());
+        if parsed.is_none() {
+            errors.push(diag_at(source, &s.span(), format!("autocast must be \"cpu\", found {:?}", s.get_ref())));
+        } else if dispatch_key != "PrivateUse1" {
+            // ATen has an autocast key for PrivateUse1, not for a renamed dispatch key.
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!("autocast needs dispatch_key = \"PrivateUse1\" (AutocastPrivateUse1), found {dispatch_key:?}"),
+            ));
+        }
+        parsed
+    });
     let exclude_families = named(raw.exclude_families);
     let families = policy::families();
     for f in &exclude_families {
@@ -220,6 +238,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         fallback,
         fallback_span,
         autograd: named(raw.autograd),
+        autocast,
         source: source.to_owned(),
     })
 }

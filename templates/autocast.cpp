@@ -1,0 +1,23 @@
+// {{ generated_note }}
+//
+// Autocast on the device (regen.toml `autocast = "{{ lists }}"`): inside
+// `torch.autocast(device_type=...)` these ops cast their floating-point arguments by the policy of
+// {{ lists }}'s autocast lists (regen-core's autocast.rs), then run on the device as usual; every
+// other op falls through untouched.
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <torch/library.h>
+
+#ifndef KERNEL_PRIVATEUSEONE
+#error "regen.toml's `autocast` needs ATen/autocast_mode.h's KERNEL_PRIVATEUSEONE, which this torch release lacks: remove `autocast`"
+#endif
+
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+{%- for l in lines %}
+  KERNEL_PRIVATEUSEONE({{ l.args }})
+{%- endfor %}
+}
