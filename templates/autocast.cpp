@@ -8,10 +8,9 @@
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
 
-#ifndef KERNEL_PRIVATEUSEONE
-#error "regen.toml's `autocast` needs ATen/autocast_mode.h's KERNEL_PRIVATEUSEONE, which this torch release lacks: remove `autocast`"
-#endif
-
+// Releases whose autocast_mode.h has no KERNEL_PRIVATEUSEONE (torch.autocast for PrivateUse1
+// came later) register nothing, and say so at build time.
+#ifdef KERNEL_PRIVATEUSEONE
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFallthrough());
 }
@@ -21,3 +20,6 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE({{ l.args }})
 {%- endfor %}
 }
+#else
+#pragma message("regen.toml's autocast: this torch release's ATen/autocast_mode.h has no KERNEL_PRIVATEUSEONE; the device registers no autocast kernels")
+#endif

@@ -2435,6 +2435,23 @@ pub trait Kernels: Send + Sync + 'static {
         std: TensorRef<'_>,
         generator: Option<Generator>,
     ) -> Result<Tensor>;
+    /// `aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`
+    fn _amp_foreach_non_finite_check_and_unscale_inplace(
+        &self,
+        self_: TensorList<'_>,
+        found_inf: TensorRef<'_>,
+        inv_scale: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)`
+    fn _amp_update_scale_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        growth_tracker: TensorRef<'_>,
+        found_inf: TensorRef<'_>,
+        scale_growth_factor: f64,
+        scale_backoff_factor: f64,
+        growth_interval: i64,
+    ) -> Result<()>;
     /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
     fn bucketize_tensor(
         &self,
@@ -4065,7 +4082,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 545] = [
+pub const OPS: [&str; 547] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -4424,6 +4441,8 @@ pub const OPS: [&str; 545] = [
     "normal.float_Tensor",
     "normal.Tensor_Tensor_out",
     "normal.Tensor_Tensor",
+    "_amp_foreach_non_finite_check_and_unscale_",
+    "_amp_update_scale_",
     "bucketize.Tensor",
     "bucketize.Tensor_out",
     "bucketize.Scalar",
@@ -4613,7 +4632,7 @@ pub const OPS: [&str; 545] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 545] = [const { AtomicU64::new(0) }; 545];
+static CALLS: [AtomicU64; 547] = [const { AtomicU64::new(0) }; 547];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -14481,6 +14500,64 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
         },
     )
 }
+/// Entry point of `aten::_amp_foreach_non_finite_check_and_unscale_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace(
+    self_: abi::regen_tensor_list,
+    found_inf: abi::regen_tensor,
+    inv_scale: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_amp_foreach_non_finite_check_and_unscale_",
+        &CALLS[358usize],
+        || {
+            kernels()?
+                ._amp_foreach_non_finite_check_and_unscale_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&found_inf) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&inv_scale) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_amp_update_scale_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__amp_update_scale_inplace(
+    self_: abi::regen_tensor,
+    growth_tracker: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+    scale_growth_factor: f64,
+    scale_backoff_factor: f64,
+    growth_interval: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_amp_update_scale_",
+        &CALLS[359usize],
+        || {
+            kernels()?
+                ._amp_update_scale_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&growth_tracker)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&found_inf) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale_growth_factor) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale_backoff_factor) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&growth_interval) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bucketize.Tensor`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -14496,7 +14573,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[358usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -14525,7 +14602,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[359usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -14554,7 +14631,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[360usize],
+        &CALLS[362usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -14585,7 +14662,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[361usize],
+        &CALLS[363usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -14620,7 +14697,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[362usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -14657,7 +14734,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[363usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -14692,7 +14769,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[364usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -14726,7 +14803,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[365usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -14754,7 +14831,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[366usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -14783,7 +14860,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[367usize],
+        &CALLS[369usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -14814,7 +14891,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss.out",
-        &CALLS[368usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .multi_margin_loss_out(
@@ -14849,7 +14926,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss",
-        &CALLS[369usize],
+        &CALLS[371usize],
         || {
             let regen_v0 = kernels()?
                 .multi_margin_loss(
@@ -14885,7 +14962,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss_backward.grad_input",
-        &CALLS[370usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .multi_margin_loss_backward_grad_input(
@@ -14922,7 +14999,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss_backward",
-        &CALLS[371usize],
+        &CALLS[373usize],
         || {
             let regen_v0 = kernels()?
                 .multi_margin_loss_backward(
@@ -14956,7 +15033,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_forward.output",
-        &CALLS[372usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .multilabel_margin_loss_forward_output(
@@ -14985,7 +15062,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_forward",
-        &CALLS[373usize],
+        &CALLS[375usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .multilabel_margin_loss_forward(
@@ -15015,7 +15092,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward_grad_input
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_backward.grad_input",
-        &CALLS[374usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .multilabel_margin_loss_backward_grad_input(
@@ -15046,7 +15123,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_backward",
-        &CALLS[375usize],
+        &CALLS[377usize],
         || {
             let regen_v0 = kernels()?
                 .multilabel_margin_loss_backward(
@@ -15078,7 +15155,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[376usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -15114,7 +15191,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[377usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -15150,7 +15227,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[378usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -15185,7 +15262,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[379usize],
+        &CALLS[381usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -15221,7 +15298,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[380usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -15258,7 +15335,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[381usize],
+        &CALLS[383usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -15292,7 +15369,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[382usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -15322,7 +15399,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[383usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -15352,7 +15429,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[384usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -15381,7 +15458,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[385usize],
+        &CALLS[387usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -15411,7 +15488,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[386usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -15441,7 +15518,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[387usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .elu_out(
@@ -15472,7 +15549,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[388usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -15502,7 +15579,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[389usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -15526,7 +15603,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -15552,7 +15629,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[391usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -15579,7 +15656,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[392usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -15607,7 +15684,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -15636,7 +15713,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[394usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -15663,7 +15740,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[395usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -15687,7 +15764,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[396usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -15710,7 +15787,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[397usize],
+        &CALLS[399usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -15732,7 +15809,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[398usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -15755,7 +15832,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[399usize],
+        &CALLS[401usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -15780,7 +15857,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[400usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -15807,7 +15884,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[401usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -15834,7 +15911,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[402usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -15859,7 +15936,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[403usize],
+        &CALLS[405usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -15885,7 +15962,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -15912,7 +15989,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[405usize],
+        &CALLS[407usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -15939,7 +16016,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[406usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .softplus_out(
@@ -15967,7 +16044,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[407usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -15994,7 +16071,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[408usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -16020,7 +16097,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -16046,7 +16123,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[410usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -16071,7 +16148,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[411usize],
+        &CALLS[413usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -16096,7 +16173,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[412usize],
+        &CALLS[414usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -16121,7 +16198,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[413usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -16146,7 +16223,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[414usize],
+        &CALLS[416usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -16171,7 +16248,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[415usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -16196,7 +16273,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[416usize],
+        &CALLS[418usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -16222,7 +16299,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[417usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -16249,7 +16326,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -16276,7 +16353,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[419usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -16303,7 +16380,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[420usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -16334,7 +16411,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[421usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -16372,7 +16449,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[422usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -16410,7 +16487,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[423usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -16448,7 +16525,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[424usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -16484,7 +16561,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool2d.output",
-        &CALLS[425usize],
+        &CALLS[427usize],
         || {
             kernels()?
                 .fractional_max_pool2d_output(
@@ -16517,7 +16594,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool2d_backward.grad_input",
-        &CALLS[426usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .fractional_max_pool2d_backward_grad_input(
@@ -16548,7 +16625,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d.output",
-        &CALLS[427usize],
+        &CALLS[429usize],
         || {
             kernels()?
                 .fractional_max_pool3d_output(
@@ -16581,7 +16658,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d_backward.grad_input",
-        &CALLS[428usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .fractional_max_pool3d_backward_grad_input(
@@ -16612,7 +16689,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d_backward",
-        &CALLS[429usize],
+        &CALLS[431usize],
         || {
             let regen_v0 = kernels()?
                 .fractional_max_pool3d_backward(
@@ -16645,7 +16722,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[430usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -16681,7 +16758,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[431usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -16717,7 +16794,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[432usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -16752,7 +16829,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[433usize],
+        &CALLS[435usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -16788,7 +16865,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[434usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -16825,7 +16902,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[435usize],
+        &CALLS[437usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -16857,7 +16934,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool2d.out",
-        &CALLS[436usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 .max_unpool2d_out(
@@ -16884,7 +16961,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool2d",
-        &CALLS[437usize],
+        &CALLS[439usize],
         || {
             let regen_v0 = kernels()?
                 .max_unpool2d(
@@ -16913,7 +16990,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool3d.out",
-        &CALLS[438usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .max_unpool3d_out(
@@ -16944,7 +17021,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool3d",
-        &CALLS[439usize],
+        &CALLS[441usize],
         || {
             let regen_v0 = kernels()?
                 .max_unpool3d(
@@ -16972,7 +17049,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d.out",
-        &CALLS[440usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .reflection_pad1d_out(
@@ -16998,7 +17075,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d_backward.grad_input",
-        &CALLS[441usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .reflection_pad1d_backward_grad_input(
@@ -17024,7 +17101,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d.out",
-        &CALLS[442usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .reflection_pad2d_out(
@@ -17049,7 +17126,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d",
-        &CALLS[443usize],
+        &CALLS[445usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d(
@@ -17075,7 +17152,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward.grad_input",
-        &CALLS[444usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .reflection_pad2d_backward_grad_input(
@@ -17102,7 +17179,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward",
-        &CALLS[445usize],
+        &CALLS[447usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d_backward(
@@ -17128,7 +17205,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d.out",
-        &CALLS[446usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .reflection_pad3d_out(
@@ -17154,7 +17231,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d_backward.grad_input",
-        &CALLS[447usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .reflection_pad3d_backward_grad_input(
@@ -17180,7 +17257,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d.out",
-        &CALLS[448usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .replication_pad1d_out(
@@ -17206,7 +17283,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d_backward.grad_input",
-        &CALLS[449usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .replication_pad1d_backward_grad_input(
@@ -17232,7 +17309,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d.out",
-        &CALLS[450usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 .replication_pad2d_out(
@@ -17258,7 +17335,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward.grad_input",
-        &CALLS[451usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .replication_pad2d_backward_grad_input(
@@ -17285,7 +17362,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward",
-        &CALLS[452usize],
+        &CALLS[454usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad2d_backward(
@@ -17311,7 +17388,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d.out",
-        &CALLS[453usize],
+        &CALLS[455usize],
         || {
             kernels()?
                 .replication_pad3d_out(
@@ -17337,7 +17414,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward.grad_input",
-        &CALLS[454usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .replication_pad3d_backward_grad_input(
@@ -17364,7 +17441,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward",
-        &CALLS[455usize],
+        &CALLS[457usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad3d_backward(
@@ -17392,7 +17469,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d.out",
-        &CALLS[456usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 .upsample_linear1d_out(
@@ -17422,7 +17499,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d_backward.grad_input",
-        &CALLS[457usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .upsample_linear1d_backward_grad_input(
@@ -17453,7 +17530,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d.out",
-        &CALLS[458usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .upsample_bilinear2d_out(
@@ -17485,7 +17562,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d_backward.grad_input",
-        &CALLS[459usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 .upsample_bilinear2d_backward_grad_input(
@@ -17517,7 +17594,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bilinear2d_aa.out",
-        &CALLS[460usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 ._upsample_bilinear2d_aa_out(
@@ -17549,7 +17626,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bilinear2d_aa_backward.grad_input",
-        &CALLS[461usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 ._upsample_bilinear2d_aa_backward_grad_input(
@@ -17581,7 +17658,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d.out",
-        &CALLS[462usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .upsample_bicubic2d_out(
@@ -17613,7 +17690,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d_backward.grad_input",
-        &CALLS[463usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .upsample_bicubic2d_backward_grad_input(
@@ -17645,7 +17722,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bicubic2d_aa.out",
-        &CALLS[464usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 ._upsample_bicubic2d_aa_out(
@@ -17677,7 +17754,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_backward_grad_input
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bicubic2d_aa_backward.grad_input",
-        &CALLS[465usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 ._upsample_bicubic2d_aa_backward_grad_input(
@@ -17710,7 +17787,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d.out",
-        &CALLS[466usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .upsample_trilinear3d_out(
@@ -17744,7 +17821,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d_backward.grad_input",
-        &CALLS[467usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .upsample_trilinear3d_backward_grad_input(
@@ -17775,7 +17852,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[468usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -17802,7 +17879,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[469usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -17830,7 +17907,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[470usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -17859,7 +17936,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[471usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -17888,7 +17965,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[472usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -17917,7 +17994,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[473usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -17947,7 +18024,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[474usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -17978,7 +18055,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[475usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -18009,7 +18086,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[476usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -18040,7 +18117,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[477usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -18072,7 +18149,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[478usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -18105,7 +18182,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[479usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -18134,7 +18211,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[480usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -18160,7 +18237,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[481usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -18186,7 +18263,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[482usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -18217,7 +18294,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[483usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -18254,7 +18331,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[484usize],
+        &CALLS[486usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -18291,7 +18368,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[485usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -18328,7 +18405,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[486usize],
+        &CALLS[488usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -18363,7 +18440,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[487usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -18396,7 +18473,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[488usize],
+        &CALLS[490usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -18432,7 +18509,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[489usize],
+        &CALLS[491usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -18469,7 +18546,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[490usize],
+        &CALLS[492usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -18504,7 +18581,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[491usize],
+        &CALLS[493usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -18539,7 +18616,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[492usize],
+        &CALLS[494usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -18573,7 +18650,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[493usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -18606,7 +18683,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[494usize],
+        &CALLS[496usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -18640,7 +18717,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[495usize],
+        &CALLS[497usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -18675,7 +18752,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[496usize],
+        &CALLS[498usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -18709,7 +18786,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[497usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .col2im_out(
@@ -18742,7 +18819,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[498usize],
+        &CALLS[500usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -18774,7 +18851,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[499usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .im2col_out(
@@ -18805,7 +18882,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[500usize],
+        &CALLS[502usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -18832,7 +18909,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[501usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -18855,7 +18932,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[502usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -18878,7 +18955,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[503usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -18901,7 +18978,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[504usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -18924,7 +19001,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[505usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -18947,7 +19024,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[506usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -18971,7 +19048,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[507usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -18996,7 +19073,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[508usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -19020,7 +19097,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[509usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -19043,7 +19120,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[510usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -19066,7 +19143,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[511usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -19093,7 +19170,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[512usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -19120,7 +19197,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[513usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -19143,7 +19220,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[514usize],
+        &CALLS[516usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -19166,7 +19243,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[515usize],
+        &CALLS[517usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -19189,7 +19266,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[516usize],
+        &CALLS[518usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -19212,7 +19289,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[517usize],
+        &CALLS[519usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -19236,7 +19313,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[518usize],
+        &CALLS[520usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -19261,7 +19338,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[519usize],
+        &CALLS[521usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -19286,7 +19363,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[520usize],
+        &CALLS[522usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -19311,7 +19388,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[521usize],
+        &CALLS[523usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -19336,7 +19413,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[522usize],
+        &CALLS[524usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -19361,7 +19438,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[523usize],
+        &CALLS[525usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -19386,7 +19463,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[524usize],
+        &CALLS[526usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -19411,7 +19488,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[525usize],
+        &CALLS[527usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -19435,7 +19512,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[526usize],
+        &CALLS[528usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -19458,7 +19535,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[527usize],
+        &CALLS[529usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -19481,7 +19558,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[528usize],
+        &CALLS[530usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -19504,7 +19581,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[529usize],
+        &CALLS[531usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -19527,7 +19604,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[530usize],
+        &CALLS[532usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -19550,7 +19627,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[531usize],
+        &CALLS[533usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -19574,7 +19651,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[532usize],
+        &CALLS[534usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -19599,7 +19676,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[533usize],
+        &CALLS[535usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -19624,7 +19701,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[534usize],
+        &CALLS[536usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -19649,7 +19726,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[535usize],
+        &CALLS[537usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -19673,7 +19750,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[536usize],
+        &CALLS[538usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -19709,7 +19786,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[537usize],
+        &CALLS[539usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -19764,7 +19841,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[538usize],
+        &CALLS[540usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -19819,7 +19896,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[539usize],
+        &CALLS[541usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -19874,7 +19951,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[540usize],
+        &CALLS[542usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -19926,7 +20003,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[541usize],
+        &CALLS[543usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -19975,7 +20052,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[542usize],
+        &CALLS[544usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -20023,7 +20100,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[543usize],
+        &CALLS[545usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -20068,7 +20145,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[544usize],
+        &CALLS[546usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(
