@@ -1,9 +1,9 @@
 // {{ generated_note }}
 //
 // Autocast on the device (regen.toml `autocast = "{{ lists }}"`): inside
-// `torch.autocast(device_type=...)` these ops cast their floating-point arguments by the policy of
-// {{ lists }}'s autocast lists (regen-core's autocast.rs), then run on the device as usual; every
-// other op falls through untouched.
+// `torch.autocast(device_type=...)` these ops cast their floating-point arguments by the policy
+// each has in the "{{ lists }}" autocast lists (regen-core's autocast.rs), then run on the device as
+// usual; every other op falls through untouched.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
