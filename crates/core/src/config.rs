@@ -51,6 +51,7 @@ struct RawConfig {
     autograd: Vec<Spanned<String>>,
     #[serde(default)]
     optional: Vec<Spanned<String>>,
+    autocast: Option<Spanned<String>>,
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -82,6 +83,8 @@ pub struct Config {
     /// Ops of `implement` that some supported releases lack (a newer overload, a removed op):
     /// absent from the header, they are reported, not errors.
     pub optional: Vec<Named>,
+    /// Whose autocast op lists the device registers (crate::autocast), if any.
+    pub autocast: Option<crate::autocast::Autocast>,
     /// The config's text, for positions in diagnostics.
     source: String,
 }
@@ -100,6 +103,7 @@ impl Default for Config {
             fallback_span: None,
             autograd: Vec::new(),
             optional: Vec::new(),
+            autocast: None,
             source: String::new(),
         }
     }
@@ -203,6 +207,20 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             }
         },
     };
+    let autocast = raw.autocast.and_then(|s| {
+        let parsed = crate::autocast::Autocast::parse(s.get_ref());
+        if parsed.is_none() {
+            errors.push(diag_at(source, &s.span(), format!("autocast must be \"cpu\", found {:?}", s.get_ref())));
+        } else if dispatch_key != "PrivateUse1" {
+            // ATen has an autocast key for PrivateUse1, not for a renamed dispatch key.
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!("autocast needs dispatch_key = \"PrivateUse1\" (AutocastPrivateUse1), found {dispatch_key:?}"),
+            ));
+        }
+        parsed
+    });
     let exclude_families = named(raw.exclude_families);
     let families = policy::families();
     for f in &exclude_families {
@@ -238,6 +256,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         fallback_span,
         autograd: named(raw.autograd),
         optional,
+        autocast,
         source: source.to_owned(),
     })
 }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::autocast::{AutocastPlan, Cast, emit_autocast, plan};
 use crate::config::{Config, Selection};
 use crate::emit_cpp::emit_cpp;
 use crate::emit_manifest::emit_manifest;
@@ -40,6 +41,17 @@ struct SelectionReport<'a> {
     /// `optional` ops of the config this release does not have.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     absent: Vec<&'a str>,
+    /// With `autocast` in the config: the ops registered for autocast, each with its cast policy,
+    /// and the listed ops the header lacks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    autocast: Option<AutocastReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct AutocastReport<'a> {
+    lists: &'static str,
+    registered: &'a [Cast],
+    missing: &'a [&'static str],
 }
 
 #[derive(Serialize)]
@@ -55,7 +67,7 @@ struct Skip<'a> {
     reason: String,
 }
 
-fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> String {
+fn emit_selection(selection: &Selection<'_>, autocast: &AutocastPlan, config: &Config, note: &str) -> String {
     let keys = |f: &dyn Fn(&crate::config::Selected<'_>) -> bool| {
         selection.selected.iter().filter(|s| f(s)).map(|s| s.op.key.as_str()).collect::<Vec<_>>()
     };
@@ -74,6 +86,11 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
             .map(|(op, why, answer)| CpuLess { op: &op.key, why, answer: answer.to_string() })
             .collect(),
         absent: selection.absent.iter().map(String::as_str).collect(),
+        autocast: config.autocast.map(|a| AutocastReport {
+            lists: a.as_str(),
+            registered: &autocast.casts,
+            missing: &autocast.missing,
+        }),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report serializes");
     text.push('\n');
@@ -82,12 +99,14 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
 
 /// Every output file for `model` under `config`.
 pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
+    let autocast = plan(model, config);
     let mut files = vec![OutputFile { name: "ops.json".into(), contents: emit_manifest(model, note).into_bytes() }];
     files.push(OutputFile {
         name: "selection.json".into(),
-        contents: emit_selection(selection, config, note).into_bytes(),
+        contents: emit_selection(selection, &autocast, config, note).into_bytes(),
     });
     files.extend(emit_cpp(selection, config, note));
+    files.extend(emit_autocast(&autocast, config, note));
     files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files
 }

@@ -5,6 +5,7 @@
 //! of its errors, sorted by position, and the next phase does not start after an error.
 
 pub mod abi;
+pub mod autocast;
 pub mod config;
 pub mod diagnostic;
 pub mod diff;

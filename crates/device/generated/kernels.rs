@@ -2435,6 +2435,23 @@ pub trait Kernels: Send + Sync + 'static {
         std: TensorRef<'_>,
         generator: Option<Generator>,
     ) -> Result<Tensor>;
+    /// `aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`
+    fn _amp_foreach_non_finite_check_and_unscale_inplace(
+        &self,
+        self_: TensorList<'_>,
+        found_inf: TensorRef<'_>,
+        inv_scale: TensorRef<'_>,
+    ) -> Result<()>;
+    /// `aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)`
+    fn _amp_update_scale_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        growth_tracker: TensorRef<'_>,
+        found_inf: TensorRef<'_>,
+        scale_growth_factor: f64,
+        scale_backoff_factor: f64,
+        growth_interval: i64,
+    ) -> Result<()>;
     /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
     fn bucketize_tensor(
         &self,
@@ -4067,7 +4084,7 @@ pub trait Kernels: Send + Sync + 'static {
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 546] = [
+pub const OPS: [&str; 548] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -4426,6 +4443,8 @@ pub const OPS: [&str; 546] = [
     "normal.float_Tensor",
     "normal.Tensor_Tensor_out",
     "normal.Tensor_Tensor",
+    "_amp_foreach_non_finite_check_and_unscale_",
+    "_amp_update_scale_",
     "bucketize.Tensor",
     "bucketize.Tensor_out",
     "bucketize.Scalar",
@@ -4616,7 +4635,7 @@ pub const OPS: [&str; 546] = [
     "_fused_adagrad_.tensor_lr",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 546] = [const { AtomicU64::new(0) }; 546];
+static CALLS: [AtomicU64; 548] = [const { AtomicU64::new(0) }; 548];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -14484,6 +14503,64 @@ pub unsafe extern "C" fn regen_kernel_normal_tensor_tensor(
         },
     )
 }
+/// Entry point of `aten::_amp_foreach_non_finite_check_and_unscale_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace(
+    self_: abi::regen_tensor_list,
+    found_inf: abi::regen_tensor,
+    inv_scale: abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_amp_foreach_non_finite_check_and_unscale_",
+        &CALLS[358usize],
+        || {
+            kernels()?
+                ._amp_foreach_non_finite_check_and_unscale_inplace(
+                    unsafe { <TensorList<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&found_inf) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&inv_scale) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `aten::_amp_update_scale_`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel__amp_update_scale_inplace(
+    self_: abi::regen_tensor,
+    growth_tracker: abi::regen_tensor,
+    found_inf: abi::regen_tensor,
+    scale_growth_factor: f64,
+    scale_backoff_factor: f64,
+    growth_interval: i64,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "aten::_amp_update_scale_",
+        &CALLS[359usize],
+        || {
+            kernels()?
+                ._amp_update_scale_inplace(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&self_) }?,
+                    unsafe {
+                        <TensorRef<'_> as FromAbi<'_>>::from_abi(&growth_tracker)
+                    }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&found_inf) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale_growth_factor) }?,
+                    unsafe { <f64 as FromAbi<'_>>::from_abi(&scale_backoff_factor) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&growth_interval) }?,
+                )?;
+            Ok(())
+        },
+    )
+}
 /// Entry point of `aten::bucketize.Tensor`, called by its C++ wrapper.
 ///
 /// # Safety
@@ -14499,7 +14576,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor",
-        &CALLS[358usize],
+        &CALLS[360usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_tensor(
@@ -14528,7 +14605,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Tensor_out",
-        &CALLS[359usize],
+        &CALLS[361usize],
         || {
             kernels()?
                 .bucketize_tensor_out(
@@ -14557,7 +14634,7 @@ pub unsafe extern "C" fn regen_kernel_bucketize_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::bucketize.Scalar",
-        &CALLS[360usize],
+        &CALLS[362usize],
         || {
             let regen_v0 = kernels()?
                 .bucketize_scalar(
@@ -14588,7 +14665,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor",
-        &CALLS[361usize],
+        &CALLS[363usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_tensor(
@@ -14623,7 +14700,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_tensor_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Tensor_out",
-        &CALLS[362usize],
+        &CALLS[364usize],
         || {
             kernels()?
                 .searchsorted_tensor_out(
@@ -14660,7 +14737,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar",
-        &CALLS[363usize],
+        &CALLS[365usize],
         || {
             let regen_v0 = kernels()?
                 .searchsorted_scalar(
@@ -14695,7 +14772,7 @@ pub unsafe extern "C" fn regen_kernel_searchsorted_scalar_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::searchsorted.Scalar_out",
-        &CALLS[364usize],
+        &CALLS[366usize],
         || {
             kernels()?
                 .searchsorted_scalar_out(
@@ -14729,7 +14806,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss.out",
-        &CALLS[365usize],
+        &CALLS[367usize],
         || {
             kernels()?
                 .mse_loss_out(
@@ -14757,7 +14834,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward.grad_input",
-        &CALLS[366usize],
+        &CALLS[368usize],
         || {
             kernels()?
                 .mse_loss_backward_grad_input(
@@ -14786,7 +14863,7 @@ pub unsafe extern "C" fn regen_kernel_mse_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::mse_loss_backward",
-        &CALLS[367usize],
+        &CALLS[369usize],
         || {
             let regen_v0 = kernels()?
                 .mse_loss_backward(
@@ -14817,7 +14894,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss.out",
-        &CALLS[368usize],
+        &CALLS[370usize],
         || {
             kernels()?
                 .multi_margin_loss_out(
@@ -14852,7 +14929,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss",
-        &CALLS[369usize],
+        &CALLS[371usize],
         || {
             let regen_v0 = kernels()?
                 .multi_margin_loss(
@@ -14888,7 +14965,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss_backward.grad_input",
-        &CALLS[370usize],
+        &CALLS[372usize],
         || {
             kernels()?
                 .multi_margin_loss_backward_grad_input(
@@ -14925,7 +15002,7 @@ pub unsafe extern "C" fn regen_kernel_multi_margin_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multi_margin_loss_backward",
-        &CALLS[371usize],
+        &CALLS[373usize],
         || {
             let regen_v0 = kernels()?
                 .multi_margin_loss_backward(
@@ -14959,7 +15036,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_forward.output",
-        &CALLS[372usize],
+        &CALLS[374usize],
         || {
             kernels()?
                 .multilabel_margin_loss_forward_output(
@@ -14988,7 +15065,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_forward",
-        &CALLS[373usize],
+        &CALLS[375usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .multilabel_margin_loss_forward(
@@ -15018,7 +15095,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward_grad_input
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_backward.grad_input",
-        &CALLS[374usize],
+        &CALLS[376usize],
         || {
             kernels()?
                 .multilabel_margin_loss_backward_grad_input(
@@ -15049,7 +15126,7 @@ pub unsafe extern "C" fn regen_kernel_multilabel_margin_loss_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::multilabel_margin_loss_backward",
-        &CALLS[375usize],
+        &CALLS[377usize],
         || {
             let regen_v0 = kernels()?
                 .multilabel_margin_loss_backward(
@@ -15081,7 +15158,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_forward.output",
-        &CALLS[376usize],
+        &CALLS[378usize],
         || {
             kernels()?
                 .nll_loss_forward_output(
@@ -15117,7 +15194,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss_backward.grad_input",
-        &CALLS[377usize],
+        &CALLS[379usize],
         || {
             kernels()?
                 .nll_loss_backward_grad_input(
@@ -15153,7 +15230,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward.output",
-        &CALLS[378usize],
+        &CALLS[380usize],
         || {
             kernels()?
                 .nll_loss2d_forward_output(
@@ -15188,7 +15265,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_forward",
-        &CALLS[379usize],
+        &CALLS[381usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .nll_loss2d_forward(
@@ -15224,7 +15301,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward.grad_input",
-        &CALLS[380usize],
+        &CALLS[382usize],
         || {
             kernels()?
                 .nll_loss2d_backward_grad_input(
@@ -15261,7 +15338,7 @@ pub unsafe extern "C" fn regen_kernel_nll_loss2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::nll_loss2d_backward",
-        &CALLS[381usize],
+        &CALLS[383usize],
         || {
             let regen_v0 = kernels()?
                 .nll_loss2d_backward(
@@ -15295,7 +15372,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss.out",
-        &CALLS[382usize],
+        &CALLS[384usize],
         || {
             kernels()?
                 .smooth_l1_loss_out(
@@ -15325,7 +15402,7 @@ pub unsafe extern "C" fn regen_kernel_smooth_l1_loss_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::smooth_l1_loss_backward.grad_input",
-        &CALLS[383usize],
+        &CALLS[385usize],
         || {
             kernels()?
                 .smooth_l1_loss_backward_grad_input(
@@ -15355,7 +15432,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss.out",
-        &CALLS[384usize],
+        &CALLS[386usize],
         || {
             kernels()?
                 .huber_loss_out(
@@ -15384,7 +15461,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss",
-        &CALLS[385usize],
+        &CALLS[387usize],
         || {
             let regen_v0 = kernels()?
                 .huber_loss(
@@ -15414,7 +15491,7 @@ pub unsafe extern "C" fn regen_kernel_huber_loss_backward_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::huber_loss_backward.out",
-        &CALLS[386usize],
+        &CALLS[388usize],
         || {
             kernels()?
                 .huber_loss_backward_out(
@@ -15444,7 +15521,7 @@ pub unsafe extern "C" fn regen_kernel_elu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu.out",
-        &CALLS[387usize],
+        &CALLS[389usize],
         || {
             kernels()?
                 .elu_out(
@@ -15475,7 +15552,7 @@ pub unsafe extern "C" fn regen_kernel_elu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::elu_backward.grad_input",
-        &CALLS[388usize],
+        &CALLS[390usize],
         || {
             kernels()?
                 .elu_backward_grad_input(
@@ -15505,7 +15582,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid.out",
-        &CALLS[389usize],
+        &CALLS[391usize],
         || {
             kernels()?
                 .hardsigmoid_out(
@@ -15529,7 +15606,7 @@ pub unsafe extern "C" fn regen_kernel_hardsigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardsigmoid_backward.grad_input",
-        &CALLS[390usize],
+        &CALLS[392usize],
         || {
             kernels()?
                 .hardsigmoid_backward_grad_input(
@@ -15555,7 +15632,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh.out",
-        &CALLS[391usize],
+        &CALLS[393usize],
         || {
             kernels()?
                 .hardtanh_out(
@@ -15582,7 +15659,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh",
-        &CALLS[392usize],
+        &CALLS[394usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh(
@@ -15610,7 +15687,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward.grad_input",
-        &CALLS[393usize],
+        &CALLS[395usize],
         || {
             kernels()?
                 .hardtanh_backward_grad_input(
@@ -15639,7 +15716,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_backward",
-        &CALLS[394usize],
+        &CALLS[396usize],
         || {
             let regen_v0 = kernels()?
                 .hardtanh_backward(
@@ -15666,7 +15743,7 @@ pub unsafe extern "C" fn regen_kernel_hardtanh_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardtanh_",
-        &CALLS[395usize],
+        &CALLS[397usize],
         || {
             kernels()?
                 .hardtanh_inplace(
@@ -15690,7 +15767,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish.out",
-        &CALLS[396usize],
+        &CALLS[398usize],
         || {
             kernels()?
                 .hardswish_out(
@@ -15713,7 +15790,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish",
-        &CALLS[397usize],
+        &CALLS[399usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish(
@@ -15735,7 +15812,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_",
-        &CALLS[398usize],
+        &CALLS[400usize],
         || {
             kernels()?
                 .hardswish_inplace(
@@ -15758,7 +15835,7 @@ pub unsafe extern "C" fn regen_kernel_hardswish_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::hardswish_backward",
-        &CALLS[399usize],
+        &CALLS[401usize],
         || {
             let regen_v0 = kernels()?
                 .hardswish_backward(
@@ -15783,7 +15860,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu.out",
-        &CALLS[400usize],
+        &CALLS[402usize],
         || {
             kernels()?
                 .leaky_relu_out(
@@ -15810,7 +15887,7 @@ pub unsafe extern "C" fn regen_kernel_leaky_relu_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::leaky_relu_backward.grad_input",
-        &CALLS[401usize],
+        &CALLS[403usize],
         || {
             kernels()?
                 .leaky_relu_backward_grad_input(
@@ -15837,7 +15914,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward.output",
-        &CALLS[402usize],
+        &CALLS[404usize],
         || {
             kernels()?
                 .log_sigmoid_forward_output(
@@ -15862,7 +15939,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_forward",
-        &CALLS[403usize],
+        &CALLS[405usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .log_sigmoid_forward(
@@ -15888,7 +15965,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward.grad_input",
-        &CALLS[404usize],
+        &CALLS[406usize],
         || {
             kernels()?
                 .log_sigmoid_backward_grad_input(
@@ -15915,7 +15992,7 @@ pub unsafe extern "C" fn regen_kernel_log_sigmoid_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::log_sigmoid_backward",
-        &CALLS[405usize],
+        &CALLS[407usize],
         || {
             let regen_v0 = kernels()?
                 .log_sigmoid_backward(
@@ -15942,7 +16019,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus.out",
-        &CALLS[406usize],
+        &CALLS[408usize],
         || {
             kernels()?
                 .softplus_out(
@@ -15970,7 +16047,7 @@ pub unsafe extern "C" fn regen_kernel_softplus_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softplus_backward.grad_input",
-        &CALLS[407usize],
+        &CALLS[409usize],
         || {
             kernels()?
                 .softplus_backward_grad_input(
@@ -15997,7 +16074,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink.out",
-        &CALLS[408usize],
+        &CALLS[410usize],
         || {
             kernels()?
                 .softshrink_out(
@@ -16023,7 +16100,7 @@ pub unsafe extern "C" fn regen_kernel_softshrink_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::softshrink_backward.grad_input",
-        &CALLS[409usize],
+        &CALLS[411usize],
         || {
             kernels()?
                 .softshrink_backward_grad_input(
@@ -16049,7 +16126,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool2d.out",
-        &CALLS[410usize],
+        &CALLS[412usize],
         || {
             kernels()?
                 .adaptive_avg_pool2d_out(
@@ -16074,7 +16151,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d",
-        &CALLS[411usize],
+        &CALLS[413usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d(
@@ -16099,7 +16176,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool2d_backward",
-        &CALLS[412usize],
+        &CALLS[414usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool2d_backward(
@@ -16124,7 +16201,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d.out",
-        &CALLS[413usize],
+        &CALLS[415usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_out(
@@ -16149,7 +16226,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d",
-        &CALLS[414usize],
+        &CALLS[416usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d(
@@ -16174,7 +16251,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_avg_pool3d_backward.grad_input",
-        &CALLS[415usize],
+        &CALLS[417usize],
         || {
             kernels()?
                 .adaptive_avg_pool3d_backward_grad_input(
@@ -16199,7 +16276,7 @@ pub unsafe extern "C" fn regen_kernel__adaptive_avg_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_adaptive_avg_pool3d_backward",
-        &CALLS[416usize],
+        &CALLS[418usize],
         || {
             let regen_v0 = kernels()?
                 ._adaptive_avg_pool3d_backward(
@@ -16225,7 +16302,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d.out",
-        &CALLS[417usize],
+        &CALLS[419usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_out(
@@ -16252,7 +16329,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool2d_backward.grad_input",
-        &CALLS[418usize],
+        &CALLS[420usize],
         || {
             kernels()?
                 .adaptive_max_pool2d_backward_grad_input(
@@ -16279,7 +16356,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d.out",
-        &CALLS[419usize],
+        &CALLS[421usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_out(
@@ -16306,7 +16383,7 @@ pub unsafe extern "C" fn regen_kernel_adaptive_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::adaptive_max_pool3d_backward.grad_input",
-        &CALLS[420usize],
+        &CALLS[422usize],
         || {
             kernels()?
                 .adaptive_max_pool3d_backward_grad_input(
@@ -16337,7 +16414,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d.out",
-        &CALLS[421usize],
+        &CALLS[423usize],
         || {
             kernels()?
                 .avg_pool2d_out(
@@ -16375,7 +16452,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool2d_backward.grad_input",
-        &CALLS[422usize],
+        &CALLS[424usize],
         || {
             kernels()?
                 .avg_pool2d_backward_grad_input(
@@ -16413,7 +16490,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d.out",
-        &CALLS[423usize],
+        &CALLS[425usize],
         || {
             kernels()?
                 .avg_pool3d_out(
@@ -16451,7 +16528,7 @@ pub unsafe extern "C" fn regen_kernel_avg_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::avg_pool3d_backward.grad_input",
-        &CALLS[424usize],
+        &CALLS[426usize],
         || {
             kernels()?
                 .avg_pool3d_backward_grad_input(
@@ -16487,7 +16564,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool2d.output",
-        &CALLS[425usize],
+        &CALLS[427usize],
         || {
             kernels()?
                 .fractional_max_pool2d_output(
@@ -16520,7 +16597,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool2d_backward.grad_input",
-        &CALLS[426usize],
+        &CALLS[428usize],
         || {
             kernels()?
                 .fractional_max_pool2d_backward_grad_input(
@@ -16551,7 +16628,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d.output",
-        &CALLS[427usize],
+        &CALLS[429usize],
         || {
             kernels()?
                 .fractional_max_pool3d_output(
@@ -16584,7 +16661,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d_backward.grad_input",
-        &CALLS[428usize],
+        &CALLS[430usize],
         || {
             kernels()?
                 .fractional_max_pool3d_backward_grad_input(
@@ -16615,7 +16692,7 @@ pub unsafe extern "C" fn regen_kernel_fractional_max_pool3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::fractional_max_pool3d_backward",
-        &CALLS[429usize],
+        &CALLS[431usize],
         || {
             let regen_v0 = kernels()?
                 .fractional_max_pool3d_backward(
@@ -16648,7 +16725,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices.out",
-        &CALLS[430usize],
+        &CALLS[432usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_out(
@@ -16684,7 +16761,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool2d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool2d_with_indices_backward.grad_input",
-        &CALLS[431usize],
+        &CALLS[433usize],
         || {
             kernels()?
                 .max_pool2d_with_indices_backward_grad_input(
@@ -16720,7 +16797,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices.out",
-        &CALLS[432usize],
+        &CALLS[434usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_out(
@@ -16755,7 +16832,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices",
-        &CALLS[433usize],
+        &CALLS[435usize],
         || {
             let (regen_v0, regen_v1) = kernels()?
                 .max_pool3d_with_indices(
@@ -16791,7 +16868,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward.grad_input",
-        &CALLS[434usize],
+        &CALLS[436usize],
         || {
             kernels()?
                 .max_pool3d_with_indices_backward_grad_input(
@@ -16828,7 +16905,7 @@ pub unsafe extern "C" fn regen_kernel_max_pool3d_with_indices_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_pool3d_with_indices_backward",
-        &CALLS[435usize],
+        &CALLS[437usize],
         || {
             let regen_v0 = kernels()?
                 .max_pool3d_with_indices_backward(
@@ -16860,7 +16937,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool2d.out",
-        &CALLS[436usize],
+        &CALLS[438usize],
         || {
             kernels()?
                 .max_unpool2d_out(
@@ -16887,7 +16964,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool2d",
-        &CALLS[437usize],
+        &CALLS[439usize],
         || {
             let regen_v0 = kernels()?
                 .max_unpool2d(
@@ -16916,7 +16993,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool3d.out",
-        &CALLS[438usize],
+        &CALLS[440usize],
         || {
             kernels()?
                 .max_unpool3d_out(
@@ -16947,7 +17024,7 @@ pub unsafe extern "C" fn regen_kernel_max_unpool3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::max_unpool3d",
-        &CALLS[439usize],
+        &CALLS[441usize],
         || {
             let regen_v0 = kernels()?
                 .max_unpool3d(
@@ -16975,7 +17052,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d.out",
-        &CALLS[440usize],
+        &CALLS[442usize],
         || {
             kernels()?
                 .reflection_pad1d_out(
@@ -17001,7 +17078,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad1d_backward.grad_input",
-        &CALLS[441usize],
+        &CALLS[443usize],
         || {
             kernels()?
                 .reflection_pad1d_backward_grad_input(
@@ -17027,7 +17104,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d.out",
-        &CALLS[442usize],
+        &CALLS[444usize],
         || {
             kernels()?
                 .reflection_pad2d_out(
@@ -17052,7 +17129,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d",
-        &CALLS[443usize],
+        &CALLS[445usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d(
@@ -17078,7 +17155,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward.grad_input",
-        &CALLS[444usize],
+        &CALLS[446usize],
         || {
             kernels()?
                 .reflection_pad2d_backward_grad_input(
@@ -17105,7 +17182,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad2d_backward",
-        &CALLS[445usize],
+        &CALLS[447usize],
         || {
             let regen_v0 = kernels()?
                 .reflection_pad2d_backward(
@@ -17131,7 +17208,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d.out",
-        &CALLS[446usize],
+        &CALLS[448usize],
         || {
             kernels()?
                 .reflection_pad3d_out(
@@ -17157,7 +17234,7 @@ pub unsafe extern "C" fn regen_kernel_reflection_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::reflection_pad3d_backward.grad_input",
-        &CALLS[447usize],
+        &CALLS[449usize],
         || {
             kernels()?
                 .reflection_pad3d_backward_grad_input(
@@ -17183,7 +17260,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d.out",
-        &CALLS[448usize],
+        &CALLS[450usize],
         || {
             kernels()?
                 .replication_pad1d_out(
@@ -17209,7 +17286,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad1d_backward.grad_input",
-        &CALLS[449usize],
+        &CALLS[451usize],
         || {
             kernels()?
                 .replication_pad1d_backward_grad_input(
@@ -17235,7 +17312,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d.out",
-        &CALLS[450usize],
+        &CALLS[452usize],
         || {
             kernels()?
                 .replication_pad2d_out(
@@ -17261,7 +17338,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward.grad_input",
-        &CALLS[451usize],
+        &CALLS[453usize],
         || {
             kernels()?
                 .replication_pad2d_backward_grad_input(
@@ -17288,7 +17365,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad2d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad2d_backward",
-        &CALLS[452usize],
+        &CALLS[454usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad2d_backward(
@@ -17314,7 +17391,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d.out",
-        &CALLS[453usize],
+        &CALLS[455usize],
         || {
             kernels()?
                 .replication_pad3d_out(
@@ -17340,7 +17417,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward.grad_input",
-        &CALLS[454usize],
+        &CALLS[456usize],
         || {
             kernels()?
                 .replication_pad3d_backward_grad_input(
@@ -17367,7 +17444,7 @@ pub unsafe extern "C" fn regen_kernel_replication_pad3d_backward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::replication_pad3d_backward",
-        &CALLS[455usize],
+        &CALLS[457usize],
         || {
             let regen_v0 = kernels()?
                 .replication_pad3d_backward(
@@ -17395,7 +17472,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d.out",
-        &CALLS[456usize],
+        &CALLS[458usize],
         || {
             kernels()?
                 .upsample_linear1d_out(
@@ -17425,7 +17502,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_linear1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_linear1d_backward.grad_input",
-        &CALLS[457usize],
+        &CALLS[459usize],
         || {
             kernels()?
                 .upsample_linear1d_backward_grad_input(
@@ -17456,7 +17533,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d.out",
-        &CALLS[458usize],
+        &CALLS[460usize],
         || {
             kernels()?
                 .upsample_bilinear2d_out(
@@ -17488,7 +17565,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bilinear2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bilinear2d_backward.grad_input",
-        &CALLS[459usize],
+        &CALLS[461usize],
         || {
             kernels()?
                 .upsample_bilinear2d_backward_grad_input(
@@ -17520,7 +17597,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bilinear2d_aa.out",
-        &CALLS[460usize],
+        &CALLS[462usize],
         || {
             kernels()?
                 ._upsample_bilinear2d_aa_out(
@@ -17552,7 +17629,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bilinear2d_aa_backward_grad_inpu
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bilinear2d_aa_backward.grad_input",
-        &CALLS[461usize],
+        &CALLS[463usize],
         || {
             kernels()?
                 ._upsample_bilinear2d_aa_backward_grad_input(
@@ -17584,7 +17661,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d.out",
-        &CALLS[462usize],
+        &CALLS[464usize],
         || {
             kernels()?
                 .upsample_bicubic2d_out(
@@ -17616,7 +17693,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_bicubic2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_bicubic2d_backward.grad_input",
-        &CALLS[463usize],
+        &CALLS[465usize],
         || {
             kernels()?
                 .upsample_bicubic2d_backward_grad_input(
@@ -17648,7 +17725,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bicubic2d_aa.out",
-        &CALLS[464usize],
+        &CALLS[466usize],
         || {
             kernels()?
                 ._upsample_bicubic2d_aa_out(
@@ -17680,7 +17757,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_bicubic2d_aa_backward_grad_input
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_bicubic2d_aa_backward.grad_input",
-        &CALLS[465usize],
+        &CALLS[467usize],
         || {
             kernels()?
                 ._upsample_bicubic2d_aa_backward_grad_input(
@@ -17713,7 +17790,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d.out",
-        &CALLS[466usize],
+        &CALLS[468usize],
         || {
             kernels()?
                 .upsample_trilinear3d_out(
@@ -17747,7 +17824,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_trilinear3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_trilinear3d_backward.grad_input",
-        &CALLS[467usize],
+        &CALLS[469usize],
         || {
             kernels()?
                 .upsample_trilinear3d_backward_grad_input(
@@ -17778,7 +17855,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d.out",
-        &CALLS[468usize],
+        &CALLS[470usize],
         || {
             kernels()?
                 .upsample_nearest1d_out(
@@ -17805,7 +17882,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d.out",
-        &CALLS[469usize],
+        &CALLS[471usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_out(
@@ -17833,7 +17910,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest1d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest1d_backward.grad_input",
-        &CALLS[470usize],
+        &CALLS[472usize],
         || {
             kernels()?
                 .upsample_nearest1d_backward_grad_input(
@@ -17862,7 +17939,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact1d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact1d_backward.grad_input",
-        &CALLS[471usize],
+        &CALLS[473usize],
         || {
             kernels()?
                 ._upsample_nearest_exact1d_backward_grad_input(
@@ -17891,7 +17968,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d.out",
-        &CALLS[472usize],
+        &CALLS[474usize],
         || {
             kernels()?
                 .upsample_nearest2d_out(
@@ -17920,7 +17997,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d.out",
-        &CALLS[473usize],
+        &CALLS[475usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_out(
@@ -17950,7 +18027,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest2d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest2d_backward.grad_input",
-        &CALLS[474usize],
+        &CALLS[476usize],
         || {
             kernels()?
                 .upsample_nearest2d_backward_grad_input(
@@ -17981,7 +18058,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact2d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact2d_backward.grad_input",
-        &CALLS[475usize],
+        &CALLS[477usize],
         || {
             kernels()?
                 ._upsample_nearest_exact2d_backward_grad_input(
@@ -18012,7 +18089,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d.out",
-        &CALLS[476usize],
+        &CALLS[478usize],
         || {
             kernels()?
                 .upsample_nearest3d_out(
@@ -18043,7 +18120,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d.out",
-        &CALLS[477usize],
+        &CALLS[479usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_out(
@@ -18075,7 +18152,7 @@ pub unsafe extern "C" fn regen_kernel_upsample_nearest3d_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::upsample_nearest3d_backward.grad_input",
-        &CALLS[478usize],
+        &CALLS[480usize],
         || {
             kernels()?
                 .upsample_nearest3d_backward_grad_input(
@@ -18108,7 +18185,7 @@ pub unsafe extern "C" fn regen_kernel__upsample_nearest_exact3d_backward_grad_in
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_upsample_nearest_exact3d_backward.grad_input",
-        &CALLS[479usize],
+        &CALLS[481usize],
         || {
             kernels()?
                 ._upsample_nearest_exact3d_backward_grad_input(
@@ -18137,7 +18214,7 @@ pub unsafe extern "C" fn regen_kernel_sigmoid_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::sigmoid_backward.grad_input",
-        &CALLS[480usize],
+        &CALLS[482usize],
         || {
             kernels()?
                 .sigmoid_backward_grad_input(
@@ -18163,7 +18240,7 @@ pub unsafe extern "C" fn regen_kernel_logit_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::logit_backward.grad_input",
-        &CALLS[481usize],
+        &CALLS[483usize],
         || {
             kernels()?
                 .logit_backward_grad_input(
@@ -18189,7 +18266,7 @@ pub unsafe extern "C" fn regen_kernel_tanh_backward_grad_input(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::tanh_backward.grad_input",
-        &CALLS[482usize],
+        &CALLS[484usize],
         || {
             kernels()?
                 .tanh_backward_grad_input(
@@ -18220,7 +18297,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d.out",
-        &CALLS[483usize],
+        &CALLS[485usize],
         || {
             kernels()?
                 .slow_conv_transpose2d_out(
@@ -18257,7 +18334,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose2d",
-        &CALLS[484usize],
+        &CALLS[486usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose2d(
@@ -18294,7 +18371,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d.out",
-        &CALLS[485usize],
+        &CALLS[487usize],
         || {
             kernels()?
                 .slow_conv_transpose3d_out(
@@ -18331,7 +18408,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_transpose3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_transpose3d",
-        &CALLS[486usize],
+        &CALLS[488usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_transpose3d(
@@ -18366,7 +18443,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward.output",
-        &CALLS[487usize],
+        &CALLS[489usize],
         || {
             kernels()?
                 ._slow_conv2d_forward_output(
@@ -18399,7 +18476,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_forward",
-        &CALLS[488usize],
+        &CALLS[490usize],
         || {
             let regen_v0 = kernels()?
                 ._slow_conv2d_forward(
@@ -18435,7 +18512,7 @@ pub unsafe extern "C" fn regen_kernel__slow_conv2d_backward_output_mask(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_slow_conv2d_backward.output_mask",
-        &CALLS[489usize],
+        &CALLS[491usize],
         || {
             let (regen_v0, regen_v1, regen_v2) = kernels()?
                 ._slow_conv2d_backward_output_mask(
@@ -18472,7 +18549,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d.out",
-        &CALLS[490usize],
+        &CALLS[492usize],
         || {
             kernels()?
                 ._conv_depthwise2d_out(
@@ -18507,7 +18584,7 @@ pub unsafe extern "C" fn regen_kernel__conv_depthwise2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_conv_depthwise2d",
-        &CALLS[491usize],
+        &CALLS[493usize],
         || {
             let regen_v0 = kernels()?
                 ._conv_depthwise2d(
@@ -18542,7 +18619,7 @@ pub unsafe extern "C" fn regen_kernel_conv_depthwise3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::conv_depthwise3d",
-        &CALLS[492usize],
+        &CALLS[494usize],
         || {
             let regen_v0 = kernels()?
                 .conv_depthwise3d(
@@ -18576,7 +18653,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward_output(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward.output",
-        &CALLS[493usize],
+        &CALLS[495usize],
         || {
             kernels()?
                 .slow_conv3d_forward_output(
@@ -18609,7 +18686,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv3d_forward(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv3d_forward",
-        &CALLS[494usize],
+        &CALLS[496usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv3d_forward(
@@ -18643,7 +18720,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated2d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated2d",
-        &CALLS[495usize],
+        &CALLS[497usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated2d(
@@ -18678,7 +18755,7 @@ pub unsafe extern "C" fn regen_kernel_slow_conv_dilated3d(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::slow_conv_dilated3d",
-        &CALLS[496usize],
+        &CALLS[498usize],
         || {
             let regen_v0 = kernels()?
                 .slow_conv_dilated3d(
@@ -18712,7 +18789,7 @@ pub unsafe extern "C" fn regen_kernel_col2im_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im.out",
-        &CALLS[497usize],
+        &CALLS[499usize],
         || {
             kernels()?
                 .col2im_out(
@@ -18745,7 +18822,7 @@ pub unsafe extern "C" fn regen_kernel_col2im(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::col2im",
-        &CALLS[498usize],
+        &CALLS[500usize],
         || {
             let regen_v0 = kernels()?
                 .col2im(
@@ -18777,7 +18854,7 @@ pub unsafe extern "C" fn regen_kernel_im2col_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col.out",
-        &CALLS[499usize],
+        &CALLS[501usize],
         || {
             kernels()?
                 .im2col_out(
@@ -18808,7 +18885,7 @@ pub unsafe extern "C" fn regen_kernel_im2col(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::im2col",
-        &CALLS[500usize],
+        &CALLS[502usize],
         || {
             let regen_v0 = kernels()?
                 .im2col(
@@ -18835,7 +18912,7 @@ pub unsafe extern "C" fn regen_kernel_record_stream(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::record_stream",
-        &CALLS[501usize],
+        &CALLS[503usize],
         || {
             kernels()?
                 .record_stream(
@@ -18858,7 +18935,7 @@ pub unsafe extern "C" fn regen_kernel_isposinf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isposinf.out",
-        &CALLS[502usize],
+        &CALLS[504usize],
         || {
             kernels()?
                 .isposinf_out(
@@ -18881,7 +18958,7 @@ pub unsafe extern "C" fn regen_kernel_isneginf_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::isneginf.out",
-        &CALLS[503usize],
+        &CALLS[505usize],
         || {
             kernels()?
                 .isneginf_out(
@@ -18904,7 +18981,7 @@ pub unsafe extern "C" fn regen_kernel_special_entr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_entr.out",
-        &CALLS[504usize],
+        &CALLS[506usize],
         || {
             kernels()?
                 .special_entr_out(
@@ -18927,7 +19004,7 @@ pub unsafe extern "C" fn regen_kernel_special_ndtri_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_ndtri.out",
-        &CALLS[505usize],
+        &CALLS[507usize],
         || {
             kernels()?
                 .special_ndtri_out(
@@ -18950,7 +19027,7 @@ pub unsafe extern "C" fn regen_kernel_special_log_ndtr_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_log_ndtr.out",
-        &CALLS[506usize],
+        &CALLS[508usize],
         || {
             kernels()?
                 .special_log_ndtr_out(
@@ -18973,7 +19050,7 @@ pub unsafe extern "C" fn regen_kernel_special_erfcx_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_erfcx.out",
-        &CALLS[507usize],
+        &CALLS[509usize],
         || {
             kernels()?
                 .special_erfcx_out(
@@ -18997,7 +19074,7 @@ pub unsafe extern "C" fn regen_kernel_special_xlog1py_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_xlog1py.out",
-        &CALLS[508usize],
+        &CALLS[510usize],
         || {
             kernels()?
                 .special_xlog1py_out(
@@ -19022,7 +19099,7 @@ pub unsafe extern "C" fn regen_kernel_special_zeta_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_zeta.out",
-        &CALLS[509usize],
+        &CALLS[511usize],
         || {
             kernels()?
                 .special_zeta_out(
@@ -19046,7 +19123,7 @@ pub unsafe extern "C" fn regen_kernel_special_i0e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i0e.out",
-        &CALLS[510usize],
+        &CALLS[512usize],
         || {
             kernels()?
                 .special_i0e_out(
@@ -19069,7 +19146,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1.out",
-        &CALLS[511usize],
+        &CALLS[513usize],
         || {
             kernels()?
                 .special_i1_out(
@@ -19092,7 +19169,7 @@ pub unsafe extern "C" fn regen_kernel_special_i1e_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_i1e.out",
-        &CALLS[512usize],
+        &CALLS[514usize],
         || {
             kernels()?
                 .special_i1e_out(
@@ -19119,7 +19196,7 @@ pub unsafe extern "C" fn regen_kernel_linalg_vector_norm_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::linalg_vector_norm.out",
-        &CALLS[513usize],
+        &CALLS[515usize],
         || {
             kernels()?
                 .linalg_vector_norm_out(
@@ -19146,7 +19223,7 @@ pub unsafe extern "C" fn regen_kernel_special_airy_ai_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_airy_ai.out",
-        &CALLS[514usize],
+        &CALLS[516usize],
         || {
             kernels()?
                 .special_airy_ai_out(
@@ -19169,7 +19246,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j0.out",
-        &CALLS[515usize],
+        &CALLS[517usize],
         || {
             kernels()?
                 .special_bessel_j0_out(
@@ -19192,7 +19269,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_j1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_j1.out",
-        &CALLS[516usize],
+        &CALLS[518usize],
         || {
             kernels()?
                 .special_bessel_j1_out(
@@ -19215,7 +19292,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y0.out",
-        &CALLS[517usize],
+        &CALLS[519usize],
         || {
             kernels()?
                 .special_bessel_y0_out(
@@ -19238,7 +19315,7 @@ pub unsafe extern "C" fn regen_kernel_special_bessel_y1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_bessel_y1.out",
-        &CALLS[518usize],
+        &CALLS[520usize],
         || {
             kernels()?
                 .special_bessel_y1_out(
@@ -19262,7 +19339,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_t_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_t.out",
-        &CALLS[519usize],
+        &CALLS[521usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_t_out(
@@ -19287,7 +19364,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_u_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_u.out",
-        &CALLS[520usize],
+        &CALLS[522usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_u_out(
@@ -19312,7 +19389,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_v_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_v.out",
-        &CALLS[521usize],
+        &CALLS[523usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_v_out(
@@ -19337,7 +19414,7 @@ pub unsafe extern "C" fn regen_kernel_special_chebyshev_polynomial_w_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_chebyshev_polynomial_w.out",
-        &CALLS[522usize],
+        &CALLS[524usize],
         || {
             kernels()?
                 .special_chebyshev_polynomial_w_out(
@@ -19362,7 +19439,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_h_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_h.out",
-        &CALLS[523usize],
+        &CALLS[525usize],
         || {
             kernels()?
                 .special_hermite_polynomial_h_out(
@@ -19387,7 +19464,7 @@ pub unsafe extern "C" fn regen_kernel_special_hermite_polynomial_he_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_hermite_polynomial_he.out",
-        &CALLS[524usize],
+        &CALLS[526usize],
         || {
             kernels()?
                 .special_hermite_polynomial_he_out(
@@ -19412,7 +19489,7 @@ pub unsafe extern "C" fn regen_kernel_special_laguerre_polynomial_l_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_laguerre_polynomial_l.out",
-        &CALLS[525usize],
+        &CALLS[527usize],
         || {
             kernels()?
                 .special_laguerre_polynomial_l_out(
@@ -19437,7 +19514,7 @@ pub unsafe extern "C" fn regen_kernel_special_legendre_polynomial_p_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_legendre_polynomial_p.out",
-        &CALLS[526usize],
+        &CALLS[528usize],
         || {
             kernels()?
                 .special_legendre_polynomial_p_out(
@@ -19461,7 +19538,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i0.out",
-        &CALLS[527usize],
+        &CALLS[529usize],
         || {
             kernels()?
                 .special_modified_bessel_i0_out(
@@ -19484,7 +19561,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_i1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_i1.out",
-        &CALLS[528usize],
+        &CALLS[530usize],
         || {
             kernels()?
                 .special_modified_bessel_i1_out(
@@ -19507,7 +19584,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k0.out",
-        &CALLS[529usize],
+        &CALLS[531usize],
         || {
             kernels()?
                 .special_modified_bessel_k0_out(
@@ -19530,7 +19607,7 @@ pub unsafe extern "C" fn regen_kernel_special_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_modified_bessel_k1.out",
-        &CALLS[530usize],
+        &CALLS[532usize],
         || {
             kernels()?
                 .special_modified_bessel_k1_out(
@@ -19553,7 +19630,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k0.out",
-        &CALLS[531usize],
+        &CALLS[533usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k0_out(
@@ -19576,7 +19653,7 @@ pub unsafe extern "C" fn regen_kernel_special_scaled_modified_bessel_k1_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_scaled_modified_bessel_k1.out",
-        &CALLS[532usize],
+        &CALLS[534usize],
         || {
             kernels()?
                 .special_scaled_modified_bessel_k1_out(
@@ -19600,7 +19677,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_t_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_t.out",
-        &CALLS[533usize],
+        &CALLS[535usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_t_out(
@@ -19625,7 +19702,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_u_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_u.out",
-        &CALLS[534usize],
+        &CALLS[536usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_u_out(
@@ -19650,7 +19727,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_v_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_v.out",
-        &CALLS[535usize],
+        &CALLS[537usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_v_out(
@@ -19675,7 +19752,7 @@ pub unsafe extern "C" fn regen_kernel_special_shifted_chebyshev_polynomial_w_out
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_shifted_chebyshev_polynomial_w.out",
-        &CALLS[536usize],
+        &CALLS[538usize],
         || {
             kernels()?
                 .special_shifted_chebyshev_polynomial_w_out(
@@ -19699,7 +19776,7 @@ pub unsafe extern "C" fn regen_kernel_special_spherical_bessel_j0_out(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::special_spherical_bessel_j0.out",
-        &CALLS[537usize],
+        &CALLS[539usize],
         || {
             kernels()?
                 .special_spherical_bessel_j0_out(
@@ -19735,7 +19812,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_",
-        &CALLS[538usize],
+        &CALLS[540usize],
         || {
             kernels()?
                 ._fused_adam_inplace(
@@ -19790,7 +19867,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adam_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adam_.tensor_lr",
-        &CALLS[539usize],
+        &CALLS[541usize],
         || {
             kernels()?
                 ._fused_adam_inplace_tensor_lr(
@@ -19845,7 +19922,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_",
-        &CALLS[540usize],
+        &CALLS[542usize],
         || {
             kernels()?
                 ._fused_adamw_inplace(
@@ -19900,7 +19977,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adamw_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adamw_.tensor_lr",
-        &CALLS[541usize],
+        &CALLS[543usize],
         || {
             kernels()?
                 ._fused_adamw_inplace_tensor_lr(
@@ -19952,7 +20029,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_",
-        &CALLS[542usize],
+        &CALLS[544usize],
         || {
             kernels()?
                 ._fused_sgd_inplace(
@@ -20001,7 +20078,7 @@ pub unsafe extern "C" fn regen_kernel__fused_sgd_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_sgd_.tensor_lr",
-        &CALLS[543usize],
+        &CALLS[545usize],
         || {
             kernels()?
                 ._fused_sgd_inplace_tensor_lr(
@@ -20049,7 +20126,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_",
-        &CALLS[544usize],
+        &CALLS[546usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace(
@@ -20094,7 +20171,7 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
 ) -> *mut abi::regen_error {
     regen_runtime::ffi::call(
         "aten::_fused_adagrad_.tensor_lr",
-        &CALLS[545usize],
+        &CALLS[547usize],
         || {
             kernels()?
                 ._fused_adagrad_inplace_tensor_lr(

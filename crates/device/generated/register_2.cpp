@@ -92,6 +92,7 @@ regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_normal_float_tensor_out(double mean, regen_tensor std, void* generator, regen_tensor out);
+regen_error* regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace(regen_tensor_list self, regen_tensor found_inf, regen_tensor inv_scale);
 regen_error* regen_kernel_bucketize_tensor_out(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor out);
 regen_error* regen_kernel_searchsorted_scalar_out(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
 regen_error* regen_kernel_multi_margin_loss(regen_tensor self, regen_tensor target, regen_scalar p, regen_scalar margin, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
@@ -946,6 +947,14 @@ at::Tensor & wrap_normal_float_tensor_out(double mean, const at::Tensor & std, :
   return out;
 }
 
+// aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
+void wrap__amp_foreach_non_finite_check_and_unscale_inplace(at::TensorList self, at::Tensor & found_inf, const at::Tensor & inv_scale) {
+  auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(found_inf, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'found_inf'");
+  auto regen_a2 = ::regen::lift_tensor(inv_scale, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'inv_scale'");
+  ::regen::check(regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace(regen_a0, regen_a1, regen_a2));
+}
+
 // aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bucketize_tensor_out(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right, at::Tensor & out) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor_out argument 'self'");
@@ -1589,6 +1598,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
   m.impl("unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
   m.impl("normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));
+  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(regen_runtime_ops::wrap__amp_foreach_non_finite_check_and_unscale_inplace));
   m.impl("bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
   m.impl("searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
   m.impl("multi_margin_loss", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss));

@@ -98,6 +98,7 @@ regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
 regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
 regen_error* regen_kernel_normal_float_tensor(double mean, regen_tensor std, void* generator, regen_tensor* regen_r0);
+regen_error* regen_kernel__amp_update_scale_inplace(regen_tensor self, regen_tensor growth_tracker, regen_tensor found_inf, double scale_growth_factor, double scale_backoff_factor, int64_t growth_interval);
 regen_error* regen_kernel_bucketize_tensor(regen_tensor self, regen_tensor boundaries, bool out_int32, bool right, regen_tensor* regen_r0);
 regen_error* regen_kernel_searchsorted_scalar(regen_tensor sorted_sequence, regen_scalar self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor* regen_r0);
 regen_error* regen_kernel_mse_loss_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, int64_t reduction, regen_tensor* regen_r0);
@@ -1065,6 +1066,18 @@ at::Tensor wrap_normal_float_tensor(double mean, const at::Tensor & std, ::std::
   return ::regen::adopt(regen_r0);
 }
 
+// aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)
+at::Tensor & wrap__amp_update_scale_inplace(at::Tensor & self, at::Tensor & growth_tracker, const at::Tensor & found_inf, double scale_growth_factor, double scale_backoff_factor, int64_t growth_interval) {
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::_amp_update_scale_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(growth_tracker, "aten::_amp_update_scale_ argument 'growth_tracker'");
+  auto regen_a2 = ::regen::lift_tensor(found_inf, "aten::_amp_update_scale_ argument 'found_inf'");
+  auto regen_a3 = ::regen::lift_plain(scale_growth_factor, "aten::_amp_update_scale_ argument 'scale_growth_factor'");
+  auto regen_a4 = ::regen::lift_plain(scale_backoff_factor, "aten::_amp_update_scale_ argument 'scale_backoff_factor'");
+  auto regen_a5 = ::regen::lift_int(growth_interval, "aten::_amp_update_scale_ argument 'growth_interval'");
+  ::regen::check(regen_kernel__amp_update_scale_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return self;
+}
+
 // aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
 at::Tensor wrap_bucketize_tensor(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor argument 'self'");
@@ -1669,6 +1682,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
   m.impl("normal.float_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor));
+  m.impl("_amp_update_scale_", TORCH_FN(regen_runtime_ops::wrap__amp_update_scale_inplace));
   m.impl("bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
   m.impl("searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
   m.impl("mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));

@@ -124,6 +124,8 @@ impl Kernels for Backend {
     crate::rnn_methods!();
     // The fused optimizer steps (kernels/optim.rs).
     crate::optim_methods!();
+    // GradScaler's unscale-and-check and scale update (kernels/amp.rs).
+    crate::amp_methods!();
     // nll_loss and nll_loss2d (kernels/loss.rs).
     crate::loss_methods!();
     // Max, average and adaptive pooling (kernels/pool.rs).

@@ -156,6 +156,16 @@ def _is_in_bad_fork() -> bool:
     return False
 
 
+# torch.autocast(device_type="{{ device }}") asks the device module which dtypes it may cast to; the
+# casts themselves are the AutocastPrivateUse1 registrations of regen.toml's `autocast`.
+def get_amp_supported_dtype() -> list:
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True
+
+
 # The device's random generator is the C++ glue's at::GeneratorImpl, whose engine (PyTorch's CPU
 # generator ported to Rust, regen_runtime::rng) draws the same numbers as CPU after the same seed;
 # its state has torch.get_rng_state()'s layout. The default generator's engine is reached through

@@ -1,7 +1,7 @@
 //! The device's kernels: one dtype table and one TensorIterator; one row per elementwise op
 //! (unary, binary, pointwise), and one engine per family with a small struct or row per op
 //! (copy, reduce, scan, index, shape, sort, unique, matmul, conv, norm, rnn, loss, pool, resample,
-//! embedding, optim, random), with `stl` the unstable sorting algorithms of CPU's C++ library for
+//! embedding, optim, amp, random), with `stl` the unstable sorting algorithms of CPU's C++ library for
 //! sort's. Each family's `Kernels` methods are a macro
 //! that [`crate::backend`] invokes in one line.
 
@@ -61,6 +61,7 @@ pub(crate) fn has_avx512() -> bool {
         && std::is_x86_feature_detected!("avx512vl")
 }
 
+pub mod amp;
 pub mod binary;
 pub mod conv;
 pub mod copy;
