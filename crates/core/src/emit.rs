@@ -37,6 +37,17 @@ struct SelectionReport<'a> {
     skipped: Vec<Skip<'a>>,
     /// Required ops CPU has no kernel for (the CPU fallback never answers them), why, and what does.
     no_cpu_kernel: Vec<CpuLess<'a>>,
+    /// The backend's own ops (`[[custom_op]]`); absent when it declares none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    custom_ops: Vec<CustomReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct CustomReport<'a> {
+    op: &'a str,
+    schema: &'a str,
+    cpu: bool,
+    backward: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -70,6 +81,16 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
             .iter()
             .map(|(op, why, answer)| CpuLess { op: &op.key, why, answer: answer.to_string() })
             .collect(),
+        custom_ops: config
+            .custom_ops
+            .iter()
+            .map(|c| CustomReport {
+                op: &c.op.key,
+                schema: &c.op.schema_text,
+                cpu: c.cpu,
+                backward: c.backward.as_ref().map(|b| b.key.as_str()),
+            })
+            .collect(),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report serializes");
     text.push('\n');
@@ -84,6 +105,7 @@ pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note:
         contents: emit_selection(selection, config, note).into_bytes(),
     });
     files.extend(emit_cpp(selection, config, note));
+    files.extend(crate::emit_custom::emit_custom(selection, config, note));
     files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files
 }

@@ -64,6 +64,7 @@ pub(crate) fn has_avx512() -> bool {
 pub mod binary;
 pub mod conv;
 pub mod copy;
+pub mod custom;
 pub mod dtype;
 pub mod embedding;
 pub mod index;
