@@ -202,14 +202,15 @@ pub(crate) fn resolve(raw: Vec<RawCustomOp>, source: &str, errors: &mut Vec<Diag
             Ok(op) => {
                 if let Some((first, _)) = ops.iter().find(|(c, _)| c.op.key == op.key || c.op.rust_name == op.rust_name)
                 {
-                    errors.push(diag_at(
-                        source,
-                        &span,
+                    let message = if first.op.key == op.key {
+                        format!("custom op `{}` is declared twice (first on line {})", op.key, first.op.line)
+                    } else {
                         format!(
-                            "custom op `{}` is declared twice, or gets the Rust name `{}` of `{}`",
+                            "custom op `{}` gets the Rust name `{}`, already `{}`'s",
                             op.key, op.rust_name, first.op.key
-                        ),
-                    ));
+                        )
+                    };
+                    errors.push(diag_at(source, &span, message));
                     continue;
                 }
                 ops.push((CustomOp { op, cpu: r.cpu, backward: None }, r));
@@ -358,4 +359,192 @@ fn resolve_backward(
         );
     }
     ok.then(|| Backward { key: bwd.op.key.clone(), inputs, differentiable: targets })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::parse_config;
+    use crate::emit_custom::emit_custom;
+    use crate::ir::Model;
+
+    const SCATTER: &str = r#"device = "mydev"
+[[custom_op]]
+schema = "mydev::scatter_sum(Tensor src, Tensor index, int dim, int dim_size) -> Tensor"
+backward = "mydev::scatter_sum_backward"
+differentiable = ["src"]
+cpu = true
+
+[[custom_op]]
+schema = "mydev::scatter_sum_backward(Tensor grad, Tensor index, int dim) -> Tensor"
+"#;
+
+    /// The first error of `config`, rendered against regen.toml.
+    fn error(config: &str) -> String {
+        let errors = parse_config(config).expect_err("the config is rejected");
+        errors[0].render("regen.toml")
+    }
+
+    #[test]
+    fn a_custom_op_is_an_op_like_the_headers() {
+        let config = parse_config(SCATTER).unwrap();
+        let [fwd, bwd] = &config.custom_ops[..] else { panic!("two ops") };
+        assert_eq!(fwd.op.key, "mydev::scatter_sum");
+        assert_eq!(fwd.op.rust_name, "mydev_scatter_sum");
+        assert_eq!(fwd.op.qualified(), "mydev::scatter_sum");
+        assert_eq!(fwd.op.cpp.params[0].ty.spelling, "const at::Tensor &");
+        assert_eq!(fwd.op.cpp.return_type.spelling, "at::Tensor");
+        assert!(fwd.cpu && !bwd.cpu);
+        let b = fwd.backward.as_ref().unwrap();
+        assert_eq!(b.key, "mydev::scatter_sum_backward");
+        assert_eq!(
+            b.inputs,
+            [super::BackwardInput::Grad(0), super::BackwardInput::Arg(1), super::BackwardInput::Arg(2)]
+        );
+        assert_eq!(b.differentiable, [0]);
+        assert!(bwd.backward.is_none());
+    }
+
+    #[test]
+    fn generated_registrations_trait_and_autograd_node() {
+        let config = parse_config(SCATTER).unwrap();
+        let model = Model { ops: Vec::new() };
+        let selection = config.select(&model).unwrap();
+        let cpp = String::from_utf8(emit_custom(&selection, &config, "note").remove(0).contents).unwrap();
+        for line in [
+            "TORCH_LIBRARY(mydev, m) {",
+            "  m.def(\"mydev::scatter_sum(Tensor src, Tensor index, int dim, int dim_size) -> Tensor\");",
+            "TORCH_LIBRARY_IMPL(mydev, PrivateUse1, m) {",
+            "  m.impl(\"scatter_sum\", TORCH_FN(regen_generated::wrap_mydev_scatter_sum));",
+            "  m.impl(\"scatter_sum\", TORCH_FN(regen_generated::cpu_mydev_scatter_sum));",
+            "TORCH_LIBRARY_IMPL(mydev, AutogradPrivateUse1, m) {",
+            "TORCH_LIBRARY_IMPL(mydev, AutogradCPU, m) {",
+            "    at::AutoDispatchBelowADInplaceOrView guard;",
+            "    ctx->saved_data[\"dim\"] = dim;",
+            "    ctx->save_for_backward({index});",
+            "    auto result = backward_op.call(grads[0], saved[0], ctx->saved_data[\"dim\"].toInt());",
+            "    torch::autograd::variable_list gradients(4);",
+            "    gradients[0] = result;",
+        ] {
+            assert!(cpp.lines().any(|l| l == line), "missing {line:?} in\n{cpp}");
+        }
+        // The backward op has no CPU registration of its own (cpu = false there).
+        assert!(!cpp.contains("cpu_mydev_scatter_sum_backward"));
+        let rust = crate::emit_rust::emit_rust(&selection, &config, "note");
+        assert!(rust.contains("fn mydev_scatter_sum(\n        &self,"), "{rust}");
+        assert!(
+            rust.contains("pub const OPS: [&str; 2] = [\"mydev::scatter_sum\", \"mydev::scatter_sum_backward\"];"),
+            "{rust}"
+        );
+        // Without custom ops there is no file.
+        let plain = parse_config("device = \"mydev\"\n").unwrap();
+        assert!(emit_custom(&plain.select(&model).unwrap(), &plain, "note").is_empty());
+    }
+
+    #[test]
+    fn two_outputs_and_saved_outputs() {
+        let config = parse_config(
+            r#"[[custom_op]]
+schema = "ns::smax(Tensor src, Tensor index, int dim) -> (Tensor out, Tensor argmax)"
+backward = "ns::smax_backward"
+differentiable = ["src"]
+[[custom_op]]
+schema = "ns::smax_backward(Tensor grad_out, Tensor src, Tensor argmax, int dim) -> Tensor"
+"#,
+        )
+        .unwrap();
+        let b = config.custom_ops[0].backward.as_ref().unwrap();
+        assert_eq!(
+            b.inputs,
+            [
+                super::BackwardInput::Grad(0),
+                super::BackwardInput::Arg(0),
+                super::BackwardInput::Output(1),
+                super::BackwardInput::Arg(2)
+            ]
+        );
+        let model = Model { ops: Vec::new() };
+        let selection = config.select(&model).unwrap();
+        let cpp = String::from_utf8(emit_custom(&selection, &config, "note").remove(0).contents).unwrap();
+        assert!(cpp.contains("ctx->save_for_backward({src, outputs[1]});"), "{cpp}");
+        assert!(cpp.contains("ctx->mark_non_differentiable({outputs[1]});"), "{cpp}");
+        assert!(cpp.contains("return ::std::tuple<at::Tensor,at::Tensor>(outputs[0], outputs[1]);"), "{cpp}");
+        assert!(!cpp.contains("TORCH_LIBRARY_IMPL(ns, CPU, m)"), "{cpp}");
+    }
+
+    #[test]
+    fn config_errors_point_into_the_config() {
+        let bad_schema = "[[custom_op]]\nschema = \"mydev::f(Tensor x -> Tensor\"\n";
+        assert!(
+            error(bad_schema).starts_with("regen.toml:2:28: error: in schema: expected ', ' or ')' after an argument"),
+            "{}",
+            error(bad_schema)
+        );
+        let aten = "[[custom_op]]\nschema = \"aten::f(Tensor x) -> Tensor\"\n";
+        assert!(error(aten).starts_with("regen.toml:2:11: error: custom ops need a namespace of their own; `aten`"));
+        let unknown =
+            SCATTER.replace("backward = \"mydev::scatter_sum_backward\"", "backward = \"mydev::scatter_sum_bw\"");
+        assert!(
+            error(&unknown)
+                .starts_with("regen.toml:4:12: error: backward `mydev::scatter_sum_bw` is not a declared custom op"),
+            "{}",
+            error(&unknown)
+        );
+        let not_tensor = SCATTER.replace("differentiable = [\"src\"]", "differentiable = [\"src\", \"dim\"]");
+        assert!(
+            error(&not_tensor)
+                .starts_with("regen.toml:5:26: error: `dim` is not a Tensor argument of `mydev::scatter_sum`"),
+            "{}",
+            error(&not_tensor)
+        );
+        let unknown_arg = SCATTER.replace("(Tensor grad, Tensor index, int dim)", "(Tensor grad, Tensor idx, int dim)");
+        assert!(
+            error(&unknown_arg).contains(
+                "error: backward argument `idx` is neither a gradient (`grad`) nor an argument or named output of `mydev::scatter_sum`"
+            ),
+            "{}",
+            error(&unknown_arg)
+        );
+        let wrong_type =
+            SCATTER.replace("(Tensor grad, Tensor index, int dim)", "(Tensor grad, Tensor index, float dim)");
+        assert!(
+            error(&wrong_type).contains("error: backward argument `dim` must have the type"),
+            "{}",
+            error(&wrong_type)
+        );
+        let count = SCATTER.replace("differentiable = [\"src\"]\n", "");
+        assert!(
+            error(&count)
+                .contains("must return one Tensor per differentiable argument of `mydev::scatter_sum` (src, index)"),
+            "{}",
+            error(&count)
+        );
+        let no_grad = SCATTER.replace("(Tensor grad, Tensor index, int dim)", "(Tensor index, int dim)");
+        assert!(error(&no_grad).contains("takes no gradient"), "{}", error(&no_grad));
+        let own = SCATTER.replace("backward = \"mydev::scatter_sum_backward\"", "backward = \"mydev::scatter_sum\"");
+        assert!(error(&own).contains("cannot be its own backward"), "{}", error(&own));
+        let orphan = "[[custom_op]]\nschema = \"ns::f(Tensor x) -> Tensor\"\ndifferentiable = [\"x\"]\n";
+        assert!(
+            error(orphan).starts_with("regen.toml:3:19: error: `differentiable` needs a `backward` op"),
+            "{}",
+            error(orphan)
+        );
+        let view = "[[custom_op]]\nschema = \"ns::f(Tensor(a!) x) -> Tensor(a!)\"\n";
+        assert!(error(view).contains("alias annotations"), "{}", error(view));
+        let ty = "[[custom_op]]\nschema = \"ns::f(Tensor x, Generator? g) -> Tensor\"\n";
+        assert!(error(ty).contains("type `Generator?` is not supported in custom ops"), "{}", error(ty));
+        let twice = "[[custom_op]]\nschema = \"ns::f(Tensor x) -> Tensor\"\n[[custom_op]]\nschema = \"ns::f(Tensor y) -> Tensor\"\n";
+        assert!(
+            error(twice).starts_with("regen.toml:4:10: error: custom op `ns::f` is declared twice (first on line 2)"),
+            "{}",
+            error(twice)
+        );
+        let clash = "[[custom_op]]\nschema = \"ns::a_b(Tensor x) -> Tensor\"\n[[custom_op]]\nschema = \"ns_a::b(Tensor y) -> Tensor\"\n";
+        assert!(
+            error(clash).contains("custom op `ns_a::b` gets the Rust name `ns_a_b`, already `ns::a_b`'s"),
+            "{}",
+            error(clash)
+        );
+        let field = "[[custom_op]]\nschema = \"ns::f(Tensor x) -> Tensor\"\nbackwards = \"ns::g\"\n";
+        assert!(error(field).contains("unknown field `backwards`"), "{}", error(field));
+    }
 }
