@@ -54,8 +54,8 @@ if importlib.util.find_spec(f"{__name__}._fake") is not None:
 
 
 def native_calls(op: str) -> int:
-    """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``) has run: a test that
-    counts can tell a native kernel from the CPU fallback."""
+    """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``, or ``"ns::name"`` for a
+    custom op) has run: a test that counts can tell a native kernel from the CPU fallback."""
     name = op.encode()
     return int(_native.regen_runtime_native_calls(name, len(name)))
 
