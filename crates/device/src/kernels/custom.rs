@@ -41,14 +41,14 @@ fn broadcast(op: &str, index: TensorRef<'_>, sizes: &[i64], dim: usize, what: &s
     if index.sizes() == sizes {
         return index.retain();
     }
-    if index.dim() == 1 && index.sizes()[0] == sizes[dim] {
+    if index.dim() == 1 && sizes.get(dim) == Some(&index.sizes()[0]) {
         let strides: Vec<i64> = (0..sizes.len()).map(|d| if d == dim { index.strides()[0] } else { 0 }).collect();
         return regen_runtime::host::as_strided(&index, sizes, &strides, index.storage_offset());
     }
     Err(Error::runtime(format!(
         "{op}(): index must have the shape of {what} {} or be 1-d with {} entries, got {}",
         fmt_sizes(sizes),
-        sizes[dim],
+        sizes.get(dim).copied().unwrap_or(1),
         fmt_sizes(index.sizes())
     )))
 }
