@@ -52,6 +52,7 @@ struct RawConfig {
     #[serde(default)]
     optional: Vec<Spanned<String>>,
     autocast: Option<Spanned<String>>,
+    custom_op: Vec<crate::custom::RawCustomOp>,
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -85,6 +86,8 @@ pub struct Config {
     pub optional: Vec<Named>,
     /// Whose autocast op lists the device registers (crate::autocast), if any.
     pub autocast: Option<crate::autocast::Autocast>,
+    /// The backend's own ops (`[[custom_op]]`), in the order declared.
+    pub custom_ops: Vec<crate::custom::CustomOp>,
     /// The config's text, for positions in diagnostics.
     source: String,
 }
@@ -104,6 +107,7 @@ impl Default for Config {
             autograd: Vec::new(),
             optional: Vec::new(),
             autocast: None,
+            custom_ops: Vec::new(),
             source: String::new(),
         }
     }
@@ -114,7 +118,7 @@ pub fn default_symbol_prefix(device: &str) -> String {
     format!("{device}_kernel")
 }
 
-fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
+pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
     let start = span.start.min(source.len());
     let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
     let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
@@ -241,7 +245,9 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             format!("`optional` names `{}`, which `implement` does not: optional only marks implemented ops", n.name),
         ));
     }
+    let custom_ops = crate::custom::resolve(raw.custom_op, source, &mut errors);
     if !errors.is_empty() {
+        crate::diagnostic::sort(&mut errors);
         return Err(errors);
     }
     Ok(Config {
@@ -257,6 +263,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         autograd: named(raw.autograd),
         optional,
         autocast,
+        custom_ops,
         source: source.to_owned(),
     })
 }
@@ -334,6 +341,8 @@ pub struct Selection<'m> {
     pub cpu_less: Vec<(&'m Op, &'static str, CpuLessAnswer)>,
     /// `optional` ops this header does not have, in config order.
     pub absent: Vec<String>,
+    /// The backend's own ops (`[[custom_op]]`): implemented and registered, in declared order.
+    pub custom: Vec<Selected<'m>>,
 }
 
 impl<'m> Selection<'m> {
@@ -341,12 +350,17 @@ impl<'m> Selection<'m> {
     pub fn wrapped(&self) -> impl Iterator<Item = &Selected<'m>> {
         self.selected.iter().filter(|s| s.is_wrapped())
     }
+
+    /// Every op with a Rust entry point: the wrapped aten ops, then the custom ops.
+    pub fn entry_points(&self) -> impl Iterator<Item = &Selected<'m>> {
+        self.wrapped().chain(&self.custom)
+    }
 }
 
 impl Config {
     /// Resolves the config's op names against the model; unknown names are errors with
     /// suggestions.
-    pub fn select<'m>(&self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
+    pub fn select<'m>(&'m self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let absent: Vec<String> =
             self.optional.iter().filter(|n| model.find(&n.name).is_none()).map(|n| n.name.clone()).collect();
@@ -404,7 +418,35 @@ impl Config {
             }
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
-        Ok(Selection { selected, skipped, cpu_less, absent })
+        let custom = self.select_custom(&selected)?;
+        Ok(Selection { selected, skipped, cpu_less, absent, custom })
+    }
+
+    /// The custom ops as selected ops; a Rust name an aten op's entry point already has is an
+    /// error at the custom op.
+    fn select_custom<'m>(&'m self, selected: &[Selected<'m>]) -> Result<Vec<Selected<'m>>, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let mut custom = Vec::new();
+        for c in &self.custom_ops {
+            let at = |message: String| {
+                let line_start: usize = self.source.lines().take(c.op.line as usize - 1).map(|l| l.len() + 1).sum();
+                diag_at(&self.source, &(line_start..line_start), message)
+            };
+            if let Some(s) = selected.iter().find(|s| s.is_wrapped() && s.op.rust_name == c.op.rust_name) {
+                errors.push(at(format!(
+                    "custom op `{}` gets the Rust name `{}` of `{}`",
+                    c.op.key, c.op.rust_name, s.op.key
+                )));
+                continue;
+            }
+            match crate::abi::lower_abi(&c.op) {
+                Ok(abi) => {
+                    custom.push(Selected { op: &c.op, abi, implemented: true, registered: true, autograd: false })
+                }
+                Err(u) => errors.push(at(format!("custom op `{}`: {}", c.op.key, u.reason))),
+            }
+        }
+        if errors.is_empty() { Ok(custom) } else { Err(errors) }
     }
 
     /// How each op that CPU has no kernel for is answered: required ones, and ones whose default

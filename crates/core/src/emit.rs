@@ -45,6 +45,9 @@ struct SelectionReport<'a> {
     /// and the listed ops the header lacks.
     #[serde(skip_serializing_if = "Option::is_none")]
     autocast: Option<AutocastReport<'a>>,
+    /// The backend's own ops (`[[custom_op]]`); absent when it declares none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    custom_ops: Vec<CustomReport<'a>>,
 }
 
 #[derive(Serialize)]
@@ -52,6 +55,14 @@ struct AutocastReport<'a> {
     lists: &'static str,
     registered: &'a [Cast],
     missing: &'a [&'static str],
+}
+
+#[derive(Serialize)]
+struct CustomReport<'a> {
+    op: &'a str,
+    schema: &'a str,
+    cpu: bool,
+    backward: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -91,6 +102,16 @@ fn emit_selection(selection: &Selection<'_>, autocast: &AutocastPlan, config: &C
             registered: &autocast.casts,
             missing: &autocast.missing,
         }),
+        custom_ops: config
+            .custom_ops
+            .iter()
+            .map(|c| CustomReport {
+                op: &c.op.key,
+                schema: &c.op.schema_text,
+                cpu: c.cpu,
+                backward: c.backward.as_ref().map(|b| b.key.as_str()),
+            })
+            .collect(),
     };
     let mut text = serde_json::to_string_pretty(&report).expect("the report serializes");
     text.push('\n');
@@ -107,6 +128,7 @@ pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note:
     });
     files.extend(emit_cpp(selection, config, note));
     files.extend(emit_autocast(&autocast, config, note));
+    files.extend(crate::emit_custom::emit_custom(selection, config, note));
     files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files
 }

@@ -34,16 +34,16 @@ struct MarshalHeader<'a> {
     generated_note: &'a str,
 }
 
-struct Wrapper {
-    schema: String,
+pub(crate) struct Wrapper {
+    pub(crate) schema: String,
     /// The Rust entry point it calls, and that symbol's C parameters.
-    symbol: String,
-    c_params: String,
-    op: String,
-    return_type: String,
-    name: String,
-    params: String,
-    body: Vec<String>,
+    pub(crate) symbol: String,
+    pub(crate) c_params: String,
+    pub(crate) op: String,
+    pub(crate) return_type: String,
+    pub(crate) name: String,
+    pub(crate) params: String,
+    pub(crate) body: Vec<String>,
 }
 
 #[derive(Template)]
@@ -75,7 +75,7 @@ pub fn kernel_symbol(config: &Config, rust_name: &str) -> String {
     format!("{}_{rust_name}", config.symbol_prefix)
 }
 
-fn render(t: &impl Template) -> String {
+pub(crate) fn render(t: &impl Template) -> String {
     let mut text = t.render().expect("templates render from plain strings");
     if !text.ends_with('\n') {
         text.push('\n');
@@ -92,9 +92,9 @@ fn c_params(abi: &AbiOp) -> String {
     if all.is_empty() { "void".to_owned() } else { all.join(", ") }
 }
 
-fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
+pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let op = s.op;
-    let qualified = format!("{}::{}", op.schema.namespace, op.key);
+    let qualified = op.qualified();
     let mut body = Vec::new();
     let mut call_args = Vec::new();
     for (k, (a, p)) in s.abi.args.iter().zip(&op.cpp.params).enumerate() {

@@ -74,7 +74,7 @@ fn entry_point(k: usize, s: &Selected<'_>, config: &Config) -> TokenStream {
     let op = s.op;
     let symbol = Ident::new(&kernel_symbol(config, &op.rust_name), Span::call_site());
     let method = Ident::new(&op.rust_name, Span::call_site());
-    let qualified = format!("{}::{}", op.schema.namespace, op.key);
+    let qualified = op.qualified();
     let doc = format!(" Entry point of `{qualified}`, called by its C++ wrapper.");
     let names = bindings(s);
     let abi_types = s.abi.args.iter().map(|a| tokens(a.kind.info().rust_abi));
@@ -131,7 +131,7 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
     // Formatting dominates generation time and the entry points are independent items, so
     // they are formatted in two parts on two cores; the trait goes with the smaller part.
     // (Token streams are not Send: each thread builds its own.)
-    let wrapped: Vec<&Selected<'_>> = selection.wrapped().collect();
+    let wrapped: Vec<&Selected<'_>> = selection.entry_points().collect();
     let entries = |first: usize, part: &[&Selected<'_>]| {
         let items = part.iter().enumerate().map(|(k, s)| entry_point(first + k, s, config));
         format(quote! { #(#items)* })

@@ -400,6 +400,10 @@ impl Op {
     pub fn is_required(&self) -> bool {
         self.class == OpClass::Required
     }
+    /// `namespace::name.overload`; a custom op's key already is.
+    pub fn qualified(&self) -> String {
+        if self.key.contains("::") { self.key.clone() } else { format!("{}::{}", self.schema.namespace, self.key) }
+    }
 }
 
 /// Every op of one header, in header order.

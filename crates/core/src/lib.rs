@@ -7,10 +7,12 @@
 pub mod abi;
 pub mod autocast;
 pub mod config;
+pub mod custom;
 pub mod diagnostic;
 pub mod diff;
 pub mod emit;
 pub mod emit_cpp;
+pub mod emit_custom;
 pub mod emit_manifest;
 pub mod emit_rust;
 pub mod generate;

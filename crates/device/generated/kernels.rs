@@ -4081,10 +4081,41 @@ pub trait Kernels: Send + Sync + 'static {
         grad_scale: Option<TensorRef<'_>>,
         found_inf: Option<TensorRef<'_>>,
     ) -> Result<()>;
+    /// `regen::scatter_sum(Tensor src, Tensor index, int dim, int dim_size) -> Tensor`
+    fn regen_scatter_sum(
+        &self,
+        src: TensorRef<'_>,
+        index: TensorRef<'_>,
+        dim: i64,
+        dim_size: i64,
+    ) -> Result<Tensor>;
+    /// `regen::scatter_sum_backward(Tensor grad, Tensor index, int dim) -> Tensor`
+    fn regen_scatter_sum_backward(
+        &self,
+        grad: TensorRef<'_>,
+        index: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<Tensor>;
+    /// `regen::scatter_max(Tensor src, Tensor index, int dim, int dim_size) -> (Tensor out, Tensor argmax)`
+    fn regen_scatter_max(
+        &self,
+        src: TensorRef<'_>,
+        index: TensorRef<'_>,
+        dim: i64,
+        dim_size: i64,
+    ) -> Result<(Tensor, Tensor)>;
+    /// `regen::scatter_max_backward(Tensor grad_out, Tensor src, Tensor argmax, int dim) -> Tensor`
+    fn regen_scatter_max_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        src: TensorRef<'_>,
+        argmax: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<Tensor>;
 }
 static KERNELS: OnceLock<Box<dyn Kernels>> = OnceLock::new();
 /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-pub const OPS: [&str; 548] = [
+pub const OPS: [&str; 552] = [
     "native_dropout",
     "native_dropout_backward",
     "abs.out",
@@ -4633,9 +4664,13 @@ pub const OPS: [&str; 548] = [
     "_fused_sgd_.tensor_lr",
     "_fused_adagrad_",
     "_fused_adagrad_.tensor_lr",
+    "regen::scatter_sum",
+    "regen::scatter_sum_backward",
+    "regen::scatter_max",
+    "regen::scatter_max_backward",
 ];
 /// How many times each entry point was called.
-static CALLS: [AtomicU64; 548] = [const { AtomicU64::new(0) }; 548];
+static CALLS: [AtomicU64; 552] = [const { AtomicU64::new(0) }; 552];
 /// Installs the backend's kernels and its call counters; the first installation wins
 /// (returns false after).
 pub fn install(kernels: impl Kernels) -> bool {
@@ -20191,6 +20226,122 @@ pub unsafe extern "C" fn regen_kernel__fused_adagrad_inplace_tensor_lr(
                         <Option<TensorRef<'_>> as FromAbi<'_>>::from_abi(&found_inf)
                     }?,
                 )?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `regen::scatter_sum`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_regen_scatter_sum(
+    src: abi::regen_tensor,
+    index: abi::regen_tensor,
+    dim: i64,
+    dim_size: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "regen::scatter_sum",
+        &CALLS[548usize],
+        || {
+            let regen_v0 = kernels()?
+                .regen_scatter_sum(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `regen::scatter_sum_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_regen_scatter_sum_backward(
+    grad: abi::regen_tensor,
+    index: abi::regen_tensor,
+    dim: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "regen::scatter_sum_backward",
+        &CALLS[549usize],
+        || {
+            let regen_v0 = kernels()?
+                .regen_scatter_sum_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `regen::scatter_max`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_regen_scatter_max(
+    src: abi::regen_tensor,
+    index: abi::regen_tensor,
+    dim: i64,
+    dim_size: i64,
+    regen_r0: *mut abi::regen_tensor,
+    regen_r1: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "regen::scatter_max",
+        &CALLS[550usize],
+        || {
+            let (regen_v0, regen_v1) = kernels()?
+                .regen_scatter_max(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&index) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim_size) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
+            unsafe { IntoSlot::write(regen_v1, regen_r1) }?;
+            Ok(())
+        },
+    )
+}
+/// Entry point of `regen::scatter_max_backward`, called by its C++ wrapper.
+///
+/// # Safety
+/// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+/// and passes a valid slot for each result.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_kernel_regen_scatter_max_backward(
+    grad_out: abi::regen_tensor,
+    src: abi::regen_tensor,
+    argmax: abi::regen_tensor,
+    dim: i64,
+    regen_r0: *mut abi::regen_tensor,
+) -> *mut abi::regen_error {
+    regen_runtime::ffi::call(
+        "regen::scatter_max_backward",
+        &CALLS[551usize],
+        || {
+            let regen_v0 = kernels()?
+                .regen_scatter_max_backward(
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&grad_out) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&src) }?,
+                    unsafe { <TensorRef<'_> as FromAbi<'_>>::from_abi(&argmax) }?,
+                    unsafe { <i64 as FromAbi<'_>>::from_abi(&dim) }?,
+                )?;
+            unsafe { IntoSlot::write(regen_v0, regen_r0) }?;
             Ok(())
         },
     )

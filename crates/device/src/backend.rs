@@ -79,6 +79,8 @@ impl Kernels for Backend {
     crate::unique_methods!();
     // Convolution, im2col and col2im (kernels/conv.rs).
     crate::conv_methods!();
+    // The device's own ops, torch.ops.regen.* (kernels/custom.rs; regen.toml's [[custom_op]]).
+    crate::custom_methods!();
 
     fn angle(&self, self_: TensorRef<'_>) -> Result<Tensor> {
         let input = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;

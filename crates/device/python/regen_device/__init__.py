@@ -12,6 +12,8 @@ make it yours.
 
 import ctypes
 import glob
+import importlib
+import importlib.util
 import os
 
 import torch
@@ -44,10 +46,16 @@ torch.utils.rename_privateuse1_backend("regen")
 torch._register_device_module("regen", _device)
 torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
+# Fake (shape-only) kernels of the backend's own ops (regen.toml's [[custom_op]]), for
+# torch.compile and torch.library.opcheck: `torch.library.register_fake` calls in a module
+# `_fake.py` beside this file, imported here when it exists.
+if importlib.util.find_spec(f"{__name__}._fake") is not None:
+    importlib.import_module(f"{__name__}._fake")
+
 
 def native_calls(op: str) -> int:
-    """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``) has run: a test that
-    counts can tell a native kernel from the CPU fallback."""
+    """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``, or ``"ns::name"`` for a
+    custom op) has run: a test that counts can tell a native kernel from the CPU fallback."""
     name = op.encode()
     return int(_native.regen_runtime_native_calls(name, len(name)))
 

@@ -65,6 +65,7 @@ pub mod amp;
 pub mod binary;
 pub mod conv;
 pub mod copy;
+pub mod custom;
 pub mod dtype;
 pub mod embedding;
 pub mod index;

@@ -1,0 +1,35 @@
+"""Fake (shape-only) kernels of the device's own ops (regen.toml's [[custom_op]]), for
+torch.compile, FakeTensor and torch.library.opcheck. regen generates the library definition, the
+Rust kernels' registrations and the autograd node, but cannot know an op's output shapes: a
+backend writes these by hand. The package's __init__ imports this module when it exists."""
+
+import torch
+
+
+def _with_size(t, dim, size):
+    shape = list(t.shape)
+    shape[dim % t.dim()] = size
+    return shape
+
+
+@torch.library.register_fake("regen::scatter_sum")
+def _scatter_sum(src, index, dim, dim_size):
+    return src.new_empty(_with_size(src, dim, dim_size))
+
+
+@torch.library.register_fake("regen::scatter_sum_backward")
+def _scatter_sum_backward(grad, index, dim):
+    if index.dim() == 1 and grad.dim() > 1:
+        return grad.new_empty(_with_size(grad, dim, index.shape[0]))
+    return grad.new_empty(index.shape)
+
+
+@torch.library.register_fake("regen::scatter_max")
+def _scatter_max(src, index, dim, dim_size):
+    shape = _with_size(src, dim, dim_size)
+    return src.new_empty(shape), src.new_empty(shape, dtype=torch.int64)
+
+
+@torch.library.register_fake("regen::scatter_max_backward")
+def _scatter_max_backward(grad_out, src, argmax, dim):
+    return grad_out.new_empty(src.shape)
