@@ -52,6 +52,7 @@ struct RawConfig {
     #[serde(default)]
     optional: Vec<Spanned<String>>,
     autocast: Option<Spanned<String>>,
+    #[serde(default)]
     custom_op: Vec<crate::custom::RawCustomOp>,
 }
 
