@@ -344,6 +344,8 @@ pub struct Selection<'m> {
     pub absent: Vec<String>,
     /// The backend's own ops (`[[custom_op]]`): implemented and registered, in declared order.
     pub custom: Vec<Selected<'m>>,
+    /// The autocast registrations the config asks for over this header, and the listed ops it lacks.
+    pub autocast: crate::autocast::AutocastPlan,
 }
 
 impl<'m> Selection<'m> {
@@ -420,7 +422,8 @@ impl Config {
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
         let custom = self.select_custom(&selected)?;
-        Ok(Selection { selected, skipped, cpu_less, absent, custom })
+        let autocast = crate::autocast::plan(model, self);
+        Ok(Selection { selected, skipped, cpu_less, absent, custom, autocast })
     }
 
     /// The custom ops as selected ops; a Rust name an aten op's entry point already has is an

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::autocast::{AutocastPlan, Cast, emit_autocast, plan};
+use crate::autocast::{Cast, emit_autocast};
 use crate::config::{Config, Selection};
 use crate::emit_cpp::emit_cpp;
 use crate::emit_manifest::emit_manifest;
@@ -78,7 +78,7 @@ struct Skip<'a> {
     reason: String,
 }
 
-fn emit_selection(selection: &Selection<'_>, autocast: &AutocastPlan, config: &Config, note: &str) -> String {
+fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> String {
     let keys = |f: &dyn Fn(&crate::config::Selected<'_>) -> bool| {
         selection.selected.iter().filter(|s| f(s)).map(|s| s.op.key.as_str()).collect::<Vec<_>>()
     };
@@ -99,8 +99,8 @@ fn emit_selection(selection: &Selection<'_>, autocast: &AutocastPlan, config: &C
         absent: selection.absent.iter().map(String::as_str).collect(),
         autocast: config.autocast.map(|a| AutocastReport {
             lists: a.as_str(),
-            registered: &autocast.casts,
-            missing: &autocast.missing,
+            registered: &selection.autocast.casts,
+            missing: &selection.autocast.missing,
         }),
         custom_ops: config
             .custom_ops
@@ -120,14 +120,13 @@ fn emit_selection(selection: &Selection<'_>, autocast: &AutocastPlan, config: &C
 
 /// Every output file for `model` under `config`.
 pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
-    let autocast = plan(model, config);
     let mut files = vec![OutputFile { name: "ops.json".into(), contents: emit_manifest(model, note).into_bytes() }];
     files.push(OutputFile {
         name: "selection.json".into(),
-        contents: emit_selection(selection, &autocast, config, note).into_bytes(),
+        contents: emit_selection(selection, config, note).into_bytes(),
     });
     files.extend(emit_cpp(selection, config, note));
-    files.extend(emit_autocast(&autocast, config, note));
+    files.extend(emit_autocast(&selection.autocast, config, note));
     files.extend(crate::emit_custom::emit_custom(selection, config, note));
     files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files

@@ -80,7 +80,7 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
         ));
     }
     // A listed autocast op this release lacks is reported, so a shorter list is never a surprise.
-    for key in crate::autocast::plan(model, &config_value).missing {
+    for key in &selection.autocast.missing {
         let lists = config_value.autocast.map_or("", |a| a.as_str());
         warnings.push_str(&format!(
             "{config_path}: warning: autocast: `{key}` of {lists}'s autocast lists is not in {header_path}; not registered\n"
