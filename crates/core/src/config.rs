@@ -432,10 +432,7 @@ impl Config {
         let mut errors = Vec::new();
         let mut custom = Vec::new();
         for c in &self.custom_ops {
-            let at = |message: String| {
-                let line_start: usize = self.source.lines().take(c.op.line as usize - 1).map(|l| l.len() + 1).sum();
-                diag_at(&self.source, &(line_start..line_start), message)
-            };
+            let at = |message: String| diag_at(&self.source, &c.span, message);
             if let Some(s) = selected.iter().find(|s| s.is_wrapped() && s.op.rust_name == c.op.rust_name) {
                 errors.push(at(format!(
                     "custom op `{}` gets the Rust name `{}` of `{}`",

@@ -106,6 +106,8 @@ pub struct CustomOp {
     /// Also registered for CPU tensors: the kernel reads host memory, so it serves both.
     pub cpu: bool,
     pub backward: Option<Backward>,
+    /// Where its `schema` string stands in regen.toml, for diagnostics found later (selection).
+    pub span: Range<usize>,
 }
 
 /// Namespaces PyTorch itself defines ops in.
@@ -213,7 +215,7 @@ pub(crate) fn resolve(raw: Vec<RawCustomOp>, source: &str, errors: &mut Vec<Diag
                     errors.push(diag_at(source, &span, message));
                     continue;
                 }
-                ops.push((CustomOp { op, cpu: r.cpu, backward: None }, r));
+                ops.push((CustomOp { op, cpu: r.cpu, backward: None, span }, r));
             }
             Err((message, offset)) => errors.push(diag_at(source, &inside(&span, offset), message)),
         }
@@ -382,6 +384,22 @@ schema = "mydev::scatter_sum_backward(Tensor grad, Tensor index, int dim) -> Ten
     fn error(config: &str) -> String {
         let errors = parse_config(config).expect_err("the config is rejected");
         errors[0].render("regen.toml")
+    }
+
+    #[test]
+    fn a_rust_name_an_aten_entry_point_has_is_an_error_at_the_schema() {
+        // `add::out` gets the Rust name `add_out`, which the implemented aten `add.out` has.
+        let text = "implement = [\"add.out\"]\n\n[[custom_op]]\nschema = \"add::out(Tensor self) -> Tensor\"\n";
+        let config = parse_config(text).unwrap();
+        let path = format!("{}/../../fixtures/torch-2.15.0/RegistrationDeclarations.h", env!("CARGO_MANIFEST_DIR"));
+        let model = crate::load_header(&std::fs::read(path).unwrap()).unwrap().model;
+        let errors = config.select(&model).expect_err("the clash is rejected");
+        let rendered = errors[0].render("regen.toml");
+        assert!(
+            rendered
+                .starts_with("regen.toml:4:10: error: custom op `add::out` gets the Rust name `add_out` of `add.out`"),
+            "{rendered}"
+        );
     }
 
     #[test]
