@@ -4,9 +4,12 @@
 // per op calling its Rust kernel through the C ABI, the registrations for the device (and CPU
 // where asked), and an autograd node for each op that names a backward op: the node saves what
 // the backward op takes and calls it through the dispatcher, so the backward kernel is Rust too.
+// An op without a backward gets PyTorch's not-implemented autograd kernel: backpropagating
+// through it is an error.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 {%- if !nodes.is_empty() %}
 #include <torch/csrc/autograd/custom_function.h>
 {%- endif %}
@@ -89,7 +92,12 @@ TORCH_LIBRARY({{ lib.namespace }}, m) {
 
 TORCH_LIBRARY_IMPL({{ lib.namespace }}, {{ block.key }}, m) {
 {%- for i in block.impls %}
-  m.impl("{{ i.name }}", TORCH_FN({{ namespace }}::{{ i.function }}));
+{%- match i.function %}
+{%- when Some with (function) %}
+  m.impl("{{ i.name }}", TORCH_FN({{ namespace }}::{{ function }}));
+{%- when None %}
+  m.impl("{{ i.name }}", torch::autograd::autogradNotImplementedFallback());
+{%- endmatch %}
 {%- endfor %}
 }
 {%- endfor %}

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::{Diagnostic, column_at};
-use crate::ir::{Model, Op};
+use crate::ir::{Model, Op, OpClass};
 use crate::policy;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,8 +365,19 @@ impl Config {
     /// suggestions.
     pub fn select<'m>(&'m self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
         let mut errors = Vec::new();
-        let absent: Vec<String> =
-            self.optional.iter().filter(|n| model.find(&n.name).is_none()).map(|n| n.name.clone()).collect();
+        let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
+        // A kernel registered for an op PyTorch decomposes (CompositeImplicitAutograd) hides the
+        // decomposition from the autograd key too: without an autograd kernel of its own the op
+        // cannot be called on the device at all. Such a release has no op to implement.
+        let decomposed = |key: &str| {
+            model.find(key).is_some_and(|op| op.class == OpClass::CompositeImplicit && !has(&self.autograd, key))
+        };
+        let absent: Vec<String> = self
+            .optional
+            .iter()
+            .filter(|n| model.find(&n.name).is_none() || decomposed(&n.name))
+            .map(|n| n.name.clone())
+            .collect();
         let mut check = |list: &[Named]| {
             for n in list {
                 if model.find(&n.name).is_none() && !absent.contains(&n.name) {
@@ -381,10 +392,22 @@ impl Config {
         let known: Vec<Named> = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none()).cloned().collect();
         check(&known);
         check(&self.autograd);
-        let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
         if let Some(list) = &self.implement {
             for n in list.iter().filter(|n| has(&self.exclude, &n.name)) {
                 errors.push(diag_at(&self.source, &n.span, format!("`{}` is both implemented and excluded", n.name)));
+            }
+            for n in list.iter().filter(|n| decomposed(&n.name) && !absent.contains(&n.name)) {
+                errors.push(diag_at(
+                    &self.source,
+                    &n.span,
+                    format!(
+                        "`{}` is composite in this header (PyTorch decomposes it): a device kernel for it would \
+                         hide the decomposition from autograd and leave the op uncallable; list it in `optional` \
+                         to build without it for this release, or in `autograd` to register your kernel for the \
+                         autograd key too",
+                        n.name
+                    ),
+                ));
             }
         }
         if !errors.is_empty() {
@@ -394,7 +417,7 @@ impl Config {
         let mut skipped = Vec::new();
         for op in &model.ops {
             let implemented = self.implement.as_ref().is_some_and(|l| has(l, &op.key));
-            if !op.is_required() && !implemented {
+            if !op.is_required() && (!implemented || absent.contains(&op.key)) {
                 continue;
             }
             let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));

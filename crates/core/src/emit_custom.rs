@@ -16,7 +16,9 @@ use crate::write::OutputFile;
 
 struct Impl {
     name: String,
-    function: String,
+    /// The wrapper or autograd kernel in the backend's namespace; `None` for PyTorch's
+    /// `autogradNotImplementedFallback`, the autograd kernel of an op without a backward.
+    function: Option<String>,
 }
 
 struct Block {
@@ -221,24 +223,27 @@ pub fn emit_custom(selection: &Selection<'_>, config: &Config, note: &str) -> Ve
         };
         let lib = &mut libraries[k];
         lib.schemas.push(cpp_string(&c.op.schema_text));
-        let mut add = |key: String, function: &str| {
-            let entry = Impl { name: name.clone(), function: function.to_owned() };
+        let mut add = |key: String, function: Option<&str>| {
+            let entry = Impl { name: name.clone(), function: function.map(str::to_owned) };
             match lib.blocks.iter_mut().find(|b| b.key == key) {
                 Some(b) => b.impls.push(entry),
                 None => lib.blocks.push(Block { key, impls: vec![entry] }),
             }
         };
-        add(config.dispatch_key.clone(), &w.name);
+        add(config.dispatch_key.clone(), Some(&w.name));
         if c.cpu {
             let cpu = cpu_wrapper(&c.op, w);
-            add("CPU".into(), &cpu.name);
+            add("CPU".into(), Some(&cpu.name));
             cpu_wrappers.push(cpu);
         }
-        if let Some(n) = &node {
-            add(format!("Autograd{}", config.dispatch_key), &n.kernel);
-            if c.cpu {
-                add("AutogradCPU".into(), &n.kernel);
-            }
+        // An op without a backward still needs an autograd kernel: releases before 2.5 have no
+        // autograd fallback for PrivateUse1 ("Could not run ... with arguments from the
+        // 'AutogradPrivateUse1' backend"). PyTorch's not-implemented kernel runs the op and makes
+        // backpropagating through it an error instead of a silently missing gradient.
+        let autograd = node.as_ref().map(|n| n.kernel.as_str());
+        add(format!("Autograd{}", config.dispatch_key), autograd);
+        if c.cpu {
+            add("AutogradCPU".into(), autograd);
         }
         nodes.extend(node);
     }

@@ -74,7 +74,7 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
     }
     if !selection.absent.is_empty() {
         warnings.push_str(&format!(
-            "{config_path}: warning: {} optional op(s) not in this release, not generated: {}\n",
+            "{config_path}: warning: {} optional op(s) not in this release or composite there (decomposed by PyTorch), not generated: {}\n",
             selection.absent.len(),
             selection.absent.join(", ")
         ));

@@ -4,9 +4,12 @@
 // per op calling its Rust kernel through the C ABI, the registrations for the device (and CPU
 // where asked), and an autograd node for each op that names a backward op: the node saves what
 // the backward op takes and calls it through the dispatcher, so the backward kernel is Rust too.
+// An op without a backward gets PyTorch's not-implemented autograd kernel: backpropagating
+// through it is an error.
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "regen_marshal.h"
@@ -187,10 +190,14 @@ TORCH_LIBRARY_IMPL(regen, CPU, m) {
 
 TORCH_LIBRARY_IMPL(regen, AutogradPrivateUse1, m) {
   m.impl("scatter_sum", TORCH_FN(regen_runtime_ops::autograd_regen_scatter_sum));
+  m.impl("scatter_sum_backward", torch::autograd::autogradNotImplementedFallback());
   m.impl("scatter_max", TORCH_FN(regen_runtime_ops::autograd_regen_scatter_max));
+  m.impl("scatter_max_backward", torch::autograd::autogradNotImplementedFallback());
 }
 
 TORCH_LIBRARY_IMPL(regen, AutogradCPU, m) {
   m.impl("scatter_sum", TORCH_FN(regen_runtime_ops::autograd_regen_scatter_sum));
+  m.impl("scatter_sum_backward", torch::autograd::autogradNotImplementedFallback());
   m.impl("scatter_max", TORCH_FN(regen_runtime_ops::autograd_regen_scatter_max));
+  m.impl("scatter_max_backward", torch::autograd::autogradNotImplementedFallback());
 }

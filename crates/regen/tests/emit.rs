@@ -248,7 +248,10 @@ fn optional_ops_absent_from_a_release_are_reported_not_errors() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("regen.toml: warning: 1 optional op(s) not in this release, not generated: mm.dtype\n"),
+        stderr.contains(
+            "regen.toml: warning: 1 optional op(s) not in this release or composite there (decomposed by PyTorch), \
+             not generated: mm.dtype\n"
+        ),
         "{stderr}"
     );
     let selection: serde_json::Value =
@@ -265,4 +268,49 @@ fn optional_ops_absent_from_a_release_are_reported_not_errors() {
         stderr.starts_with("regen.toml:2:13: error: `optional` names `mm.dtype`, which `implement` does not"),
         "{stderr}"
     );
+}
+
+/// Runs regen over the real 2.4.1 header with `config`.
+fn regen_241(config: &str) -> (tempfile::TempDir, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let header =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/torch-2.4.1/RegistrationDeclarations.h");
+    std::fs::copy(header, dir.path().join("r.h")).unwrap();
+    std::fs::write(dir.path().join("regen.toml"), config).unwrap();
+    let out = regen_in(dir.path(), &["--header", "r.h", "--out", "out", "--config", "regen.toml"]);
+    (dir, out)
+}
+
+#[test]
+fn an_implemented_op_pytorch_decomposes_in_a_release_is_not_registered_there() {
+    // `_embedding_bag_backward` is required from 2.5 on but CompositeImplicitAutograd in 2.4.1: a
+    // device kernel for it would leave AutogradPrivateUse1 without a kernel ("Could not run
+    // aten::_embedding_bag_backward with arguments from the 'AutogradPrivateUse1' backend").
+    let (_dir, out) = regen_241("implement = [\"add.out\", \"_embedding_bag_backward\"]\n");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(
+            "regen.toml:1:25: error: `_embedding_bag_backward` is composite in this header (PyTorch decomposes it)"
+        ),
+        "{stderr}"
+    );
+    // Optional: the release has no kernel to implement; nothing is generated for it.
+    let (dir, out) =
+        regen_241("implement = [\"add.out\", \"_embedding_bag_backward\"]\noptional = [\"_embedding_bag_backward\"]\n");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not generated: _embedding_bag_backward\n"));
+    let selection: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/selection.json")).unwrap()).unwrap();
+    assert_eq!(selection["absent"], serde_json::json!(["_embedding_bag_backward"]));
+    let kernels = std::fs::read_to_string(dir.path().join("out/kernels.rs")).unwrap();
+    assert!(kernels.contains("fn add_out(") && !kernels.contains("fn _embedding_bag_backward("));
+    // Registered for the autograd key as well, the kernel is callable: it is generated.
+    let (dir, out) = regen_241(
+        "implement = [\"add.out\", \"_embedding_bag_backward\"]\noptional = [\"_embedding_bag_backward\"]\n\
+         autograd = [\"_embedding_bag_backward\"]\n",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kernels = std::fs::read_to_string(dir.path().join("out/kernels.rs")).unwrap();
+    assert!(kernels.contains("fn _embedding_bag_backward("), "registered for both keys");
 }

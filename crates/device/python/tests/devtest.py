@@ -1,9 +1,16 @@
 """What the device's test files share: inputs made the same way on every run, and the
 native-call counter and the profiler check that keep a CPU fallback from passing as a native kernel."""
 
+from pathlib import Path
+
 import torch
 
 import regen_device
+
+# The installed torch as (major, minor), and whether it is the release the device is pinned to
+# (crates/device/torch-version): the device's kernels follow CPU of that release.
+RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+PINNED = (Path(__file__).resolve().parents[2] / "torch-version").read_text().strip() == torch.__version__.split("+")[0]
 
 
 def make(shape, dtype, seed=0):

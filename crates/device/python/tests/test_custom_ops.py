@@ -105,6 +105,24 @@ def test_scatter_sum_sum_backward_reaches_the_rust_backward():
     torch.testing.assert_close(src.grad.cpu(), torch.ones(6, 3))
 
 
+@pytest.mark.parametrize("device", ["regen", "cpu"])
+def test_an_op_without_a_backward_runs_and_backpropagating_through_it_raises(device):
+    """The backward ops declare no backward of their own: they run on tensors that require grad
+    (counted as native), and a gradient through them, as in double backward, is an error naming
+    the op rather than a silently missing gradient."""
+    index = torch.tensor([0, 1, 0, 2, 1, 0], device=device)
+    grad = make((3, 4), torch.float32).to(device).requires_grad_()
+    with counted("regen::scatter_sum_backward"):
+        out = ops.scatter_sum_backward(grad, index, 0)
+    torch.testing.assert_close(out.cpu(), grad.detach().cpu()[index.cpu()], rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="derivative for regen::scatter_sum_backward is not implemented"):
+        out.sum().backward()
+    src = make((6, 4), torch.float64).to(device).requires_grad_()
+    (g,) = torch.autograd.grad(ops.scatter_sum(src, index, 0, 3).pow(2).sum(), src, create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for regen::scatter_sum_backward is not implemented"):
+        g.sum().backward()
+
+
 def test_cpu_tensors_run_the_same_rust_kernels():
     src, index = case((5, 6), 1, 4, True, torch.float64)
     cpu_src = src.clone().requires_grad_()

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 import regen_device
+from devtest import PINNED
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -151,6 +152,8 @@ def test_native_elementwise_ops_run_their_rust_kernel(key):
 
 def test_known_failures_list_is_well_formed():
     for key, dtype in KNOWN:
+        if key not in OPS and not PINNED:
+            continue  # the list is the pinned release's; an older OpInfo database lacks newer entries
         assert key in OPS, f"opinfo_known_failures.txt: no OpInfo {key}"
         assert sweep.DTYPES[dtype] in OPS[key].supported_dtypes("cpu"), f"{key} does not support {dtype}"
         assert sweep.skip_reason(OPS[key]) is None, f"{key} is skipped by the sweep"

@@ -668,8 +668,10 @@ fn check_grad_dtype(grad: &TensorRef<'_>) -> Result<DType> {
 }
 
 /// `_embedding_bag_backward`: offset2bag rebuilt when empty, then the dense backward. Sparse
-/// gradients are not supported on this device (its sparse family is excluded).
+/// gradients are not supported on this device (its sparse family is excluded). Before 2.5
+/// PyTorch decomposes the op into `_embedding_bag_dense_backward`, and this is unused.
 #[allow(clippy::too_many_arguments)]
+#[cfg_attr(not(regen_has_op = "_embedding_bag_backward"), allow(dead_code))]
 pub fn bag_backward(
     grad: TensorRef<'_>,
     indices: TensorRef<'_>,
@@ -1086,6 +1088,7 @@ macro_rules! embedding_methods {
             use $crate::kernels::embedding::embedding_bag;
             embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true)
         }
+        #[cfg(regen_has_op = "_embedding_bag_backward")]
         fn _embedding_bag_backward(
             &self,
             grad: TensorRef<'_>,
