@@ -364,31 +364,27 @@ impl Config {
     /// Resolves the config's op names against the model; unknown names are errors with
     /// suggestions.
     pub fn select<'m>(&'m self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
+        let (selection, errors) = self.select_reporting(model);
+        if errors.is_empty() { Ok(selection) } else { Err(errors) }
+    }
+
+    /// The selection [`Config::select`] makes, made in spite of its errors, which come with it
+    /// (sorted by position): a name the header lacks selects nothing, an op both implemented and
+    /// excluded is excluded, a custom op whose Rust name clashes is left out. `regen diff` judges
+    /// a header the config does not fit by what generation selects from it, so this is that
+    /// selection rather than a second one.
+    pub fn select_reporting<'m>(&'m self, model: &'m Model) -> (Selection<'m>, Vec<Diagnostic>) {
         let mut errors = Vec::new();
         let absent: Vec<String> =
             self.optional.iter().filter(|n| model.find(&n.name).is_none()).map(|n| n.name.clone()).collect();
-        let mut check = |list: &[Named]| {
-            for n in list {
-                if model.find(&n.name).is_none() && !absent.contains(&n.name) {
-                    errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
-                }
-            }
-        };
-        if let Some(list) = &self.implement {
-            check(list);
+        for n in self.unknown_names(model) {
+            errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
         }
-        // The ops CPU has no kernel for differ by release; a backend excludes them all by name.
-        let known: Vec<Named> = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none()).cloned().collect();
-        check(&known);
-        check(&self.autograd);
         let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
         if let Some(list) = &self.implement {
             for n in list.iter().filter(|n| has(&self.exclude, &n.name)) {
                 errors.push(diag_at(&self.source, &n.span, format!("`{}` is both implemented and excluded", n.name)));
             }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
         }
         let mut selected = Vec::new();
         let mut skipped = Vec::new();
@@ -421,15 +417,29 @@ impl Config {
             }
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
-        let custom = self.select_custom(&selected)?;
+        let custom = self.select_custom(&selected, &mut errors);
         let autocast = crate::autocast::plan(model, self);
-        Ok(Selection { selected, skipped, cpu_less, absent, custom, autocast })
+        crate::diagnostic::sort(&mut errors);
+        (Selection { selected, skipped, cpu_less, absent, custom, autocast }, errors)
+    }
+
+    /// The entries of `implement`, `exclude` and `autograd` that name no op of the header, in
+    /// that order: errors for generation. An `optional` op is absent rather than unknown, and
+    /// excluding an op CPU has no kernel for is never an error, as those ops differ by release.
+    pub fn unknown_names<'c>(&'c self, model: &Model) -> impl Iterator<Item = &'c Named> {
+        let known_exclude = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none());
+        let optional = |n: &Named| self.optional.iter().any(|o| o.name == n.name);
+        self.implement
+            .iter()
+            .flatten()
+            .chain(known_exclude)
+            .chain(&self.autograd)
+            .filter(move |n| model.find(&n.name).is_none() && !optional(n))
     }
 
     /// The custom ops as selected ops; a Rust name an aten op's entry point already has is an
-    /// error at the custom op.
-    fn select_custom<'m>(&'m self, selected: &[Selected<'m>]) -> Result<Vec<Selected<'m>>, Vec<Diagnostic>> {
-        let mut errors = Vec::new();
+    /// error at the custom op, which is left out.
+    fn select_custom<'m>(&'m self, selected: &[Selected<'m>], errors: &mut Vec<Diagnostic>) -> Vec<Selected<'m>> {
         let mut custom = Vec::new();
         for c in &self.custom_ops {
             let at = |message: String| diag_at(&self.source, &c.span, message);
@@ -447,7 +457,7 @@ impl Config {
                 Err(u) => errors.push(at(format!("custom op `{}`: {}", c.op.key, u.reason))),
             }
         }
-        if errors.is_empty() { Ok(custom) } else { Err(errors) }
+        custom
     }
 
     /// How each op that CPU has no kernel for is answered: required ones, and ones whose default
