@@ -60,7 +60,8 @@ fn release_2_14_removed_cholesky_and_qr() {
 fn rrelu_with_noise_changed_a_const_in_2_7() {
     let d = diff_models(&load("2.4.1"), &load("2.7.1"));
     let c = d.changed.iter().find(|c| c.op == "rrelu_with_noise").expect("rrelu_with_noise changed");
-    assert!(c.breaking, "const at::Tensor & -> at::Tensor & changes the kernel signature");
+    assert!(c.cpp_signature_changed, "const at::Tensor & -> at::Tensor & changes the C++ signature");
+    assert!(!c.rust_signature_changed, "both are TensorRef in Rust");
     assert!(c.details.contains(&ArgChange::AnnotationChanged {
         name: "noise".into(),
         old: None,
@@ -76,6 +77,14 @@ fn respellings_are_reported_as_such_and_not_as_breaking() {
         let d = diff_models(&load(old), &load(new));
         let spelling: Vec<_> = d.cpp_changed.iter().filter(|c| c.spelling_only).collect();
         assert!(spelling.len() >= at_least, "{old}->{new}: {}", spelling.len());
+    }
+    // A re-spelling keeps the Rust method (diff_models does not compute it for them).
+    let (old, new) = (load("2.4.1"), load("2.7.1"));
+    let d = diff_models(&old, &new);
+    for c in d.cpp_changed.iter().filter(|c| c.spelling_only) {
+        assert!(!c.rust_signature_changed);
+        let method = |m: &Model| regen_core::diff::rust_method(m.find(&c.op).unwrap());
+        assert_eq!(method(&old), method(&new), "{}", c.op);
     }
     let d = diff_models(&load("1.13.1"), &load("2.4.1"));
     let embedding_bag = d.cpp_changed.iter().find(|c| c.op == "_embedding_bag").expect("re-spelled");

@@ -43,11 +43,11 @@ fn json_has_the_documented_keys_sorted() {
 fn markdown_and_text_reports() {
     let md =
         String::from_utf8(pair("2.13.0", "2.15.0", &["--format", "markdown", "--fail-on", "never"]).stdout).unwrap();
-    assert!(md.contains("## regen diff:") && md.contains("### Removed (4)\n\n- `cholesky`\n"), "{md}");
+    assert!(md.contains("## regen diff:") && md.contains("### Removed (4)\n\n- `cholesky` (required)\n"), "{md}");
     let text = String::from_utf8(pair("2.4.1", "2.7.1", &["--fail-on", "never"]).stdout).unwrap();
     assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
     assert!(text.contains("re-spelled only"), "{text}");
-    assert!(text.contains("rrelu_with_noise [breaking]: `noise`: annotation none → b!"), "{text}");
+    assert!(text.contains("rrelu_with_noise [C++ signature changed]: `noise`: annotation none → b!"), "{text}");
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn config_impact_names_broken_kernels_missing_entries_and_likely_renames() {
     let new = dir.path().join("new.h");
     std::fs::write(&new, renamed).unwrap();
     let config = dir.path().join("regen.toml");
-    std::fs::write(&config, "implement = [\"qr\", \"add.out\", \"random_.from\"]\nfallback = \"cpu\"\n").unwrap();
+    std::fs::write(&config, "implement = [\"qr\", \"add.out\", \"random_.from\"]\nfallback = \"error\"\n").unwrap();
     let out = diff(&[
         fixture("2.13.0").as_os_str(),
         new.as_os_str(),
@@ -93,19 +93,42 @@ fn config_impact_names_broken_kernels_missing_entries_and_likely_renames() {
             .unwrap()
             .contains(&serde_json::json!({"old": "random_.from", "new": "random_.from_int"}))
     );
-    let impact = &json["config"];
-    assert_eq!(impact["implemented_breaking"], serde_json::json!(["qr", "random_.from"]));
+    let backend = &json["backend"];
     assert_eq!(
-        impact["missing_entries"],
-        serde_json::json!([{"op": "qr", "likely": null}, {"op": "random_.from", "likely": "random_.from_int"}])
+        backend["gone"],
+        serde_json::json!([
+            {"op": "qr", "why": "removed from the header"},
+            {"op": "random_.from", "why": "removed from the header", "likely": "random_.from_int"}
+        ])
     );
-    assert_eq!(impact["fallback"], "cpu");
+    // Generation with this config fails on the new header: the same errors, positioned.
+    let errors: Vec<&str> =
+        backend["errors"]["new"].as_array().unwrap().iter().map(|e| e["message"].as_str().unwrap()).collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].starts_with("no op `qr` in this header") && errors[1].starts_with("no op `random_.from` in"));
+    assert_eq!(
+        (backend["errors"]["new"][1]["line"].as_u64(), backend["errors"]["new"][1]["column"].as_u64()),
+        (Some(1), Some(31))
+    );
+    assert_eq!(backend["fallback"], "error");
+    assert_eq!(json["verdict"]["breaking"], serde_json::json!(["qr", "random_.from"]));
     let text = String::from_utf8(
         diff(&[fixture("2.13.0").as_os_str(), new.as_os_str(), "--config".as_ref(), config.as_os_str()]).stdout,
     )
     .unwrap();
     assert!(
-        text.contains("CONFIG regen.toml names random_.from, which is gone (likely renamed to random_.from_int)"),
+        text.contains(
+            "GONE random_.from: removed from the header (likely renamed to random_.from_int); its trait method is gone"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(&format!("CONFIG {}:1:31: no op `random_.from` in this header", config.display())), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "exit 1: 2 kernel(s) of your backend break: qr, random_.from; generation with {} fails on {}: 2 config error(s)\n",
+            config.display(),
+            new.display()
+        )),
         "{text}"
     );
 }
@@ -119,7 +142,7 @@ fn config_impact_separates_rust_breaks_from_cpp_only_changes_and_optional_ops() 
     std::fs::write(
         &config,
         "implement = [\"tril.out\", \"mm.dtype\", \"add.out\", \"bincount\"]\noptional = [\"mm.dtype\"]\n\
-         exclude = [\"_fused_rms_norm_backward\"]\nfallback = \"cpu\"\n",
+         exclude = [\"_fused_rms_norm_backward\"]\n",
     )
     .unwrap();
     let args = |format: &'static str| {
@@ -133,12 +156,13 @@ fn config_impact_separates_rust_breaks_from_cpp_only_changes_and_optional_ops() 
         ])
     };
     let json: serde_json::Value = serde_json::from_slice(&args("json").stdout).unwrap();
-    let impact = &json["config"];
-    assert_eq!(impact["implemented_breaking"], serde_json::json!([]));
-    assert_eq!(impact["implemented_regenerate"], serde_json::json!(["bincount", "tril.out"]));
-    assert_eq!(impact["optional_absent"], serde_json::json!(["mm.dtype"]));
+    let backend = &json["backend"];
+    assert_eq!(backend["breaks"], serde_json::json!([]));
+    assert_eq!(backend["regenerate"], serde_json::json!(["bincount", "tril.out"]));
+    assert_eq!(backend["absent"], serde_json::json!(["mm.dtype"]));
     // An excluded op CPU has no kernel for may be absent, as in generation.
-    assert_eq!(impact["missing_entries"], serde_json::json!([]));
+    assert_eq!(backend["errors"]["new"], serde_json::json!([]));
+    assert_eq!(json["verdict"]["exit"], 0);
     let text = String::from_utf8(args("text").stdout).unwrap();
     assert!(
         text.contains("REGEN tril.out: its C++ signature changed, your Rust kernel's did not")

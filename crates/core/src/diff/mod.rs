@@ -1,15 +1,28 @@
 //! Compares two op models (an old and a new PyTorch release), keyed by `name.overload`: added
 //! and removed ops, likely renames, schema changes at argument level, C++-only changes (with
-//! pure re-spellings told apart), flag flips, and what it all means for a backend's config.
+//! pure re-spellings told apart), flag flips, and what it all means for a backend: the ops a
+//! config makes generation register, judged by their Rust methods ([`backend`]), a summary and
+//! a verdict ([`report`]).
+//!
+//! "Your backend" is what generation selects: [`Config::select_reporting`] runs on both headers,
+//! so an op the config excludes (a family, a name) is never yours here either. Without a config
+//! it is the default one: every required op registered, as a skeleton.
+
+mod backend;
+mod report;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::path::Path;
 
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use crate::abi::normalize;
 use crate::config::Config;
 use crate::ir::{Argument, CppIndirection, CppType, Model, Op};
+
+pub use backend::{Backend, BackendMode, Break, ConfigError, OpNote};
+pub use report::{BackendSummary, Color, FailOn, Format, Summary, Verdict};
 
 /// One argument-level difference between two schemas of an op.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,15 +39,25 @@ pub enum ArgChange {
     ReturnsChanged { old: String, new: String },
 }
 
+/// A fact about each header.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Sides<T> {
+    pub old: T,
+    pub new: T,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SchemaChange {
     pub op: String,
     pub old: String,
     pub new: String,
     pub details: Vec<ArgChange>,
-    /// The C++ signature a kernel must have changed (beyond spelling).
-    pub breaking: bool,
-    pub required: bool,
+    /// The C++ signature a kernel is registered with changed (beyond spelling).
+    pub cpp_signature_changed: bool,
+    /// The generated Rust method (name, parameter and result types) changed.
+    pub rust_signature_changed: bool,
+    /// Whether the op is required in each header.
+    pub required: Sides<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,7 +67,10 @@ pub struct CppChange {
     pub new: String,
     /// Only the spelling changed (`c10::optional` → `::std::optional`, `Tensor` → `at::Tensor`).
     pub spelling_only: bool,
-    pub required: bool,
+    /// The generated Rust method changed (`SymInt` → `int` does not: both are `i64`).
+    pub rust_signature_changed: bool,
+    /// Whether the op is required in each header.
+    pub required: Sides<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -60,50 +86,98 @@ pub struct Flip {
     pub new: bool,
 }
 
-/// What a version bump means for a backend with a `regen.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ConfigImpact {
-    /// Ops the backend implements whose kernel signature changed, or that are gone.
-    pub implemented_breaking: Vec<String>,
-    /// Newly required ops the backend does not implement (they need a kernel or the fallback).
-    pub newly_required_unimplemented: Vec<String>,
-    /// Ops the backend implements whose C++ signature changed while the Rust method the backend
-    /// writes did not (`SymInt` → `int`, `Tensor &` → `const Tensor &`): regenerating is enough.
-    pub implemented_regenerate: Vec<String>,
-    /// Ops of `optional` the new header does not have: not generated there, not an error.
-    pub optional_absent: Vec<String>,
-    /// Config entries naming ops the new header no longer has, with the likely replacement.
-    pub missing_entries: Vec<MissingEntry>,
-    /// The config's fallback policy (`cpu` or `error`).
-    pub fallback: String,
-}
-
+/// Which header a side of the diff is: where it was read, the torch release when that is known,
+/// and the digest of its bytes (the one the `@generated` lines of generated files name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MissingEntry {
-    pub op: String,
-    pub likely: Option<String>,
+pub struct HeaderId {
+    pub path: String,
+    /// From the installed torch's `version.py` next to the header, or a `torch-X.Y.Z` directory
+    /// on its path (this repository's fixtures); `None` when neither says.
+    pub release: Option<String>,
+    pub sha256: String,
 }
 
+impl HeaderId {
+    /// The identity of the header read from `path` as `bytes`.
+    pub fn of(path: &Path, bytes: &[u8]) -> HeaderId {
+        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+        HeaderId { path: path.display().to_string(), release: release_of(path), sha256 }
+    }
+
+    /// The release, or the path when the release is unknown.
+    pub fn name(&self) -> &str {
+        self.release.as_deref().unwrap_or(&self.path)
+    }
+}
+
+/// The torch release a header belongs to, if its location says: a wheel installs it as
+/// `torch/include/ATen/RegistrationDeclarations.h` beside `torch/version.py`; `cargo xtask
+/// fixture` and `regen`'s docs keep headers in `torch-X.Y.Z/` directories.
+fn release_of(path: &Path) -> Option<String> {
+    let torch = path.parent()?.parent()?.parent()?;
+    let installed = std::fs::read_to_string(torch.join("version.py")).ok().and_then(|text| {
+        text.lines().find_map(|line| {
+            let value = line.strip_prefix("__version__")?.trim_start().strip_prefix('=')?.trim();
+            let unquoted = value.trim_matches(|c| c == '\'' || c == '"');
+            (unquoted.len() + 2 == value.len() && is_release(unquoted)).then(|| unquoted.to_owned())
+        })
+    });
+    installed.or_else(|| {
+        path.ancestors().skip(1).find_map(|dir| {
+            let name = dir.file_name()?.to_str()?;
+            let version = name.strip_prefix("torch-")?.split('-').next()?;
+            is_release(version).then(|| version.to_owned())
+        })
+    })
+}
+
+/// `2.15.0`, `2.15.0+cpu`, `2.16.0a0+git1234`: starts with a digit, no spaces or quotes.
+fn is_release(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '_'))
+}
+
+/// Everything two headers differ in, and what that means for a backend.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diff {
+    /// The headers compared, when the caller names them ([`Diff::with_headers`]).
+    #[serde(skip)]
+    pub headers: Option<Sides<HeaderId>>,
     pub added: Vec<String>,
+    /// The added ops the new header requires (a subset of `added`).
+    pub added_required: Vec<String>,
     pub removed: Vec<String>,
+    /// The removed ops the old header required (a subset of `removed`).
+    pub removed_required: Vec<String>,
     pub became_required: Vec<String>,
     pub no_longer_required: Vec<String>,
     pub changed: Vec<SchemaChange>,
     pub cpp_changed: Vec<CppChange>,
     pub dispatch_flipped: Vec<Flip>,
     pub renamed: Vec<Rename>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub config: Option<ConfigImpact>,
+    /// What the bump means for the backend generation makes with a config (the default one
+    /// unless [`Diff::with_config`] names another).
+    pub backend: Backend,
 }
 
-/// What the generated Rust method of an op looks like to the kernel that implements it: the
-/// kinds of its parameters and results (names are the implementor's own). `None` when the op does
-/// not cross the ABI.
-fn rust_signature(op: &Op) -> Option<(Vec<crate::abi::ArgKind>, Vec<crate::abi::RetKind>)> {
+/// The trait method generation writes for an op, as the kernel implementing it sees it:
+/// `fn name(&self, TensorRef<'_>, i64) -> Result<Tensor>` (parameter names are the
+/// implementor's own). `None` when the op does not cross the ABI.
+pub fn rust_method(op: &Op) -> Option<String> {
     let abi = crate::abi::lower_abi(op).ok()?;
-    Some((abi.args.iter().map(|a| a.kind).collect(), abi.returns.into_iter().map(|r| r.kind).collect()))
+    let params: Vec<&str> = abi.args.iter().map(|a| a.kind.info().rust_safe).collect();
+    let results: Vec<&str> = abi.returns.iter().filter_map(|r| r.kind.rust_safe_type()).collect();
+    let result = match results.as_slice() {
+        [one] => (*one).to_owned(),
+        many => format!("({})", many.join(", ")),
+    };
+    let mut text = format!("fn {}(&self", op.rust_name);
+    for p in params {
+        text.push_str(", ");
+        text.push_str(p);
+    }
+    text.push_str(&format!(") -> Result<{result}>"));
+    Some(text)
 }
 
 /// `const` + the type without namespaces + `&`/`*`: equal for pure re-spellings only.
@@ -200,24 +274,31 @@ fn arg_changes(old: &Op, new: &Op) -> Vec<ArgChange> {
 
 /// Removed ops whose overload was renamed: an added op with the same name and the same
 /// argument and return types.
-fn renames(old: &Model, new: &Model, removed: &[String], added: &[String]) -> Vec<Rename> {
+fn renames(old: &BTreeMap<&str, &Op>, new: &BTreeMap<&str, &Op>, removed: &[String], added: &[String]) -> Vec<Rename> {
     let shape = |op: &Op| {
         let args: Vec<String> = op.schema.arguments.iter().map(arg_type).collect();
         (op.schema.name.to_string(), args, op.schema.returns.items.iter().map(|r| r.ty.to_string()).collect::<Vec<_>>())
     };
+    // Each added op's shape once: a bump removes and adds hundreds of ops.
+    let added: Vec<(&String, _)> = added.iter().filter_map(|a| Some((a, shape(new.get(a.as_str())?)))).collect();
     let mut out = Vec::new();
     for r in removed {
-        let Some(old_op) = old.find(r) else { continue };
+        let Some(old_op) = old.get(r.as_str()) else { continue };
         let wanted = shape(old_op);
-        if let Some(a) = added.iter().find(|a| new.find(a).is_some_and(|op| shape(op) == wanted)) {
-            out.push(Rename { old: r.clone(), new: a.clone() });
+        if let Some((a, _)) = added.iter().find(|(_, s)| *s == wanted) {
+            out.push(Rename { old: r.clone(), new: (*a).clone() });
         }
     }
     out
 }
 
-/// Compares two models; every list is sorted by op key.
+/// Compares two models; every list is sorted by op key. The backend is the default config's.
 pub fn diff_models(old: &Model, new: &Model) -> Diff {
+    diff_with_config(old, new, &Config::default())
+}
+
+/// Compares two models and judges the backend `config` generates for each.
+pub fn diff_with_config(old: &Model, new: &Model, config: &Config) -> Diff {
     let old_ops: BTreeMap<&str, &Op> = old.ops.iter().map(|op| (op.key.as_str(), op)).collect();
     let new_ops: BTreeMap<&str, &Op> = new.ops.iter().map(|op| (op.key.as_str(), op)).collect();
     let mut d = Diff {
@@ -225,13 +306,17 @@ pub fn diff_models(old: &Model, new: &Model) -> Diff {
         removed: old_ops.keys().filter(|k| !new_ops.contains_key(*k)).map(|k| k.to_string()).collect(),
         ..Diff::default()
     };
+    d.added_required =
+        d.added.iter().filter(|k| new_ops.get(k.as_str()).is_some_and(|op| op.is_required())).cloned().collect();
+    d.removed_required =
+        d.removed.iter().filter(|k| old_ops.get(k.as_str()).is_some_and(|op| op.is_required())).cloned().collect();
     for (key, o) in &old_ops {
         let Some(n) = new_ops.get(key) else { continue };
-        let required = o.is_required() || n.is_required();
-        if !o.is_required() && n.is_required() {
+        let required = Sides { old: o.is_required(), new: n.is_required() };
+        if !required.old && required.new {
             d.became_required.push(key.to_string());
         }
-        if o.is_required() && !n.is_required() {
+        if required.old && !required.new {
             d.no_longer_required.push(key.to_string());
         }
         if o.dispatch != n.dispatch {
@@ -246,13 +331,18 @@ pub fn diff_models(old: &Model, new: &Model) -> Diff {
             continue;
         }
         let cpp_same_up_to_spelling = cpp_identical || cpp_canonical(o) == cpp_canonical(n);
+        // The ABI is read from the schema and the C++ types up to spelling: a re-spelling (most
+        // entries of a bump) keeps the Rust method.
+        let respelled = cpp_same_up_to_spelling && o.schema_text == n.schema_text;
+        let rust_signature_changed = !respelled && rust_method(o) != rust_method(n);
         if o.schema_text != n.schema_text {
             d.changed.push(SchemaChange {
                 op: key.to_string(),
                 old: o.schema_text.clone(),
                 new: n.schema_text.clone(),
                 details: arg_changes(o, n),
-                breaking: !cpp_same_up_to_spelling,
+                cpp_signature_changed: !cpp_same_up_to_spelling,
+                rust_signature_changed,
                 required,
             });
         } else {
@@ -261,26 +351,31 @@ pub fn diff_models(old: &Model, new: &Model) -> Diff {
                 old: cpp_text(o),
                 new: cpp_text(n),
                 spelling_only: cpp_same_up_to_spelling,
+                rust_signature_changed,
                 required,
             });
         }
     }
-    d.renamed = renames(old, new, &d.removed, &d.added);
+    d.renamed = renames(&old_ops, &new_ops, &d.removed, &d.added);
+    d.backend = backend::judge(&d, config, old, new);
     d
 }
 
 impl Diff {
-    /// Changes that break a backend built for the old release: a required op removed or its
-    /// kernel signature changed, or an op that became required.
-    pub fn breaking_count(&self, old: &Model) -> usize {
-        let removed_required = self.removed.iter().filter(|k| old.find(k).is_some_and(Op::is_required)).count();
-        removed_required
-            + self.changed.iter().filter(|c| c.breaking && c.required).count()
-            + self.cpp_changed.iter().filter(|c| !c.spelling_only && c.required).count()
-            + self.became_required.len()
-            + self.config.as_ref().map_or(0, |c| c.implemented_breaking.len() + c.missing_entries.len())
+    /// The same comparison judged for the backend `config` generates (instead of the default
+    /// config's): what generation selects from each header decides which ops are yours.
+    pub fn with_config(mut self, config: &Config, old: &Model, new: &Model) -> Self {
+        self.backend = backend::judge(&self, config, old, new);
+        self
     }
 
+    /// Names the two headers, for the report's title and the JSON's `old`/`new`.
+    pub fn with_headers(mut self, old: HeaderId, new: HeaderId) -> Self {
+        self.headers = Some(Sides { old, new });
+        self
+    }
+
+    /// Whether the headers declare the same ops with the same schemas, C++ and flags.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()
             && self.removed.is_empty()
@@ -289,209 +384,5 @@ impl Diff {
             && self.became_required.is_empty()
             && self.no_longer_required.is_empty()
             && self.dispatch_flipped.is_empty()
-    }
-
-    /// Fills in what the bump means for a backend configured by `config`. Its kernels are Rust
-    /// methods of the generated trait, so a changed C++ signature breaks one only when the method's
-    /// signature changes with it; the C++ wrapper is regenerated from the new header either way.
-    pub fn with_config(mut self, config: &Config, old: &Model, new: &Model) -> Self {
-        let implemented: Vec<&str> =
-            config.implement.as_ref().map(|l| l.iter().map(|n| n.name.as_str()).collect()).unwrap_or_default();
-        let optional = |op: &str| config.optional.iter().any(|n| n.name == op);
-        let mut impact = ConfigImpact { fallback: config.fallback.as_str().into(), ..ConfigImpact::default() };
-        for op in &implemented {
-            let signature_changed = self.changed.iter().any(|c| c.op == *op && c.breaking)
-                || self.cpp_changed.iter().any(|c| c.op == *op && !c.spelling_only);
-            // An implemented op is in the old header unless it is optional (the config was
-            // checked against it).
-            if new.find(op).is_none() {
-                if optional(op) {
-                    impact.optional_absent.push(op.to_string());
-                } else {
-                    impact.implemented_breaking.push(op.to_string());
-                }
-            } else if signature_changed {
-                let same_rust = match (old.find(op), new.find(op)) {
-                    (Some(o), Some(n)) => rust_signature(o).is_some_and(|sig| Some(sig) == rust_signature(n)),
-                    _ => false,
-                };
-                if same_rust {
-                    impact.implemented_regenerate.push(op.to_string());
-                } else {
-                    impact.implemented_breaking.push(op.to_string());
-                }
-            }
-        }
-        let newly_required =
-            self.became_required.iter().chain(self.added.iter().filter(|k| new.find(k).is_some_and(Op::is_required)));
-        impact.newly_required_unimplemented =
-            newly_required.filter(|k| !implemented.contains(&k.as_str())).cloned().collect();
-        impact.newly_required_unimplemented.sort();
-        // As in generation: excluding an op CPU has no kernel for is never an unknown name, as
-        // those differ by release.
-        let excluded = config.exclude.iter().filter(|n| crate::policy::cpu_less(&n.name).is_none());
-        let entries = config.implement.iter().flatten().chain(excluded).chain(&config.autograd);
-        for n in entries {
-            if new.find(&n.name).is_none() && !optional(&n.name) {
-                let likely = self.renamed.iter().find(|r| r.old == n.name).map(|r| r.new.clone());
-                impact.missing_entries.push(MissingEntry { op: n.name.clone(), likely });
-            }
-        }
-        impact.implemented_breaking.sort();
-        impact.implemented_regenerate.sort();
-        self.config = Some(impact);
-        self
-    }
-
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("the diff serializes");
-        text.push('\n');
-        text
-    }
-
-    /// A report for terminals (`color`: ANSI colours) or pull requests (`markdown`).
-    pub fn to_report(&self, old_name: &str, new_name: &str, markdown: bool, color: bool) -> String {
-        let paint = |code: &str, s: &str| if color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_owned() };
-        let mut out = String::new();
-        let heading = |out: &mut String, title: &str, n: usize| {
-            if markdown {
-                let _ = writeln!(out, "\n### {title} ({n})\n");
-            } else {
-                let _ = writeln!(out, "\n{} ({n})", paint("1", title));
-            }
-        };
-        let item = |out: &mut String, s: &str| {
-            if markdown {
-                let _ = writeln!(out, "- {s}");
-            } else {
-                let _ = writeln!(out, "  {s}");
-            }
-        };
-        let code = |s: &str| if markdown { format!("`{s}`") } else { s.to_owned() };
-        if markdown {
-            let _ = writeln!(out, "## regen diff: {old_name} → {new_name}");
-        } else {
-            let _ = writeln!(out, "regen diff: {old_name} -> {new_name}");
-        }
-        let breaking_changes: Vec<&SchemaChange> = self.changed.iter().filter(|c| c.breaking && c.required).collect();
-        let _ = writeln!(
-            out,
-            "{} added, {} removed, {} schema changes ({} breaking for required ops), {} C++-only changes ({} spelling only), {} became required, {} no longer required",
-            self.added.len(),
-            self.removed.len(),
-            self.changed.len(),
-            breaking_changes.len(),
-            self.cpp_changed.len(),
-            self.cpp_changed.iter().filter(|c| c.spelling_only).count(),
-            self.became_required.len(),
-            self.no_longer_required.len()
-        );
-        if let Some(c) = &self.config {
-            heading(&mut out, "Your backend", c.implemented_breaking.len() + c.missing_entries.len());
-            for op in &c.implemented_breaking {
-                item(&mut out, &format!("{} your kernel for {} must change", paint("31", "BREAKS"), code(op)));
-            }
-            for op in &c.implemented_regenerate {
-                item(
-                    &mut out,
-                    &format!(
-                        "{} {}: its C++ signature changed, your Rust kernel's did not (regenerated from the header)",
-                        paint("33", "REGEN"),
-                        code(op)
-                    ),
-                );
-            }
-            for op in &c.optional_absent {
-                item(
-                    &mut out,
-                    &format!("{} {} is not in this release (optional: not generated)", paint("33", "ABSENT"), code(op)),
-                );
-            }
-            for m in &c.missing_entries {
-                let hint = m.likely.as_ref().map(|l| format!(" (likely renamed to {})", code(l))).unwrap_or_default();
-                item(
-                    &mut out,
-                    &format!("{} regen.toml names {}, which is gone{hint}", paint("31", "CONFIG"), code(&m.op)),
-                );
-            }
-            let fate = if c.fallback == "cpu" { "run through the CPU fallback" } else { "raise NotImplementedError" };
-            let _ = writeln!(
-                out,
-                "{} newly required op(s) you do not implement will {fate}",
-                c.newly_required_unimplemented.len()
-            );
-            for op in &c.newly_required_unimplemented {
-                item(&mut out, &code(op));
-            }
-        }
-        let list = |out: &mut String, title: &str, keys: &[String]| {
-            if !keys.is_empty() {
-                heading(out, title, keys.len());
-                for k in keys {
-                    item(out, &code(k));
-                }
-            }
-        };
-        list(&mut out, "Became required", &self.became_required);
-        list(&mut out, "No longer required", &self.no_longer_required);
-        if !self.renamed.is_empty() {
-            heading(&mut out, "Likely renamed", self.renamed.len());
-            for r in &self.renamed {
-                item(&mut out, &format!("{} → {}", code(&r.old), code(&r.new)));
-            }
-        }
-        list(&mut out, "Removed", &self.removed);
-        list(&mut out, "Added", &self.added);
-        if !self.changed.is_empty() {
-            heading(&mut out, "Schema changes", self.changed.len());
-            for c in &self.changed {
-                let tag = if c.breaking && c.required { paint("31", " [breaking]") } else { String::new() };
-                let details: Vec<String> = c.details.iter().map(describe).collect();
-                item(&mut out, &format!("{}{tag}: {}", code(&c.op), details.join("; ")));
-            }
-        }
-        let real: Vec<&CppChange> = self.cpp_changed.iter().filter(|c| !c.spelling_only).collect();
-        if !real.is_empty() {
-            heading(&mut out, "C++ signature changes with the same schema", real.len());
-            for c in real {
-                item(&mut out, &format!("{}: {} → {}", code(&c.op), code(&c.old), code(&c.new)));
-            }
-        }
-        let spelling = self.cpp_changed.len() - self.cpp_changed.iter().filter(|c| !c.spelling_only).count();
-        if spelling > 0 {
-            let _ = writeln!(
-                out,
-                "\n{spelling} declaration(s) re-spelled only (e.g. c10::optional → ::std::optional); no kernel changes needed."
-            );
-        }
-        if !self.dispatch_flipped.is_empty() {
-            heading(&mut out, "Dispatch flag flipped", self.dispatch_flipped.len());
-            for f in &self.dispatch_flipped {
-                item(&mut out, &format!("{}: dispatch {} → {}", code(&f.op), f.old, f.new));
-            }
-        }
-        out
-    }
-}
-
-fn describe(c: &ArgChange) -> String {
-    let opt = |s: &Option<String>| s.clone().unwrap_or_else(|| "none".into());
-    match c {
-        ArgChange::Added { name, r#type, default } => match default {
-            Some(d) => format!("added `{type} {name}={d}`"),
-            None => format!("added `{type} {name}`"),
-        },
-        ArgChange::Removed { name, r#type } => format!("removed `{type} {name}`"),
-        ArgChange::Renamed { old, new } => format!("renamed `{old}` to `{new}`"),
-        ArgChange::Retyped { name, old, new } => format!("`{name}`: type {old} → {new}"),
-        ArgChange::DefaultChanged { name, old, new } => format!("`{name}`: default {} → {}", opt(old), opt(new)),
-        ArgChange::AnnotationChanged { name, old, new } => format!("`{name}`: annotation {} → {}", opt(old), opt(new)),
-        ArgChange::KwargOnlyChanged { name, kwarg_only } => {
-            format!("`{name}` is {}keyword-only", if *kwarg_only { "now " } else { "no longer " })
-        }
-        ArgChange::Moved { name, old_position, new_position } => {
-            format!("`{name}` moved {old_position} → {new_position}")
-        }
-        ArgChange::ReturnsChanged { old, new } => format!("returns {old} → {new}"),
     }
 }
