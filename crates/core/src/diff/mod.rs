@@ -114,8 +114,12 @@ impl HeaderId {
 /// `torch/include/ATen/RegistrationDeclarations.h` beside `torch/version.py`; `cargo xtask
 /// fixture` and `regen`'s docs keep headers in `torch-X.Y.Z/` directories.
 fn release_of(path: &Path) -> Option<String> {
-    let torch = path.parent()?.parent()?.parent()?;
-    let installed = std::fs::read_to_string(torch.join("version.py")).ok().and_then(|text| {
+    fn dir_named<'p>(p: Option<&'p Path>, name: &str) -> Option<&'p Path> {
+        p.filter(|p| p.file_name().is_some_and(|n| n == name))
+    }
+    let aten = dir_named(path.parent(), "ATen");
+    let torch = dir_named(dir_named(aten.and_then(Path::parent), "include").and_then(Path::parent), "torch");
+    let installed = torch.and_then(|torch| std::fs::read_to_string(torch.join("version.py")).ok()).and_then(|text| {
         text.lines().find_map(|line| {
             let value = line.strip_prefix("__version__")?.trim_start().strip_prefix('=')?.trim();
             let unquoted = value.trim_matches(|c| c == '\'' || c == '"');
@@ -384,5 +388,26 @@ impl Diff {
             && self.became_required.is_empty()
             && self.no_longer_required.is_empty()
             && self.dispatch_flipped.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_from_directory_names() {
+        let release = |p: &str| release_of(Path::new(p));
+        assert_eq!(release("torch-2.15.0/RegistrationDeclarations.h").as_deref(), Some("2.15.0"));
+        assert_eq!(release("fixtures/torch-2.4.1/RegistrationDeclarations.h").as_deref(), Some("2.4.1"));
+        // An unpacked wheel keeps its name's tail out of the release.
+        assert_eq!(
+            release("/tmp/torch-2.7.1-cp312-cp312-linux_x86_64/torch/include/ATen/RegistrationDeclarations.h")
+                .as_deref(),
+            Some("2.7.1")
+        );
+        assert_eq!(release("RegistrationDeclarations.h"), None);
+        assert_eq!(release("new/RegistrationDeclarations.h"), None);
+        assert_eq!(release("torch-nightly/RegistrationDeclarations.h"), None);
     }
 }
