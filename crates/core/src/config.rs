@@ -9,6 +9,7 @@
 
 use std::ops::Range;
 
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -380,21 +381,24 @@ impl Config {
         for n in self.unknown_names(model) {
             errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
         }
-        let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
+        // Looked up once per op of the header: sets, not the lists (hundreds of names each).
+        let set = |list: &'m [Named]| list.iter().map(|n| n.name.as_str()).collect::<FxHashSet<&str>>();
+        let (implement, exclude, autograd) =
+            (set(self.implement.as_deref().unwrap_or_default()), set(&self.exclude), set(&self.autograd));
         if let Some(list) = &self.implement {
-            for n in list.iter().filter(|n| has(&self.exclude, &n.name)) {
+            for n in list.iter().filter(|n| exclude.contains(n.name.as_str())) {
                 errors.push(diag_at(&self.source, &n.span, format!("`{}` is both implemented and excluded", n.name)));
             }
         }
         let mut selected = Vec::new();
         let mut skipped = Vec::new();
         for op in &model.ops {
-            let implemented = self.implement.as_ref().is_some_and(|l| has(l, &op.key));
+            let implemented = implement.contains(op.key.as_str());
             if !op.is_required() && !implemented {
                 continue;
             }
             let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));
-            let reason = if has(&self.exclude, &op.key) {
+            let reason = if exclude.contains(op.key.as_str()) {
                 Some(SkipReason::Excluded)
             } else if let (Some(f), false) = (family, implemented) {
                 Some(SkipReason::ExcludedFamily(f))
@@ -411,7 +415,7 @@ impl Config {
                     abi,
                     implemented,
                     registered: self.implement.is_none() || implemented,
-                    autograd: has(&self.autograd, &op.key),
+                    autograd: autograd.contains(op.key.as_str()),
                 }),
                 Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
             }
@@ -427,14 +431,18 @@ impl Config {
     /// that order: errors for generation. An `optional` op is absent rather than unknown, and
     /// excluding an op CPU has no kernel for is never an error, as those ops differ by release.
     pub fn unknown_names<'c>(&'c self, model: &Model) -> impl Iterator<Item = &'c Named> {
+        let keys: FxHashSet<&str> = model.ops.iter().map(|op| op.key.as_str()).collect();
         let known_exclude = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none());
         let optional = |n: &Named| self.optional.iter().any(|o| o.name == n.name);
-        self.implement
+        let unknown: Vec<&Named> = self
+            .implement
             .iter()
             .flatten()
             .chain(known_exclude)
             .chain(&self.autograd)
-            .filter(move |n| model.find(&n.name).is_none() && !optional(n))
+            .filter(|n| !keys.contains(n.name.as_str()) && !optional(n))
+            .collect();
+        unknown.into_iter()
     }
 
     /// The custom ops as selected ops; a Rust name an aten op's entry point already has is an

@@ -3,8 +3,7 @@
 //! kernels; each one in both headers is judged by its Rust method, the only thing the backend
 //! writes (the C++ wrapper is regenerated from the header).
 
-use std::collections::{BTreeMap, BTreeSet};
-
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::{Diff, Sides, rust_method};
@@ -92,17 +91,18 @@ impl Backend {
     }
 }
 
-/// One header's selection by key.
+/// One header's selection by key (hash sets: the lists come out sorted by key anyway).
+#[derive(Default)]
 struct Side<'s> {
-    registered: BTreeSet<&'s str>,
+    registered: FxHashSet<&'s str>,
     /// Selected, not registered: answered by the fallback.
-    fallback: BTreeSet<&'s str>,
-    skipped: BTreeMap<&'s str, &'s SkipReason>,
+    fallback: FxHashSet<&'s str>,
+    skipped: FxHashMap<&'s str, &'s SkipReason>,
 }
 
 impl<'s> Side<'s> {
     fn of(selection: &'s Selection<'_>) -> Self {
-        let mut side = Side { registered: BTreeSet::new(), fallback: BTreeSet::new(), skipped: BTreeMap::new() };
+        let mut side = Side::default();
         for s in &selection.selected {
             if s.registered {
                 side.registered.insert(s.op.key.as_str());
@@ -113,6 +113,13 @@ impl<'s> Side<'s> {
         side.skipped = selection.skipped.iter().map(|(op, why)| (op.key.as_str(), why)).collect();
         side
     }
+}
+
+/// The keys of `set` that `keep` accepts, sorted.
+fn sorted<'s>(set: impl IntoIterator<Item = &'s &'s str>, keep: impl Fn(&str) -> bool) -> Vec<&'s str> {
+    let mut keys: Vec<&str> = set.into_iter().copied().filter(|k| keep(k)).collect();
+    keys.sort_unstable();
+    keys
 }
 
 /// Generation's selection from `model` and its errors: those of `select` and of `check_served`.
@@ -132,14 +139,14 @@ pub(super) fn judge(d: &Diff, config: &Config, old: &Model, new: &Model) -> Back
     let (new_selection, new_errors) = generation(config, new);
     let (o, n) = (Side::of(&old_selection), Side::of(&new_selection));
     // Per changed op: (C++ signature changed beyond spelling, Rust method changed).
-    let mut changes: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
+    let mut changes: FxHashMap<&str, (bool, bool)> = FxHashMap::default();
     for c in &d.changed {
         changes.insert(&c.op, (c.cpp_signature_changed, c.rust_signature_changed));
     }
     for c in &d.cpp_changed {
         changes.insert(&c.op, (!c.spelling_only, c.rust_signature_changed));
     }
-    let (old_ops, new_ops): (BTreeMap<&str, _>, BTreeMap<&str, _>) = (
+    let (old_ops, new_ops): (FxHashMap<&str, _>, FxHashMap<&str, _>) = (
         old.ops.iter().map(|op| (op.key.as_str(), op)).collect(),
         new.ops.iter().map(|op| (op.key.as_str(), op)).collect(),
     );
@@ -153,7 +160,7 @@ pub(super) fn judge(d: &Diff, config: &Config, old: &Model, new: &Model) -> Back
         ..Backend::default()
     };
     b.absent.sort();
-    for key in o.registered.intersection(&n.registered) {
+    for key in sorted(&o.registered, |k| n.registered.contains(k)) {
         match changes.get(key) {
             Some((_, true)) => b.breaks.push(Break {
                 op: key.to_string(),
@@ -176,7 +183,7 @@ pub(super) fn judge(d: &Diff, config: &Config, old: &Model, new: &Model) -> Back
             },
         }
     };
-    for key in o.registered.difference(&n.registered) {
+    for key in sorted(&o.registered, |k| !n.registered.contains(k)) {
         if b.absent.iter().any(|a| a == key) {
             continue;
         }
@@ -193,14 +200,15 @@ pub(super) fn judge(d: &Diff, config: &Config, old: &Model, new: &Model) -> Back
         };
         b.gone.push(OpNote { op: key.to_string(), why, likely });
     }
-    for key in n.registered.difference(&o.registered) {
+    for key in sorted(&n.registered, |k| !o.registered.contains(k)) {
         b.arrived.push(OpNote { op: key.to_string(), why: before(key), likely: None });
     }
-    for key in n.fallback.iter().filter(|k| !o.fallback.contains(*k)) {
+    for key in sorted(&n.fallback, |k| !o.fallback.contains(k)) {
         b.newly_fallback.push(OpNote { op: key.to_string(), why: before(key), likely: None });
     }
-    for (key, reason) in n.skipped.iter().filter(|(k, _)| !o.skipped.contains_key(*k) && !o.registered.contains(*k)) {
-        b.newly_skipped.push(OpNote { op: key.to_string(), why: format!("{}; {reason}", before(key)), likely: None });
+    for key in sorted(n.skipped.keys(), |k| !o.skipped.contains_key(k) && !o.registered.contains(k)) {
+        let why = format!("{}; {}", before(key), n.skipped[key]);
+        b.newly_skipped.push(OpNote { op: key.to_string(), why, likely: None });
     }
     b
 }
