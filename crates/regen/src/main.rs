@@ -61,12 +61,14 @@ struct DiffArgs {
     old: PathBuf,
     /// The header of the release to move to.
     new: PathBuf,
-    /// The backend's regen.toml: report which of its own ops break.
+    /// The backend's regen.toml: its kernels are the ops generation registers with it (default:
+    /// every required op, as a skeleton); the report judges each.
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Exit 1 when changes reach this level.
+    /// Exit 1 when: `breaking`, a kernel of the backend breaks or generation fails on NEW; `any`,
+    /// that or any difference; `never`, never. The report's last line says which and why.
     #[arg(long, value_enum, default_value_t = FailOn::Breaking)]
     fail_on: FailOn,
 }
