@@ -9,6 +9,7 @@
 
 use std::ops::Range;
 
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -364,13 +365,27 @@ impl Config {
     /// Resolves the config's op names against the model; unknown names are errors with
     /// suggestions.
     pub fn select<'m>(&'m self, model: &'m Model) -> Result<Selection<'m>, Vec<Diagnostic>> {
+        let (selection, errors) = self.select_reporting(model);
+        if errors.is_empty() { Ok(selection) } else { Err(errors) }
+    }
+
+    /// The selection [`Config::select`] makes, made in spite of its errors, which come with it
+    /// (sorted by position): a name the header lacks selects nothing, an op both implemented and
+    /// excluded is excluded, a custom op whose Rust name clashes is left out. `regen diff` judges
+    /// a header the config does not fit by what generation selects from it, so this is that
+    /// selection rather than a second one.
+    pub fn select_reporting<'m>(&'m self, model: &'m Model) -> (Selection<'m>, Vec<Diagnostic>) {
         let mut errors = Vec::new();
-        let has = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
-        // A kernel registered for an op PyTorch decomposes (CompositeImplicitAutograd) hides the
-        // decomposition from the autograd key too: without an autograd kernel of its own the op
-        // cannot be called on the device at all. Such a release has no op to implement.
+        // Looked up once per op of the header: sets, not the lists (hundreds of names each).
+        let set = |list: &'m [Named]| list.iter().map(|n| n.name.as_str()).collect::<FxHashSet<&str>>();
+        let (implement, exclude, autograd) =
+            (set(self.implement.as_deref().unwrap_or_default()), set(&self.exclude), set(&self.autograd));
+        // A kernel registered for an op PyTorch decomposes (CompositeImplicitAutograd) takes the
+        // decomposition's place under autograd too: the op loses its gradient, and before torch
+        // 2.5 (no autograd fallback for PrivateUse1) cannot be called at all. Such a release has
+        // no op to implement.
         let decomposed = |key: &str| {
-            model.find(key).is_some_and(|op| op.class == OpClass::CompositeImplicit && !has(&self.autograd, key))
+            model.find(key).is_some_and(|op| op.class == OpClass::CompositeImplicit && !autograd.contains(key))
         };
         let absent: Vec<String> = self
             .optional
@@ -378,22 +393,11 @@ impl Config {
             .filter(|n| model.find(&n.name).is_none() || decomposed(&n.name))
             .map(|n| n.name.clone())
             .collect();
-        let mut check = |list: &[Named]| {
-            for n in list {
-                if model.find(&n.name).is_none() && !absent.contains(&n.name) {
-                    errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
-                }
-            }
-        };
-        if let Some(list) = &self.implement {
-            check(list);
+        for n in self.unknown_names(model) {
+            errors.push(diag_at(&self.source, &n.span, unknown_op_message(&n.name, model)));
         }
-        // The ops CPU has no kernel for differ by release; a backend excludes them all by name.
-        let known: Vec<Named> = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none()).cloned().collect();
-        check(&known);
-        check(&self.autograd);
         if let Some(list) = &self.implement {
-            for n in list.iter().filter(|n| has(&self.exclude, &n.name)) {
+            for n in list.iter().filter(|n| exclude.contains(n.name.as_str())) {
                 errors.push(diag_at(&self.source, &n.span, format!("`{}` is both implemented and excluded", n.name)));
             }
             for n in list.iter().filter(|n| decomposed(&n.name) && !absent.contains(&n.name)) {
@@ -402,26 +406,23 @@ impl Config {
                     &n.span,
                     format!(
                         "`{}` is composite in this header (PyTorch decomposes it): a device kernel for it would \
-                         hide the decomposition from autograd and leave the op uncallable; list it in `optional` \
-                         to build without it for this release, or in `autograd` to register your kernel for the \
-                         autograd key too",
+                         take the decomposition's place under autograd too, losing its gradient (before torch \
+                         2.5: leaving it uncallable); list it in `optional` to build without it for this \
+                         release, or in `autograd` to register your kernel for the autograd key too",
                         n.name
                     ),
                 ));
             }
         }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
         let mut selected = Vec::new();
         let mut skipped = Vec::new();
         for op in &model.ops {
-            let implemented = self.implement.as_ref().is_some_and(|l| has(l, &op.key));
-            if !op.is_required() && (!implemented || absent.contains(&op.key)) {
+            let implemented = implement.contains(op.key.as_str());
+            if !op.is_required() && (!implemented || absent.iter().any(|a| *a == op.key)) {
                 continue;
             }
             let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));
-            let reason = if has(&self.exclude, &op.key) {
+            let reason = if exclude.contains(op.key.as_str()) {
                 Some(SkipReason::Excluded)
             } else if let (Some(f), false) = (family, implemented) {
                 Some(SkipReason::ExcludedFamily(f))
@@ -438,21 +439,39 @@ impl Config {
                     abi,
                     implemented,
                     registered: self.implement.is_none() || implemented,
-                    autograd: has(&self.autograd, &op.key),
+                    autograd: autograd.contains(op.key.as_str()),
                 }),
                 Err(u) => skipped.push((op, SkipReason::Unsupported(u.reason))),
             }
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
-        let custom = self.select_custom(&selected)?;
+        let custom = self.select_custom(&selected, &mut errors);
         let autocast = crate::autocast::plan(model, self);
-        Ok(Selection { selected, skipped, cpu_less, absent, custom, autocast })
+        crate::diagnostic::sort(&mut errors);
+        (Selection { selected, skipped, cpu_less, absent, custom, autocast }, errors)
+    }
+
+    /// The entries of `implement`, `exclude` and `autograd` that name no op of the header, in
+    /// that order: errors for generation. An `optional` op is absent rather than unknown, and
+    /// excluding an op CPU has no kernel for is never an error, as those ops differ by release.
+    pub fn unknown_names<'c>(&'c self, model: &Model) -> impl Iterator<Item = &'c Named> {
+        let keys: FxHashSet<&str> = model.ops.iter().map(|op| op.key.as_str()).collect();
+        let known_exclude = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none());
+        let optional = |n: &Named| self.optional.iter().any(|o| o.name == n.name);
+        let unknown: Vec<&Named> = self
+            .implement
+            .iter()
+            .flatten()
+            .chain(known_exclude)
+            .chain(&self.autograd)
+            .filter(|n| !keys.contains(n.name.as_str()) && !optional(n))
+            .collect();
+        unknown.into_iter()
     }
 
     /// The custom ops as selected ops; a Rust name an aten op's entry point already has is an
-    /// error at the custom op.
-    fn select_custom<'m>(&'m self, selected: &[Selected<'m>]) -> Result<Vec<Selected<'m>>, Vec<Diagnostic>> {
-        let mut errors = Vec::new();
+    /// error at the custom op, which is left out.
+    fn select_custom<'m>(&'m self, selected: &[Selected<'m>], errors: &mut Vec<Diagnostic>) -> Vec<Selected<'m>> {
         let mut custom = Vec::new();
         for c in &self.custom_ops {
             let at = |message: String| diag_at(&self.source, &c.span, message);
@@ -470,7 +489,7 @@ impl Config {
                 Err(u) => errors.push(at(format!("custom op `{}`: {}", c.op.key, u.reason))),
             }
         }
-        if errors.is_empty() { Ok(custom) } else { Err(errors) }
+        custom
     }
 
     /// How each op that CPU has no kernel for is answered: required ones, and ones whose default

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use regen_core::generate::{generate, load_config_file, load_header_file, render_all};
+use regen_core::diff::{self, HeaderId};
+use regen_core::generate::{generate, load_config_file, load_header_file};
 use regen_core::write::{Mode, ensure};
 
 /// Generate what an out-of-tree PyTorch backend needs from RegistrationDeclarations.h.
@@ -60,12 +61,14 @@ struct DiffArgs {
     old: PathBuf,
     /// The header of the release to move to.
     new: PathBuf,
-    /// The backend's regen.toml: report which of its own ops break.
+    /// The backend's regen.toml: its kernels are the ops generation registers with it (default:
+    /// every required op, as a skeleton); the report judges each.
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// Exit 1 when changes reach this level.
+    /// Exit 1 when: `breaking`, a kernel of the backend breaks or generation fails on NEW; `any`,
+    /// that or any difference; `never`, never. The report's last line says which and why.
     #[arg(long, value_enum, default_value_t = FailOn::Breaking)]
     fail_on: FailOn,
 }
@@ -130,11 +133,11 @@ fn out_of(cli: &Cli) -> &Path {
     cli.out.as_deref().expect("--out is required")
 }
 
-/// Loads a header for `regen diff`, printing its warnings.
-fn load(path: &Path) -> Result<regen_core::Loaded, String> {
-    let (_, loaded, warnings) = load_header_file(path)?;
+/// Loads a header for `regen diff`, printing its warnings; with its identity.
+fn load(path: &Path) -> Result<(regen_core::Loaded, HeaderId), String> {
+    let (bytes, loaded, warnings) = load_header_file(path)?;
     eprint!("{warnings}");
-    Ok(loaded)
+    Ok((loaded, HeaderId::of(path, &bytes)))
 }
 
 fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
@@ -144,30 +147,33 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
         let new = load(&args.new);
         (old.join().expect("the parse thread does not panic"), new)
     });
-    let (old, new) = (old?, new?);
-    let mut diff = regen_core::diff::diff_models(&old.model, &new.model);
-    if let Some(path) = &args.config {
-        let config = load_config_file(Some(path))?;
-        // The config was written for the old release: its names must resolve there.
-        config.select(&old.model).map_err(|errors| render_all(&errors, &path.display().to_string()))?;
-        diff = diff.with_config(&config, &old.model, &new.model);
-    }
-    let name = |p: &Path| p.display().to_string();
-    let text = match args.format {
-        Format::Json => diff.to_json(),
-        Format::Markdown => diff.to_report(&name(&args.old), &name(&args.new), true, false),
+    let ((old, old_id), (new, new_id)) = (old?, new?);
+    // Without --config, the backend is the default config's: every required op, as a skeleton.
+    let config = load_config_file(args.config.as_deref())?;
+    let mut diff = diff::diff_with_config(&old.model, &new.model, &config).with_headers(old_id, new_id);
+    diff.backend.config = args.config.as_ref().map(|p| p.display().to_string());
+    let fail_on = match args.fail_on {
+        FailOn::Breaking => diff::FailOn::Breaking,
+        FailOn::Any => diff::FailOn::Any,
+        FailOn::Never => diff::FailOn::Never,
+    };
+    let (format, color) = match args.format {
+        Format::Json => (diff::Format::Json, diff::Color::Plain),
+        Format::Markdown => (diff::Format::Markdown, diff::Color::Plain),
         Format::Text => {
             use std::io::IsTerminal;
-            diff.to_report(&name(&args.old), &name(&args.new), false, std::io::stdout().is_terminal())
+            let color = if std::io::stdout().is_terminal() { diff::Color::Ansi } else { diff::Color::Plain };
+            (diff::Format::Text, color)
         }
     };
-    print!("{text}");
-    let failed = match args.fail_on {
-        FailOn::Never => false,
-        FailOn::Any => !diff.is_empty(),
-        FailOn::Breaking => diff.breaking_count(&old.model) > 0,
-    };
-    Ok(if failed { ExitCode::from(EXIT_DIFFERENT) } else { ExitCode::SUCCESS })
+    print!("{}", diff.render(format, color, fail_on));
+    let verdict = diff.verdict(fail_on);
+    // Text and Markdown end with the verdict's line; JSON carries it as a field, so a CI log
+    // still says why.
+    if format == diff::Format::Json {
+        eprintln!("regen diff: {}", verdict.reason);
+    }
+    Ok(ExitCode::from(verdict.exit))
 }
 
 /// The checkout this binary was built from (crates/regen is two levels below its root).
