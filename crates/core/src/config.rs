@@ -418,7 +418,7 @@ impl Config {
         let mut skipped = Vec::new();
         for op in &model.ops {
             let implemented = implement.contains(op.key.as_str());
-            if !op.is_required() && (!implemented || absent.iter().any(|a| *a == op.key)) {
+            if !op.is_required() && (!implemented || absent.contains(&op.key)) {
                 continue;
             }
             let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));
