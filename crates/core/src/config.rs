@@ -15,6 +15,7 @@ use toml::Spanned;
 use crate::diagnostic::{Diagnostic, column_at};
 use crate::ir::{Model, Op};
 use crate::policy;
+use crate::rust_name::is_c_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
@@ -173,7 +174,18 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let defaults = Config::default();
     let mut identifier = |v: Option<Spanned<String>>, default: String, what: &str| match v {
-        Some(s) if is_c_identifier(s.get_ref()) => s.into_inner(),
+        Some(s) if is_c_name(s.get_ref()) => s.into_inner(),
+        Some(s) if is_c_identifier(s.get_ref()) => {
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!(
+                    "{what} {:?} is a C++ keyword or a name C++ reserves; it names things in the generated C++",
+                    s.get_ref()
+                ),
+            ));
+            default
+        }
         Some(s) => {
             errors.push(diag_at(source, &s.span(), format!("{what} must be a C identifier, found {:?}", s.get_ref())));
             default

@@ -112,6 +112,16 @@ fn parse_decl_line<'a>(
         let col = column_at(line, json_start + meta.schema_start + meta::raw_offset(schema_raw, offset));
         vec![Diagnostic::error(line_no, col, format!("in schema: {}", e.message), line)]
     })?;
+    let schema_col = column_at(line, json_start + meta.schema_start);
+    // The generated registrations are `TORCH_LIBRARY_IMPL(aten, ...)`: an op of another namespace
+    // would be registered under a name it does not have.
+    if schema.namespace != "aten" {
+        let message = format!(
+            "in schema: namespace `{}`, but RegistrationDeclarations.h declares `aten` ops (regen registers them as such)",
+            schema.namespace
+        );
+        return Err(vec![Diagnostic::error(line_no, schema_col, message, line)]);
+    }
     Ok(Decl {
         line: line_no,
         cpp,
@@ -120,7 +130,7 @@ fn parse_decl_line<'a>(
         dispatch: meta.dispatch,
         default: meta.default,
         params_col,
-        schema_col: column_at(line, json_start + meta.schema_start),
+        schema_col,
     })
 }
 
