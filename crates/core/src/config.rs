@@ -124,9 +124,10 @@ pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Dia
     let start = span.start.min(source.len());
     let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
     let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
-    let line = &source[line_start..line_end];
+    // The line as shown, without a CRLF's `\r`; a position on that `\r` is the line's end.
+    let line = source[line_start..line_end].trim_end_matches('\r');
     let line_no = source[..start].matches('\n').count() as u32 + 1;
-    Diagnostic::error(line_no, column_at(line, start - line_start), message, line.trim_end_matches('\r'))
+    Diagnostic::error(line_no, column_at(line, start - line_start), message, line)
 }
 
 fn named(v: Vec<Spanned<String>>) -> Vec<Named> {
@@ -192,12 +193,24 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         }
         None => default,
     };
+    let prefix_span = raw.symbol_prefix.as_ref().or(raw.device.as_ref()).map_or(0..0, |s| s.span());
     let device = identifier(raw.device, defaults.device, "device");
     let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
     let namespace_span = raw.namespace.as_ref().map(|n| n.span());
     let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
     // Each device's entry points get their own prefix, so two backends never share a symbol.
     let symbol_prefix = identifier(raw.symbol_prefix, default_symbol_prefix(&device), "symbol_prefix");
+    // The entry points are global C symbols (`{prefix}_{rust_name}`), where C reserves a leading `_`.
+    if symbol_prefix.starts_with('_') {
+        errors.push(diag_at(
+            source,
+            &prefix_span,
+            format!(
+                "the entry-point prefix {symbol_prefix:?} (symbol_prefix, else `{{device}}_kernel`) must start with a \
+                 letter: entry points are global C symbols, where names starting with `_` are reserved"
+            ),
+        ));
+    }
     if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
         errors.push(diag_at(
             source,

@@ -78,7 +78,7 @@ pub fn parse_header(text: &str) -> Result<ParsedHeader, Vec<Diagnostic>> {
         }
     }
     if decls.is_empty() && errors.is_empty() {
-        let first = text.lines().next().unwrap_or("");
+        let first = text.lines().next().unwrap_or("").trim_end();
         errors.push(Diagnostic::error(1, 1, "no op declarations found (expected RegistrationDeclarations.h)", first));
     }
     if errors.is_empty() {

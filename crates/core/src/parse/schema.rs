@@ -77,8 +77,8 @@ fn argument<'a>(input: &'a str, kwarg_only: bool, before: &[Argument]) -> PResul
         return fail(
             name_at,
             format!(
-                "argument name `{name}` is reserved in C++ (a double underscore, or an underscore and a capital \
-                 letter), where compilers define macros"
+                "argument name `{name}` is reserved in C++ (it starts with a double underscore, or an underscore \
+                 and a capital letter), where compilers define macros"
             ),
         );
     }
