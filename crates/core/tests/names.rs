@@ -86,3 +86,30 @@ fn escaping_leaves_every_real_argument_name_alone() {
         }
     }
 }
+
+/// A required op declared by `schema` with one Tensor argument and one result.
+fn line(schema_name: &str, cpp_name: &str) -> String {
+    format!(
+        r#"at::Tensor {cpp_name}(const at::Tensor & self); // {{"schema": "aten::{schema_name}(Tensor self) -> Tensor", "dispatch": "True", "default": "False"}}"#
+    )
+}
+
+#[test]
+fn ops_that_mangle_to_one_name_are_an_error_at_the_second_name() {
+    for (first, second, rust) in [
+        ("f.Tensor", "f.tensor", "f_tensor"),
+        ("f.out_", "f.out__", "f_out_underscore"),
+        ("__and__", "dunder_and", "dunder_and"),
+        ("where", "where_op", "where_op"),
+        ("a_b", "a__b", "a_b"),
+    ] {
+        let text = format!("{}\n{}\n", line(first, "f"), line(second, "f"));
+        let errors = load_header(text.as_bytes()).expect_err("the clash is an error");
+        let second_line = text.lines().nth(1).unwrap();
+        let col = second_line.find(&format!("aten::{second}(")).unwrap() + "aten::".len() + 1;
+        assert_eq!(
+            errors[0].render("h").lines().next().unwrap(),
+            format!("h:2:{col}: error: op `{second}` gets Rust name `{rust}`, already taken by `{first}` (line 1)")
+        );
+    }
+}

@@ -28,6 +28,8 @@ pub struct Decl {
     pub params_col: u32,
     /// Column where the schema string starts.
     pub schema_col: u32,
+    /// Column of the op name in the schema (after `aten::`), for clashes between ops' names.
+    pub name_col: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -122,6 +124,8 @@ fn parse_decl_line<'a>(
         );
         return Err(vec![Diagnostic::error(line_no, schema_col, message, line)]);
     }
+    let name_offset = meta::raw_offset(schema_raw, schema.namespace.len() + "::".len());
+    let name_col = column_at(line, json_start + meta.schema_start + name_offset);
     Ok(Decl {
         line: line_no,
         cpp,
@@ -131,6 +135,7 @@ fn parse_decl_line<'a>(
         default: meta.default,
         params_col,
         schema_col,
+        name_col,
     })
 }
 
