@@ -113,3 +113,31 @@ fn ops_that_mangle_to_one_name_are_an_error_at_the_second_name() {
         );
     }
 }
+
+#[test]
+fn custom_op_arguments_named_like_the_autograd_nodes_locals_are_escaped() {
+    let config = parse_config(
+        r#"[[custom_op]]
+schema = "mydev::f(Tensor result, Tensor op, int ctx) -> Tensor"
+backward = "mydev::f_backward"
+differentiable = ["result"]
+cpu = true
+[[custom_op]]
+schema = "mydev::f_backward(Tensor grad, Tensor op, int ctx) -> Tensor"
+"#,
+    )
+    .unwrap();
+    let files = generate(&config);
+    let cpp = file(&files, "register_custom.cpp");
+    for line in [
+        "at::Tensor cpu_mydev_f(const at::Tensor & result_, const at::Tensor & op_, int64_t ctx_) {",
+        "  return as_cpu(wrap_mydev_f(result_, op_, ctx_));",
+        "    auto result = op.call(result_, op_, ctx_);",
+        "    ctx->saved_data[\"ctx\"] = ctx_;",
+        "    ctx->save_for_backward({op_});",
+        "  auto outputs = Autograd_mydev_f::apply(result_, op_, ctx_);",
+    ] {
+        assert!(cpp.lines().any(|l| l == line), "missing {line:?} in\n{cpp}");
+    }
+    syn::parse_file(file(&files, "kernels.rs")).expect("kernels.rs is Rust");
+}
