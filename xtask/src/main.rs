@@ -1,4 +1,4 @@
-//! Project chores: `cargo xtask fixture --torch X.Y.Z`, `cargo xtask ci`.
+//! Project chores: `cargo xtask fixture --torch X.Y.Z`, `cargo xtask fuzz`, `cargo xtask ci`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -17,6 +17,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                               (crates/device/torch-version) for the device's regen.toml, move the pin
                               and regenerate the device's checked-in code
   regen [--check]             regenerate (or check) the device's checked-in code in crates/device
+  fuzz [--execs N] [--seed S] [--threads T] [--findings DIR] [--replay I]
+                              a long fuzz run of the header pipeline (regen-fuzz, release build):
+                              executions, executions/s and findings, each written to DIR
+                              (default target/fuzz-findings); --replay re-runs one execution
   ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
                               and newest fixtures, then all tests";
 
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
         ["e2e"] => pinned().and_then(|v| e2e(&v)),
         ["e2e", "--torch", version] => check_version(version).and_then(|()| e2e(version)),
         ["bump", "--torch", version] => bump(version),
+        ["fuzz", rest @ ..] => fuzz(rest),
         ["regen"] => regen(false),
         ["regen", "--check"] => regen(true),
         ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
@@ -104,6 +109,16 @@ fn bump(version: &str) -> Result<(), String> {
         "xtask: pinned torch {version}; review `git diff crates/device/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
     );
     Ok(())
+}
+
+/// A long fuzz run: regen-fuzz built with optimizations, its own flags passed through. Its exit
+/// status (1 with findings) is this command's.
+fn fuzz(args: &[&str]) -> Result<(), String> {
+    let flags = ["--execs", "--seed", "--threads", "--findings", "--replay"];
+    if !args.len().is_multiple_of(2) || !args.chunks(2).all(|pair| flags.contains(&pair[0])) {
+        return Err(USAGE.to_owned());
+    }
+    run(cargo().args(["run", "--quiet", "--release", "-p", "regen-fuzz", "--"]).args(args))
 }
 
 /// The device's generated code: the pinned release's header with crates/device/regen.toml,

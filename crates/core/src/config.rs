@@ -16,6 +16,7 @@ use toml::Spanned;
 use crate::diagnostic::{Diagnostic, column_at};
 use crate::ir::{Model, Op, OpClass};
 use crate::policy;
+use crate::rust_name::is_c_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
@@ -124,9 +125,10 @@ pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Dia
     let start = span.start.min(source.len());
     let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
     let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
-    let line = &source[line_start..line_end];
+    // The line as shown, without a CRLF's `\r`; a position on that `\r` is the line's end.
+    let line = source[line_start..line_end].trim_end_matches('\r');
     let line_no = source[..start].matches('\n').count() as u32 + 1;
-    Diagnostic::error(line_no, column_at(line, start - line_start), message, line.trim_end_matches('\r'))
+    Diagnostic::error(line_no, column_at(line, start - line_start), message, line)
 }
 
 fn named(v: Vec<Spanned<String>>) -> Vec<Named> {
@@ -174,19 +176,42 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     let mut errors = Vec::new();
     let defaults = Config::default();
     let mut identifier = |v: Option<Spanned<String>>, default: String, what: &str| match v {
-        Some(s) if is_c_identifier(s.get_ref()) => s.into_inner(),
+        Some(s) if is_c_name(s.get_ref()) => s.into_inner(),
+        Some(s) if is_c_identifier(s.get_ref()) => {
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!(
+                    "{what} {:?} is a C++ keyword or a name C++ reserves; it names things in the generated C++",
+                    s.get_ref()
+                ),
+            ));
+            default
+        }
         Some(s) => {
             errors.push(diag_at(source, &s.span(), format!("{what} must be a C identifier, found {:?}", s.get_ref())));
             default
         }
         None => default,
     };
+    let prefix_span = raw.symbol_prefix.as_ref().or(raw.device.as_ref()).map_or(0..0, |s| s.span());
     let device = identifier(raw.device, defaults.device, "device");
     let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
     let namespace_span = raw.namespace.as_ref().map(|n| n.span());
     let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
     // Each device's entry points get their own prefix, so two backends never share a symbol.
     let symbol_prefix = identifier(raw.symbol_prefix, default_symbol_prefix(&device), "symbol_prefix");
+    // The entry points are global C symbols (`{prefix}_{rust_name}`), where C reserves a leading `_`.
+    if symbol_prefix.starts_with('_') {
+        errors.push(diag_at(
+            source,
+            &prefix_span,
+            format!(
+                "the entry-point prefix {symbol_prefix:?} (symbol_prefix, else `{{device}}_kernel`) must start with a \
+                 letter: entry points are global C symbols, where names starting with `_` are reserved"
+            ),
+        ));
+    }
     if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
         errors.push(diag_at(
             source,

@@ -22,7 +22,7 @@ use crate::config::diag_at;
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Op, OpClass, Schema, SchemaType};
 use crate::lower::kind_of;
-use crate::rust_name::rust_name;
+use crate::rust_name::{is_c_name, rust_name};
 
 /// A `[[custom_op]]` table as written.
 #[derive(Deserialize)]
@@ -132,6 +132,13 @@ fn lower_one(text: &str, line: u32) -> Result<Op, (String, usize)> {
                 "custom ops need a namespace of their own; `{}` is PyTorch's (e.g. `mydev::{}`)",
                 schema.namespace, schema.name
             ),
+            0,
+        ));
+    }
+    let ns = schema.namespace.as_str();
+    if !is_c_name(ns) {
+        return Err((
+            format!("namespace `{ns}` cannot name a C++ library (TORCH_LIBRARY): it is a C++ keyword or reserved name"),
             0,
         ));
     }

@@ -3,6 +3,7 @@
 //! The gcc form (rather than annotate-snippets' `--> file:line:col` form) is what editors and CI
 //! log scanners link, and it is the form the project promises, so rendering is done here.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,7 +46,7 @@ impl Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let mut out = format!("{path}:{}:{}: {kind}: {}\n", self.line, self.col, self.message);
+        let mut out = format!("{path}:{}:{}: {kind}: {}\n", self.line, self.col, printable(&self.message));
         let chars: Vec<char> = self.source_line.chars().collect();
         let col = (self.col as usize).saturating_sub(1).min(chars.len());
         let (start, end) = if chars.len() <= MAX_SHOWN {
@@ -62,6 +63,15 @@ impl Diagnostic {
         let _ = writeln!(out, "{:gutter$} | {}^", "", " ".repeat(lead.len() + col - start));
         out
     }
+}
+
+/// `s` with control characters escaped (`\n`, `\u{1b}`), for text that must stay on one line:
+/// a message quoting a config string, a command in a generated file's first-line comment.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.contains(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect())
 }
 
 /// Sorts diagnostics by position, as every phase reports them.

@@ -9,6 +9,7 @@ use askama::Template;
 
 use crate::abi::{AbiOp, RetKind};
 use crate::config::{Config, Fallback, Selected, Selection};
+use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
 use crate::write::OutputFile;
 
 /// Registration wrappers are split over this many translation units, so a 2-core build
@@ -70,11 +71,6 @@ struct FallbackUnit<'a> {
     cpu: bool,
 }
 
-/// The symbol of an op's Rust entry point.
-pub fn kernel_symbol(config: &Config, rust_name: &str) -> String {
-    format!("{}_{rust_name}", config.symbol_prefix)
-}
-
 pub(crate) fn render(t: &impl Template) -> String {
     let mut text = t.render().expect("templates render from plain strings");
     if !text.ends_with('\n') {
@@ -83,9 +79,10 @@ pub(crate) fn render(t: &impl Template) -> String {
     text
 }
 
-/// C parameters of an op's entry point: its arguments, then one slot per crossing result.
-fn c_params(abi: &AbiOp) -> String {
-    let args = abi.args.iter().map(|a| format!("{} {}", a.kind.info().c_type, a.name));
+/// C parameters of an op's entry point: its arguments (named `names`), then one slot per crossing
+/// result.
+fn c_params(abi: &AbiOp, names: &[String]) -> String {
+    let args = abi.args.iter().zip(names).map(|(a, name)| format!("{} {name}", a.kind.info().c_type));
     let slots =
         abi.returns.iter().enumerate().filter_map(|(k, r)| r.kind.c_slot_type().map(|t| format!("{t} regen_r{k}")));
     let all: Vec<String> = args.chain(slots).collect();
@@ -95,13 +92,15 @@ fn c_params(abi: &AbiOp) -> String {
 pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let op = s.op;
     let qualified = op.qualified();
+    let symbol = kernel_symbol(&config.symbol_prefix, &op.rust_name);
+    // The body calls the entry point by its unqualified symbol: no parameter may hide it.
+    let names = cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &[symbol.as_str()]);
     let mut body = Vec::new();
     let mut call_args = Vec::new();
-    for (k, (a, p)) in s.abi.args.iter().zip(&op.cpp.params).enumerate() {
+    for (k, (a, name)) in s.abi.args.iter().zip(&names).enumerate() {
         body.push(format!(
-            "auto regen_a{k} = ::regen::{}({}, \"{qualified} argument '{}'\");",
+            "auto regen_a{k} = ::regen::{}({name}, \"{qualified} argument '{}'\");",
             a.kind.info().cpp_lift,
-            p.name,
             a.name
         ));
         call_args.push(format!("regen_a{k}"));
@@ -115,7 +114,7 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
                 format!("&{slot}"),
                 format!("::regen::adopt({slot})"),
             ),
-            RetKind::TensorRef(arg) => (None, String::new(), op.cpp.params[*arg].name.to_string()),
+            RetKind::TensorRef(arg) => (None, String::new(), names[*arg].clone()),
             RetKind::TensorVec => (
                 Some(format!("::std::vector<at::Tensor> {slot};")),
                 format!("::regen::tensor_sink({slot})"),
@@ -155,7 +154,6 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         // which keeps copy elision).
         values.push((value, matches!(r.kind, RetKind::TensorVec | RetKind::IntVec)));
     }
-    let symbol = kernel_symbol(config, &op.rust_name);
     body.push(format!("::regen::check({symbol}({}));", call_args.join(", ")));
     let return_type = op.cpp.return_type.spelling.clone();
     if s.abi.returns_tuple {
@@ -165,14 +163,15 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     } else if let Some((v, _)) = values.first() {
         body.push(format!("return {v};"));
     }
-    let params: Vec<String> = op.cpp.params.iter().map(|p| format!("{} {}", p.ty.spelling, p.name)).collect();
+    let params: Vec<String> =
+        op.cpp.params.iter().zip(&names).map(|(p, name)| format!("{} {name}", p.ty.spelling)).collect();
     Wrapper {
         schema: op.schema_text.clone(),
         symbol,
-        c_params: c_params(&s.abi),
+        c_params: c_params(&s.abi, &names),
         op: op.key.clone(),
         return_type,
-        name: format!("wrap_{}", op.rust_name),
+        name: wrapper_name(&op.rust_name),
         params: params.join(", "),
         body,
     }

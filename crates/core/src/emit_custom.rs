@@ -12,6 +12,7 @@ use crate::config::{Config, Selected, Selection};
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
 use crate::emit_cpp::{Wrapper, render, wrapper};
 use crate::ir::Op;
+use crate::rust_name::{cpp_params, wrapper_name};
 use crate::write::OutputFile;
 
 struct Impl {
@@ -97,9 +98,32 @@ fn element(op: &Op, value: &str, k: usize) -> String {
     }
 }
 
+/// What the CPU wrapper and the autograd node declare or call unqualified in a function that has
+/// the op's parameters.
+const NODE_LOCALS: &[&str] = &["ctx", "guard", "op", "result", "outputs", "as_cpu"];
+
+/// The op's C++ parameter names in the CPU wrapper and the autograd node (the wrapper, from
+/// `emit_cpp`, has its own): escaped where they would hide a local or a called function.
+fn param_names(op: &Op) -> Vec<String> {
+    let own = [wrapper_name(&op.rust_name), node_name(op)];
+    let taken: Vec<&str> = NODE_LOCALS.iter().copied().chain(own.iter().map(String::as_str)).collect();
+    cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &taken)
+}
+
+fn node_name(op: &Op) -> String {
+    format!("Autograd_{}", op.rust_name)
+}
+
+/// `TYPE name, ...` of the op's parameters, named `names`.
+fn param_list(op: &Op, names: &[String]) -> String {
+    let params: Vec<String> =
+        op.cpp.params.iter().zip(names).map(|(p, name)| format!("{} {name}", p.ty.spelling)).collect();
+    params.join(", ")
+}
+
 fn cpu_wrapper(op: &Op, w: &Wrapper) -> CpuWrapper {
-    let args: Vec<&str> = op.cpp.params.iter().map(|p| p.name.as_str()).collect();
-    let call = format!("{}({})", w.name, args.join(", "));
+    let names = param_names(op);
+    let call = format!("{}({})", w.name, names.join(", "));
     let n = op.schema.returns.items.len();
     let body = match n {
         0 => format!("{call};"),
@@ -113,7 +137,7 @@ fn cpu_wrapper(op: &Op, w: &Wrapper) -> CpuWrapper {
         op: op.key.clone(),
         return_type: w.return_type.clone(),
         name: format!("cpu_{}", op.rust_name),
-        params: w.params.clone(),
+        params: param_list(op, &names),
         body,
     }
 }
@@ -121,8 +145,7 @@ fn cpu_wrapper(op: &Op, w: &Wrapper) -> CpuWrapper {
 fn node(c: &CustomOp, b: &Backward, bwd: &Op) -> Node {
     let op = &c.op;
     let fwd = &op.schema;
-    let names: Vec<String> = fwd.arguments.iter().map(|a| a.name.to_string()).collect();
-    let params: Vec<String> = op.cpp.params.iter().map(|p| format!("{} {}", p.ty.spelling, p.name)).collect();
+    let names = param_names(op);
     let outputs = fwd.returns.items.len();
     let mut forward = vec![
         "at::AutoDispatchBelowADInplaceOrView guard;".to_owned(),
@@ -145,12 +168,12 @@ fn node(c: &CustomOp, b: &Backward, bwd: &Op) -> Node {
                 let a = &fwd.arguments[i];
                 match type_row(&a.ty).map(|r| r.saved) {
                     Some(Saved::Value(get)) => {
-                        forward.push(format!("ctx->saved_data[\"{}\"] = {};", a.name, a.name));
+                        forward.push(format!("ctx->saved_data[\"{}\"] = {};", a.name, names[i]));
                         read.push(format!("ctx->saved_data[\"{}\"].{get}", a.name));
                     }
                     _ => {
                         read.push(format!("saved[{}]", saved_tensors.len()));
-                        saved_tensors.push(a.name.to_string());
+                        saved_tensors.push(names[i].clone());
                     }
                 }
             }
@@ -189,10 +212,10 @@ fn node(c: &CustomOp, b: &Backward, bwd: &Op) -> Node {
     Node {
         op: op.key.clone(),
         backward: b.key.clone(),
-        node: format!("Autograd_{}", op.rust_name),
+        node: node_name(op),
         kernel: format!("autograd_{}", op.rust_name),
         return_type,
-        params: params.join(", "),
+        params: param_list(op, &names),
         args: names.join(", "),
         forward,
         backward_body,

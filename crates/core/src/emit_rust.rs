@@ -11,29 +11,15 @@ use quote::{format_ident, quote};
 
 use crate::abi::RetKind;
 use crate::config::{Config, Selected, Selection};
-use crate::emit_cpp::kernel_symbol;
-use crate::policy::is_rust_keyword;
-use crate::rust_name::snake_case;
+use crate::rust_name::{kernel_symbol, rust_bindings};
 
 fn tokens(s: &str) -> TokenStream {
     s.parse().expect("type strings in the ABI tables are valid Rust")
 }
 
-/// The Rust bindings of an op's arguments: snake_case, keywords with a trailing `_`
-/// (`self` → `self_`), and a position suffix should two names meet (`N` and `n`).
+/// The Rust bindings of an op's arguments (`rust_name::rust_bindings`).
 fn bindings(s: &Selected<'_>) -> Vec<Ident> {
-    let mut seen: Vec<String> = Vec::with_capacity(s.abi.args.len());
-    for (k, a) in s.abi.args.iter().enumerate() {
-        let mut name = snake_case(&a.name);
-        if is_rust_keyword(&name) {
-            name.push('_');
-        }
-        if seen.contains(&name) {
-            name = format!("{name}_{k}");
-        }
-        seen.push(name);
-    }
-    seen.iter().map(|n| Ident::new(n, Span::call_site())).collect()
+    rust_bindings(s.abi.args.iter().map(|a| a.name.as_str())).iter().map(|n| Ident::new(n, Span::call_site())).collect()
 }
 
 /// The kernel's result type: the crossing results, as one value or a tuple.
@@ -72,7 +58,7 @@ fn trait_method(s: &Selected<'_>) -> TokenStream {
 
 fn entry_point(k: usize, s: &Selected<'_>, config: &Config) -> TokenStream {
     let op = s.op;
-    let symbol = Ident::new(&kernel_symbol(config, &op.rust_name), Span::call_site());
+    let symbol = Ident::new(&kernel_symbol(&config.symbol_prefix, &op.rust_name), Span::call_site());
     let method = Ident::new(&op.rust_name, Span::call_site());
     let qualified = op.qualified();
     let doc = format!(" Entry point of `{qualified}`, called by its C++ wrapper.");

@@ -30,11 +30,11 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
             error(message, decl.params_col);
         }
         if let Some(first) = by_key.insert(key, decl.line) {
-            error(format!("duplicate op `{key}` (first declared on line {first})"), decl.schema_col);
+            error(format!("duplicate op `{key}` (first declared on line {first})"), decl.name_col);
         } else if let Some((other, line)) = by_rust_name.insert(rust_name, (key, decl.line)) {
             error(
                 format!("op `{key}` gets Rust name `{rust_name}`, already taken by `{other}` (line {line})"),
-                decl.schema_col,
+                decl.name_col,
             );
         }
     }

@@ -1,4 +1,4 @@
-//! Policy as data: the op-family table and the Rust keyword list, each entry with its reason.
+//! Policy as data: the op-family table and the ops CPU has no kernel for, each entry with its reason.
 //!
 //! Families tag backend-specific ops that a backend keeping tensors in plain host memory will
 //! usually exclude (cuDNN, sparse layouts, quantized tensors, ...). Tagging never drops an op;
@@ -230,19 +230,6 @@ pub fn families() -> Vec<&'static str> {
         }
     }
     out
-}
-
-/// Strict and reserved Rust keywords (2024 edition, including `gen`): a generated name
-/// equal to one of these gets a suffix instead.
-pub const RUST_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
-    "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
-    "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become",
-    "box", "do", "final", "gen", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield", "union",
-];
-
-pub fn is_rust_keyword(s: &str) -> bool {
-    RUST_KEYWORDS.contains(&s)
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ fn rust_names_are_unique_across_all_releases() {
     for release in RELEASES {
         for op in load(release).ops {
             let name = &op.rust_name;
-            assert!(!regen_core::policy::is_rust_keyword(name), "{name}");
+            assert!(!regen_core::rust_name::is_rust_keyword(name), "{name}");
             assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'), "{name}");
             assert!(!name.trim_start_matches('_').contains("__"), "{name} is not snake_case");
             if let Some(other) = by_name.insert(name.clone(), op.key.clone()) {

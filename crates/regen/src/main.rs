@@ -1,8 +1,10 @@
 //! The `regen` command line: reads a RegistrationDeclarations.h (and optionally a regen.toml)
 //! and writes, or with `--check` compares, everything a backend needs.
 //!
-//! Exit status: 0 on success, 1 when `--check` finds differences, 2 on bad input or usage.
+//! Exit status: 0 on success, 1 when `--check` finds differences, 2 on bad input or usage; never
+//! a panic's 101 (output goes through [`to_stdout`] and [`to_stderr`], which do not panic on a closed pipe).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -100,10 +102,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprint!("{message}");
+            to_stderr(&message);
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// Prints a report to stdout. A reader that stopped reading (`regen diff ... | head`) is not an
+/// error: the exit status still tells what was found. Any other failure is.
+fn to_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("error: cannot write to stdout: {e}\n")),
+        _ => Ok(()),
+    }
+}
+
+/// Prints diagnostics to stderr; if stderr itself is gone there is nowhere to say so.
+fn to_stderr(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
 /// A path as the @generated line shows it: as given when relative, else just its file name,
@@ -116,27 +133,18 @@ fn shown(path: &Path) -> String {
     }
 }
 
-fn invocation(cli: &Cli, show: impl Fn(&Path) -> String) -> String {
-    let mut command = format!("regen --header {} --out {}", show(header_of(cli)), show(out_of(cli)));
+fn invocation(cli: &Cli, header: &Path, out: &Path, show: impl Fn(&Path) -> String) -> String {
+    let mut command = format!("regen --header {} --out {}", show(header), show(out));
     if let Some(c) = &cli.config {
         command.push_str(&format!(" --config {}", show(c)));
     }
     command
 }
 
-// clap enforces both when no subcommand is given.
-fn header_of(cli: &Cli) -> &Path {
-    cli.header.as_deref().expect("--header is required")
-}
-
-fn out_of(cli: &Cli) -> &Path {
-    cli.out.as_deref().expect("--out is required")
-}
-
 /// Loads a header for `regen diff`, printing its warnings; with its identity.
 fn load(path: &Path) -> Result<(regen_core::Loaded, HeaderId), String> {
     let (bytes, loaded, warnings) = load_header_file(path)?;
-    eprint!("{warnings}");
+    to_stderr(&warnings);
     Ok((loaded, HeaderId::of(path, &bytes)))
 }
 
@@ -145,7 +153,9 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
     let (old, new) = std::thread::scope(|scope| {
         let old = scope.spawn(|| load(&args.old));
         let new = load(&args.new);
-        (old.join().expect("the parse thread does not panic"), new)
+        let old =
+            old.join().unwrap_or_else(|_| Err(format!("{}: error: regen failed reading it\n", args.old.display())));
+        (old, new)
     });
     let ((old, old_id), (new, new_id)) = (old?, new?);
     // Without --config, the backend is the default config's: every required op, as a skeleton.
@@ -166,12 +176,12 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
             (diff::Format::Text, color)
         }
     };
-    print!("{}", diff.render(format, color, fail_on));
+    to_stdout(&diff.render(format, color, fail_on))?;
     let verdict = diff.verdict(fail_on);
     // Text and Markdown end with the verdict's line; JSON carries it as a field, so a CI log
     // still says why.
     if format == diff::Format::Json {
-        eprintln!("regen diff: {}", verdict.reason);
+        to_stderr(&format!("regen diff: {}\n", verdict.reason));
     }
     Ok(ExitCode::from(verdict.exit))
 }
@@ -203,43 +213,46 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
     } else {
         dir.display().to_string()
     };
-    println!(
+    to_stdout(&format!(
         "Created the backend crate {shown} (device \"{name}\"). In a Python environment that has torch:\n\n  \
          python -m pip install \"setuptools>=70.1\" setuptools-rust && python -m pip install --no-build-isolation {shown}\n  \
-         python -c \"import torch, {name}; x = torch.ones(3, device='{name}'); print((x + x).cpu())\"",
+         python -c \"import torch, {name}; x = torch.ones(3, device='{name}'); print((x + x).cpu())\"\n",
         name = args.name
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn run(cli: &Cli) -> Result<ExitCode, String> {
-    let command = cli.command.clone().unwrap_or_else(|| invocation(cli, shown));
-    let generated = generate(header_of(cli), cli.config.as_deref(), &command)?;
-    eprint!("{}", generated.warnings);
-    let out = out_of(cli);
+    // clap requires both when no subcommand is given.
+    let (Some(header), Some(out)) = (cli.header.as_deref(), cli.out.as_deref()) else {
+        return Err("error: --header and --out are required (see regen --help)\n".into());
+    };
+    let command = cli.command.clone().unwrap_or_else(|| invocation(cli, header, out, shown));
+    let generated = generate(header, cli.config.as_deref(), &command)?;
+    to_stderr(&generated.warnings);
     let mode = if cli.check { Mode::Check } else { Mode::Write };
     let ensured = ensure(out, &generated.files, mode)
         .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", out.display()))?;
     if cli.check {
-        eprint!("{}", ensured.report);
+        to_stderr(&ensured.report);
         if ensured.is_fresh() {
-            eprintln!("regen: {} is up to date ({} files)", out.display(), generated.files.len());
+            to_stderr(&format!("regen: {} is up to date ({} files)\n", out.display(), generated.files.len()));
             return Ok(ExitCode::SUCCESS);
         }
-        eprintln!(
-            "regen: {} file(s) stale, missing or extra in {}; to regenerate, run:\n  {}",
+        to_stderr(&format!(
+            "regen: {} file(s) stale, missing or extra in {}; to regenerate, run:\n  {}\n",
             ensured.problem_count(),
             out.display(),
-            invocation(cli, |p| p.display().to_string())
-        );
+            invocation(cli, header, out, |p| p.display().to_string())
+        ));
         return Ok(ExitCode::from(EXIT_DIFFERENT));
     }
-    eprintln!(
-        "regen: {}; {} file(s) written, {} unchanged -> {}",
+    to_stderr(&format!(
+        "regen: {}; {} file(s) written, {} unchanged -> {}\n",
         generated.summary,
         ensured.changed.len() + ensured.missing.len(),
         generated.files.len() - ensured.changed.len() - ensured.missing.len(),
         out.display()
-    );
+    ));
     Ok(ExitCode::SUCCESS)
 }

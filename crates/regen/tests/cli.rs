@@ -175,6 +175,22 @@ fn harmless_variations_give_the_same_model() {
     assert!(model_of(&run_on(commented.as_bytes()), false) == model_of(&run_on(text.as_bytes()), false));
 }
 
+/// The line fuzzing found (issue 13): its schema names the op `_`, which became the Rust method
+/// `_`, and `regen` panicked (exit 101) formatting kernels.rs.
+const UNDERSCORE_OP: &str = r#"Tensor & add_(const Tensor & self, const Tensor & other); // {"schema": "aten::_(Tensor(a!) self, Tensor other) -> Tensor(a!)", "dispatch": "True", "default": "False"}"#;
+
+#[test]
+fn an_op_named_underscore_is_an_error_at_its_name() {
+    let col = UNDERSCORE_OP.find("aten::_(").unwrap() + "aten::".len() + 1;
+    assert_eq!(col, 80);
+    let run = run_on(format!("{UNDERSCORE_OP}\n").as_bytes());
+    assert_error(&run, 1, Some(col), "op name `_` has no letter or digit, so it cannot name the op's Rust method");
+    // In the real header, in place of add.out.
+    let index = add_out_index(&header_text());
+    let run = run_on(with_line(index, |_| UNDERSCORE_OP.to_owned()).as_bytes());
+    assert_error(&run, index + 1, Some(col), "op name `_` has no letter or digit");
+}
+
 #[test]
 fn missing_semicolon() {
     let i = add_out_index(&header_text());

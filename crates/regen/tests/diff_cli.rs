@@ -304,3 +304,22 @@ fn a_header_in_an_installed_torch_is_named_by_its_version_py() {
     .unwrap();
     assert!(text.starts_with(&format!("regen diff: {} -> 2.15.0+cpu\n", elsewhere.display())), "{text}");
 }
+
+#[test]
+fn a_reader_that_stops_reading_is_not_a_crash() {
+    // `regen diff A B | head -1`: stdout's reader is gone before regen writes the report, which
+    // used to panic in print! (exit 101). The exit status still says what was found.
+    let (o, n) = (fixture("1.13.1"), fixture("2.15.0"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_regen"))
+        .arg("diff")
+        .args([o.as_os_str(), n.as_os_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("regen runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

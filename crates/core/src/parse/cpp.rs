@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use nom::Parser;
-use nom::bytes::complete::take_while1;
 use rustc_hash::FxHashMap;
 
 use super::error::{MAX_NESTING, PResult, expect_ident, fail, ident, is_ident_char, is_ident_start, ws};
@@ -155,8 +153,14 @@ fn template_args(input: &str, depth: usize) -> PResult<'_, Vec<CppTemplateArg>> 
     loop {
         let (rest, _) = ws(i)?;
         let (rest, arg) = if rest.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
-            let (r, v) = take_while1(|c: char| c.is_ascii_digit() || c == '-').parse(rest)?;
-            (r, CppTemplateArg::Value(v.to_owned()))
+            // An integer, `-` and digits, so that the spelling is a C++ literal.
+            let digits = rest.strip_prefix('-').unwrap_or(rest);
+            let n = digits.len() - digits.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            if n == 0 {
+                return fail(digits, "expected digits in a template argument");
+            }
+            let r = &digits[n..];
+            (r, CppTemplateArg::Value(rest[..rest.len() - r.len()].to_owned()))
         } else {
             match cpp_type(rest, depth + 1) {
                 Ok((r, t)) => (r, CppTemplateArg::Type(t)),
@@ -249,6 +253,18 @@ mod tests {
             failure("at::Tensor f(::std::optional<at::Tensor x> y)").1,
             "expected ',' or '>' in the template argument list"
         );
+    }
+
+    #[test]
+    fn template_values_are_integers() {
+        let d = decl("at::Tensor f(::std::array<bool,-3> a)");
+        assert_eq!(d.params[0].ty.template_args[1], CppTemplateArg::Value("-3".into()));
+        // `-` alone (or `--`) would be spelled into a wrapper's signature as it is.
+        assert_eq!(
+            failure("at::Tensor f(::std::array<bool,-> a)"),
+            (32, "expected digits in a template argument".into())
+        );
+        assert_eq!(failure("at::Tensor f(::std::array<bool,--3> a)").1, "expected digits in a template argument");
     }
 
     #[test]

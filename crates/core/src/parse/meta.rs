@@ -84,17 +84,36 @@ fn value_offset(json: &str, key: &str) -> Option<usize> {
 }
 
 /// Maps a byte offset in an unescaped JSON string to the offset in its raw (escaped) text.
+/// A `\uXXXX` escape stands for as many bytes as its character has in UTF-8 (a surrogate pair,
+/// twelve raw bytes, for four).
 pub fn raw_offset(raw: &str, unescaped: usize) -> usize {
     let bytes = raw.as_bytes();
+    let unit = |at: usize| raw.get(at..at + 4).and_then(|h| u32::from_str_radix(h, 16).ok());
     let (mut r, mut u) = (0, 0);
     while u < unescaped && r < bytes.len() {
-        if bytes[r] == b'\\' {
-            let step = if bytes.get(r + 1) == Some(&b'u') { 6 } else { 2 };
-            r += step;
-            u += 1;
-        } else {
+        if bytes[r] != b'\\' {
             r += 1;
             u += 1;
+        } else if bytes.get(r + 1) != Some(&b'u') {
+            r += 2;
+            u += 1;
+        } else {
+            let low =
+                || raw.get(r + 6..r + 8) == Some("\\u") && unit(r + 8).is_some_and(|c| (0xDC00..0xE000).contains(&c));
+            match unit(r + 2) {
+                Some(0xD800..0xDC00) if low() => {
+                    r += 12;
+                    u += 4;
+                }
+                Some(c) => {
+                    r += 6;
+                    u += char::from_u32(c).map_or(3, char::len_utf8);
+                }
+                None => {
+                    r += 6;
+                    u += 1;
+                }
+            }
         }
     }
     r.min(raw.len())
@@ -113,6 +132,16 @@ mod tests {
         assert_eq!(&json[m.schema_start..m.schema_start + 6], "aten::");
         let quote = m.schema.find('"').unwrap();
         assert_eq!(&json[m.schema_start + raw_offset(&json[m.schema_start..], quote)..][..2], "\\\"");
+    }
+
+    #[test]
+    fn unicode_escapes_are_located_by_their_utf8_length() {
+        // "é" (2 bytes), "€" (3) and "😀" (a surrogate pair, 4), each escaped, then `x`.
+        let raw = r"a\u00e9\u20ac\ud83d\ude00x";
+        let unescaped = "aé€😀x";
+        let x = unescaped.find('x').unwrap();
+        assert_eq!(&raw[raw_offset(raw, x)..], "x");
+        assert_eq!(&raw[raw_offset(raw, 1)..][..6], r"\u00e9");
     }
 
     #[test]

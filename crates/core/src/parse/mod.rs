@@ -28,6 +28,8 @@ pub struct Decl {
     pub params_col: u32,
     /// Column where the schema string starts.
     pub schema_col: u32,
+    /// Column of the op name in the schema (after `aten::`), for clashes between ops' names.
+    pub name_col: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -78,7 +80,7 @@ pub fn parse_header(text: &str) -> Result<ParsedHeader, Vec<Diagnostic>> {
         }
     }
     if decls.is_empty() && errors.is_empty() {
-        let first = text.lines().next().unwrap_or("");
+        let first = text.lines().next().unwrap_or("").trim_end();
         errors.push(Diagnostic::error(1, 1, "no op declarations found (expected RegistrationDeclarations.h)", first));
     }
     if errors.is_empty() {
@@ -112,6 +114,18 @@ fn parse_decl_line<'a>(
         let col = column_at(line, json_start + meta.schema_start + meta::raw_offset(schema_raw, offset));
         vec![Diagnostic::error(line_no, col, format!("in schema: {}", e.message), line)]
     })?;
+    let schema_col = column_at(line, json_start + meta.schema_start);
+    // The generated registrations are `TORCH_LIBRARY_IMPL(aten, ...)`: an op of another namespace
+    // would be registered under a name it does not have.
+    if schema.namespace != "aten" {
+        let message = format!(
+            "in schema: namespace `{}`, but RegistrationDeclarations.h declares `aten` ops (regen registers them as such)",
+            schema.namespace
+        );
+        return Err(vec![Diagnostic::error(line_no, schema_col, message, line)]);
+    }
+    let name_offset = meta::raw_offset(schema_raw, schema.namespace.len() + "::".len());
+    let name_col = column_at(line, json_start + meta.schema_start + name_offset);
     Ok(Decl {
         line: line_no,
         cpp,
@@ -120,7 +134,8 @@ fn parse_decl_line<'a>(
         dispatch: meta.dispatch,
         default: meta.default,
         params_col,
-        schema_col: column_at(line, json_start + meta.schema_start),
+        schema_col,
+        name_col,
     })
 }
 

@@ -5,12 +5,24 @@
 
 use super::error::{MAX_NESTING, PResult, expect, expect_ident, fail, ident};
 use crate::ir::{Annotation, Argument, BaseType, Ident, Return, Returns, Schema, SchemaType};
+use crate::rust_name::is_cpp_reserved;
 
 /// Parses a whole schema string; trailing text is an error.
+///
+/// Names are checked here, where their position is known, for what no later phase could mend
+/// (`rust_name` escapes the rest): an op name needs a letter or digit (`aten::_` would have no
+/// Rust name), an argument name must not be a C++ reserved identifier (`__LINE__`) nor repeat, and
+/// a default value holds no control character (the schema is printed into C++ comments).
 pub fn parse_schema(input: &str) -> PResult<'_, Schema> {
     let (i, namespace) = expect_ident(input, "expected the schema's namespace (e.g. `aten::`)")?;
-    let (i, _) = expect(i, "::", "expected '::' after the schema's namespace")?;
-    let (i, name) = expect_ident(i, "expected the op name")?;
+    let (name_at, _) = expect(i, "::", "expected '::' after the schema's namespace")?;
+    let (i, name) = expect_ident(name_at, "expected the op name")?;
+    if !name.bytes().any(|b| b.is_ascii_alphanumeric()) {
+        return fail(
+            name_at,
+            format!("op name `{name}` has no letter or digit, so it cannot name the op's Rust method"),
+        );
+    }
     let (i, overload) = match i.strip_prefix('.') {
         Some(rest) => expect_ident(rest, "expected an overload name after '.'")?,
         None => (i, ""),
@@ -44,7 +56,7 @@ fn arguments(input: &str) -> PResult<'_, Vec<Argument>> {
             let (rest, _) = expect(rest, ", ", "expected ', ' and keyword-only arguments after '*'")?;
             i = rest;
         }
-        let (rest, arg) = argument(i, kwarg_only)?;
+        let (rest, arg) = argument(i, kwarg_only, &args)?;
         args.push(arg);
         if let Some(rest) = rest.strip_prefix(", ") {
             i = rest;
@@ -56,10 +68,23 @@ fn arguments(input: &str) -> PResult<'_, Vec<Argument>> {
     }
 }
 
-fn argument(input: &str, kwarg_only: bool) -> PResult<'_, Argument> {
+/// One argument; `before` are the arguments already read, whose names it must not repeat.
+fn argument<'a>(input: &'a str, kwarg_only: bool, before: &[Argument]) -> PResult<'a, Argument> {
     let (i, (ty, annotation)) = annotated_type(input)?;
-    let (i, _) = expect(i, " ", "expected a space and the argument name after its type")?;
-    let (i, name) = expect_ident(i, "expected the argument name")?;
+    let (name_at, _) = expect(i, " ", "expected a space and the argument name after its type")?;
+    let (i, name) = expect_ident(name_at, "expected the argument name")?;
+    if is_cpp_reserved(name) {
+        return fail(
+            name_at,
+            format!(
+                "argument name `{name}` is reserved in C++ (it starts with a double underscore, or an underscore \
+                 and a capital letter), where compilers define macros"
+            ),
+        );
+    }
+    if let Some(k) = before.iter().position(|a| a.name == name) {
+        return fail(name_at, format!("argument `{name}` is declared twice (first as argument {})", k + 1));
+    }
     let (i, default) = match i.strip_prefix('=') {
         Some(rest) => {
             let (rest, d) = default_value(rest)?;
@@ -184,6 +209,9 @@ fn default_value(input: &str) -> PResult<'_, &str> {
     if end == 0 {
         return fail(input, "empty default value after '='");
     }
+    if let Some(k) = input[..end].find(char::is_control) {
+        return fail(&input[k..], "control character in a default value");
+    }
     Ok((&input[end..], &input[..end]))
 }
 
@@ -292,5 +320,35 @@ mod tests {
         assert!(error_at("aten::f(str x=\"abc) -> Tensor").1.contains("unterminated"));
         let deep = format!("aten::f(Tensor{} x) -> Tensor", "[]".repeat(200_000));
         assert_eq!(error_at(&deep).1, "type nested too deeply");
+    }
+
+    #[test]
+    fn names_no_later_phase_could_spell() {
+        // The op name `_` (found by fuzzing: it became the Rust method `_`).
+        let (at, message) = error_at("aten::_(Tensor(a!) self, Tensor other) -> Tensor(a!)");
+        assert_eq!(
+            (at, message.as_str()),
+            (6, "op name `_` has no letter or digit, so it cannot name the op's Rust method")
+        );
+        assert_eq!(error_at("aten::___.out(Tensor self) -> Tensor").0, 6);
+        // Keywords are escaped later, not rejected: `where` and an argument `int` are fine here.
+        roundtrip("aten::where(Tensor condition, int int) -> Tensor[]");
+        roundtrip("aten::_1(Tensor _) -> Tensor");
+        let (at, message) = error_at("aten::f(Tensor self, int __LINE__) -> Tensor");
+        assert_eq!(at, "aten::f(Tensor self, int ".len());
+        assert!(message.starts_with("argument name `__LINE__` is reserved in C++"), "{message}");
+        assert!(error_at("aten::f(Tensor _Pragma) -> Tensor").1.contains("reserved in C++"));
+        assert_eq!(
+            error_at("aten::f(Tensor self, *, Tensor(a!) self) -> Tensor"),
+            (
+                "aten::f(Tensor self, *, Tensor(a!) ".len(),
+                "argument `self` is declared twice (first as argument 1)".into()
+            )
+        );
+        assert_eq!(
+            error_at("aten::f(str s=\"a\nb\") -> Tensor"),
+            ("aten::f(str s=\"a".len(), "control character in a default value".into())
+        );
+        assert_eq!(error_at("aten::f(int x=1\t) -> Tensor").0, "aten::f(int x=1".len());
     }
 }
