@@ -120,9 +120,9 @@ struct RustAllocator final : c10::Allocator {
     check_device(device);
     regen_runtime_reset_peak_bytes();
   }
-#if REGEN_TORCH_AT_LEAST(2, 15)
-  // Absent in 2.9.0; the releases between were not checked. Device memory is host memory: free is
-  // what the host has available, total its physical memory.
+#if REGEN_TORCH_AT_LEAST(2, 10)
+  // Absent in 2.9.0, there in 2.10.0 (torch.accelerator.get_memory_info raises without it).
+  // Device memory is host memory: free is what the host has available, total its physical memory.
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
     check_device(device);
     long page = sysconf(_SC_PAGESIZE);
