@@ -366,7 +366,8 @@ pub struct Selection<'m> {
     pub skipped: Vec<(&'m Op, SkipReason)>,
     /// Required ops CPU has no kernel for, with why and what answers them.
     pub cpu_less: Vec<(&'m Op, &'static str, CpuLessAnswer)>,
-    /// `optional` ops this header does not have, in config order.
+    /// `optional` ops this header does not have, or has only as a composite PyTorch decomposes
+    /// (not registrable: see [`Config::select_reporting`]), in config order.
     pub absent: Vec<String>,
     /// The backend's own ops (`[[custom_op]]`): implemented and registered, in declared order.
     pub custom: Vec<Selected<'m>>,

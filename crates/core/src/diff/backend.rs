@@ -68,7 +68,8 @@ pub struct Backend {
     pub regenerate: Vec<String>,
     /// Kernels of the old header generation no longer registers: the trait method is gone.
     pub gone: Vec<OpNote>,
-    /// `optional` ops the new header lacks: not generated there, not an error.
+    /// `optional` ops the new header lacks or has only as a composite PyTorch decomposes: not
+    /// generated there, not an error.
     pub absent: Vec<String>,
     /// Ops registered in the new header and not in the old one.
     pub arrived: Vec<OpNote>,
