@@ -5,7 +5,8 @@ message, another random stream). Each such case is skipped on the releases where
 with its reason, so `cargo xtask e2e --torch X.Y.Z` reports what differs instead of failing.
 
 A row is (test: `file::function`, or a prefix ending in "::" or "_"; predicate on the case's
-parameters or None for every case; newest release where CPU differs; reason). A device gap, where the device and not CPU is at fault, says so."""
+parameters or None for every case; newest release where CPU differs; reason). Skips that are not
+CPU's doing (a device gap, a test of the pinned release's generated files) are OTHER_SKIPS."""
 
 import pytest
 import torch
@@ -92,17 +93,32 @@ RELEASE_DIFFERENCES = [
     ("test_streams.py::test_elapsed_time_errors_as_cuda", None, (2, 5), "Event.elapsed_time's checks are newer"),
     ("test_streams.py::test_pin_memory_gives_pinned_cpu_tensors_with_the_same_values", None, (2, 4),
      "pin_memory(device) asks CUDA before torch 2.5"),
-    # generated/ is the pinned release's generation; another release's is in the build's OUT_DIR.
-    ("test_device.py::test_ops_cpu_cannot_serve_are_listed_and_never_left_to_the_fallback", lambda p: not PINNED,
-     (99, 0), "reads generated/selection.json, the pinned release's"),
     # CPU itself crashes (a segmentation fault takes the whole run down).
     ("test_norm.py::test_batch_norm_errors", None, (2, 10), "CPU crashes on one of its invalid inputs"),
     ("test_unique.py::test_bincount_edges_and_errors", None, (2, 4), "CPU crashes on one of its invalid inputs"),
+]
+
+# Skips that are not CPU's doing, in the same form; their reasons are shown as written.
+OTHER_SKIPS = [
+    # generated/ is the pinned release's generation; another release's is in the build's OUT_DIR.
+    ("test_device.py::test_ops_cpu_cannot_serve_are_listed_and_never_left_to_the_fallback", lambda p: not PINNED,
+     (99, 0), "reads generated/selection.json, the pinned release's"),
     # Device gaps on old releases.
     ("test_norm.py::test_group_norm_backward", lambda p: p.get("shape", (1,))[0] == 0, (2, 10),
-     "device gap: before 2.5 PyTorch's group_norm composite runs batch norm on an empty batch, which raises; "
-     "a native native_group_norm forward would serve it"),
+     "device gap: through torch 2.10 PyTorch's group_norm composite runs batch norm on an empty batch, which "
+     "raises; a native native_group_norm forward would serve it"),
 ]
+
+
+def skip_reason(base, params):
+    """Why the test `base` (`file::function`) with `params` is skipped on this release, or None."""
+    rows = [(row, True) for row in RELEASE_DIFFERENCES] + [(row, False) for row in OTHER_SKIPS]
+    for (test, applies, newest, why), cpu in rows:
+        # A name ending in "::" or "_" is a prefix; otherwise it names one test function.
+        named = base.startswith(test) if test.endswith(("::", "_")) else base == test
+        if RELEASE <= newest and named and (applies is None or applies(params)):
+            return f"CPU of torch <= {newest[0]}.{newest[1]} differs: {why}" if cpu else why
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
@@ -110,12 +126,7 @@ def pytest_collection_modifyitems(config, items):
         callspec = getattr(item, "callspec", None)
         params = dict(callspec.params) if callspec else {}
         params["_id"] = callspec.id if callspec else ""
-        nodeid = item.nodeid.split("tests/")[-1]
-        base = nodeid.split("[")[0]
-        for test, applies, newest, why in RELEASE_DIFFERENCES:
-            # A name ending in "::" or "_" is a prefix; otherwise it names one test function.
-            named = base.startswith(test) if test.endswith(("::", "_")) else base == test
-            if RELEASE <= newest and named and (applies is None or applies(params)):
-                plain = why.startswith(("device gap", "reads"))
-                item.add_marker(pytest.mark.skip(reason=why if plain else f"CPU of torch <= {newest[0]}.{newest[1]} differs: {why}"))
-                break
+        base = item.nodeid.split("tests/")[-1].split("[")[0]
+        why = skip_reason(base, params)
+        if why is not None:
+            item.add_marker(pytest.mark.skip(reason=why))
