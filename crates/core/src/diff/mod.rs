@@ -1,8 +1,8 @@
 //! Compares two op models (an old and a new PyTorch release), keyed by `name.overload`: added
 //! and removed ops, likely renames, schema changes at argument level, C++-only changes (with
 //! pure re-spellings told apart), flag flips, and what it all means for a backend: the ops a
-//! config makes generation register, judged by their Rust methods ([`backend`]), a summary and
-//! a verdict ([`report`]).
+//! config makes generation register, judged by their Rust methods (`backend.rs`), a summary and
+//! a verdict (`report.rs`).
 //!
 //! "Your backend" is what generation selects: [`Config::select_reporting`] runs on both headers,
 //! so an op the config excludes (a family, a name) is never yours here either. Without a config
