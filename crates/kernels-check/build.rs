@@ -1,4 +1,4 @@
-//! Generates kernels.rs for every fixture header (and one configured variant) into OUT_DIR with
+//! Generates kernels.rs for every fixture header (and a configured variant, and awkward names) into OUT_DIR with
 //! regen-core's library call (the one the CLI and regen-build make), and a `mods.rs` that mounts
 //! each as a module with `#[path]`, as a backend crate with checked-in code would.
 
@@ -47,5 +47,12 @@ fn main() {
     let out = out_dir.join("configured");
     kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &config, &out);
     mount("configured", &out);
+    // Names legal in a schema and reserved in Rust (`type`, `unsafe`, `_`, a parameter named like
+    // the module's items), and custom ops (crates/core/tests/names.rs checks their text).
+    let awkward = Path::new(env!("CARGO_MANIFEST_DIR")).join("awkward");
+    println!("cargo::rerun-if-changed={}", awkward.display());
+    let out = out_dir.join("awkward");
+    kernels(&awkward.join("RegistrationDeclarations.h"), &awkward.join("regen.toml"), &out);
+    mount("awkward", &out);
     std::fs::write(out_dir.join("mods.rs"), mods).unwrap();
 }

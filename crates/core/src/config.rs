@@ -14,6 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::{Diagnostic, column_at};
+use crate::emit_manifest::JsonLayout;
 use crate::ir::{Model, Op, OpClass};
 use crate::policy;
 use crate::rust_name::is_c_name;
@@ -56,6 +57,7 @@ struct RawConfig {
     autocast: Option<Spanned<String>>,
     #[serde(default)]
     custom_op: Vec<crate::custom::RawCustomOp>,
+    ops_json: Option<Spanned<String>>,
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -91,6 +93,8 @@ pub struct Config {
     pub autocast: Option<crate::autocast::Autocast>,
     /// The backend's own ops (`[[custom_op]]`), in the order declared.
     pub custom_ops: Vec<crate::custom::CustomOp>,
+    /// How ops.json is laid out (`ops_json = "compact"`, the default, or `"pretty"`).
+    pub ops_json: JsonLayout,
     /// The config's text, for positions in diagnostics.
     source: String,
 }
@@ -111,6 +115,7 @@ impl Default for Config {
             optional: Vec::new(),
             autocast: None,
             custom_ops: Vec::new(),
+            ops_json: JsonLayout::Compact,
             source: String::new(),
         }
     }
@@ -273,6 +278,16 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         ));
     }
     let custom_ops = crate::custom::resolve(raw.custom_op, source, &mut errors);
+    let ops_json = raw.ops_json.map_or(JsonLayout::Compact, |s| {
+        JsonLayout::parse(s.get_ref()).unwrap_or_else(|| {
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!("ops_json must be \"compact\" or \"pretty\", found {:?}", s.get_ref()),
+            ));
+            JsonLayout::Compact
+        })
+    });
     if !errors.is_empty() {
         crate::diagnostic::sort(&mut errors);
         return Err(errors);
@@ -291,6 +306,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         optional,
         autocast,
         custom_ops,
+        ops_json,
         source: source.to_owned(),
     })
 }

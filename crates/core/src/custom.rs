@@ -455,9 +455,10 @@ schema = "mydev::scatter_sum_backward(Tensor grad, Tensor index, int dim) -> Ten
         // The backward op has no CPU registration of its own (cpu = false there).
         assert!(!cpp.contains("cpu_mydev_scatter_sum_backward"));
         let rust = crate::emit_rust::emit_rust(&selection, &config, "note");
-        assert!(rust.contains("fn mydev_scatter_sum(\n        &self,"), "{rust}");
+        // Custom ops are keyed by their qualified name, which is also what the entry point reports.
+        assert!(rust.contains("    0 kernel \"mydev::scatter_sum\" \"mydev::scatter_sum\" mydev_kernel_mydev_scatter_sum\n        fn mydev_scatter_sum(src: TensorRef<'_> = abi::regen_tensor, "), "{rust}");
         assert!(
-            rust.contains("pub const OPS: [&str; 2] = [\"mydev::scatter_sum\", \"mydev::scatter_sum_backward\"];"),
+            rust.contains("    1 kernel \"mydev::scatter_sum_backward\" \"mydev::scatter_sum_backward\" "),
             "{rust}"
         );
         // Without custom ops there is no file.

@@ -122,7 +122,7 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
 
 /// Every output file for `model` under `config`.
 pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
-    let mut files = vec![OutputFile { name: "ops.json".into(), contents: emit_manifest(model, note).into_bytes() }];
+    let mut files = vec![OutputFile { name: "ops.json".into(), contents: emit_manifest(model, note, config.ops_json) }];
     files.push(OutputFile {
         name: "selection.json".into(),
         contents: emit_selection(selection, config, note).into_bytes(),

@@ -58,6 +58,9 @@ pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
 pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<Generated, String> {
     let header_path = header.display().to_string();
     let (bytes, loaded, mut warnings) = load_header_file(header)?;
+    // The header's text is not needed past its hash: dropped now, it is not in the peak memory.
+    let note = generated_note(&bytes, command);
+    drop(bytes);
     let config_value = load_config_file(config)?;
     let model = &loaded.model;
     let config_path = config.map(|p| p.display().to_string()).unwrap_or_default();
@@ -86,7 +89,6 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
             "{config_path}: warning: autocast: `{key}` of {lists}'s autocast lists is not in {header_path}; not registered\n"
         ));
     }
-    let note = generated_note(&bytes, command);
     let files = emit_all(model, &selection, &config_value, &note);
     let summary = format!(
         "{} ops ({} required), {} generated, {} registered, {} skipped ({excluded} excluded by the config; see selection.json)",

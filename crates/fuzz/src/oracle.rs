@@ -305,50 +305,105 @@ fn remember(text: &str) {
     }
 }
 
-/// The file parses, and no function has two parameters, nor the trait two methods, of one name.
+/// One `regen_runtime::kernels!` row, as the macro's pattern reads it (the macro is in
+/// crates/runtime/src/kernels.rs; regen-kernels-check compiles real expansions).
+struct Row {
+    counter: syn::LitInt,
+    symbol: syn::Ident,
+    method: syn::Ident,
+    /// Argument names, then out-slot names: all are the entry point's parameters.
+    params: Vec<syn::Ident>,
+}
+
+impl syn::parse::Parse for Row {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        use syn::{Ident, LitStr, Token, Type, braced, parenthesized};
+        syn::Attribute::parse_outer(input)?;
+        let counter: syn::LitInt = input.parse()?;
+        let state: Ident = input.parse()?;
+        if state != "kernel" && state != "stub" {
+            return Err(syn::Error::new(state.span(), "expected `kernel` or `stub`"));
+        }
+        let _key: LitStr = input.parse()?;
+        let _qualified: LitStr = input.parse()?;
+        let symbol: Ident = input.parse()?;
+        input.parse::<Token![fn]>()?;
+        let method: Ident = input.parse()?;
+        let args;
+        parenthesized!(args in input);
+        let mut params = Vec::new();
+        while !args.is_empty() {
+            params.push(args.parse::<Ident>()?);
+            args.parse::<Token![:]>()?;
+            args.parse::<Type>()?;
+            args.parse::<Token![=]>()?;
+            args.parse::<Type>()?;
+            if !args.is_empty() {
+                args.parse::<Token![,]>()?;
+            }
+        }
+        input.parse::<Token![->]>()?;
+        input.parse::<Type>()?;
+        let results;
+        braced!(results in input);
+        while !results.is_empty() {
+            results.parse::<Ident>()?;
+            results.parse::<Token![=>]>()?;
+            params.push(results.parse::<Ident>()?);
+            results.parse::<Token![:]>()?;
+            results.parse::<Type>()?;
+            if !results.is_empty() {
+                results.parse::<Token![,]>()?;
+            }
+        }
+        input.parse::<Token![;]>()?;
+        Ok(Row { counter, symbol, method, params })
+    }
+}
+
+/// The file parses, its `kernels!` rows follow the macro's grammar with counters 0, 1, ..., and
+/// no entry point has two parameters, nor two rows one method or symbol, of one name.
 fn check_rust(text: &str) -> Result<(), String> {
     let file = syn::parse_file(text).map_err(|e| format!("does not parse: {e}"))?;
-    let params = |sig: &syn::Signature| -> Result<(), String> {
+    let rows = file
+        .items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "kernels") => Some(&m.mac),
+            _ => None,
+        })
+        .ok_or("no `kernels!` invocation")?;
+    let rows = rows
+        .parse_body_with(|input: syn::parse::ParseStream<'_>| {
+            let mut rows = Vec::new();
+            while !input.is_empty() {
+                rows.push(input.parse::<Row>()?);
+            }
+            Ok(rows)
+        })
+        .map_err(|e| format!("a `kernels!` row does not parse: {e}"))?;
+    let mut methods = Vec::new();
+    let mut symbols = Vec::new();
+    for (k, row) in rows.iter().enumerate() {
+        if row.counter.base10_parse::<usize>().ok() != Some(k) {
+            return Err(format!("row {k} ({}) has counter {}", row.method, row.counter));
+        }
         let mut seen: Vec<String> = Vec::new();
-        for input in &sig.inputs {
-            if let syn::FnArg::Typed(t) = input
-                && let syn::Pat::Ident(p) = &*t.pat
-            {
-                let name = p.ident.to_string();
-                if seen.contains(&name) {
-                    return Err(format!("fn {} has two parameters named `{name}`", sig.ident));
-                }
-                seen.push(name);
+        for p in &row.params {
+            let name = p.to_string();
+            if seen.contains(&name) {
+                return Err(format!("fn {} has two parameters named `{name}`", row.symbol));
             }
+            seen.push(name);
         }
-        Ok(())
-    };
-    let mut items: Vec<String> = Vec::new();
-    for item in &file.items {
-        match item {
-            syn::Item::Fn(f) => {
-                params(&f.sig)?;
-                items.push(f.sig.ident.to_string());
-            }
-            syn::Item::Trait(t) => {
-                let mut methods: Vec<String> = Vec::new();
-                for ti in &t.items {
-                    if let syn::TraitItem::Fn(m) = ti {
-                        params(&m.sig)?;
-                        let name = m.sig.ident.to_string();
-                        if methods.contains(&name) {
-                            return Err(format!("trait {} has two methods named `{name}`", t.ident));
-                        }
-                        methods.push(name);
-                    }
-                }
-            }
-            _ => {}
-        }
+        methods.push(row.method.to_string());
+        symbols.push(row.symbol.to_string());
     }
-    items.sort();
-    if let Some(w) = items.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("two functions named `{}`", w[0]));
+    for (what, mut names) in [("methods", methods), ("entry points", symbols)] {
+        names.sort();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!("two {what} named `{}`", w[0]));
+        }
     }
     Ok(())
 }

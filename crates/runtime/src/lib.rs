@@ -9,9 +9,10 @@
 //! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
 //! and default kernels a host-memory device starts from.
 //!
-//! A backend crate mounts its generated `kernels.rs` with [`include_kernels!`], implements the
-//! generated `Kernels` trait, and exports it with [`export_kernels!`]. This crate has no device
-//! and no kernel symbols of its own; it builds and tests without PyTorch.
+//! A backend crate mounts its generated `kernels.rs` (rows that [`kernels!`] expands) with
+//! [`include_kernels!`], implements the generated `Kernels` trait, and exports it with
+//! [`export_kernels!`]. This crate has no device and no kernel symbols of its own; it builds and
+//! tests without PyTorch.
 
 // Generated kernels.rs files name this crate by its external name, as in a backend crate.
 extern crate self as regen_runtime;
@@ -23,6 +24,7 @@ pub mod bootstrap;
 pub mod error;
 pub mod ffi;
 pub mod host;
+pub mod kernels;
 pub mod rng;
 pub mod view;
 

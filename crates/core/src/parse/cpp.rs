@@ -65,6 +65,8 @@ pub fn parse_cpp_decl<'a>(input: &'a str, cache: &mut CppTypeCache<'a>) -> PResu
         params.push(CppParam { ty, name: pname.into() });
         let rest = &i[end + 1..];
         if i.as_bytes()[end] == b')' {
+            // Like the schema's arguments: the model keeps no spare capacity.
+            params.shrink_to_fit();
             return Ok((rest, CppDecl { return_type, name: name.into(), params }));
         }
         i = rest;

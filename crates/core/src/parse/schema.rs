@@ -61,6 +61,8 @@ fn arguments(input: &str) -> PResult<'_, Vec<Argument>> {
         if let Some(rest) = rest.strip_prefix(", ") {
             i = rest;
         } else if let Some(rest) = rest.strip_prefix(')') {
+            // The model lives until generation ends: no spare capacity in its ~15,000 arguments.
+            args.shrink_to_fit();
             return Ok((rest, args));
         } else {
             return fail(rest, "expected ', ' or ')' after an argument");
@@ -163,7 +165,10 @@ fn alias_set(input: &str) -> PResult<'_, Vec<Ident>> {
         set.push(alias.into());
         match rest.strip_prefix('|') {
             Some(rest) => i = rest,
-            None => return Ok((rest, set)),
+            None => {
+                set.shrink_to_fit();
+                return Ok((rest, set));
+            }
         }
     }
 }
@@ -231,6 +236,7 @@ fn returns(input: &str) -> PResult<'_, Returns> {
         if let Some(rest) = rest.strip_prefix(", ") {
             i = rest;
         } else if let Some(rest) = rest.strip_prefix(')') {
+            items.shrink_to_fit();
             return Ok((rest, Returns { items, parenthesized: true }));
         } else {
             return fail(rest, "expected ', ' or ')' after a return");

@@ -1,0 +1,2 @@
+at::Tensor f(const at::Tensor & int, const at::Tensor & kernels, int64_t regen_a0, int64_t N, int64_t n, double Tensor, int64_t NULL, int64_t my_f); // {"schema": "aten::f(Tensor int, Tensor kernels, int regen_a0, int N, int n, float Tensor, int NULL, int my_f) -> Tensor", "dispatch": "True", "default": "False"}
+at::Tensor & type(at::Tensor & self, const at::Tensor & unsafe, const at::Tensor & _); // {"schema": "aten::type(Tensor(a!) self, Tensor unsafe, Tensor _) -> Tensor(a!)", "dispatch": "True", "default": "False"}

@@ -1,0 +1,125 @@
+//! [`kernels!`](crate::kernels!): what a generated `kernels.rs` expands to.
+//!
+//! regen writes one row per op with a C++ wrapper (its schema, counter, names, argument and result
+//! types); this macro spells the repetitive rest once: the `Kernels` trait, the `extern "C"`
+//! entry points that convert arguments, call the kernel and write results back, the call
+//! counters and `install`. Keeping the bodies here instead of in every generated file makes
+//! `kernels.rs` a fifth of its former size and lets regen write it without a Rust formatter.
+//!
+//! A row reads
+//! ```text
+//! /// `aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
+//! 11 kernel "add.out" "aten::add.out" regen_kernel_add_out
+//!     fn add_out(self_: TensorRef<'_> = abi::regen_tensor, ...) -> () {};
+//! ```
+//! `11` is the op's counter, `kernel` says the backend implements it (`stub`: a default method
+//! raising NotImplementedError), then the key (`name.overload`), the qualified name, the entry
+//! point's symbol, the trait method with each argument's safe type `=` its ABI type, and the
+//! result type with, in braces, a value binding and its out-slot parameter for each result that
+//! crosses back.
+
+/// Expands a generated `kernels.rs` (see the [module](crate::kernels) docs for the row syntax).
+/// The names it defines (`Kernels`, `OPS`, `install`, `native_calls`) are the backend's API; the
+/// argument types a row names must be in scope where it expands (the generated file imports them).
+#[macro_export]
+macro_rules! kernels {
+    (
+        $(
+            $(#[doc = $doc:literal])*
+            $k:literal $state:ident $key:literal $qualified:literal $symbol:ident
+            fn $method:ident($($arg:ident: $safe:ty = $abi:ty),* $(,)?) -> $ret:ty {
+                $($value:ident => $slot:ident: $slot_ty:ty),* $(,)?
+            };
+        )*
+    ) => {
+        /// The backend's kernels, one method per registered op, documented with its schema.
+        /// Methods with a default body are not implemented yet: they raise NotImplementedError.
+        // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
+        #[allow(
+            unused_variables,
+            clippy::too_many_arguments,
+            clippy::type_complexity,
+            clippy::wrong_self_convention,
+            clippy::should_implement_trait
+        )]
+        pub trait Kernels: Send + Sync + 'static {
+            $(
+                $crate::__kernel_method! {
+                    $state $key $(#[doc = $doc])* fn $method($($arg: $safe),*) -> $ret
+                }
+            )*
+        }
+
+        static KERNELS: ::std::sync::OnceLock<::std::boxed::Box<dyn Kernels>> = ::std::sync::OnceLock::new();
+
+        /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
+        pub const OPS: &[&str] = &[$($key),*];
+
+        /// How many times each entry point was called.
+        static CALLS: [::std::sync::atomic::AtomicU64; OPS.len()] =
+            [const { ::std::sync::atomic::AtomicU64::new(0) }; OPS.len()];
+
+        /// Installs the backend's kernels and its call counters; the first installation wins
+        /// (returns false after).
+        pub fn install(kernels: impl Kernels) -> bool {
+            $crate::ffi::set_native_calls(native_calls);
+            KERNELS.set(::std::boxed::Box::new(kernels)).is_ok()
+        }
+
+        /// How many times the Rust kernel of `op` (`name.overload`) was called; `None` when `op`
+        /// has no entry point in this backend.
+        pub fn native_calls(op: &str) -> ::std::option::Option<u64> {
+            OPS.iter().position(|o| *o == op).map(|k| CALLS[k].load(::std::sync::atomic::Ordering::Relaxed))
+        }
+
+        fn kernels() -> $crate::Result<&'static dyn Kernels> {
+            KERNELS
+                .get()
+                .map(|k| &**k)
+                .ok_or_else(|| $crate::Error::runtime("no kernels installed: call install() at load time"))
+        }
+
+        $(
+            #[doc = concat!(" Entry point of `", $qualified, "`, called by its C++ wrapper.")]
+            ///
+            /// # Safety
+            /// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+            /// and passes a valid slot for each result.
+            // One result binds as `let (v) = ...`: the parentheses are the tuple case's.
+            #[allow(unused_parens)]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::abi::regen_error {
+                $crate::ffi::call($qualified, &CALLS[$k], || {
+                    let ($($value),*) = kernels()?.$method(
+                        // SAFETY: the C++ wrapper keeps every argument alive for the call.
+                        $(unsafe { <$safe as $crate::args::FromAbi<'_>>::from_abi(&$arg) }?),*
+                    )?;
+                    // SAFETY: the C++ wrapper passes a valid slot for each result.
+                    $(unsafe { $crate::args::IntoSlot::write($value, $slot) }?;)*
+                    Ok(())
+                })
+            }
+        )*
+    };
+}
+
+/// One method of the `Kernels` trait: required (`kernel`) or with a body raising
+/// NotImplementedError that names the op (`stub`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_method {
+    (kernel $key:literal $(#[doc = $doc:literal])* fn $method:ident($($arg:ident: $safe:ty),*) -> $ret:ty) => {
+        $(#[doc = $doc])*
+        fn $method(&self, $($arg: $safe),*) -> $crate::Result<$ret>;
+    };
+    (stub $key:literal $(#[doc = $doc:literal])* fn $method:ident($($arg:ident: $safe:ty),*) -> $ret:ty) => {
+        $(#[doc = $doc])*
+        fn $method(&self, $($arg: $safe),*) -> $crate::Result<$ret> {
+            Err($crate::Error::not_implemented(concat!(
+                "no kernel in this backend (list `",
+                $key,
+                "` under `implement` in regen.toml)"
+            )))
+        }
+    };
+}
