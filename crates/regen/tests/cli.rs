@@ -345,3 +345,37 @@ fn usage_errors_exit_2_and_help_exits_0() {
     assert!(String::from_utf8_lossy(&missing.stderr).starts_with("/nonexistent/h.h: error: cannot read the header"));
     assert!(!Path::new("x").exists());
 }
+
+/// `--out` naming a file (issue 13): said in words, exit 2, nothing written, in both modes.
+#[test]
+fn out_naming_a_file_is_not_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let readme = dir.path().join("README.md");
+    std::fs::write(&readme, "# mine\n").unwrap();
+    let header = fixture("2.15.0");
+    for out in [readme.clone(), readme.join("generated")] {
+        for check in [false, true] {
+            let mut args = vec!["--header".as_ref(), header.as_os_str(), "--out".as_ref(), out.as_os_str()];
+            if check {
+                args.push("--check".as_ref());
+            }
+            let output = regen(&args);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{stderr}");
+            assert_eq!(
+                stderr,
+                format!("{}: error: {} is not a directory\n", out.display(), readme.display()),
+                "check: {check}"
+            );
+        }
+    }
+    let new = regen(&["new".as_ref(), "mydev".as_ref(), "--path".as_ref(), readme.as_os_str()]);
+    assert_eq!(new.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&new.stderr),
+        format!("{}: error: {} is not a directory\n", readme.display(), readme.display())
+    );
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# mine\n");
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["README.md"], "nothing else was written");
+}
