@@ -447,3 +447,65 @@ fn whole_file_errors_have_a_position_exactly_when_they_are_about_contents() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+/// Every file under `dir`, relative to it, `/`-separated, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// What building, installing and testing a `regen new` crate leaves in it is git-ignored (issue
+/// 13): git sees the crate's own files and the Cargo.lock cargo writes (a Python extension's
+/// lock file is meant to be committed), nothing else. The build outputs are those a real
+/// `pip wheel --no-build-isolation ./mydev` left with torch 2.15.0 (build/, the egg-info, cargo's
+/// target/; the generated code goes to target/'s OUT_DIR, so there is no generated/), plus an
+/// editable install's extension module and `python -m pytest tests`'s caches.
+#[test]
+fn a_new_crate_ignores_what_its_build_and_tests_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("mydev");
+    let new = regen(&["new".as_ref(), "mydev".as_ref(), "--path".as_ref(), crate_dir.as_os_str()]);
+    assert!(new.status.success(), "{}", String::from_utf8_lossy(&new.stderr));
+    let scaffold = files_under(&crate_dir);
+    assert!(scaffold.contains(&".gitignore".to_owned()), "{scaffold:?}");
+    for artifact in [
+        "Cargo.lock",
+        "target/release/build/mydev-0123/out/regen/kernels.rs",
+        "target/release/libmydev.so",
+        "build/lib.linux-x86_64-cpython-311/mydev/_mydev.cpython-311-x86_64-linux-gnu.so",
+        "build/bdist.linux-x86_64/wheel/mydev/__init__.py",
+        "python/mydev.egg-info/PKG-INFO",
+        "python/mydev/_mydev.cpython-311-x86_64-linux-gnu.so",
+        "python/mydev/__pycache__/__init__.cpython-311.pyc",
+        "tests/__pycache__/test_smoke.cpython-311-pytest-8.3.4.pyc",
+        ".pytest_cache/v/cache/nodeids",
+    ] {
+        let path = crate_dir.join(artifact);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "built\n").unwrap();
+    }
+    let git = |args: &[&str]| {
+        let output = Command::new("git").current_dir(&crate_dir).args(args).output().expect("git runs");
+        assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    let mut seen: Vec<&str> = status.lines().map(|l| l.strip_prefix("?? ").unwrap_or(l)).collect();
+    seen.sort();
+    let mut expected: Vec<&str> = scaffold.iter().map(String::as_str).chain(["Cargo.lock"]).collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+}
