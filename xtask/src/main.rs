@@ -21,31 +21,100 @@ const USAGE: &str = "usage: cargo xtask <command>
                               a long fuzz run of the header pipeline (regen-fuzz, release build):
                               executions, executions/s and findings, each written to DIR
                               (default target/fuzz-findings); --replay re-runs one execution
-  ci                          everything CI checks: fmt, clippy, the C++ compile check of the oldest
-                              and newest fixtures, then all tests";
+  ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
+                              the C++ compile check of the oldest and newest fixtures, all tests,
+                              then e2e; the last line names the steps passed or the one that failed";
 
 /// What CI compiles: the full skeleton of the oldest and newest fixtures, and the newest with a
 /// config (implemented ops, autograd registrations, the CPU fallback).
 const CI_COMPILE: &[(&str, Option<&str>)] =
     &[("1.13.1", None), ("2.15.0", None), ("2.15.0", Some("crates/kernels-check/regen.toml"))];
 
+/// One command line of xtask, parsed.
+#[derive(Debug, PartialEq, Eq)]
+enum Task {
+    Help,
+    Fixture(String),
+    CompileCpp(Vec<String>),
+    /// `None`: the pinned release.
+    E2e(Option<String>),
+    Bump(String),
+    Regen {
+        check: bool,
+    },
+    Fuzz(Vec<String>),
+    Ci,
+}
+
+/// Parses xtask's arguments. The error says what was wrong (the usage follows it), so a typo is
+/// not met with the usage alone.
+fn parse_args(args: &[&str]) -> Result<Task, String> {
+    let torch = |command: &str, rest: &[&str]| match rest {
+        ["--torch", version] => check_version(version).map(|()| (*version).to_owned()),
+        _ => Err(format!("{command} needs --torch X.Y.Z")),
+    };
+    match args {
+        [] => Err("no command given".into()),
+        ["help" | "--help" | "-h"] => Ok(Task::Help),
+        ["fixture", rest @ ..] => torch("fixture", rest).map(Task::Fixture),
+        ["bump", rest @ ..] => torch("bump", rest).map(Task::Bump),
+        ["e2e"] => Ok(Task::E2e(None)),
+        ["e2e", rest @ ..] => torch("e2e", rest).map(|v| Task::E2e(Some(v))),
+        ["regen"] => Ok(Task::Regen { check: false }),
+        ["regen", "--check"] => Ok(Task::Regen { check: true }),
+        ["regen", ..] => Err("regen takes only --check".into()),
+        ["ci"] => Ok(Task::Ci),
+        ["ci", ..] => Err("ci takes no arguments".into()),
+        ["compile-cpp", rest @ ..] => {
+            if rest.is_empty() || !rest.len().is_multiple_of(2) || rest.chunks(2).any(|pair| pair[0] != "--torch") {
+                return Err("compile-cpp needs --torch X.Y.Z (one or more)".into());
+            }
+            rest.chunks(2)
+                .map(|pair| check_version(pair[1]).map(|()| pair[1].to_owned()))
+                .collect::<Result<_, _>>()
+                .map(Task::CompileCpp)
+        }
+        ["fuzz", rest @ ..] => {
+            const FLAGS: &[&str] = &["--execs", "--seed", "--threads", "--findings", "--replay"];
+            for pair in rest.chunks(2) {
+                if !FLAGS.contains(&pair[0]) {
+                    return Err(format!("fuzz: unknown option {:?}", pair[0]));
+                }
+                if pair.len() == 1 {
+                    return Err(format!("fuzz: {} needs a value", pair[0]));
+                }
+            }
+            Ok(Task::Fuzz(rest.iter().map(|a| (*a).to_owned()).collect()))
+        }
+        [other, ..] => Err(format!("unknown command {other:?}")),
+    }
+}
+
+/// A usage error exits 2, as `regen`'s do; a failed task 1.
+const EXIT_USAGE: u8 = 2;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        ["fixture", "--torch", version] => fixture(version),
-        ["ci"] => ci(),
-        ["e2e"] => pinned().and_then(|v| e2e(&v)),
-        ["e2e", "--torch", version] => check_version(version).and_then(|()| e2e(version)),
-        ["bump", "--torch", version] => bump(version),
-        ["fuzz", rest @ ..] => fuzz(rest),
-        ["regen"] => regen(false),
-        ["regen", "--check"] => regen(true),
-        ["compile-cpp", rest @ ..] if !rest.is_empty() && rest.len() % 2 == 0 => {
-            let releases: Option<Vec<&str>> =
-                rest.chunks(2).map(|pair| (pair[0] == "--torch").then_some(pair[1])).collect();
-            releases.ok_or_else(|| USAGE.to_owned()).and_then(|r| r.iter().try_for_each(|v| compile_cpp(v, None)))
+    let task = match parse_args(&args.iter().map(String::as_str).collect::<Vec<_>>()) {
+        Ok(task) => task,
+        Err(e) => {
+            eprintln!("xtask: {e}\n\n{USAGE}");
+            return ExitCode::from(EXIT_USAGE);
         }
-        _ => Err(USAGE.to_owned()),
+    };
+    let result = match task {
+        Task::Help => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Task::Fixture(version) => fixture(&version),
+        Task::Ci => ci(),
+        Task::E2e(None) => pinned().and_then(|v| e2e(&v)),
+        Task::E2e(Some(version)) => e2e(&version),
+        Task::Bump(version) => bump(&version),
+        Task::Fuzz(args) => fuzz(&args),
+        Task::Regen { check } => regen(check),
+        Task::CompileCpp(releases) => releases.iter().try_for_each(|v| compile_cpp(v, None)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -111,13 +180,9 @@ fn bump(version: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A long fuzz run: regen-fuzz built with optimizations, its own flags passed through. Its exit
-/// status (1 with findings) is this command's.
-fn fuzz(args: &[&str]) -> Result<(), String> {
-    let flags = ["--execs", "--seed", "--threads", "--findings", "--replay"];
-    if !args.len().is_multiple_of(2) || !args.chunks(2).all(|pair| flags.contains(&pair[0])) {
-        return Err(USAGE.to_owned());
-    }
+/// A long fuzz run: regen-fuzz built with optimizations, its own flags (checked by
+/// [`parse_args`]) passed through. Its exit status (1 with findings) is this command's.
+fn fuzz(args: &[String]) -> Result<(), String> {
     run(cargo().args(["run", "--quiet", "--release", "-p", "regen-fuzz", "--"]).args(args))
 }
 
@@ -154,29 +219,54 @@ fn regen(check: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Everything CI checks, in order, stopping at the first failure; the run closes on one line
+/// naming the steps that passed, or the one that failed.
 fn ci() -> Result<(), String> {
-    run(cargo().args(["fmt", "--all", "--check"]))?;
-    regen(true)?;
-    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    for (release, config) in CI_COMPILE {
-        compile_cpp(release, *config)?;
+    let compile = format!("compile-cpp ({})", CI_COMPILE.len());
+    let steps: Vec<Step<'_>> = vec![
+        ("fmt", Box::new(|| run(cargo().args(["fmt", "--all", "--check"])))),
+        ("regen --check", Box::new(|| regen(true))),
+        ("clippy", Box::new(|| run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])))),
+        (&compile, Box::new(|| CI_COMPILE.iter().try_for_each(|(release, config)| compile_cpp(release, *config)))),
+        ("cargo tests", Box::new(cargo_tests)),
+        // Last: the end-to-end tests are the slowest.
+        ("e2e (skeleton, regen new, device tests)", Box::new(|| pinned().and_then(|v| e2e(&v)))),
+    ];
+    eprintln!("{}", run_steps("ci", steps)?);
+    Ok(())
+}
+
+/// A named step of a run of steps.
+type Step<'a> = (&'a str, Box<dyn FnOnce() -> Result<(), String> + 'a>);
+
+/// Runs `steps` in order until one fails. Ok: the closing line naming every step; Err: the
+/// step's error, then a closing line naming the step that failed and those that passed.
+fn run_steps(what: &str, steps: Vec<Step<'_>>) -> Result<String, String> {
+    let mut passed: Vec<&str> = Vec::new();
+    for (name, step) in steps {
+        if let Err(e) = step() {
+            let before = if passed.is_empty() { String::new() } else { format!(" (passed: {})", passed.join(", ")) };
+            return Err(format!("{e}\nxtask: {what} failed at {name}{before}"));
+        }
+        passed.push(name);
     }
+    Ok(format!("xtask: {what} passed: {}", passed.join(", ")))
+}
+
+fn cargo_tests() -> Result<(), String> {
     // nextest closes with one summary line for the whole workspace (cargo test closes on the
     // last binary's count, often an empty doc-test run); the machine image ships it.
     let has_nextest = cargo().args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
     if has_nextest {
-        run(cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]))?;
+        run(cargo().args(["nextest", "run", "--workspace", "--no-fail-fast"]))
     } else {
-        run(cargo().args(["test", "--workspace", "--no-fail-fast"]))?;
+        run(cargo().args(["test", "--workspace", "--no-fail-fast"]))
     }
-    // Last, so the run closes on pytest's summary of the end-to-end tests.
-    e2e(&pinned()?)
 }
 
 /// The end-to-end checks in real torch `version`: the full skeleton loads with a PrivateUse1
 /// kernel for every registered op; a `regen new` backend installs with pip and passes its smoke
-/// test; for the pinned release, the reference device passes its tests (last, so a CI run closes
-/// on pytest's summary).
+/// test; the reference device passes its tests (last, so a run closes on pytest's summary).
 fn e2e(version: &str) -> Result<(), String> {
     let root = root();
     let python = venv(version)?;
@@ -470,4 +560,82 @@ fn compile_cpp(version: &str, config: Option<&str>) -> Result<(), String> {
 
 fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_parses() {
+        assert_eq!(parse_args(&["fixture", "--torch", "2.15.0"]), Ok(Task::Fixture("2.15.0".into())));
+        assert_eq!(
+            parse_args(&["compile-cpp", "--torch", "1.13.1", "--torch", "2.15.0"]),
+            Ok(Task::CompileCpp(vec!["1.13.1".into(), "2.15.0".into()]))
+        );
+        assert_eq!(parse_args(&["e2e"]), Ok(Task::E2e(None)));
+        assert_eq!(parse_args(&["e2e", "--torch", "2.4.1"]), Ok(Task::E2e(Some("2.4.1".into()))));
+        assert_eq!(parse_args(&["bump", "--torch", "2.16.0"]), Ok(Task::Bump("2.16.0".into())));
+        assert_eq!(parse_args(&["regen"]), Ok(Task::Regen { check: false }));
+        assert_eq!(parse_args(&["regen", "--check"]), Ok(Task::Regen { check: true }));
+        assert_eq!(parse_args(&["fuzz"]), Ok(Task::Fuzz(vec![])));
+        assert_eq!(
+            parse_args(&["fuzz", "--execs", "10", "--seed", "3"]),
+            Ok(Task::Fuzz(["--execs", "10", "--seed", "3"].map(String::from).to_vec()))
+        );
+        assert_eq!(parse_args(&["ci"]), Ok(Task::Ci));
+        assert_eq!(parse_args(&["--help"]), Ok(Task::Help));
+    }
+
+    #[test]
+    fn a_bad_command_line_says_what_is_wrong() {
+        let error = |args: &[&str]| parse_args(args).unwrap_err();
+        assert_eq!(error(&[]), "no command given");
+        assert_eq!(error(&["bogus"]), r#"unknown command "bogus""#);
+        assert_eq!(error(&["bogus", "--torch", "2.15.0"]), r#"unknown command "bogus""#);
+        assert_eq!(error(&["fixture"]), "fixture needs --torch X.Y.Z");
+        assert_eq!(error(&["fixture", "--torch"]), "fixture needs --torch X.Y.Z");
+        assert_eq!(error(&["fixture", "2.15.0"]), "fixture needs --torch X.Y.Z");
+        assert_eq!(error(&["fixture", "--torch", "latest"]), r#"expected a release number like 2.15.0, got "latest""#);
+        assert_eq!(error(&["bump"]), "bump needs --torch X.Y.Z");
+        assert_eq!(error(&["e2e", "2.4.1"]), "e2e needs --torch X.Y.Z");
+        assert_eq!(error(&["compile-cpp"]), "compile-cpp needs --torch X.Y.Z (one or more)");
+        assert_eq!(
+            error(&["compile-cpp", "--torch", "2.15.0", "--torch"]),
+            "compile-cpp needs --torch X.Y.Z (one or more)"
+        );
+        assert_eq!(error(&["regen", "--write"]), "regen takes only --check");
+        assert_eq!(error(&["ci", "--fast"]), "ci takes no arguments");
+        assert_eq!(error(&["fuzz", "--exec", "10"]), r#"fuzz: unknown option "--exec""#);
+        assert_eq!(error(&["fuzz", "--seed", "1", "--execs"]), "fuzz: --execs needs a value");
+    }
+
+    #[test]
+    fn a_run_of_steps_closes_on_one_line() {
+        let ran = std::cell::RefCell::new(Vec::new());
+        let step = |name: &'static str, ok: bool| -> Step<'_> {
+            let ran = &ran;
+            (
+                name,
+                Box::new(move || {
+                    ran.borrow_mut().push(name);
+                    if ok { Ok(()) } else { Err(format!("{name} went wrong")) }
+                }),
+            )
+        };
+        assert_eq!(
+            run_steps("ci", vec![step("fmt", true), step("clippy", true), step("compile-cpp (3)", true)]),
+            Ok("xtask: ci passed: fmt, clippy, compile-cpp (3)".to_owned())
+        );
+        ran.borrow_mut().clear();
+        assert_eq!(
+            run_steps("ci", vec![step("fmt", true), step("clippy", false), step("tests", true)]),
+            Err("clippy went wrong\nxtask: ci failed at clippy (passed: fmt)".to_owned())
+        );
+        assert_eq!(*ran.borrow(), ["fmt", "clippy"], "no step runs after a failure");
+        assert_eq!(
+            run_steps("ci", vec![step("fmt", false)]),
+            Err("fmt went wrong\nxtask: ci failed at fmt".to_owned())
+        );
+    }
 }

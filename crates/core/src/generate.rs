@@ -1,7 +1,10 @@
 //! Generation as a library call: a header and a config on disk in, every output file out
 //! (prost-build's `generate()` returns files; writing or checking them is [`crate::write::ensure`]).
 //! The `regen` CLI, `cargo xtask`, regen-build and the kernels-check crate all call this, so
-//! they cannot drift apart. Errors come back rendered as `PATH:LINE:COL: error: ...` text.
+//! they cannot drift apart. Errors come back rendered as text: `PATH:LINE:COL: error: ...` for
+//! an error in a file's contents (bad bytes, an empty header, a bad line or config key), and
+//! `PATH: error: ...` for a file that cannot be read at all, which has no position (as compilers
+//! report a missing source file).
 
 use std::path::Path;
 
@@ -48,9 +51,11 @@ pub fn load_header_file(path: &Path) -> Result<(Vec<u8>, crate::Loaded, String),
 /// Reads a regen.toml; `None` is the default config (every required op as a skeleton).
 pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
     let Some(path) = path else { return Ok(Config::default()) };
-    let text = String::from_utf8(read(path, "config")?)
-        .map_err(|_| format!("{}: error: the config is not UTF-8\n", path.display()))?;
-    parse_config(&text).map_err(|errors| render_all(&errors, &path.display().to_string()))
+    let shown = path.display().to_string();
+    let bytes = read(path, "config")?;
+    // Bad bytes are an error in the file's contents, so it points at them as the header's do.
+    let text = crate::parse::decode_header(&bytes).map_err(|d| d.render(&shown))?;
+    parse_config(text).map_err(|errors| render_all(&errors, &shown))
 }
 
 /// Generates every output for `header` under `config` (a regen.toml, or none). `command` is

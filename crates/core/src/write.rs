@@ -47,7 +47,10 @@ impl Ensured {
 
 /// Makes `dir` hold exactly `files` (write mode) or says how it differs (check mode).
 /// In write mode nothing in `dir` changes unless every changed file could be written.
+/// `dir` (or a directory it would be created in) being a file is an
+/// [`io::ErrorKind::NotADirectory`] error naming that file, in either mode.
 pub fn ensure(dir: &Path, files: &[OutputFile], mode: Mode) -> io::Result<Ensured> {
+    check_dir(dir)?;
     let mut ensured = Ensured::default();
     let mut to_write = Vec::new();
     for f in files {
@@ -109,6 +112,26 @@ fn holds(path: &Path, contents: &[u8]) -> io::Result<bool> {
         }
         rest = &rest[n..];
     }
+}
+
+/// `dir` exists as a directory or can be created: no file stands on its path. Without this,
+/// `--out README.md` failed with the OS's "File exists" (from create_dir_all), and `--check`
+/// reported every file as missing.
+fn check_dir(dir: &Path) -> io::Result<()> {
+    for path in dir.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => {
+                let message = format!("{} is not a directory", path.display());
+                return Err(io::Error::new(io::ErrorKind::NotADirectory, message));
+            }
+            // Not there yet, or below a file (ENOTDIR): the ancestors tell which.
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {}
+            // Anything else (permissions) is the OS's to report when the directory is used.
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
 }
 
 /// Files directly in `dir` that carry regen's `@generated` note (in their first two lines: JSON
@@ -231,5 +254,25 @@ mod tests {
         assert_eq!(fs::read_to_string(dir.join("mine.txt")).unwrap(), "not generated\n");
         assert_eq!(fs::metadata(dir.join("same.h")).unwrap().modified().unwrap(), same_time);
         assert!(ensure(dir, &files, Mode::Check).unwrap().is_fresh());
+    }
+
+    #[test]
+    fn a_file_on_the_directory_path_is_not_a_directory_error_in_both_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let readme = dir.path().join("README.md");
+        fs::write(&readme, "mine\n").unwrap();
+        let files = [file("ops.json", "{}")];
+        for out in [readme.clone(), readme.join("generated")] {
+            for mode in [Mode::Write, Mode::Check] {
+                let e = ensure(&out, &files, mode).unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::NotADirectory, "{out:?} {mode:?}");
+                assert_eq!(e.to_string(), format!("{} is not a directory", readme.display()));
+            }
+        }
+        assert_eq!(fs::read_to_string(&readme).unwrap(), "mine\n");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["README.md"]);
+        // A directory that does not exist yet, below one that does, is fine.
+        assert!(ensure(&dir.path().join("a/b"), &files, Mode::Write).is_ok());
     }
 }

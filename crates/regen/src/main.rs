@@ -186,6 +186,16 @@ fn run_diff(args: &DiffArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(verdict.exit))
 }
 
+/// An output directory that cannot be used, as an error line. A file standing where the
+/// directory should be is said in words (`README.md: error: README.md is not a directory`)
+/// rather than as the OS's "File exists".
+fn output_error(dir: &Path, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotADirectory => format!("{}: error: {e}\n", dir.display()),
+        _ => format!("{}: error: cannot write the outputs: {e}\n", dir.display()),
+    }
+}
+
 /// The checkout this binary was built from (crates/regen is two levels below its root).
 fn own_checkout() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -206,7 +216,7 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
     }
     let root_text = regen_root.to_str().ok_or_else(|| "error: the regen checkout's path is not UTF-8\n".to_string())?;
     let files = regen_core::scaffold::new_backend(&args.name, root_text).map_err(|e| format!("error: {e}\n"))?;
-    ensure(&dir, &files, Mode::Write).map_err(|e| format!("{}: error: cannot write: {e}\n", dir.display()))?;
+    ensure(&dir, &files, Mode::Write).map_err(|e| output_error(&dir, &e))?;
     // pip takes a bare name for a project on PyPI, not a directory.
     let shown = if dir.is_relative() && dir.components().count() == 1 {
         format!("./{}", dir.display())
@@ -231,8 +241,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
     let generated = generate(header, cli.config.as_deref(), &command)?;
     to_stderr(&generated.warnings);
     let mode = if cli.check { Mode::Check } else { Mode::Write };
-    let ensured = ensure(out, &generated.files, mode)
-        .map_err(|e| format!("{}: error: cannot write the outputs: {e}\n", out.display()))?;
+    let ensured = ensure(out, &generated.files, mode).map_err(|e| output_error(out, &e))?;
     if cli.check {
         to_stderr(&ensured.report);
         if ensured.is_fresh() {
