@@ -1,0 +1,83 @@
+"""Whole-process footprint: `regen --header H --out DIR` against torchgen's gen_backend_stubs.
+
+Run through `cargo xtask footprint [--runs N]` (it builds regen in release mode and passes the
+paths). Both tools generate a PrivateUse1 backend's registrations for the required ops of the same
+release: regen from the header, torchgen from a backend yaml listing those ops (minus the few its
+codegen rejects, found by running it). Runs alternate between the tools in one process, each
+into a fresh output directory (wall clock, and peak RSS as `/usr/bin/time -v` reports it); the medians and
+their ratio are printed. Measure on a quiet machine: other load slows both, unevenly.
+"""
+
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(cmd):
+    """(wall seconds, peak RSS KiB) of one run; the command must succeed. The peak RSS is what
+    `/usr/bin/time` reports (`-f %M`, as "Maximum resident set size" of `-v`): measured from a
+    process forked by time(1), not by this Python, whose pages a fork would count. The wall time
+    is measured here because time(1) rounds it to 10 ms (its own few hundred microseconds are in)."""
+    start = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    if r.returncode != 0:
+        sys.exit(f"footprint: {cmd[0]} failed:\n{r.stderr[-3000:]}")
+    return (wall, int(r.stderr.strip().splitlines()[-1]))
+
+
+def torchgen_yaml(python, required, work):
+    """A backend yaml of `required`, without the ops gen_backend_stubs rejects (an out overload it
+    cannot group takes its group with it)."""
+    keys = list(required)
+    while True:
+        path = work / "backend.yaml"
+        path.write_text("backend: PrivateUse1\ncpp_namespace: regen\nsupported:\n" + "".join(f"- {k}\n" for k in keys))
+        r = subprocess.run(
+            [python, "-m", "torchgen.gen_backend_stubs", "-s", str(path), "-o", str(work / "probe")],
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode == 0:
+            return path, len(keys), sorted(set(required) - set(keys))
+        found = re.findall(r"native_functions.yaml:\d+:\n    ([A-Za-z0-9_.]+)\(", r.stderr)
+        if not found:
+            sys.exit(f"footprint: torchgen failed for a reason other than an op:\n{r.stderr[-3000:]}")
+        bad = found[0]
+        gone = [k for k in keys if k == bad] or [k for k in keys if k.split(".")[0] == bad.split(".")[0]]
+        if not gone:
+            sys.exit(f"footprint: torchgen rejects {bad}, which is not listed")
+        keys = [k for k in keys if k not in gone]
+
+
+def main():
+    regen, header, python, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        subprocess.run([regen, "--header", header, "--out", str(work / "model")], check=True, capture_output=True)
+        ops = json.loads((work / "model" / "ops.json").read_text())["ops"]
+        required = [o["key"] for o in ops if o["required"]]
+        yaml, listed, rejected = torchgen_yaml(python, required, work)
+        print(f"{len(required)} required ops; torchgen handles {listed} (rejects {', '.join(rejected)})")
+        results = {"regen": [], "torchgen": []}
+        for k in range(runs):
+            out = work / f"regen-{k}"
+            results["regen"].append(timed([regen, "--header", header, "--out", str(out)]))
+            out = work / f"torchgen-{k}"
+            results["torchgen"].append(
+                timed([python, "-m", "torchgen.gen_backend_stubs", "-s", str(yaml), "-o", str(out)])
+            )
+        med = {t: (statistics.median(w for w, _ in r), statistics.median(m for _, m in r)) for t, r in results.items()}
+        for tool, (wall, rss) in med.items():
+            print(f"{tool:9} median of {runs}: {wall * 1000:8.1f} ms wall, {rss / 1024:6.1f} MiB peak RSS")
+        ratio = med["torchgen"][0] / med["regen"][0]
+        print(f"regen is {ratio:.0f}x faster than torchgen (goal: >= 50x); peak RSS {med['regen'][1] / 1024:.1f} MiB (goal: <= 16 MiB)")
+
+
+if __name__ == "__main__":
+    main()
