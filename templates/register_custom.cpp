@@ -1,3 +1,4 @@
+{% import "wrapper.cpp" as wrapper -%}
 // {{ generated_note }}
 //
 // The backend's own ops (regen.toml's [[custom_op]]): each library's definitions, one wrapper
@@ -19,7 +20,7 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 {%- for w in wrappers %}
-regen_error* {{ w.symbol }}({{ w.c_params }});
+{% call wrapper::declaration(w) %}
 {%- endfor %}
 }
 
@@ -45,12 +46,7 @@ T as_cpu(T value) {
 }
 {%- endif %}
 {% for w in wrappers %}
-// {{ w.schema }}
-{{ w.return_type }} {{ w.name }}({{ w.params }}) {
-{%- for line in w.body %}
-  {{ line }}
-{%- endfor %}
-}
+{% call wrapper::definition(w) %}
 {% endfor %}
 {%- for c in cpu_wrappers %}
 // {{ c.op }} for CPU tensors: the same kernel.

@@ -36,7 +36,7 @@ fn trait_method(s: &Selected<'_>) -> TokenStream {
     let method = Ident::new(&op.rust_name, Span::call_site());
     let doc = format!(" `{}`", op.schema_text);
     let params = s.abi.args.iter().zip(bindings(s)).map(|(a, name)| {
-        let ty = tokens(a.kind.info().rust_safe);
+        let ty = tokens(a.kind.rust_safe());
         quote! { #name: #ty }
     });
     let result = result_type(s);
@@ -63,8 +63,8 @@ fn entry_point(k: usize, s: &Selected<'_>, config: &Config) -> TokenStream {
     let qualified = op.qualified();
     let doc = format!(" Entry point of `{qualified}`, called by its C++ wrapper.");
     let names = bindings(s);
-    let abi_types = s.abi.args.iter().map(|a| tokens(a.kind.info().rust_abi));
-    let safe_types: Vec<TokenStream> = s.abi.args.iter().map(|a| tokens(a.kind.info().rust_safe)).collect();
+    let abi_types = s.abi.args.iter().map(|a| tokens(a.kind.rust_abi()));
+    let safe_types: Vec<TokenStream> = s.abi.args.iter().map(|a| tokens(a.kind.rust_safe())).collect();
     let slots: Vec<(Ident, TokenStream)> = s
         .abi
         .returns
