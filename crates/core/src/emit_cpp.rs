@@ -10,8 +10,9 @@
 use askama::Template;
 
 use crate::abi::{Crossing, RetSpelling};
-use crate::config::{Config, Fallback, Selected, Selection};
+use crate::config::{Config, Fallback};
 use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
+use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
 /// Registration wrappers are split over this many translation units, so a 2-core build

@@ -8,11 +8,12 @@
 
 use askama::Template;
 
-use crate::config::{Config, Selected, Selection};
+use crate::config::Config;
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
 use crate::emit_cpp::{Wrapper, WrapperReturn, render, wrapper};
 use crate::ir::Op;
 use crate::rust_name::{cpp_params, wrapper_name};
+use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
 struct Impl {

@@ -10,8 +10,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::abi::RetKind;
-use crate::config::{Config, Selected, Selection};
+use crate::config::Config;
 use crate::rust_name::{kernel_symbol, rust_bindings};
+use crate::select::{Selected, Selection};
 
 fn tokens(s: &str) -> TokenStream {
     s.parse().expect("type strings in the ABI tables are valid Rust")

@@ -205,8 +205,9 @@ fn every_op_of_every_release_crosses_the_abi() {
 
 #[test]
 fn the_cpu_fallback_never_answers_an_op_cpu_has_no_kernel_for() {
-    use regen_core::config::{CpuLessAnswer, parse_config};
+    use regen_core::config::parse_config;
     use regen_core::policy::NO_CPU_KERNEL;
+    use regen_core::select::CpuLessAnswer;
     for release in RELEASES {
         let model = load(release);
         // Left to the CPU fallback, each such op is an error at the `fallback` setting.
