@@ -14,7 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::{Diagnostic, column_at};
-use crate::policy;
+use crate::policy::Family;
 use crate::rust_name::is_c_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub struct Config {
     /// `None`: skeleton mode, every selected op is registered.
     pub implement: Option<Vec<Named>>,
     pub exclude: Vec<Named>,
-    pub exclude_families: Vec<Named>,
+    pub exclude_families: Vec<Family>,
     pub fallback: Fallback,
     /// Where `fallback` is set, for diagnostics about what it cannot serve.
     pub(crate) fallback_span: Option<Range<usize>>,
@@ -251,15 +251,18 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         }
         parsed
     });
-    let exclude_families = named(raw.exclude_families);
-    let families = policy::families();
-    for f in &exclude_families {
-        if !families.contains(&f.name.as_str()) {
-            errors.push(diag_at(
-                source,
-                &f.span,
-                format!("unknown family {:?}; the families are: {}", f.name, families.join(", ")),
-            ));
+    let mut exclude_families = Vec::new();
+    for f in raw.exclude_families {
+        match Family::from_name(f.get_ref()) {
+            Some(family) => exclude_families.push(family),
+            None => {
+                let families: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
+                errors.push(diag_at(
+                    source,
+                    &f.span(),
+                    format!("unknown family {:?}; the families are: {}", f.get_ref(), families.join(", ")),
+                ));
+            }
         }
     }
     let optional = named(raw.optional);

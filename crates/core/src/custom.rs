@@ -20,7 +20,7 @@ use toml::Spanned;
 
 use crate::config::diag_at;
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Op, OpClass, Schema, SchemaType};
+use crate::ir::{Op, Schema, SchemaType};
 use crate::lower::kind_of;
 use crate::rust_name::{is_c_name, rust_name};
 
@@ -186,7 +186,6 @@ fn lower_one(text: &str, line: u32) -> Result<Op, (String, usize)> {
         cpp,
         dispatch: true,
         default: false,
-        class: OpClass::Required,
         family: None,
         rust_name: rust,
         line,

@@ -6,13 +6,13 @@ use rustc_hash::FxHashSet;
 use crate::config::{Config, Fallback, Named, diag_at};
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Model, Op, OpClass};
-use crate::policy;
+use crate::policy::{self, Family};
 use crate::suggest::unknown_op_message;
 
 /// Why a required op is not generated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkipReason {
-    ExcludedFamily(&'static str),
+    ExcludedFamily(Family),
     Excluded,
     /// Its types cannot cross the ABI (only types no release has used yet).
     Unsupported(String),
@@ -125,7 +125,7 @@ impl Config {
         // 2.5 (no autograd fallback for PrivateUse1) cannot be called at all. Such a release has
         // no op to implement.
         let decomposed = |key: &str| {
-            model.find(key).is_some_and(|op| op.class == OpClass::CompositeImplicit && !autograd.contains(key))
+            model.find(key).is_some_and(|op| op.class() == OpClass::CompositeImplicit && !autograd.contains(key))
         };
         let absent: Vec<String> = self
             .optional
@@ -161,7 +161,7 @@ impl Config {
             if !op.is_required() && (!implemented || absent.contains(&op.key)) {
                 continue;
             }
-            let family = op.family.filter(|f| self.exclude_families.iter().any(|n| n.name == *f));
+            let family = op.family.filter(|f| self.exclude_families.contains(f));
             let reason = if exclude.contains(op.key.as_str()) {
                 Some(SkipReason::Excluded)
             } else if let (Some(f), false) = (family, implemented) {
