@@ -15,7 +15,7 @@ use toml::Spanned;
 
 use crate::diagnostic::{Diagnostic, column_at};
 use crate::policy::Family;
-use crate::rust_name::is_c_name;
+use crate::rust_name::{default_symbol_prefix, is_c_name};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
@@ -113,11 +113,6 @@ impl Default for Config {
             source: String::new(),
         }
     }
-}
-
-/// The entry-point prefix when regen.toml names none: `{device}_kernel`.
-pub fn default_symbol_prefix(device: &str) -> String {
-    format!("{device}_kernel")
 }
 
 pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {

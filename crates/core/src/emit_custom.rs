@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
 use crate::emit_cpp::{Wrapper, WrapperReturn, render, wrapper};
 use crate::ir::Op;
-use crate::rust_name::{cpp_params, wrapper_name};
+use crate::rust_name::{autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, wrapper_name};
 use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
@@ -106,13 +106,9 @@ const NODE_LOCALS: &[&str] = &["ctx", "guard", "op", "result", "outputs", "as_cp
 /// The op's C++ parameter names in the CPU wrapper and the autograd node (the wrapper, from
 /// `emit_cpp`, has its own): escaped where they would hide a local or a called function.
 fn param_names(op: &Op) -> Vec<String> {
-    let own = [wrapper_name(&op.rust_name), node_name(op)];
+    let own = [wrapper_name(&op.rust_name), autograd_node_name(&op.rust_name)];
     let taken: Vec<&str> = NODE_LOCALS.iter().copied().chain(own.iter().map(String::as_str)).collect();
     cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &taken)
-}
-
-fn node_name(op: &Op) -> String {
-    format!("Autograd_{}", op.rust_name)
 }
 
 /// `TYPE name, ...` of the op's parameters, named `names`.
@@ -137,7 +133,7 @@ fn cpu_wrapper(op: &Op, w: &Wrapper) -> CpuWrapper {
     CpuWrapper {
         op: op.key.clone(),
         return_type: w.return_type.clone(),
-        name: format!("cpu_{}", op.rust_name),
+        name: cpu_wrapper_name(&op.rust_name),
         params: param_list(op, &names),
         body,
     }
@@ -213,8 +209,8 @@ fn node(c: &CustomOp, b: &Backward, bwd: &Op) -> Node {
     Node {
         op: op.key.clone(),
         backward: b.key.clone(),
-        node: node_name(op),
-        kernel: format!("autograd_{}", op.rust_name),
+        node: autograd_node_name(&op.rust_name),
+        kernel: autograd_kernel_name(&op.rust_name),
         return_type,
         params: param_list(op, &names),
         args: names.join(", "),

@@ -411,7 +411,11 @@ impl Op {
     }
     /// `namespace::name.overload`; a custom op's key already is.
     pub fn qualified(&self) -> String {
-        if self.key.contains("::") { self.key.clone() } else { format!("{}::{}", self.schema.namespace, self.key) }
+        if self.key.contains("::") {
+            self.key.clone()
+        } else {
+            crate::rust_name::qualified_name(&self.schema.namespace, &self.key)
+        }
     }
 }
 
