@@ -15,7 +15,9 @@ use crate::config::Config;
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
 use crate::emit_cpp::{Wrapper, WrapperReturn, render, wrapper};
 use crate::ir::Op;
-use crate::rust_name::{autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, wrapper_name};
+use crate::rust_name::{
+    autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, qualified_name, wrapper_name,
+};
 use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
@@ -148,7 +150,7 @@ fn cpp_string(s: &str) -> String {
 
 fn handle(op: &Op) -> Handle {
     Handle {
-        name: format!("{}::{}", op.schema.namespace, op.schema.name),
+        name: qualified_name(&op.schema.namespace, &op.schema.name),
         overload: op.schema.overload.to_string(),
         return_type: op.cpp.return_type.spelling.clone(),
         param_types: op.cpp.params.iter().map(|p| p.ty.spelling.clone()).collect(),
