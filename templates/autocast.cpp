@@ -16,8 +16,8 @@ TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
-{%- for l in lines %}
-  KERNEL_PRIVATEUSEONE({{ l.args }})
+{%- for c in casts %}
+  KERNEL_PRIVATEUSEONE({{ c.name }}, {% if !c.overload.is_empty() %}{{ c.overload }}, {% endif %}{{ c.policy.cpp() }})
 {%- endfor %}
 }
 #else

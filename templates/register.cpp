@@ -1,3 +1,4 @@
+{% import "wrapper.cpp" as wrapper -%}
 // {{ generated_note }}
 //
 // Registrations, part {{ shard }} of {{ shard_count }}: one wrapper per op with exactly the dispatcher
@@ -11,7 +12,7 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 {%- for w in defined %}
-regen_error* {{ w.symbol }}({{ w.c_params }});
+{% call wrapper::declaration(w) %}
 {%- endfor %}
 }
 {% endif %}
@@ -20,12 +21,7 @@ namespace {{ namespace }} {
 using namespace at;
 namespace {
 {% for w in defined %}
-// {{ w.schema }}
-{{ w.return_type }} {{ w.name }}({{ w.params }}) {
-{%- for line in w.body %}
-  {{ line }}
-{%- endfor %}
-}
+{% call wrapper::definition(w) %}
 {% endfor %}
 }  // namespace
 }  // namespace {{ namespace }}

@@ -1,3 +1,13 @@
+{% import "wrapper.cpp" as wrapper -%}
+{#- The custom ops' own pieces: parameter lists, handles on an op in the dispatcher, result elements. -#}
+{%- macro params(ps) %}{% for p in ps.iter() %}{{ p.ty }} {{ p.name }}{% if !loop.last %}, {% endif %}{% endfor %}{% endmacro -%}
+{%- macro args(ps) %}{% for p in ps.iter() %}{{ p.name }}{% if !loop.last %}, {% endif %}{% endfor %}{% endmacro -%}
+{%- macro handle(local, h) -%}
+static auto {{ local }} = c10::Dispatcher::singleton().findSchemaOrThrow("{{ h.name }}", "{{ h.overload }}").typed<{{ h.return_type }} ({% for t in h.param_types %}{{ t }}{% if !loop.last %}, {% endif %}{% endfor %})>();
+{%- endmacro -%}
+{%- macro element(results, value, k) -%}
+{%- match results %}{% when Results::One %}{{ value }}{% else %}::std::get<{{ k }}>({{ value }}){% endmatch -%}
+{%- endmacro -%}
 // {{ generated_note }}
 //
 // The backend's own ops (regen.toml's [[custom_op]]): each library's definitions, one wrapper
@@ -19,7 +29,7 @@
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 {%- for w in wrappers %}
-regen_error* {{ w.symbol }}({{ w.c_params }});
+{% call wrapper::declaration(w) %}
 {%- endfor %}
 }
 
@@ -45,39 +55,75 @@ T as_cpu(T value) {
 }
 {%- endif %}
 {% for w in wrappers %}
-// {{ w.schema }}
-{{ w.return_type }} {{ w.name }}({{ w.params }}) {
-{%- for line in w.body %}
-  {{ line }}
-{%- endfor %}
-}
+{% call wrapper::definition(w) %}
 {% endfor %}
 {%- for c in cpu_wrappers %}
 // {{ c.op }} for CPU tensors: the same kernel.
-{{ c.return_type }} {{ c.name }}({{ c.params }}) {
-  {{ c.body }}
+{{ c.return_type }} {{ c.name }}({% call params(c.params) %}) {
+{%- match c.results %}
+{%- when Results::Nothing %}
+  {{ c.wrapper }}({% call args(c.params) %});
+{%- when Results::One %}
+  return as_cpu({{ c.wrapper }}({% call args(c.params) %}));
+{%- when Results::Tuple(n) %}
+  auto result = {{ c.wrapper }}({% call args(c.params) %});
+  return {{ c.return_type }}({% for k in 0..*n %}as_cpu(::std::get<{{ k }}>(result)){% if k + 1 < *n %}, {% endif %}{% endfor %});
+{%- endmatch %}
 }
 {% endfor %}
 {%- for n in nodes %}
 // {{ n.op }}: the backward is {{ n.backward }}.
 struct {{ n.node }} : public torch::autograd::Function<{{ n.node }}> {
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, {{ n.params }}) {
-{%- for line in n.forward %}
-    {{ line }}
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, {% call params(n.params) %}) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    {% call handle("op", n.forward) %}
+    auto result = op.call({% call args(n.params) %});
+    torch::autograd::variable_list outputs = {{ "{" }}{% for k in 0..n.outputs %}{% call element(n.forward_results, "result", k) %}{% if k + 1 < n.outputs %}, {% endif %}{% endfor %}};
+{%- for (name, param) in n.saved_values %}
+    ctx->saved_data["{{ name }}"] = {{ param }};
 {%- endfor %}
+{%- if !n.saved_tensors.is_empty() %}
+    ctx->save_for_backward({{ "{" }}
+{%- for t in n.saved_tensors -%}
+{%- match t %}{% when SavedTensor::Output(j) %}outputs[{{ j }}]{% when SavedTensor::Param(param) %}{{ param }}{% endmatch -%}
+{%- if !loop.last %}, {% endif %}{% endfor %}});
+{%- endif %}
+{%- if !n.non_differentiable.is_empty() %}
+    ctx->mark_non_differentiable({{ "{" }}{% for j in n.non_differentiable %}outputs[{{ j }}]{% if !loop.last %}, {% endif %}{% endfor %}});
+{%- endif %}
+    return outputs;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
-{%- for line in n.backward_body %}
-    {{ line }}
+{%- if !n.saved_tensors.is_empty() %}
+    auto saved = ctx->get_saved_variables();
+{%- endif %}
+    {% call handle("backward_op", n.backward_op) %}
+    auto result = backward_op.call(
+{%- for a in n.backward_args -%}
+{%- match a %}
+{%- when BackwardArg::Grad(j) %}grads[{{ j }}]
+{%- when BackwardArg::Saved(i) %}saved[{{ i }}]
+{%- when BackwardArg::Value { name, get } %}ctx->saved_data["{{ name }}"].{{ get }}
+{%- endmatch -%}
+{%- if !loop.last %}, {% endif %}{% endfor %});
+    torch::autograd::variable_list gradients({{ n.gradient_slots }});
+{%- for (i, k) in n.gradients %}
+    gradients[{{ i }}] = {% call element(n.backward_results, "result", *k) %};
 {%- endfor %}
+    return gradients;
   }
 };
 
 // The autograd kernel of {{ n.op }}.
-{{ n.return_type }} {{ n.kernel }}({{ n.params }}) {
-  auto outputs = {{ n.node }}::apply({{ n.args }});
-  {{ n.result }}
+{{ n.return_type }} {{ n.kernel }}({% call params(n.params) %}) {
+  auto outputs = {{ n.node }}::apply({% call args(n.params) %});
+{%- match n.forward_results %}
+{%- when Results::One %}
+  return outputs[0];
+{%- else %}
+  return {{ n.return_type }}({% for j in 0..n.outputs %}outputs[{{ j }}]{% if j + 1 < n.outputs %}, {% endif %}{% endfor %});
+{%- endmatch %}
 }
 {% endfor %}
 }  // namespace

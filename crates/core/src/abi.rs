@@ -95,75 +95,135 @@ pub const ARG_TYPES: &[(&str, ArgKind)] = &[
     ("optional<DimnameList>", ArgKind::OptionalDimnameList),
 ];
 
-/// How each argument kind is spelled in the C header, lifted in C++, and typed in Rust.
-#[derive(Debug, Clone, Copy)]
-pub struct ArgKindInfo {
-    pub kind: ArgKind,
-    /// The parameter's type in `regen_kernels.h`.
-    pub c_type: &'static str,
-    /// The `regen::lift_*` helper of `regen_marshal.h` that produces it.
-    pub cpp_lift: &'static str,
-    /// The entry point's parameter type in Rust (`regen_runtime::abi` mirror).
-    pub rust_abi: &'static str,
-    /// The kernel trait's safe argument type.
-    pub rust_safe: &'static str,
-}
-
-const fn info(
-    kind: ArgKind,
-    c_type: &'static str,
-    cpp_lift: &'static str,
-    rust_abi: &'static str,
-    rust_safe: &'static str,
-) -> ArgKindInfo {
-    ArgKindInfo { kind, c_type, cpp_lift, rust_abi, rust_safe }
-}
-
-#[rustfmt::skip]
-pub const ARG_KIND_INFO: &[ArgKindInfo] = &[
-    info(ArgKind::Tensor, "regen_tensor", "lift_tensor", "abi::regen_tensor", "TensorRef<'_>"),
-    info(ArgKind::OptionalTensor, "regen_tensor", "lift_opt_tensor", "abi::regen_tensor", "Option<TensorRef<'_>>"),
-    info(ArgKind::TensorList, "regen_tensor_list", "lift_tensor_list", "abi::regen_tensor_list", "TensorList<'_>"),
-    info(ArgKind::OptionalTensorList, "regen_tensor_list", "lift_opt_tensor_list", "abi::regen_tensor_list", "OptionalTensorList<'_>"),
-    info(ArgKind::Scalar, "regen_scalar", "lift_scalar", "abi::regen_scalar", "Scalar"),
-    info(ArgKind::OptionalScalar, "regen_scalar", "lift_opt_scalar", "abi::regen_scalar", "Option<Scalar>"),
-    info(ArgKind::ScalarList, "regen_scalar_list", "lift_scalar_list", "abi::regen_scalar_list", "Vec<Scalar>"),
-    info(ArgKind::Int, "int64_t", "lift_int", "i64", "i64"),
-    info(ArgKind::OptionalInt, "regen_opt_i64", "lift_opt_int", "abi::regen_opt_i64", "Option<i64>"),
-    info(ArgKind::IntList, "regen_i64_list", "lift_int_list", "abi::regen_i64_list", "&[i64]"),
-    info(ArgKind::OptionalIntList, "regen_i64_list", "lift_opt_int_list", "abi::regen_i64_list", "Option<&[i64]>"),
-    info(ArgKind::Float, "double", "lift_plain", "f64", "f64"),
-    info(ArgKind::OptionalFloat, "regen_opt_f64", "lift_opt_float", "abi::regen_opt_f64", "Option<f64>"),
-    info(ArgKind::FloatList, "regen_f64_list", "lift_float_list", "abi::regen_f64_list", "&[f64]"),
-    info(ArgKind::OptionalFloatList, "regen_f64_list", "lift_opt_float_list", "abi::regen_f64_list", "Option<&[f64]>"),
-    info(ArgKind::Bool, "bool", "lift_plain", "bool", "bool"),
-    info(ArgKind::OptionalBool, "regen_opt_bool", "lift_opt_bool", "abi::regen_opt_bool", "Option<bool>"),
-    info(ArgKind::BoolArray, "regen_bool_list", "lift_bool_array", "abi::regen_bool_list", "&[bool]"),
-    info(ArgKind::Str, "regen_str", "lift_str", "abi::regen_str", "&str"),
-    info(ArgKind::OptionalStr, "regen_str", "lift_opt_str", "abi::regen_str", "Option<&str>"),
-    info(ArgKind::ScalarType, "int32_t", "lift_enum", "i32", "ScalarType"),
-    info(ArgKind::OptionalScalarType, "int32_t", "lift_opt_enum", "i32", "Option<ScalarType>"),
-    info(ArgKind::Layout, "int32_t", "lift_enum", "i32", "Layout"),
-    info(ArgKind::OptionalLayout, "int32_t", "lift_opt_enum", "i32", "Option<Layout>"),
-    info(ArgKind::Device, "regen_device", "lift_device", "abi::regen_device", "Device"),
-    info(ArgKind::OptionalDevice, "regen_device", "lift_opt_device", "abi::regen_device", "Option<Device>"),
-    info(ArgKind::DeviceIndex, "int64_t", "lift_device_index", "i64", "i64"),
-    info(ArgKind::MemoryFormat, "int32_t", "lift_enum", "i32", "MemoryFormat"),
-    info(ArgKind::OptionalMemoryFormat, "int32_t", "lift_opt_enum", "i32", "Option<MemoryFormat>"),
-    info(ArgKind::Generator, "void*", "lift_generator", "*mut ::std::ffi::c_void", "Generator"),
-    info(ArgKind::OptionalGenerator, "void*", "lift_opt_generator", "*mut ::std::ffi::c_void", "Option<Generator>"),
-    info(ArgKind::Storage, "void*", "lift_storage", "*mut ::std::ffi::c_void", "Storage"),
-    info(ArgKind::Stream, "regen_stream", "lift_stream", "abi::regen_stream", "Stream"),
-    info(ArgKind::Dimname, "regen_str", "lift_dimname", "abi::regen_str", "&str"),
-    info(ArgKind::DimnameList, "regen_str_list", "lift_dimname_list", "abi::regen_str_list", "Vec<&str>"),
-    info(ArgKind::OptionalDimnameList, "regen_str_list", "lift_opt_dimname_list", "abi::regen_str_list", "Option<Vec<&str>>"),
-];
-
 impl ArgKind {
-    pub fn info(self) -> &'static ArgKindInfo {
-        ARG_KIND_INFO.iter().find(|i| i.kind == self).expect("every ArgKind has an ARG_KIND_INFO row")
+    /// Every kind, in declaration order (`ALL[k as usize] == k`, checked below).
+    pub const ALL: [ArgKind; 36] = {
+        use ArgKind::*;
+        [
+            Tensor,
+            OptionalTensor,
+            TensorList,
+            OptionalTensorList,
+            Scalar,
+            OptionalScalar,
+            ScalarList,
+            Int,
+            OptionalInt,
+            IntList,
+            OptionalIntList,
+            Float,
+            OptionalFloat,
+            FloatList,
+            OptionalFloatList,
+            Bool,
+            OptionalBool,
+            BoolArray,
+            Str,
+            OptionalStr,
+            ScalarType,
+            OptionalScalarType,
+            Layout,
+            OptionalLayout,
+            Device,
+            OptionalDevice,
+            DeviceIndex,
+            MemoryFormat,
+            OptionalMemoryFormat,
+            Generator,
+            OptionalGenerator,
+            Storage,
+            Stream,
+            Dimname,
+            DimnameList,
+            OptionalDimnameList,
+        ]
+    };
+
+    /// The kind's spellings side by side: (C type in `regen_abi.h`, the `regen::lift_*` helper of
+    /// `regen_marshal.h` that produces it, the entry point's parameter type in Rust (the
+    /// `regen_runtime::abi` mirror), the kernel trait's safe argument type).
+    #[rustfmt::skip]
+    const fn spellings(self) -> (&'static str, &'static str, &'static str, &'static str) {
+        use ArgKind::*;
+        match self {
+            Tensor =>               ("regen_tensor",      "lift_tensor",           "abi::regen_tensor",       "TensorRef<'_>"),
+            OptionalTensor =>       ("regen_tensor",      "lift_opt_tensor",       "abi::regen_tensor",       "Option<TensorRef<'_>>"),
+            TensorList =>           ("regen_tensor_list", "lift_tensor_list",      "abi::regen_tensor_list",  "TensorList<'_>"),
+            OptionalTensorList =>   ("regen_tensor_list", "lift_opt_tensor_list",  "abi::regen_tensor_list",  "OptionalTensorList<'_>"),
+            Scalar =>               ("regen_scalar",      "lift_scalar",           "abi::regen_scalar",       "Scalar"),
+            OptionalScalar =>       ("regen_scalar",      "lift_opt_scalar",       "abi::regen_scalar",       "Option<Scalar>"),
+            ScalarList =>           ("regen_scalar_list", "lift_scalar_list",      "abi::regen_scalar_list",  "Vec<Scalar>"),
+            Int =>                  ("int64_t",           "lift_int",              "i64",                     "i64"),
+            OptionalInt =>          ("regen_opt_i64",     "lift_opt_int",          "abi::regen_opt_i64",      "Option<i64>"),
+            IntList =>              ("regen_i64_list",    "lift_int_list",         "abi::regen_i64_list",     "&[i64]"),
+            OptionalIntList =>      ("regen_i64_list",    "lift_opt_int_list",     "abi::regen_i64_list",     "Option<&[i64]>"),
+            Float =>                ("double",            "lift_plain",            "f64",                     "f64"),
+            OptionalFloat =>        ("regen_opt_f64",     "lift_opt_float",        "abi::regen_opt_f64",      "Option<f64>"),
+            FloatList =>            ("regen_f64_list",    "lift_float_list",       "abi::regen_f64_list",     "&[f64]"),
+            OptionalFloatList =>    ("regen_f64_list",    "lift_opt_float_list",   "abi::regen_f64_list",     "Option<&[f64]>"),
+            Bool =>                 ("bool",              "lift_plain",            "bool",                    "bool"),
+            OptionalBool =>         ("regen_opt_bool",    "lift_opt_bool",         "abi::regen_opt_bool",     "Option<bool>"),
+            BoolArray =>            ("regen_bool_list",   "lift_bool_array",       "abi::regen_bool_list",    "&[bool]"),
+            Str =>                  ("regen_str",         "lift_str",              "abi::regen_str",          "&str"),
+            OptionalStr =>          ("regen_str",         "lift_opt_str",          "abi::regen_str",          "Option<&str>"),
+            ScalarType =>           ("int32_t",           "lift_enum",             "i32",                     "ScalarType"),
+            OptionalScalarType =>   ("int32_t",           "lift_opt_enum",         "i32",                     "Option<ScalarType>"),
+            Layout =>               ("int32_t",           "lift_enum",             "i32",                     "Layout"),
+            OptionalLayout =>       ("int32_t",           "lift_opt_enum",         "i32",                     "Option<Layout>"),
+            Device =>               ("regen_device",      "lift_device",           "abi::regen_device",       "Device"),
+            OptionalDevice =>       ("regen_device",      "lift_opt_device",       "abi::regen_device",       "Option<Device>"),
+            DeviceIndex =>          ("int64_t",           "lift_device_index",     "i64",                     "i64"),
+            MemoryFormat =>         ("int32_t",           "lift_enum",             "i32",                     "MemoryFormat"),
+            OptionalMemoryFormat => ("int32_t",           "lift_opt_enum",         "i32",                     "Option<MemoryFormat>"),
+            Generator =>            ("void*",             "lift_generator",        "*mut ::std::ffi::c_void", "Generator"),
+            OptionalGenerator =>    ("void*",             "lift_opt_generator",    "*mut ::std::ffi::c_void", "Option<Generator>"),
+            Storage =>              ("void*",             "lift_storage",          "*mut ::std::ffi::c_void", "Storage"),
+            Stream =>               ("regen_stream",      "lift_stream",           "abi::regen_stream",       "Stream"),
+            Dimname =>              ("regen_str",         "lift_dimname",          "abi::regen_str",          "&str"),
+            DimnameList =>          ("regen_str_list",    "lift_dimname_list",     "abi::regen_str_list",     "Vec<&str>"),
+            OptionalDimnameList =>  ("regen_str_list",    "lift_opt_dimname_list", "abi::regen_str_list",     "Option<Vec<&str>>"),
+        }
+    }
+
+    /// The parameter's type in `regen_abi.h`.
+    pub const fn c_type(self) -> &'static str {
+        self.spellings().0
+    }
+
+    /// The `regen::lift_*` helper of `regen_marshal.h` that produces it from the C++ argument.
+    pub const fn cpp_lift(self) -> &'static str {
+        self.spellings().1
+    }
+
+    /// The entry point's parameter type in Rust (`regen_runtime::abi` mirror).
+    pub const fn rust_abi(self) -> &'static str {
+        self.spellings().2
+    }
+
+    /// The kernel trait's safe argument type.
+    pub const fn rust_safe(self) -> &'static str {
+        self.spellings().3
     }
 }
+
+// `ALL` lists every kind once, in order, and `ARG_TYPES` reaches each: a kind no C++ spelling maps
+// to would be dead code in every emitter. (A new variant must be added to `ALL`: the last
+// variant's discriminant fixes its length.)
+const _: () = {
+    assert!(ArgKind::ALL.len() == ArgKind::OptionalDimnameList as usize + 1);
+    let mut k = 0;
+    while k < ArgKind::ALL.len() {
+        assert!(ArgKind::ALL[k] as usize == k, "ArgKind::ALL is in declaration order");
+        let mut reached = false;
+        let mut t = 0;
+        while t < ARG_TYPES.len() {
+            reached |= ARG_TYPES[t].1 as usize == k;
+            t += 1;
+        }
+        assert!(reached, "every ArgKind has a C++ spelling in ARG_TYPES");
+        k += 1;
+    }
+};
 
 /// How one element of an op's result crosses back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,36 +246,90 @@ pub enum RetKind {
     SymBool,
 }
 
+/// Every spelling of a result that crosses the ABI, side by side: the C out-slot, the C++ wrapper's
+/// local behind it and how the wrapper passes it and rebuilds its return value, and the Rust slot
+/// and result types. `templates/register.cpp` spells the wrapper from these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetSpelling {
+    /// The out-slot parameter's type in `regen_abi.h`.
+    pub c_slot: &'static str,
+    /// The type of the wrapper's local the kernel writes into.
+    pub cpp_local: &'static str,
+    /// The local's initialiser (`0`, `::regen::no_tensor()`), if it has one.
+    pub cpp_init: Option<&'static str>,
+    /// How the local is passed: `None` by address (`&local`); `Some(f)` as `f(local)`, a sink the
+    /// kernel pushes into (the local is a vector then, worth moving into a returned tuple).
+    pub cpp_sink: Option<&'static str>,
+    /// What rebuilds the C++ result from the local: `None` the local itself, `Some(f)` `f(local)`.
+    pub cpp_rebuild: Option<&'static str>,
+    /// The out-slot parameter's type in Rust.
+    pub rust_slot: &'static str,
+    /// The kernel's safe result type.
+    pub rust_safe: &'static str,
+}
+
+/// How one result element gets back to the C++ wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crossing {
+    /// Through an out-slot, spelled so.
+    Slot(RetSpelling),
+    /// Not at all: the wrapper returns its own argument number `.0` (`Tensor &`).
+    Alias(usize),
+}
+
 impl RetKind {
+    /// How the result crosses, with every spelling of a crossing one.
+    #[rustfmt::skip]
+    pub const fn crossing(&self) -> Crossing {
+        const fn slot(
+            c_slot: &'static str,
+            cpp_local: &'static str,
+            cpp_init: Option<&'static str>,
+            cpp_sink: Option<&'static str>,
+            cpp_rebuild: Option<&'static str>,
+            rust_slot: &'static str,
+            rust_safe: &'static str,
+        ) -> Crossing {
+            Crossing::Slot(RetSpelling { c_slot, cpp_local, cpp_init, cpp_sink, cpp_rebuild, rust_slot, rust_safe })
+        }
+        match self {
+            //                              C slot,               C++ local,                    initialiser,                   sink,                           rebuilt by,                             Rust slot,                 Rust result
+            RetKind::Tensor => slot(        "regen_tensor*",      "regen_tensor",               Some("::regen::no_tensor()"), None,                           Some("::regen::adopt"),                 "*mut abi::regen_tensor",  "Tensor"),
+            RetKind::TensorRef(arg) => Crossing::Alias(*arg),
+            RetKind::TensorVec => slot(     "regen_tensor_sink",  "::std::vector<at::Tensor>",  None,                          Some("::regen::tensor_sink"),   None,                                   "abi::regen_tensor_sink",  "Vec<Tensor>"),
+            RetKind::Int => slot(           "int64_t*",           "int64_t",                    Some("0"),                     None,                           None,                                   "*mut i64",                "i64"),
+            RetKind::SymInt => slot(        "int64_t*",           "int64_t",                    Some("0"),                     None,                           Some("c10::SymInt"),                    "*mut i64",                "i64"),
+            RetKind::IntVec => slot(        "regen_i64_sink",     "::std::vector<int64_t>",     None,                          Some("::regen::i64_sink"),      None,                                   "abi::regen_i64_sink",     "Vec<i64>"),
+            RetKind::Float => slot(         "double*",            "double",                     Some("0"),                     None,                           None,                                   "*mut f64",                "f64"),
+            RetKind::Bool => slot(          "bool*",              "bool",                       Some("false"),                 None,                           None,                                   "*mut bool",               "bool"),
+            RetKind::SymBool => slot(       "bool*",              "bool",                       Some("false"),                 None,                           Some("c10::SymBool"),                   "*mut bool",               "bool"),
+            RetKind::ScalarType => slot(    "int32_t*",           "int32_t",                    Some("0"),                     None,                           Some("static_cast<at::ScalarType>"),    "*mut i32",                "ScalarType"),
+            RetKind::QScheme => slot(       "int32_t*",           "int32_t",                    Some("0"),                     None,                           Some("static_cast<at::QScheme>"),       "*mut i32",                "QScheme"),
+            RetKind::Scalar => slot(        "regen_scalar*",      "regen_scalar",               Some("::regen::no_scalar()"),  None,                           Some("::regen::from_c"),                "*mut abi::regen_scalar",  "Scalar"),
+        }
+    }
+
+    /// Every spelling of the result, or `None` when nothing crosses.
+    pub const fn spelling(&self) -> Option<RetSpelling> {
+        match self.crossing() {
+            Crossing::Slot(s) => Some(s),
+            Crossing::Alias(_) => None,
+        }
+    }
+
     /// The type of the out-slot parameter in C, or `None` when nothing crosses.
     pub fn c_slot_type(&self) -> Option<&'static str> {
-        self.slot().map(|s| s.0)
+        self.spelling().map(|s| s.c_slot)
     }
 
     /// The out-slot parameter type in Rust.
     pub fn rust_slot_type(&self) -> Option<&'static str> {
-        self.slot().map(|s| s.1)
+        self.spelling().map(|s| s.rust_slot)
     }
 
     /// The kernel's safe result type.
     pub fn rust_safe_type(&self) -> Option<&'static str> {
-        self.slot().map(|s| s.2)
-    }
-
-    /// (C slot, Rust slot, Rust result) for each kind that crosses.
-    fn slot(&self) -> Option<(&'static str, &'static str, &'static str)> {
-        Some(match self {
-            RetKind::Tensor => ("regen_tensor*", "*mut abi::regen_tensor", "Tensor"),
-            RetKind::TensorRef(_) => return None,
-            RetKind::TensorVec => ("regen_tensor_sink", "abi::regen_tensor_sink", "Vec<Tensor>"),
-            RetKind::Int | RetKind::SymInt => ("int64_t*", "*mut i64", "i64"),
-            RetKind::IntVec => ("regen_i64_sink", "abi::regen_i64_sink", "Vec<i64>"),
-            RetKind::Float => ("double*", "*mut f64", "f64"),
-            RetKind::Bool | RetKind::SymBool => ("bool*", "*mut bool", "bool"),
-            RetKind::ScalarType => ("int32_t*", "*mut i32", "ScalarType"),
-            RetKind::QScheme => ("int32_t*", "*mut i32", "QScheme"),
-            RetKind::Scalar => ("regen_scalar*", "*mut abi::regen_scalar", "Scalar"),
-        })
+        self.spelling().map(|s| s.rust_safe)
     }
 }
 
@@ -223,8 +337,6 @@ impl RetKind {
 pub struct AbiArg {
     pub name: String,
     pub kind: ArgKind,
-    /// Written through (`Tensor(a!)`): the Rust side receives it as a mutable tensor.
-    pub mutable: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,12 +396,11 @@ pub fn arg_kind(ty: &CppType) -> Option<ArgKind> {
 /// Lowers an op's C++ signature to its ABI form.
 pub fn lower_abi(op: &Op) -> Result<AbiOp, Unsupported> {
     let mut args = Vec::with_capacity(op.cpp.params.len());
-    for (param, arg) in op.cpp.params.iter().zip(&op.schema.arguments) {
+    for param in &op.cpp.params {
         let kind = arg_kind(&param.ty).ok_or_else(|| Unsupported {
             reason: format!("C++ parameter type `{}` of `{}` has no ABI mapping", param.ty.spelling, param.name),
         })?;
-        let mutable = arg.annotation.as_ref().is_some_and(|a| a.is_write);
-        args.push(AbiArg { name: param.name.to_string(), kind, mutable });
+        args.push(AbiArg { name: param.name.to_string(), kind });
     }
     let ret = &op.cpp.return_type;
     let (elements, returns_tuple): (Vec<&CppType>, bool) = match normalize(ret).as_str() {

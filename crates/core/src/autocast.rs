@@ -263,40 +263,19 @@ pub fn plan(model: &Model, config: &Config) -> AutocastPlan {
     plan
 }
 
-struct Line {
-    /// The macro's arguments: `op, policy` or `op, overload, policy`.
-    args: String,
-}
-
 #[derive(Template)]
 #[template(path = "autocast.cpp", escape = "none")]
 struct AutocastUnit<'a> {
     generated_note: &'a str,
     lists: &'a str,
-    lines: Vec<Line>,
+    casts: &'a [Cast],
 }
 
 /// `register_autocast.cpp`, when the config asks for autocast.
 pub fn emit_autocast(plan: &AutocastPlan, config: &Config, note: &str) -> Option<OutputFile> {
     let autocast = config.autocast?;
-    let lines = plan
-        .casts
-        .iter()
-        .map(|c| {
-            let args = if c.overload.is_empty() {
-                format!("{}, {}", c.name, c.policy.cpp())
-            } else {
-                format!("{}, {}, {}", c.name, c.overload, c.policy.cpp())
-            };
-            Line { args }
-        })
-        .collect();
-    let unit = AutocastUnit { generated_note: note, lists: autocast.as_str(), lines };
-    let mut text = unit.render().expect("templates render from plain strings");
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Some(OutputFile { name: "register_autocast.cpp".into(), contents: text.into_bytes() })
+    let unit = AutocastUnit { generated_note: note, lists: autocast.as_str(), casts: &plan.casts };
+    Some(OutputFile { name: "register_autocast.cpp".into(), contents: crate::emit_cpp::render(&unit).into_bytes() })
 }
 
 #[cfg(test)]

@@ -20,9 +20,9 @@ use toml::Spanned;
 
 use crate::config::diag_at;
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Op, OpClass, Schema, SchemaType};
+use crate::ir::{Op, SchemaType};
 use crate::lower::kind_of;
-use crate::rust_name::{is_c_name, rust_name};
+use crate::rust_name::{custom_rust_name, is_c_name, qualified_name};
 
 /// A `[[custom_op]]` table as written.
 #[derive(Deserialize)]
@@ -113,10 +113,6 @@ pub struct CustomOp {
 /// Namespaces PyTorch itself defines ops in.
 const TORCH_NAMESPACES: &[&str] = &["aten", "prim", "prims", "_c10d_functional", "_quantized", "quantized"];
 
-fn c_name(schema: &Schema) -> String {
-    rust_name(&format!("{}_{}", schema.namespace, schema.name), &schema.overload)
-}
-
 /// Builds one op from its schema, or says what is wrong (message, byte offset in the schema).
 fn lower_one(text: &str, line: u32) -> Result<Op, (String, usize)> {
     let schema = match crate::parse::schema::parse_schema(text) {
@@ -172,7 +168,7 @@ fn lower_one(text: &str, line: u32) -> Result<Op, (String, usize)> {
         1 if !schema.returns.parenthesized => rets[0].to_owned(),
         _ => format!("::std::tuple<{}>", rets.join(",")),
     };
-    let rust = c_name(&schema);
+    let rust = custom_rust_name(&schema.namespace, &schema.name, &schema.overload);
     let decl = format!("{ret} {rust}({})", params.join(", "));
     let mut cache = crate::parse::cpp::CppTypeCache::default();
     let cpp = match crate::parse::cpp::parse_cpp_decl(&decl, &mut cache) {
@@ -180,13 +176,12 @@ fn lower_one(text: &str, line: u32) -> Result<Op, (String, usize)> {
         Err(_) => return Err((format!("regen cannot spell this schema in C++ (`{decl}`)"), 0)),
     };
     Ok(Op {
-        key: format!("{}::{}", schema.namespace, schema.key()),
+        key: qualified_name(&schema.namespace, &schema.key()),
         schema_text: schema.to_string(),
         kind: kind_of(&schema),
         cpp,
         dispatch: true,
         default: false,
-        class: OpClass::Required,
         family: None,
         rust_name: rust,
         line,

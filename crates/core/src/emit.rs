@@ -5,11 +5,12 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::autocast::{Cast, emit_autocast};
-use crate::config::{Config, Selection};
+use crate::config::Config;
 use crate::emit_cpp::emit_cpp;
 use crate::emit_manifest::emit_manifest;
 use crate::emit_rust::emit_rust;
 use crate::ir::Model;
+use crate::select::Selection;
 use crate::write::OutputFile;
 
 /// The first line of every generated file: what made it, from which input, and how to redo it.
@@ -81,7 +82,7 @@ struct Skip<'a> {
 }
 
 fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> String {
-    let keys = |f: &dyn Fn(&crate::config::Selected<'_>) -> bool| {
+    let keys = |f: &dyn Fn(&crate::select::Selected<'_>) -> bool| {
         selection.selected.iter().filter(|s| f(s)).map(|s| s.op.key.as_str()).collect::<Vec<_>>()
     };
     let report = SelectionReport {

@@ -2,14 +2,17 @@
 //! with the exact dispatcher signatures, each shard declaring the Rust entry points it calls) and
 //! the fallback.
 //!
-//! The askama templates in the top-level `templates/` only lay out text; every decision (how an
-//! argument is lifted, how a result comes back) is made here from the shared [`AbiOp`].
+//! Every decision (how an argument is lifted, how a result comes back) is the shared
+//! [`AbiOp`](crate::abi::AbiOp)'s, whose kinds carry their spellings; this module hands the
+//! askama templates in the top-level `templates/` structured data, and the templates spell all the
+//! C++ (`wrapper.cpp` holds the wrapper and its entry point's declaration).
 
 use askama::Template;
 
-use crate::abi::{AbiOp, RetKind};
-use crate::config::{Config, Fallback, Selected, Selection};
+use crate::abi::{Crossing, RetSpelling};
+use crate::config::{Config, Fallback};
 use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
+use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
 /// Registration wrappers are split over this many translation units, so a 2-core build
@@ -35,16 +38,58 @@ struct MarshalHeader<'a> {
     generated_note: &'a str,
 }
 
+/// One op's C++ wrapper, as `templates/register.cpp` (and `register_custom.cpp`) spell it.
 pub(crate) struct Wrapper {
     pub(crate) schema: String,
-    /// The Rust entry point it calls, and that symbol's C parameters.
+    /// The Rust entry point it calls.
     pub(crate) symbol: String,
-    pub(crate) c_params: String,
+    /// `name.overload`, as registered.
     pub(crate) op: String,
+    /// `namespace::name.overload`, as error messages name the op.
+    pub(crate) qualified: String,
     pub(crate) return_type: String,
     pub(crate) name: String,
-    pub(crate) params: String,
-    pub(crate) body: Vec<String>,
+    pub(crate) args: Vec<WrapperArg>,
+    /// The results that cross, each through its slot, in result order.
+    pub(crate) slots: Vec<Slot>,
+    /// Every element of the result, in order.
+    pub(crate) returns: Vec<WrapperReturn>,
+    /// The C++ return is a `::std::tuple<...>` built from every element.
+    pub(crate) returns_tuple: bool,
+}
+
+impl Wrapper {
+    /// Whether the entry point takes no parameter at all (`void` in C).
+    pub(crate) fn takes_nothing(&self) -> bool {
+        self.args.is_empty() && self.slots.is_empty()
+    }
+}
+
+/// One parameter of a wrapper, lifted into its C ABI form `regen_a{index}`.
+pub(crate) struct WrapperArg {
+    /// The header's C++ type, repeated in the wrapper's signature.
+    pub(crate) cpp_type: String,
+    /// The C++ parameter name (escaped where it would hide something the body calls).
+    pub(crate) param: String,
+    /// The schema argument's name, for error messages.
+    pub(crate) name: String,
+    /// The `regen::lift_*` helper and the C type it produces.
+    pub(crate) lift: &'static str,
+    pub(crate) c_type: &'static str,
+}
+
+/// A crossing result, passed as the slot `regen_r{index}`.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot {
+    pub(crate) index: usize,
+    pub(crate) spelling: RetSpelling,
+}
+
+/// One element of a wrapper's result.
+pub(crate) enum WrapperReturn {
+    /// A `Tensor &` result: the parameter it aliases, by its C++ name; nothing crosses.
+    Alias(String),
+    Slot(Slot),
 }
 
 #[derive(Template)]
@@ -79,101 +124,53 @@ pub(crate) fn render(t: &impl Template) -> String {
     text
 }
 
-/// C parameters of an op's entry point: its arguments (named `names`), then one slot per crossing
-/// result.
-fn c_params(abi: &AbiOp, names: &[String]) -> String {
-    let args = abi.args.iter().zip(names).map(|(a, name)| format!("{} {name}", a.kind.info().c_type));
-    let slots =
-        abi.returns.iter().enumerate().filter_map(|(k, r)| r.kind.c_slot_type().map(|t| format!("{t} regen_r{k}")));
-    let all: Vec<String> = args.chain(slots).collect();
-    if all.is_empty() { "void".to_owned() } else { all.join(", ") }
-}
-
 pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let op = s.op;
-    let qualified = op.qualified();
     let symbol = kernel_symbol(&config.symbol_prefix, &op.rust_name);
     // The body calls the entry point by its unqualified symbol: no parameter may hide it.
     let names = cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &[symbol.as_str()]);
-    let mut body = Vec::new();
-    let mut call_args = Vec::new();
-    for (k, (a, name)) in s.abi.args.iter().zip(&names).enumerate() {
-        body.push(format!(
-            "auto regen_a{k} = ::regen::{}({name}, \"{qualified} argument '{}'\");",
-            a.kind.info().cpp_lift,
-            a.name
-        ));
-        call_args.push(format!("regen_a{k}"));
-    }
-    let mut values = Vec::new();
-    for (k, r) in s.abi.returns.iter().enumerate() {
-        let slot = format!("regen_r{k}");
-        let (decl, pass, value) = match &r.kind {
-            RetKind::Tensor => (
-                Some(format!("regen_tensor {slot} = ::regen::no_tensor();")),
-                format!("&{slot}"),
-                format!("::regen::adopt({slot})"),
-            ),
-            RetKind::TensorRef(arg) => (None, String::new(), names[*arg].clone()),
-            RetKind::TensorVec => (
-                Some(format!("::std::vector<at::Tensor> {slot};")),
-                format!("::regen::tensor_sink({slot})"),
-                slot.clone(),
-            ),
-            RetKind::IntVec => {
-                (Some(format!("::std::vector<int64_t> {slot};")), format!("::regen::i64_sink({slot})"), slot.clone())
-            }
-            RetKind::Int => (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), slot.clone()),
-            RetKind::SymInt => {
-                (Some(format!("int64_t {slot} = 0;")), format!("&{slot}"), format!("c10::SymInt({slot})"))
-            }
-            RetKind::Float => (Some(format!("double {slot} = 0;")), format!("&{slot}"), slot.clone()),
-            RetKind::Bool => (Some(format!("bool {slot} = false;")), format!("&{slot}"), slot.clone()),
-            RetKind::SymBool => {
-                (Some(format!("bool {slot} = false;")), format!("&{slot}"), format!("c10::SymBool({slot})"))
-            }
-            RetKind::ScalarType => (
-                Some(format!("int32_t {slot} = 0;")),
-                format!("&{slot}"),
-                format!("static_cast<at::ScalarType>({slot})"),
-            ),
-            RetKind::QScheme => {
-                (Some(format!("int32_t {slot} = 0;")), format!("&{slot}"), format!("static_cast<at::QScheme>({slot})"))
-            }
-            RetKind::Scalar => (
-                Some(format!("regen_scalar {slot} = ::regen::no_scalar();")),
-                format!("&{slot}"),
-                format!("::regen::from_c({slot})"),
-            ),
-        };
-        body.extend(decl);
-        if r.kind.c_slot_type().is_some() {
-            call_args.push(pass);
-        }
-        // Vectors are locals worth moving into a tuple (a lone local is returned by name instead,
-        // which keeps copy elision).
-        values.push((value, matches!(r.kind, RetKind::TensorVec | RetKind::IntVec)));
-    }
-    body.push(format!("::regen::check({symbol}({}));", call_args.join(", ")));
-    let return_type = op.cpp.return_type.spelling.clone();
-    if s.abi.returns_tuple {
-        let elements: Vec<String> =
-            values.iter().map(|(v, local)| if *local { format!("::std::move({v})") } else { v.clone() }).collect();
-        body.push(format!("return {return_type}({});", elements.join(", ")));
-    } else if let Some((v, _)) = values.first() {
-        body.push(format!("return {v};"));
-    }
-    let params: Vec<String> =
-        op.cpp.params.iter().zip(&names).map(|(p, name)| format!("{} {name}", p.ty.spelling)).collect();
+    let args = s
+        .abi
+        .args
+        .iter()
+        .zip(&op.cpp.params)
+        .zip(&names)
+        .map(|((a, p), param)| WrapperArg {
+            cpp_type: p.ty.spelling.clone(),
+            param: param.clone(),
+            name: a.name.clone(),
+            lift: a.kind.cpp_lift(),
+            c_type: a.kind.c_type(),
+        })
+        .collect();
+    let returns: Vec<WrapperReturn> = s
+        .abi
+        .returns
+        .iter()
+        .enumerate()
+        .map(|(index, r)| match r.kind.crossing() {
+            Crossing::Slot(spelling) => WrapperReturn::Slot(Slot { index, spelling }),
+            Crossing::Alias(arg) => WrapperReturn::Alias(names[arg].clone()),
+        })
+        .collect();
+    let slots = returns
+        .iter()
+        .filter_map(|r| match r {
+            WrapperReturn::Slot(slot) => Some(*slot),
+            WrapperReturn::Alias(_) => None,
+        })
+        .collect();
     Wrapper {
         schema: op.schema_text.clone(),
         symbol,
-        c_params: c_params(&s.abi, &names),
         op: op.key.clone(),
-        return_type,
+        qualified: op.qualified(),
+        return_type: op.cpp.return_type.spelling.clone(),
         name: wrapper_name(&op.rust_name),
-        params: params.join(", "),
-        body,
+        args,
+        slots,
+        returns,
+        returns_tuple: s.abi.returns_tuple,
     }
 }
 

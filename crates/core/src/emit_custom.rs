@@ -1,18 +1,24 @@
 //! Emits `register_custom.cpp` for the backend's own ops (`[[custom_op]]`), only when it
 //! declares some: the `TORCH_LIBRARY` definition of each namespace, the wrappers (the same
-//! [`wrapper`] as aten ops', from the same `AbiOp`), their registrations for the device and, with
+//! `emit_cpp::wrapper` as aten ops', from the same `AbiOp`), their registrations for the device and, with
 //! `cpu = true`, for CPU, and for an op with a backward a `torch::autograd::Function` registered
 //! for the device's autograd key (and AutogradCPU). The node's forward redispatches below
 //! autograd and saves exactly the backward op's inputs; its backward calls the backward op
 //! through the dispatcher, so the gradient is computed by that op's Rust kernel.
+//!
+//! This module decides what each node saves, calls and returns; `templates/register_custom.cpp`
+//! spells it in C++.
 
 use askama::Template;
 
-use crate::config::{Config, Selected, Selection};
+use crate::config::Config;
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
-use crate::emit_cpp::{Wrapper, render, wrapper};
+use crate::emit_cpp::{Wrapper, WrapperReturn, render, wrapper};
 use crate::ir::Op;
-use crate::rust_name::{cpp_params, wrapper_name};
+use crate::rust_name::{
+    autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, qualified_name, wrapper_name,
+};
+use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 
 struct Impl {
@@ -34,18 +40,86 @@ struct Library {
     blocks: Vec<Block>,
 }
 
-/// One autograd node: its class, the kernel registered for the autograd keys, and their bodies.
+/// A parameter of the CPU wrapper and the autograd node: the header-style C++ type and its name.
+struct Param {
+    ty: String,
+    name: String,
+}
+
+/// A static handle on an op in the dispatcher (`findSchemaOrThrow(...).typed<...>()`).
+struct Handle {
+    /// `ns::name`, and the overload.
+    name: String,
+    overload: String,
+    return_type: String,
+    param_types: Vec<String>,
+}
+
+/// How an op's C++ result holds its elements.
+#[derive(Clone, Copy)]
+enum Results {
+    /// `void`.
+    Nothing,
+    /// One value, not a tuple.
+    One,
+    /// A `::std::tuple` of this many elements (`::std::get<k>`).
+    Tuple(usize),
+}
+
+impl Results {
+    fn of(op: &Op) -> Results {
+        let n = op.schema.returns.items.len();
+        match n {
+            1 if !op.schema.returns.parenthesized => Results::One,
+            0 => Results::Nothing,
+            _ => Results::Tuple(n),
+        }
+    }
+}
+
+/// A tensor the node's forward saves for the backward.
+enum SavedTensor {
+    /// Forward output `.0`.
+    Output(usize),
+    /// The parameter so named.
+    Param(String),
+}
+
+/// One argument of the backward op's call.
+enum BackwardArg {
+    /// The gradient of forward output `.0`.
+    Grad(usize),
+    /// Saved tensor `.0`.
+    Saved(usize),
+    /// `ctx->saved_data[name]`, read back with `get` (an `IValue` method).
+    Value { name: String, get: &'static str },
+}
+
+/// One autograd node: its class, the kernel registered for the autograd keys, and what their
+/// bodies save, call and return.
 struct Node {
     op: String,
     backward: String,
     node: String,
     kernel: String,
     return_type: String,
-    params: String,
-    args: String,
-    forward: Vec<String>,
-    backward_body: Vec<String>,
-    result: String,
+    params: Vec<Param>,
+    forward: Handle,
+    forward_results: Results,
+    /// The forward's output count (the node's `outputs`).
+    outputs: usize,
+    /// Non-tensor arguments the backward takes: (argument name, parameter).
+    saved_values: Vec<(String, String)>,
+    saved_tensors: Vec<SavedTensor>,
+    /// Outputs whose gradient the backward does not take.
+    non_differentiable: Vec<usize>,
+    backward_op: Handle,
+    backward_args: Vec<BackwardArg>,
+    backward_results: Results,
+    /// The forward's argument count: one gradient slot each.
+    gradient_slots: usize,
+    /// (forward argument, backward result element) per differentiable argument.
+    gradients: Vec<(usize, usize)>,
 }
 
 /// The CPU registration of an op: its wrapper, results handed back as CPU tensors.
@@ -53,8 +127,10 @@ struct CpuWrapper {
     op: String,
     return_type: String,
     name: String,
-    params: String,
-    body: String,
+    params: Vec<Param>,
+    /// The device wrapper it calls.
+    wrapper: String,
+    results: Results,
 }
 
 #[derive(Template)]
@@ -72,29 +148,12 @@ fn cpp_string(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// `at::Tensor (const at::Tensor &, int64_t)`: the op's type for `typed<>()`.
-fn signature(op: &Op) -> String {
-    let params: Vec<&str> = op.cpp.params.iter().map(|p| p.ty.spelling.as_str()).collect();
-    format!("{} ({})", op.cpp.return_type.spelling, params.join(", "))
-}
-
-/// A static handle on `op` in the dispatcher, named `handle`.
-fn handle(op: &Op, handle: &str) -> String {
-    format!(
-        "static auto {handle} = c10::Dispatcher::singleton().findSchemaOrThrow(\"{}::{}\", \"{}\").typed<{}>();",
-        op.schema.namespace,
-        op.schema.name,
-        op.schema.overload,
-        signature(op)
-    )
-}
-
-/// Element `k` of an op's result held in `value` (`std::get` when it returns a tuple).
-fn element(op: &Op, value: &str, k: usize) -> String {
-    if op.schema.returns.items.len() == 1 && !op.schema.returns.parenthesized {
-        value.to_owned()
-    } else {
-        format!("::std::get<{k}>({value})")
+fn handle(op: &Op) -> Handle {
+    Handle {
+        name: qualified_name(&op.schema.namespace, &op.schema.name),
+        overload: op.schema.overload.to_string(),
+        return_type: op.cpp.return_type.spelling.clone(),
+        param_types: op.cpp.params.iter().map(|p| p.ty.spelling.clone()).collect(),
     }
 }
 
@@ -105,40 +164,24 @@ const NODE_LOCALS: &[&str] = &["ctx", "guard", "op", "result", "outputs", "as_cp
 /// The op's C++ parameter names in the CPU wrapper and the autograd node (the wrapper, from
 /// `emit_cpp`, has its own): escaped where they would hide a local or a called function.
 fn param_names(op: &Op) -> Vec<String> {
-    let own = [wrapper_name(&op.rust_name), node_name(op)];
+    let own = [wrapper_name(&op.rust_name), autograd_node_name(&op.rust_name)];
     let taken: Vec<&str> = NODE_LOCALS.iter().copied().chain(own.iter().map(String::as_str)).collect();
     cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &taken)
 }
 
-fn node_name(op: &Op) -> String {
-    format!("Autograd_{}", op.rust_name)
-}
-
-/// `TYPE name, ...` of the op's parameters, named `names`.
-fn param_list(op: &Op, names: &[String]) -> String {
-    let params: Vec<String> =
-        op.cpp.params.iter().zip(names).map(|(p, name)| format!("{} {name}", p.ty.spelling)).collect();
-    params.join(", ")
+/// The op's parameters, named `names`.
+fn params(op: &Op, names: &[String]) -> Vec<Param> {
+    op.cpp.params.iter().zip(names).map(|(p, name)| Param { ty: p.ty.spelling.clone(), name: name.clone() }).collect()
 }
 
 fn cpu_wrapper(op: &Op, w: &Wrapper) -> CpuWrapper {
-    let names = param_names(op);
-    let call = format!("{}({})", w.name, names.join(", "));
-    let n = op.schema.returns.items.len();
-    let body = match n {
-        0 => format!("{call};"),
-        1 if !op.schema.returns.parenthesized => format!("return as_cpu({call});"),
-        _ => {
-            let all: Vec<String> = (0..n).map(|k| format!("as_cpu(::std::get<{k}>(result))")).collect();
-            format!("auto result = {call};\n  return {}({});", w.return_type, all.join(", "))
-        }
-    };
     CpuWrapper {
         op: op.key.clone(),
         return_type: w.return_type.clone(),
-        name: format!("cpu_{}", op.rust_name),
-        params: param_list(op, &names),
-        body,
+        name: cpu_wrapper_name(&op.rust_name),
+        params: params(op, &param_names(op)),
+        wrapper: w.name.clone(),
+        results: Results::of(op),
     }
 }
 
@@ -147,79 +190,50 @@ fn node(c: &CustomOp, b: &Backward, bwd: &Op) -> Node {
     let fwd = &op.schema;
     let names = param_names(op);
     let outputs = fwd.returns.items.len();
-    let mut forward = vec![
-        "at::AutoDispatchBelowADInplaceOrView guard;".to_owned(),
-        handle(op, "op"),
-        format!("auto result = op.call({});", names.join(", ")),
-    ];
-    let elements: Vec<String> = (0..outputs).map(|k| element(op, "result", k)).collect();
-    forward.push(format!("torch::autograd::variable_list outputs = {{{}}};", elements.join(", ")));
     // Tensors the backward takes, in the order it takes them; other values by name.
+    let mut saved_values = Vec::new();
     let mut saved_tensors = Vec::new();
-    let mut read = Vec::new();
+    let mut backward_args = Vec::new();
     for input in &b.inputs {
         match *input {
-            BackwardInput::Grad(j) => read.push(format!("grads[{j}]")),
+            BackwardInput::Grad(j) => backward_args.push(BackwardArg::Grad(j)),
             BackwardInput::Output(j) => {
-                read.push(format!("saved[{}]", saved_tensors.len()));
-                saved_tensors.push(format!("outputs[{j}]"));
+                backward_args.push(BackwardArg::Saved(saved_tensors.len()));
+                saved_tensors.push(SavedTensor::Output(j));
             }
             BackwardInput::Arg(i) => {
                 let a = &fwd.arguments[i];
                 match type_row(&a.ty).map(|r| r.saved) {
                     Some(Saved::Value(get)) => {
-                        forward.push(format!("ctx->saved_data[\"{}\"] = {};", a.name, names[i]));
-                        read.push(format!("ctx->saved_data[\"{}\"].{get}", a.name));
+                        saved_values.push((a.name.to_string(), names[i].clone()));
+                        backward_args.push(BackwardArg::Value { name: a.name.to_string(), get });
                     }
                     _ => {
-                        read.push(format!("saved[{}]", saved_tensors.len()));
-                        saved_tensors.push(names[i].clone());
+                        backward_args.push(BackwardArg::Saved(saved_tensors.len()));
+                        saved_tensors.push(SavedTensor::Param(names[i].clone()));
                     }
                 }
             }
         }
     }
-    if !saved_tensors.is_empty() {
-        forward.push(format!("ctx->save_for_backward({{{}}});", saved_tensors.join(", ")));
-    }
-    let without_grad: Vec<String> = (0..outputs)
-        .filter(|j| !b.inputs.contains(&BackwardInput::Grad(*j)))
-        .map(|j| format!("outputs[{j}]"))
-        .collect();
-    if !without_grad.is_empty() {
-        forward.push(format!("ctx->mark_non_differentiable({{{}}});", without_grad.join(", ")));
-    }
-    forward.push("return outputs;".into());
-    let mut backward_body = Vec::new();
-    if !saved_tensors.is_empty() {
-        backward_body.push("auto saved = ctx->get_saved_variables();".into());
-    }
-    backward_body.push(handle(bwd, "backward_op"));
-    backward_body.push(format!("auto result = backward_op.call({});", read.join(", ")));
-    // One slot per forward argument: the non-differentiable ones stay undefined.
-    backward_body.push(format!("torch::autograd::variable_list gradients({});", fwd.arguments.len()));
-    for (k, &i) in b.differentiable.iter().enumerate() {
-        backward_body.push(format!("gradients[{i}] = {};", element(bwd, "result", k)));
-    }
-    backward_body.push("return gradients;".into());
-    let return_type = op.cpp.return_type.spelling.clone();
-    let result = if outputs == 1 && !fwd.returns.parenthesized {
-        "return outputs[0];".to_owned()
-    } else {
-        let all: Vec<String> = (0..outputs).map(|j| format!("outputs[{j}]")).collect();
-        format!("return {return_type}({});", all.join(", "))
-    };
     Node {
         op: op.key.clone(),
         backward: b.key.clone(),
-        node: node_name(op),
-        kernel: format!("autograd_{}", op.rust_name),
-        return_type,
-        params: param_list(op, &names),
-        args: names.join(", "),
-        forward,
-        backward_body,
-        result,
+        node: autograd_node_name(&op.rust_name),
+        kernel: autograd_kernel_name(&op.rust_name),
+        return_type: op.cpp.return_type.spelling.clone(),
+        params: params(op, &names),
+        forward: handle(op),
+        forward_results: Results::of(op),
+        outputs,
+        saved_values,
+        saved_tensors,
+        non_differentiable: (0..outputs).filter(|j| !b.inputs.contains(&BackwardInput::Grad(*j))).collect(),
+        backward_op: handle(bwd),
+        backward_args,
+        backward_results: Results::of(bwd),
+        gradient_slots: fwd.arguments.len(),
+        gradients: b.differentiable.iter().enumerate().map(|(k, &i)| (i, k)).collect(),
     }
 }
 

@@ -97,9 +97,9 @@ fn manifest_op(op: &Op) -> ManifestOp<'_> {
         dispatch: op.dispatch,
         default: op.default,
         required: op.is_required(),
-        class: op.class.as_str(),
+        class: op.class().as_str(),
         kind: op.kind.as_str(),
-        family: op.family,
+        family: op.family.map(|f| f.as_str()),
         arguments: op
             .schema
             .arguments

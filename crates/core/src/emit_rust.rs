@@ -9,8 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{Config, Selected, Selection};
+use crate::config::Config;
 use crate::rust_name::{kernel_symbol, rust_bindings};
+use crate::select::{Selected, Selection};
 
 /// The types kernel signatures name, imported where the rows expand.
 const IMPORTS: &str = "// Kernel signatures use only some of these types.
@@ -45,8 +46,7 @@ fn row(out: &mut String, k: usize, s: &Selected<'_>, config: &Config) {
     let _ = write!(out, " {}\n        fn {}(", kernel_symbol(&config.symbol_prefix, &op.rust_name), op.rust_name);
     let names = rust_bindings(s.abi.args.iter().map(|a| a.name.as_str()));
     for (j, (a, name)) in s.abi.args.iter().zip(&names).enumerate() {
-        let info = a.kind.info();
-        let _ = write!(out, "{}{name}: {} = {}", if j > 0 { ", " } else { "" }, info.rust_safe, info.rust_abi);
+        let _ = write!(out, "{}{name}: {} = {}", if j > 0 { ", " } else { "" }, a.kind.rust_safe(), a.kind.rust_abi());
     }
     out.push_str(") -> ");
     let crossing: Vec<(usize, &str, &str)> = s

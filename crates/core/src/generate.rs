@@ -8,9 +8,10 @@
 
 use std::path::Path;
 
-use crate::config::{Config, SkipReason, parse_config};
+use crate::config::{Config, parse_config};
 use crate::diagnostic::Diagnostic;
 use crate::emit::{emit_all, generated_note};
+use crate::select::SkipReason;
 use crate::write::OutputFile;
 
 /// What one generation produced.

@@ -22,6 +22,8 @@ pub mod parse;
 pub mod policy;
 pub mod rust_name;
 pub mod scaffold;
+pub mod select;
+pub mod suggest;
 pub mod write;
 
 use diagnostic::Diagnostic;

@@ -4,9 +4,9 @@
 use rustc_hash::FxHashMap;
 
 use crate::diagnostic::{self, Diagnostic};
-use crate::ir::{Argument, Ident, Model, Op, OpClass, OpKind, Schema};
+use crate::ir::{Argument, Ident, Model, Op, OpKind, Schema};
 use crate::parse::Decl;
-use crate::policy::family_of;
+use crate::policy::{Family, family_of};
 use crate::rust_name::rust_name;
 
 /// torchgen's `AUGMENTED_ASSIGNMENT_NAMES`: `__iand__` and friends are in-place.
@@ -43,7 +43,7 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
         return Err(errors);
     }
     // Overloads of one name are adjacent: look each name's family up once.
-    let mut last_family: Option<(Ident, Option<&'static str>)> = None;
+    let mut last_family: Option<(Ident, Option<Family>)> = None;
     let mut family = |name: &Ident| match &last_family {
         Some((n, f)) if n == name => *f,
         _ => {
@@ -58,7 +58,6 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
         .zip(rust_names)
         .map(|((decl, key), rust_name)| Op {
             key,
-            class: OpClass::from_flags(decl.dispatch, decl.default),
             kind: kind_of(&decl.schema),
             family: family(&decl.schema.name),
             rust_name,

@@ -15,15 +15,93 @@ pub enum NameMatch {
     Prefix(&'static str),
 }
 
-#[derive(Debug, Clone, Copy)]
-pub struct FamilyRule {
-    pub family: &'static str,
-    pub matches: NameMatch,
-    pub reason: &'static str,
+/// A backend-specific family of ops. Spelled in regen.toml's `exclude_families`, `ops.json` and
+/// `selection.json` by [`Family::as_str`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    Cudnn,
+    Miopen,
+    Mkldnn,
+    Mps,
+    Sparse,
+    Quantized,
+    Nested,
+    Attention,
+    Cuda,
+    Test,
 }
 
-const fn rule(family: &'static str, matches: NameMatch, reason: &'static str) -> FamilyRule {
-    FamilyRule { family, matches, reason }
+impl Family {
+    /// Every family, in the order error messages list them.
+    pub const ALL: [Family; 10] = [
+        Family::Cudnn,
+        Family::Miopen,
+        Family::Mkldnn,
+        Family::Mps,
+        Family::Sparse,
+        Family::Quantized,
+        Family::Nested,
+        Family::Attention,
+        Family::Cuda,
+        Family::Test,
+    ];
+
+    /// The family's name in regen.toml and the JSON outputs.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Family::Cudnn => "cudnn",
+            Family::Miopen => "miopen",
+            Family::Mkldnn => "mkldnn",
+            Family::Mps => "mps",
+            Family::Sparse => "sparse",
+            Family::Quantized => "quantized",
+            Family::Nested => "nested",
+            Family::Attention => "attention",
+            Family::Cuda => "cuda",
+            Family::Test => "test",
+        }
+    }
+
+    /// Why a host-memory backend usually excludes the family.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Family::Cudnn => "NVIDIA cuDNN kernels: only the CUDA backend provides them",
+            Family::Miopen => "AMD MIOpen kernels: only the ROCm backend provides them",
+            Family::Mkldnn => "oneDNN (mkldnn) opaque-layout tensors: CPU-only layout",
+            Family::Mps => "Apple Metal (MPS) kernels",
+            Family::Sparse => {
+                "sparse layouts (COO/CSR/CSC/BSR/BSC, semi-structured): need a sparse tensor implementation"
+            }
+            Family::Quantized => "quantized tensors and low-bit packed matmuls: need quantizer support",
+            Family::Nested => "nested (jagged) tensors: need the NestedTensor implementation",
+            Family::Attention => {
+                "fused attention kernels (flash, memory-efficient, Triton): the math path serves other devices"
+            }
+            Family::Cuda => "CUDA-only fused kernels (AMP scaling, fused RNN cells, float8 GEMMs, streams)",
+            Family::Test => "PyTorch's own test ops",
+        }
+    }
+
+    /// The family a config spells `name`, if any.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct FamilyRule {
+    pub family: Family,
+    pub matches: NameMatch,
+}
+
+const fn rule(family: Family, matches: NameMatch) -> FamilyRule {
+    FamilyRule { family, matches }
 }
 
 use std::sync::OnceLock;
@@ -31,73 +109,62 @@ use std::sync::OnceLock;
 use NameMatch::{Exact, Prefix, Word};
 use rustc_hash::FxHashMap;
 
-const CUDNN: &str = "NVIDIA cuDNN kernels: only the CUDA backend provides them";
-const MIOPEN: &str = "AMD MIOpen kernels: only the ROCm backend provides them";
-const MKLDNN: &str = "oneDNN (mkldnn) opaque-layout tensors: CPU-only layout";
-const MPS: &str = "Apple Metal (MPS) kernels";
-const SPARSE: &str = "sparse layouts (COO/CSR/CSC/BSR/BSC, semi-structured): need a sparse tensor implementation";
-const QUANTIZED: &str = "quantized tensors and low-bit packed matmuls: need quantizer support";
-const NESTED: &str = "nested (jagged) tensors: need the NestedTensor implementation";
-const ATTENTION: &str = "fused attention kernels (flash, memory-efficient, Triton): the math path serves other devices";
-const CUDA: &str = "CUDA-only fused kernels (AMP scaling, fused RNN cells, float8 GEMMs, streams)";
-const TEST: &str = "PyTorch's own test ops";
-
 /// First matching rule wins, so more specific families come first.
 pub const FAMILY_RULES: &[FamilyRule] = &[
-    rule("cudnn", Word("cudnn"), CUDNN),
-    rule("miopen", Word("miopen"), MIOPEN),
-    rule("mkldnn", Word("mkldnn"), MKLDNN),
-    rule("mps", Word("mps"), MPS),
-    rule("sparse", Word("sparse"), SPARSE),
-    rule("sparse", Word("coo"), SPARSE),
-    rule("sparse", Word("csr"), SPARSE),
-    rule("sparse", Word("csc"), SPARSE),
-    rule("sparse", Word("bsr"), SPARSE),
-    rule("sparse", Word("bsc"), SPARSE),
-    rule("sparse", Word("cslt"), SPARSE),
-    rule("sparse", Word("hspmm"), SPARSE),
-    rule("sparse", Word("sspaddmm"), SPARSE),
-    rule("sparse", Word("spdiags"), SPARSE),
-    rule("sparse", Word("spsolve"), SPARSE),
-    rule("sparse", Exact("_indices"), SPARSE),
-    rule("sparse", Exact("_values"), SPARSE),
-    rule("sparse", Exact("_nnz"), SPARSE),
-    rule("sparse", Exact("_dimI"), SPARSE),
-    rule("sparse", Exact("_dimV"), SPARSE),
-    rule("sparse", Exact("_coalesce"), SPARSE),
-    rule("sparse", Exact("_coalesced_"), SPARSE),
-    rule("sparse", Exact("_to_dense"), SPARSE),
-    rule("quantized", Word("quantized"), QUANTIZED),
-    rule("quantized", Word("quantize"), QUANTIZED),
-    rule("quantized", Word("dequantize"), QUANTIZED),
-    rule("quantized", Word("quant"), QUANTIZED),
-    rule("quantized", Word("qscheme"), QUANTIZED),
-    rule("quantized", Word("int4pack"), QUANTIZED),
-    rule("quantized", Word("int8pack"), QUANTIZED),
-    rule("quantized", Prefix("q_"), QUANTIZED),
-    rule("quantized", Exact("int_repr"), QUANTIZED),
-    rule("quantized", Exact("_int_mm"), QUANTIZED),
-    rule("quantized", Exact("_fused_moving_avg_obs_fq_helper"), QUANTIZED),
-    rule("nested", Word("nested"), NESTED),
-    rule("nested", Word("jagged"), NESTED),
-    rule("nested", Exact("to_padded_tensor"), NESTED),
-    rule("attention", Word("flash"), ATTENTION),
-    rule("attention", Word("triton"), ATTENTION),
-    rule("attention", Prefix("_efficient_attention"), ATTENTION),
-    rule("attention", Prefix("_scaled_dot_product_efficient_attention"), ATTENTION),
-    rule("attention", Exact("_fused_sdp_choice"), ATTENTION),
-    rule("attention", Exact("_fill_mem_eff_dropout_mask_"), ATTENTION),
-    rule("attention", Exact("_native_multi_head_attention"), ATTENTION),
-    rule("attention", Exact("_transformer_encoder_layer_fwd"), ATTENTION),
-    rule("cuda", Word("amp"), CUDA),
-    rule("cuda", Word("thnn"), CUDA),
-    rule("cuda", Prefix("_scaled_mm"), CUDA),
-    rule("cuda", Prefix("_scaled_grouped_mm"), CUDA),
-    rule("cuda", Prefix("_scaled_addmm"), CUDA),
-    rule("cuda", Exact("_mixed_dtypes_linear"), CUDA),
-    rule("cuda", Exact("record_stream"), CUDA),
-    rule("test", Prefix("_test_"), TEST),
-    rule("test", Exact("_foobar"), TEST),
+    rule(Family::Cudnn, Word("cudnn")),
+    rule(Family::Miopen, Word("miopen")),
+    rule(Family::Mkldnn, Word("mkldnn")),
+    rule(Family::Mps, Word("mps")),
+    rule(Family::Sparse, Word("sparse")),
+    rule(Family::Sparse, Word("coo")),
+    rule(Family::Sparse, Word("csr")),
+    rule(Family::Sparse, Word("csc")),
+    rule(Family::Sparse, Word("bsr")),
+    rule(Family::Sparse, Word("bsc")),
+    rule(Family::Sparse, Word("cslt")),
+    rule(Family::Sparse, Word("hspmm")),
+    rule(Family::Sparse, Word("sspaddmm")),
+    rule(Family::Sparse, Word("spdiags")),
+    rule(Family::Sparse, Word("spsolve")),
+    rule(Family::Sparse, Exact("_indices")),
+    rule(Family::Sparse, Exact("_values")),
+    rule(Family::Sparse, Exact("_nnz")),
+    rule(Family::Sparse, Exact("_dimI")),
+    rule(Family::Sparse, Exact("_dimV")),
+    rule(Family::Sparse, Exact("_coalesce")),
+    rule(Family::Sparse, Exact("_coalesced_")),
+    rule(Family::Sparse, Exact("_to_dense")),
+    rule(Family::Quantized, Word("quantized")),
+    rule(Family::Quantized, Word("quantize")),
+    rule(Family::Quantized, Word("dequantize")),
+    rule(Family::Quantized, Word("quant")),
+    rule(Family::Quantized, Word("qscheme")),
+    rule(Family::Quantized, Word("int4pack")),
+    rule(Family::Quantized, Word("int8pack")),
+    rule(Family::Quantized, Prefix("q_")),
+    rule(Family::Quantized, Exact("int_repr")),
+    rule(Family::Quantized, Exact("_int_mm")),
+    rule(Family::Quantized, Exact("_fused_moving_avg_obs_fq_helper")),
+    rule(Family::Nested, Word("nested")),
+    rule(Family::Nested, Word("jagged")),
+    rule(Family::Nested, Exact("to_padded_tensor")),
+    rule(Family::Attention, Word("flash")),
+    rule(Family::Attention, Word("triton")),
+    rule(Family::Attention, Prefix("_efficient_attention")),
+    rule(Family::Attention, Prefix("_scaled_dot_product_efficient_attention")),
+    rule(Family::Attention, Exact("_fused_sdp_choice")),
+    rule(Family::Attention, Exact("_fill_mem_eff_dropout_mask_")),
+    rule(Family::Attention, Exact("_native_multi_head_attention")),
+    rule(Family::Attention, Exact("_transformer_encoder_layer_fwd")),
+    rule(Family::Cuda, Word("amp")),
+    rule(Family::Cuda, Word("thnn")),
+    rule(Family::Cuda, Prefix("_scaled_mm")),
+    rule(Family::Cuda, Prefix("_scaled_grouped_mm")),
+    rule(Family::Cuda, Prefix("_scaled_addmm")),
+    rule(Family::Cuda, Exact("_mixed_dtypes_linear")),
+    rule(Family::Cuda, Exact("record_stream")),
+    rule(Family::Test, Prefix("_test_")),
+    rule(Family::Test, Exact("_foobar")),
 ];
 
 /// Why an op stays out of every family although its name matches one.
@@ -221,16 +288,20 @@ pub fn family_of(name: &str) -> Option<&'static FamilyRule> {
     Some(&FAMILY_RULES[first])
 }
 
-/// Every family name, in table order, without repeats.
-pub fn families() -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for r in FAMILY_RULES {
-        if !out.contains(&r.family) {
-            out.push(r.family);
+// Every family has a rule: a family no op can be tagged with would be dead config.
+const _: () = {
+    let mut k = 0;
+    while k < Family::ALL.len() {
+        let mut ruled = false;
+        let mut r = 0;
+        while r < FAMILY_RULES.len() {
+            ruled |= FAMILY_RULES[r].family as usize == Family::ALL[k] as usize;
+            r += 1;
         }
+        assert!(ruled, "every Family has a rule in FAMILY_RULES");
+        k += 1;
     }
-    out
-}
+};
 
 #[cfg(test)]
 mod tests {
@@ -238,7 +309,7 @@ mod tests {
 
     #[test]
     fn families_by_name() {
-        let fam = |n: &str| family_of(n).map(|r| r.family);
+        let fam = |n: &str| family_of(n).map(|r| r.family.as_str());
         assert_eq!(fam("_cudnn_rnn"), Some("cudnn"));
         assert_eq!(fam("_cudnn_attention_forward"), Some("cudnn"));
         assert_eq!(fam("_sparse_csr_sum"), Some("sparse"));

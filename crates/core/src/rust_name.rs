@@ -1,5 +1,6 @@
 //! Every name regen derives for generated code, in one place: an op's Rust name, its entry-point
-//! symbol and C++ wrapper name, argument bindings in Rust and parameter names in C++, and the one
+//! symbol and C++ wrapper name, its qualified name, a custom op's Rust name, CPU wrapper and
+//! autograd node, argument bindings in Rust and parameter names in C++, and the one
 //! keyword-escaping rule all of them share.
 //!
 //! An op's Rust name is derived only from its name and overload, so an op keeps it across
@@ -215,6 +216,22 @@ pub fn rust_name(name: &str, overload: &str) -> String {
     escape(out, reserved, Escape::Op)
 }
 
+/// The Rust name of a backend's own op (`[[custom_op]]`): its namespace joins its name
+/// (`mydev::scatter_sum` → `mydev_scatter_sum`), so it never meets an aten op's.
+pub fn custom_rust_name(namespace: &str, name: &str, overload: &str) -> String {
+    rust_name(&format!("{namespace}_{name}"), overload)
+}
+
+/// `namespace::key`: how an op is named to the dispatcher and in error messages.
+pub fn qualified_name(namespace: &str, key: &str) -> String {
+    format!("{namespace}::{key}")
+}
+
+/// The entry-point prefix when regen.toml names none: `{device}_kernel`.
+pub fn default_symbol_prefix(device: &str) -> String {
+    format!("{device}_kernel")
+}
+
 /// The symbol of an op's Rust entry point, which its C++ wrapper calls.
 pub fn kernel_symbol(symbol_prefix: &str, rust_name: &str) -> String {
     format!("{symbol_prefix}_{rust_name}")
@@ -223,6 +240,21 @@ pub fn kernel_symbol(symbol_prefix: &str, rust_name: &str) -> String {
 /// The C++ wrapper registered for an op.
 pub fn wrapper_name(rust_name: &str) -> String {
     format!("wrap_{rust_name}")
+}
+
+/// A custom op's registration for CPU tensors (its wrapper, results handed back as CPU tensors).
+pub fn cpu_wrapper_name(rust_name: &str) -> String {
+    format!("cpu_{rust_name}")
+}
+
+/// A custom op's autograd node (a `torch::autograd::Function`).
+pub fn autograd_node_name(rust_name: &str) -> String {
+    format!("Autograd_{rust_name}")
+}
+
+/// A custom op's kernel for the autograd keys, which applies its node.
+pub fn autograd_kernel_name(rust_name: &str) -> String {
+    format!("autograd_{rust_name}")
 }
 
 /// `s` in snake_case (`N` → `n`, `dimI` → `dim_i`).

@@ -7,9 +7,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use super::{Diff, Sides, rust_method};
-use crate::config::{Config, Selection, SkipReason};
+use crate::config::Config;
 use crate::diagnostic::Diagnostic;
 use crate::ir::Model;
+use crate::select::{Selection, SkipReason};
 
 /// How the config makes its kernels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

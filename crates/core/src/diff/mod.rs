@@ -169,7 +169,7 @@ pub struct Diff {
 /// implementor's own). `None` when the op does not cross the ABI.
 pub fn rust_method(op: &Op) -> Option<String> {
     let abi = crate::abi::lower_abi(op).ok()?;
-    let params: Vec<&str> = abi.args.iter().map(|a| a.kind.info().rust_safe).collect();
+    let params: Vec<&str> = abi.args.iter().map(|a| a.kind.rust_safe()).collect();
     let results: Vec<&str> = abi.returns.iter().filter_map(|r| r.kind.rust_safe_type()).collect();
     let result = match results.as_slice() {
         [one] => (*one).to_owned(),

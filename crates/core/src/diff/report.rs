@@ -206,10 +206,8 @@ impl Diff {
     pub fn render(&self, format: Format, color: Color, fail_on: FailOn) -> String {
         match format {
             Format::Json => self.to_json(fail_on),
-            Format::Markdown => Writer { markdown: true, color: false, out: String::new() }.report(self, fail_on),
-            Format::Text => {
-                Writer { markdown: false, color: color == Color::Ansi, out: String::new() }.report(self, fail_on)
-            }
+            Format::Markdown => Writer { style: Style::Markdown, out: String::new() }.report(self, fail_on),
+            Format::Text => Writer { style: Style::Text(color), out: String::new() }.report(self, fail_on),
         }
     }
 
@@ -236,20 +234,30 @@ impl Diff {
     }
 }
 
+/// The prose formats: text (coloured or not) and Markdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Text(Color),
+    Markdown,
+}
+
 /// Writes a text or Markdown report.
 struct Writer {
-    markdown: bool,
-    color: bool,
+    style: Style,
     out: String,
 }
 
 impl Writer {
+    fn markdown(&self) -> bool {
+        self.style == Style::Markdown
+    }
+
     fn paint(&self, code: &str, s: &str) -> String {
-        if self.color { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_owned() }
+        if self.style == Style::Text(Color::Ansi) { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_owned() }
     }
 
     fn code(&self, s: &str) -> String {
-        if self.markdown { format!("`{s}`") } else { s.to_owned() }
+        if self.markdown() { format!("`{s}`") } else { s.to_owned() }
     }
 
     fn line(&mut self, s: &str) {
@@ -258,7 +266,7 @@ impl Writer {
     }
 
     fn heading(&mut self, title: &str, n: usize) {
-        let text = if self.markdown {
+        let text = if self.markdown() {
             format!("\n### {title} ({n})\n")
         } else {
             format!("\n{}", self.paint("1", &format!("{title} ({n})")))
@@ -267,13 +275,13 @@ impl Writer {
     }
 
     fn item(&mut self, s: &str) {
-        let text = if self.markdown { format!("- {s}") } else { format!("  {s}") };
+        let text = if self.markdown() { format!("- {s}") } else { format!("  {s}") };
         self.line(&text);
     }
 
     /// An item led by a tag the summary counts (`BREAKS`, `REGEN`, ...).
     fn tagged(&mut self, tag: &str, colour: &str, s: &str) {
-        let tag = if self.markdown { format!("**{tag}**") } else { self.paint(colour, tag) };
+        let tag = if self.markdown() { format!("**{tag}**") } else { self.paint(colour, tag) };
         self.item(&format!("{tag} {s}"));
     }
 
@@ -293,9 +301,9 @@ impl Writer {
         let s = d.summary();
         let b = &d.backend;
         let (old, new) = (d.side_name(false), d.side_name(true));
-        let arrow = if self.markdown { "→" } else { "->" };
+        let arrow = if self.markdown() { "→" } else { "->" };
         let title = format!("regen diff: {old} {arrow} {new}");
-        self.line(&if self.markdown { format!("## {title}\n") } else { title });
+        self.line(&if self.markdown() { format!("## {title}\n") } else { title });
         if let Some(h) = &d.headers {
             for (side, id) in [("old", &h.old), ("new", &h.new)] {
                 let release = id.release.as_ref().map(|r| format!("torch {r}, ")).unwrap_or_default();
@@ -315,7 +323,7 @@ impl Writer {
             b.kernels.new
         );
         self.item(&text);
-        if self.markdown {
+        if self.markdown() {
             self.line("");
         }
         let header_summary = format!(
@@ -351,7 +359,7 @@ impl Writer {
             bs.newly_skipped,
             bs.errors.new
         );
-        if self.markdown {
+        if self.markdown() {
             self.line("");
         }
         self.line(&backend_summary);
