@@ -9,6 +9,7 @@ their ratio are printed. Measure on a quiet machine: other load slows both, unev
 """
 
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -19,15 +20,19 @@ from pathlib import Path
 
 
 def timed(cmd):
-    """(wall seconds, peak RSS KiB) of one run; the command must succeed. The peak RSS is what
-    `/usr/bin/time` reports (`-f %M`, as "Maximum resident set size" of `-v`): measured from a
-    process forked by time(1), not by this Python, whose pages a fork would count. The wall time
-    is measured here because time(1) rounds it to 10 ms (its own few hundred microseconds are in)."""
+    """(wall seconds, peak RSS KiB) of a command, which must succeed; run twice. The wall time is
+    of a run started with posix_spawn (not rounded to 10 ms as time(1)'s, and without the cost of
+    forking this Python). The peak RSS is `/usr/bin/time -f %M` of another run, what
+    `/usr/bin/time -v` prints as "Maximum resident set size": measured from a process time(1)
+    forks, because a child of this Python inherits its high-water mark through exec."""
+    devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
     start = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=devnull)
+    _, status, _ = os.wait4(pid, 0)
     wall = time.perf_counter() - start
-    if r.returncode != 0:
-        sys.exit(f"footprint: {cmd[0]} failed:\n{r.stderr[-3000:]}")
+    r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if os.waitstatus_to_exitcode(status) != 0 or r.returncode != 0:
+        sys.exit(f"footprint: {' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
     return (wall, int(r.stderr.strip().splitlines()[-1]))
 
 
@@ -66,11 +71,12 @@ def main():
         print(f"{len(required)} required ops; torchgen handles {listed} (rejects {', '.join(rejected)})")
         results = {"regen": [], "torchgen": []}
         for k in range(runs):
-            out = work / f"regen-{k}"
-            results["regen"].append(timed([regen, "--header", header, "--out", str(out)]))
-            out = work / f"torchgen-{k}"
+            # A fresh output directory each time (`-{k}`; timed() writes it twice, the second
+            # run finding everything up to date would be regen's fast path).
+            out = lambda tool: str(work / f"{tool}-{k}-{time.perf_counter_ns()}")
+            results["regen"].append(timed([regen, "--header", header, "--out", out("regen")]))
             results["torchgen"].append(
-                timed([python, "-m", "torchgen.gen_backend_stubs", "-s", str(yaml), "-o", str(out)])
+                timed([python, "-m", "torchgen.gen_backend_stubs", "-s", str(yaml), "-o", out("torchgen")])
             )
         med = {t: (statistics.median(w for w, _ in r), statistics.median(m for _, m in r)) for t, r in results.items()}
         for tool, (wall, rss) in med.items():

@@ -1,6 +1,6 @@
-//! The whole 2.15.0 generation in memory: parse, lower, select, and every emitter (ops.json,
-//! C++ headers and registrations, kernels.rs). torchgen's gen_backend_stubs takes about 1.1 s
-//! for its 858 ops on this machine; the goal is at least 100x faster.
+//! The whole 2.15.0 generation in memory (parse, lower, select, and every emitter), then each
+//! phase alone. The whole-process comparison with torchgen's gen_backend_stubs (goal: at least
+//! 50x faster, at most 16 MiB peak RSS) is `cargo xtask footprint` (benches/footprint.py).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use regen_core::config::Config;
@@ -22,6 +22,12 @@ fn bench_generate(c: &mut Criterion) {
     });
     let loaded = regen_core::load_header(&bytes).unwrap();
     let selection = config.select(&loaded.model).unwrap();
+    group.bench_function("parse and lower", |b| b.iter(|| regen_core::load_header(&bytes).unwrap()));
+    group.bench_function("select", |b| b.iter(|| config.select(&loaded.model).unwrap()));
+    group.bench_function("ops.json only", |b| {
+        b.iter(|| regen_core::emit_manifest::emit_manifest(&loaded.model, "bench", config.ops_json))
+    });
+    group.bench_function("C++ only", |b| b.iter(|| regen_core::emit_cpp::emit_cpp(&selection, &config, "bench")));
     group.bench_function("kernels.rs only", |b| {
         b.iter(|| regen_core::emit_rust::emit_rust(&selection, &config, "bench"))
     });

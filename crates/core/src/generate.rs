@@ -27,6 +27,9 @@ pub struct Generated {
     pub config: Config,
     /// The config's `optional` ops this header does not have (no trait method, no registration).
     pub absent: Vec<String>,
+    /// The op model the files were generated from. (Returned rather than dropped here: a caller
+    /// about to exit, like the CLI, may skip freeing it, a twentieth of a whole run.)
+    pub model: crate::ir::Model,
 }
 
 /// Renders diagnostics against the file they point into.
@@ -105,5 +108,6 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
         selection.skipped.len(),
     );
     let absent = selection.absent.clone();
-    Ok(Generated { files, warnings, summary, config: config_value, absent })
+    drop(selection);
+    Ok(Generated { files, warnings, summary, config: config_value, absent, model: loaded.model })
 }

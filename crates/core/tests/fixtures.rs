@@ -241,3 +241,30 @@ fn the_cpu_fallback_never_answers_an_op_cpu_has_no_kernel_for() {
         }
     }
 }
+
+/// A whole header is parsed in two halves on two threads: an error in either half, and the
+/// model, must come out as from one pass (line numbers counted from the header's first line,
+/// errors in line order, ops in header order).
+#[test]
+fn parsing_in_two_halves_keeps_line_numbers_and_order() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let text = std::fs::read_to_string(path).unwrap();
+    let model = regen_core::load_header(text.as_bytes()).unwrap().model;
+    let lines: Vec<&str> = text.lines().collect();
+    // Header order, and each op's line is its own declaration.
+    assert!(model.ops.windows(2).all(|w| w[0].line < w[1].line));
+    for op in [&model.ops[0], &model.ops[model.ops.len() / 2], model.ops.last().unwrap()] {
+        assert!(lines[op.line as usize - 1].contains(&format!("\"schema\": \"{}\"", op.schema_text)), "{}", op.key);
+    }
+    // One broken declaration near the start and one near the end: both reported, in order, at
+    // their own lines.
+    let (early, late) = (model.ops[3].line as usize, model.ops[model.ops.len() - 3].line as usize);
+    let mut broken: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    for n in [early, late] {
+        broken[n - 1] = broken[n - 1].replacen("); //", ") //", 1);
+    }
+    let errors = regen_core::load_header(broken.join("\n").as_bytes()).unwrap_err();
+    let at: Vec<String> = errors.iter().map(|e| e.render("h").lines().next().unwrap().to_owned()).collect();
+    assert_eq!(at.len(), 2, "{at:?}");
+    assert!(at[0].starts_with(&format!("h:{early}:")) && at[1].starts_with(&format!("h:{late}:")), "{at:?}");
+}
