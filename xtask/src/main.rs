@@ -21,6 +21,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                               a long fuzz run of the header pipeline (regen-fuzz, release build):
                               executions, executions/s and findings, each written to DIR
                               (default target/fuzz-findings); --replay re-runs one execution
+  footprint [--runs N]        whole-process speed and peak RSS of `regen --header <pinned> --out DIR`
+                              against torchgen's gen_backend_stubs for the same required ops, runs
+                              alternating (default 15), in .venv (pyyaml added for torchgen)
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
                               the C++ compile check of the oldest and newest fixtures, all tests,
                               then e2e; the last line names the steps passed or the one that failed";
@@ -43,6 +46,9 @@ enum Task {
         check: bool,
     },
     Fuzz(Vec<String>),
+    Footprint {
+        runs: usize,
+    },
     Ci,
 }
 
@@ -63,6 +69,12 @@ fn parse_args(args: &[&str]) -> Result<Task, String> {
         ["regen"] => Ok(Task::Regen { check: false }),
         ["regen", "--check"] => Ok(Task::Regen { check: true }),
         ["regen", ..] => Err("regen takes only --check".into()),
+        ["footprint"] => Ok(Task::Footprint { runs: 15 }),
+        ["footprint", "--runs", n] => match n.parse() {
+            Ok(runs) if runs > 0 => Ok(Task::Footprint { runs }),
+            _ => Err(format!("footprint: --runs needs a positive count, got {n:?}")),
+        },
+        ["footprint", ..] => Err("footprint takes only --runs N".into()),
         ["ci"] => Ok(Task::Ci),
         ["ci", ..] => Err("ci takes no arguments".into()),
         ["compile-cpp", rest @ ..] => {
@@ -113,6 +125,7 @@ fn main() -> ExitCode {
         Task::E2e(Some(version)) => e2e(&version),
         Task::Bump(version) => bump(&version),
         Task::Fuzz(args) => fuzz(&args),
+        Task::Footprint { runs } => footprint(runs),
         Task::Regen { check } => regen(check),
         Task::CompileCpp(releases) => releases.iter().try_for_each(|v| compile_cpp(v, None)),
     };
@@ -184,6 +197,25 @@ fn bump(version: &str) -> Result<(), String> {
 /// [`parse_args`]) passed through. Its exit status (1 with findings) is this command's.
 fn fuzz(args: &[String]) -> Result<(), String> {
     run(cargo().args(["run", "--quiet", "--release", "-p", "regen-fuzz", "--"]).args(args))
+}
+
+/// `crates/core/benches/footprint.py` with a release build of regen, the pinned release's header
+/// and `.venv`'s Python (torchgen comes with torch; its gen_backend_stubs needs pyyaml).
+fn footprint(runs: usize) -> Result<(), String> {
+    let root = root();
+    run(cargo().args(["build", "--quiet", "--release", "-p", "regen"]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let python = venv(&pinned()?)?;
+    let has_yaml = Command::new(&python).args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success());
+    if !has_yaml {
+        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "pyyaml"]))?;
+    }
+    run(Command::new(&python)
+        .arg(root.join("crates/core/benches/footprint.py"))
+        .arg(root.join(&target).join("release/regen"))
+        .arg(root.join(fixture_header(&pinned()?)))
+        .arg(&python)
+        .arg(runs.to_string()))
 }
 
 /// The device's generated code: the pinned release's header with crates/device/regen.toml,
@@ -584,6 +616,8 @@ mod tests {
             Ok(Task::Fuzz(["--execs", "10", "--seed", "3"].map(String::from).to_vec()))
         );
         assert_eq!(parse_args(&["ci"]), Ok(Task::Ci));
+        assert_eq!(parse_args(&["footprint"]), Ok(Task::Footprint { runs: 15 }));
+        assert_eq!(parse_args(&["footprint", "--runs", "3"]), Ok(Task::Footprint { runs: 3 }));
         assert_eq!(parse_args(&["--help"]), Ok(Task::Help));
     }
 
@@ -598,6 +632,8 @@ mod tests {
         assert_eq!(error(&["fixture", "2.15.0"]), "fixture needs --torch X.Y.Z");
         assert_eq!(error(&["fixture", "--torch", "latest"]), r#"expected a release number like 2.15.0, got "latest""#);
         assert_eq!(error(&["bump"]), "bump needs --torch X.Y.Z");
+        assert_eq!(error(&["footprint", "--runs", "0"]), r#"footprint: --runs needs a positive count, got "0""#);
+        assert_eq!(error(&["footprint", "3"]), "footprint takes only --runs N");
         assert_eq!(error(&["e2e", "2.4.1"]), "e2e needs --torch X.Y.Z");
         assert_eq!(error(&["compile-cpp"]), "compile-cpp needs --torch X.Y.Z (one or more)");
         assert_eq!(

@@ -11,6 +11,7 @@ their ratio are printed. Measure on a quiet machine: other load slows both, unev
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,18 +20,24 @@ import time
 from pathlib import Path
 
 
-def timed(cmd):
-    """(wall seconds, peak RSS KiB) of a command, which must succeed; run twice. The wall time is
-    of a run started with posix_spawn (not rounded to 10 ms as time(1)'s, and without the cost of
-    forking this Python). The peak RSS is `/usr/bin/time -f %M` of another run, what
-    `/usr/bin/time -v` prints as "Maximum resident set size": measured from a process time(1)
-    forks, because a child of this Python inherits its high-water mark through exec."""
+def timed(command):
+    """(wall seconds, peak RSS KiB) of `command(out)`, which must succeed. It runs twice, each time
+    into a fresh output directory (removed after). The wall time is of a run started with
+    posix_spawn: not rounded to 10 ms as time(1)'s, and without the cost of forking this Python.
+    The peak RSS is `/usr/bin/time -f %M` of the other run, what `/usr/bin/time -v` prints as
+    "Maximum resident set size", from a process time(1) forks: a child of this Python would
+    inherit its high-water mark through exec."""
+    fresh = lambda: f"{tempfile.gettempdir()}/footprint-{os.getpid()}-{time.perf_counter_ns()}"
+    cmd = command(fresh())
     devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
     start = time.perf_counter()
     pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=devnull)
     _, status, _ = os.wait4(pid, 0)
     wall = time.perf_counter() - start
+    shutil.rmtree(cmd[-1], ignore_errors=True)
+    cmd = command(fresh())
     r = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    shutil.rmtree(cmd[-1], ignore_errors=True)
     if os.waitstatus_to_exitcode(status) != 0 or r.returncode != 0:
         sys.exit(f"footprint: {' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
     return (wall, int(r.stderr.strip().splitlines()[-1]))
@@ -70,13 +77,10 @@ def main():
         yaml, listed, rejected = torchgen_yaml(python, required, work)
         print(f"{len(required)} required ops; torchgen handles {listed} (rejects {', '.join(rejected)})")
         results = {"regen": [], "torchgen": []}
-        for k in range(runs):
-            # A fresh output directory each time (`-{k}`; timed() writes it twice, the second
-            # run finding everything up to date would be regen's fast path).
-            out = lambda tool: str(work / f"{tool}-{k}-{time.perf_counter_ns()}")
-            results["regen"].append(timed([regen, "--header", header, "--out", out("regen")]))
+        for _ in range(runs):
+            results["regen"].append(timed(lambda out: [regen, "--header", header, "--out", out]))
             results["torchgen"].append(
-                timed([python, "-m", "torchgen.gen_backend_stubs", "-s", str(yaml), "-o", out("torchgen")])
+                timed(lambda out: [python, "-m", "torchgen.gen_backend_stubs", "-s", str(yaml), "-o", out])
             )
         med = {t: (statistics.median(w for w, _ in r), statistics.median(m for _, m in r)) for t, r in results.items()}
         for tool, (wall, rss) in med.items():
