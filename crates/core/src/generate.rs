@@ -43,13 +43,19 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, String> {
 
 /// Reads and loads a header: its bytes, the model, and the rendered warnings.
 pub fn load_header_file(path: &Path) -> Result<(Vec<u8>, crate::Loaded, String), String> {
-    let shown = path.display().to_string();
     let bytes = read(path, "header")?;
-    let loaded = crate::load_header(&bytes).map_err(|errors| {
+    let (loaded, warnings) = load_header_bytes(path, &bytes)?;
+    Ok((bytes, loaded, warnings))
+}
+
+/// Loads the header read from `path`: the model and the rendered warnings.
+fn load_header_bytes(path: &Path, bytes: &[u8]) -> Result<(crate::Loaded, String), String> {
+    let shown = path.display().to_string();
+    let loaded = crate::load_header(bytes).map_err(|errors| {
         format!("{}regen: {} error(s); nothing was written\n", render_all(&errors, &shown), errors.len())
     })?;
     let warnings = render_all(&loaded.warnings, &shown);
-    Ok((bytes, loaded, warnings))
+    Ok((loaded, warnings))
 }
 
 /// Reads a regen.toml; `None` is the default config (every required op as a skeleton).
@@ -66,9 +72,15 @@ pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
 /// what the `@generated` line names as the way to regenerate.
 pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<Generated, String> {
     let header_path = header.display().to_string();
-    let (bytes, loaded, mut warnings) = load_header_file(header)?;
+    let bytes = read(header, "header")?;
+    // The header is hashed (for the @generated note) while it is parsed.
+    let (note, loaded) = std::thread::scope(|scope| {
+        let note = scope.spawn(|| generated_note(&bytes, command));
+        let loaded = load_header_bytes(header, &bytes);
+        (note.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), loaded)
+    });
+    let (loaded, mut warnings) = loaded?;
     // The header's text is not needed past its hash: dropped now, it is not in the peak memory.
-    let note = generated_note(&bytes, command);
     drop(bytes);
     let config_value = load_config_file(config)?;
     let model = &loaded.model;

@@ -29,8 +29,9 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
     both.extend(rest);
     let (keys, rust_names): (Vec<String>, Vec<String>) = both.into_iter().unzip();
     let mut errors = Vec::new();
-    let mut by_key: FxHashMap<&str, u32> = FxHashMap::default();
-    let mut by_rust_name: FxHashMap<&str, (&str, u32)> = FxHashMap::default();
+    let mut by_key: FxHashMap<&str, u32> = FxHashMap::with_capacity_and_hasher(decls.len(), Default::default());
+    let mut by_rust_name: FxHashMap<&str, (&str, u32)> =
+        FxHashMap::with_capacity_and_hasher(decls.len(), Default::default());
     for ((decl, key), rust_name) in decls.iter().zip(&keys).zip(&rust_names) {
         let mut error = |message: String, col: u32| {
             errors.push(Diagnostic::error(decl.line, col, message, line_text(decl.line)));

@@ -161,7 +161,34 @@ pub fn write_outputs(dir: &Path, files: &[OutputFile]) -> io::Result<()> {
 
 fn write_all(dir: &Path, files: &[&OutputFile]) -> io::Result<()> {
     fs::create_dir_all(dir)?;
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::with_capacity(files.len());
+    // The largest file (ops.json: 70% of the bytes) is written on a second core beside the rest.
+    let largest = (0..files.len()).max_by_key(|&k| files[k].contents.len());
+    let mut big = Vec::new();
+    let mut rest = Vec::with_capacity(files.len());
+    for (k, f) in files.iter().enumerate() {
+        if Some(k) == largest { big.push(*f) } else { rest.push(*f) }
+    }
+    let ((mut staged, result), (staged_big, result_big)) = std::thread::scope(|scope| {
+        let big = scope.spawn(|| stage(dir, &big));
+        (stage(dir, &rest), big.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    staged.extend(staged_big);
+    if let Err(e) = result.and(result_big) {
+        for (tmp, _) in &staged {
+            let _ = fs::remove_file(tmp);
+        }
+        return Err(e);
+    }
+    for (tmp, target) in &staged {
+        fs::rename(tmp, target)?;
+    }
+    Ok(())
+}
+
+/// Writes each file to a temporary name beside its target: the (temporary, target) pairs written
+/// or begun, and the first error.
+fn stage(dir: &Path, files: &[&OutputFile]) -> (Vec<(PathBuf, PathBuf)>, io::Result<()>) {
+    let mut staged = Vec::with_capacity(files.len());
     let result = (|| {
         for f in files {
             let target = dir.join(&f.name);
@@ -181,16 +208,7 @@ fn write_all(dir: &Path, files: &[&OutputFile]) -> io::Result<()> {
         }
         Ok(())
     })();
-    if let Err(e) = result {
-        for (tmp, _) in &staged {
-            let _ = fs::remove_file(tmp);
-        }
-        return Err(e);
-    }
-    for (tmp, target) in &staged {
-        fs::rename(tmp, target)?;
-    }
-    Ok(())
+    (staged, result)
 }
 
 fn temp_path(target: &Path) -> PathBuf {
