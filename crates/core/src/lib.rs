@@ -1,7 +1,7 @@
 //! regen-core: reads PyTorch's RegistrationDeclarations.h into the op model every emitter shares.
 //!
 //! The pipeline runs one way: [`parse`] (lines -> C++ and schema ASTs) -> [`lower`] (checks
-//! and classification -> [`ir::Model`]) -> emitters (`emit_*`) -> [`write`]. Each phase reports all
+//! and classification -> [`ir::Model`]) -> emitters (`emit_*`) -> [`write`](mod@write). Each phase reports all
 //! of its errors, sorted by position, and the next phase does not start after an error.
 
 pub mod abi;

@@ -1,4 +1,4 @@
-//! [`kernels!`](crate::kernels!): what a generated `kernels.rs` expands to.
+//! [`kernels!`](macro@crate::kernels): what a generated `kernels.rs` expands to.
 //!
 //! regen writes one row per op with a C++ wrapper (its schema, counter, names, argument and result
 //! types); this macro spells the repetitive rest once: the `Kernels` trait, the `extern "C"`
@@ -18,7 +18,7 @@
 //! result type with, in braces, a value binding and its out-slot parameter for each result that
 //! crosses back.
 
-/// Expands a generated `kernels.rs` (see the [module](crate::kernels) docs for the row syntax).
+/// Expands a generated `kernels.rs` (see the [module](mod@crate::kernels) docs for the row syntax).
 /// The names it defines (`Kernels`, `OPS`, `install`, `native_calls`) are the backend's API; the
 /// argument types a row names must be in scope where it expands (the generated file imports them).
 #[macro_export]
