@@ -16,7 +16,7 @@ use toml::Spanned;
 use crate::diagnostic::{Diagnostic, column_at};
 use crate::emit_manifest::JsonLayout;
 use crate::policy::Family;
-use crate::rust_name::{default_symbol_prefix, is_c_name};
+use crate::rust_name::{default_symbol_prefix, is_c_identifier, is_c_name};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallback {
@@ -160,11 +160,6 @@ pub const RESERVED_CPP_NAMES: &[&str] = &[
     "std",
     "torch",
 ];
-
-fn is_c_identifier(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
 
 /// Parses `regen.toml`; every error is positioned in the config.
 pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {

@@ -156,13 +156,15 @@ pub fn is_cpp_reserved(s: &str) -> bool {
     s.starts_with("__") || (s.starts_with('_') && s[1..].starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
-/// An identifier that C++ code may declare as it is: not a keyword, a listed macro or reserved.
-pub fn is_c_name(s: &str) -> bool {
+/// A C identifier by its characters alone: a letter or `_`, then letters, digits and `_`.
+pub fn is_c_identifier(s: &str) -> bool {
     s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !is_cpp_keyword(s)
-        && !CPP_MACROS.contains(&s)
-        && !is_cpp_reserved(s)
+}
+
+/// An identifier that C++ code may declare as it is: not a keyword, a listed macro or reserved.
+pub fn is_c_name(s: &str) -> bool {
+    is_c_identifier(s) && !is_cpp_keyword(s) && !CPP_MACROS.contains(&s) && !is_cpp_reserved(s)
 }
 
 /// What a reserved name stands for, which decides its escape suffix.
