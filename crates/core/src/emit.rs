@@ -125,14 +125,13 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
 pub fn emit_all(model: &Model, selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
     // ops.json (the whole model, about half the emitting time) is written on a second core while
     // this one writes the rest; the files come out in the same order either way.
-    std::thread::scope(|scope| {
-        let manifest = scope.spawn(|| emit_manifest(model, note, config.ops_json));
-        let rest = emit_selected(selection, config, note);
-        let manifest = manifest.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let mut files = vec![OutputFile { name: "ops.json".into(), contents: manifest }];
-        files.extend(rest);
-        files
-    })
+    let (manifest, rest) = crate::parallel::join(
+        || emit_manifest(model, note, config.ops_json),
+        || emit_selected(selection, config, note),
+    );
+    let mut files = vec![OutputFile { name: "ops.json".into(), contents: manifest }];
+    files.extend(rest);
+    files
 }
 
 /// Every output but ops.json: those that depend on the selection.

@@ -74,11 +74,8 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
     let header_path = header.display().to_string();
     let bytes = read(header, "header")?;
     // The header is hashed (for the @generated note) while it is parsed.
-    let (note, loaded) = std::thread::scope(|scope| {
-        let note = scope.spawn(|| generated_note(&bytes, command));
-        let loaded = load_header_bytes(header, &bytes);
-        (note.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), loaded)
-    });
+    let (note, loaded) =
+        crate::parallel::join(|| generated_note(&bytes, command), || load_header_bytes(header, &bytes));
     let (loaded, mut warnings) = loaded?;
     // The header's text is not needed past its hash: dropped now, it is not in the peak memory.
     drop(bytes);

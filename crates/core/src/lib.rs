@@ -18,6 +18,7 @@ pub mod emit_rust;
 pub mod generate;
 pub mod ir;
 pub mod lower;
+mod parallel;
 pub mod parse;
 pub mod policy;
 pub mod rust_name;

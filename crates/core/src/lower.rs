@@ -22,10 +22,7 @@ pub fn lower_model(decls: Vec<Decl>, text: &str) -> Result<Model, Vec<Diagnostic
         part.iter().map(|d| (d.schema.key(), rust_name(&d.schema.name, &d.schema.overload))).collect()
     };
     let (head, tail) = decls.split_at(decls.len() / 2);
-    let (mut both, rest) = std::thread::scope(|scope| {
-        let rest = scope.spawn(|| names(tail));
-        (names(head), rest.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+    let (rest, mut both) = crate::parallel::join(|| names(tail), || names(head));
     both.extend(rest);
     let (keys, rust_names): (Vec<String>, Vec<String>) = both.into_iter().unzip();
     let mut errors = Vec::new();

@@ -168,10 +168,8 @@ fn write_all(dir: &Path, files: &[&OutputFile]) -> io::Result<()> {
     for (k, f) in files.iter().enumerate() {
         if Some(k) == largest { big.push(*f) } else { rest.push(*f) }
     }
-    let ((mut staged, result), (staged_big, result_big)) = std::thread::scope(|scope| {
-        let big = scope.spawn(|| stage(dir, &big));
-        (stage(dir, &rest), big.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
+    let ((staged_big, result_big), (mut staged, result)) =
+        crate::parallel::join(|| stage(dir, &big), || stage(dir, &rest));
     staged.extend(staged_big);
     if let Err(e) = result.and(result_big) {
         for (tmp, _) in &staged {

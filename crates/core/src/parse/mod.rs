@@ -67,20 +67,17 @@ pub fn parse_header(text: &str) -> Result<ParsedHeader, Vec<Diagnostic>> {
         text.len()
     };
     let (head, tail) = text.split_at(split);
-    let (mut first, second) = std::thread::scope(|scope| {
-        let second = (!tail.is_empty()).then(|| {
-            // `head` ends with its last line's '\n', so it holds that many lines.
-            let first_line = head.bytes().filter(|&b| b == b'\n').count() as u32 + 1;
-            scope.spawn(move || parse_lines(tail, first_line))
-        });
-        let first = parse_lines(head, 1);
-        (first, second.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
-    });
-    if let Some(mut second) = second {
+    let first = if tail.is_empty() {
+        parse_lines(head, 1)
+    } else {
+        // `head` ends with its last line's '\n', so it holds that many lines.
+        let first_line = head.bytes().filter(|&b| b == b'\n').count() as u32 + 1;
+        let (mut second, mut first) = crate::parallel::join(|| parse_lines(tail, first_line), || parse_lines(head, 1));
         first.decls.append(&mut second.decls);
         first.errors.append(&mut second.errors);
         first.warnings.append(&mut second.warnings);
-    }
+        first
+    };
     let Lines { decls, mut errors, mut warnings } = first;
     if decls.is_empty() && errors.is_empty() {
         let first = text.lines().next().unwrap_or("").trim_end();
