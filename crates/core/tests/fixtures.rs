@@ -268,3 +268,26 @@ fn parsing_in_two_halves_keeps_line_numbers_and_order() {
     assert_eq!(at.len(), 2, "{at:?}");
     assert!(at[0].starts_with(&format!("h:{early}:")) && at[1].starts_with(&format!("h:{late}:")), "{at:?}");
 }
+
+/// The two halves split at a line break found from the middle byte: a header whose middle byte is
+/// inside a multi-byte character (a comment in another script) still parses, and does not panic.
+#[test]
+fn a_multibyte_character_at_the_middle_of_a_header_does_not_break_the_split() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let header = std::fs::read_to_string(path).unwrap();
+    let expected = regen_core::load_header(header.as_bytes()).unwrap().model.ops.len();
+    let mut inside = 0;
+    for pad in 0..2 {
+        // A comment line of 'é' (two bytes each) across the middle, with the middle byte inside one.
+        let comment = format!("// {}\n", "é".repeat(4000));
+        let half = header.len() / 2;
+        let at = header[..half].rfind('\n').unwrap() + 1;
+        let mut text = format!("{}{}{}", &header[..at], " ".repeat(pad), comment);
+        text.push_str(&header[at..]);
+        inside += usize::from(!text.is_char_boundary(text.len() / 2));
+        let model = regen_core::load_header(text.as_bytes()).unwrap_or_else(|e| panic!("{e:?}")).model;
+        assert_eq!(model.ops.len(), expected);
+    }
+    // One of the two paddings puts the middle byte inside an 'é'.
+    assert_eq!(inside, 1);
+}

@@ -61,8 +61,10 @@ pub fn decode_header(bytes: &[u8]) -> Result<&str, Diagnostic> {
 pub fn parse_header(text: &str) -> Result<ParsedHeader, Vec<Diagnostic>> {
     // Lines are independent: a whole header is parsed in two halves on two cores (parsing is
     // a third of a whole `regen` run), each with its own type cache; a small one in one piece.
+    // Searched as bytes: the middle byte may be inside a character, a '\n' never is.
     let split = if text.len() >= 1 << 16 {
-        text[text.len() / 2..].find('\n').map_or(text.len(), |k| text.len() / 2 + k + 1)
+        let middle = text.len() / 2;
+        text.as_bytes()[middle..].iter().position(|&b| b == b'\n').map_or(text.len(), |k| middle + k + 1)
     } else {
         text.len()
     };
