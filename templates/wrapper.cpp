@@ -4,8 +4,8 @@
 
 {%- macro declaration(w) -%}
 regen_error* {{ w.symbol }}(
-{%- for a in w.args %}{{ a.c_type }} {{ a.param }}{% if !loop.last || !w.slots.is_empty() %}, {% endif %}{% endfor -%}
-{%- for r in w.slots %}{{ r.spelling.c_slot }} regen_r{{ r.index }}{% if !loop.last %}, {% endif %}{% endfor -%}
+{%- for a in w.args %}{{ a.c_type }} {{ a.param }}{% if !loop.last || w.has_slots() %}, {% endif %}{% endfor -%}
+{%- for r in w.slots() %}{{ r.spelling.c_slot }} regen_r{{ r.index }}{% if !loop.last %}, {% endif %}{% endfor -%}
 {%- if w.takes_nothing() %}void{% endif %});
 {%- endmacro -%}
 
@@ -15,12 +15,12 @@ regen_error* {{ w.symbol }}(
 {%- for a in w.args %}
   auto regen_a{{ loop.index0 }} = ::regen::{{ a.lift }}({{ a.param }}, "{{ w.qualified }} argument '{{ a.name }}'");
 {%- endfor %}
-{%- for r in w.slots %}
+{%- for r in w.slots() %}
   {{ r.spelling.cpp_local }} regen_r{{ r.index }}{% if let Some(init) = r.spelling.cpp_init %} = {{ init }}{% endif %};
 {%- endfor %}
   ::regen::check({{ w.symbol }}(
-{%- for a in w.args %}regen_a{{ loop.index0 }}{% if !loop.last || !w.slots.is_empty() %}, {% endif %}{% endfor -%}
-{%- for r in w.slots -%}
+{%- for a in w.args %}regen_a{{ loop.index0 }}{% if !loop.last || w.has_slots() %}, {% endif %}{% endfor -%}
+{%- for r in w.slots() -%}
 {%- if let Some(sink) = r.spelling.cpp_sink %}{{ sink }}(regen_r{{ r.index }}){% else %}&regen_r{{ r.index }}{% endif -%}
 {%- if !loop.last %}, {% endif %}{% endfor %}));
 {%- if w.returns_tuple %}

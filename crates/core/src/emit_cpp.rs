@@ -50,8 +50,6 @@ pub(crate) struct Wrapper {
     pub(crate) return_type: String,
     pub(crate) name: String,
     pub(crate) args: Vec<WrapperArg>,
-    /// The results that cross, each through its slot, in result order.
-    pub(crate) slots: Vec<Slot>,
     /// Every element of the result, in order.
     pub(crate) returns: Vec<WrapperReturn>,
     /// The C++ return is a `::std::tuple<...>` built from every element.
@@ -59,9 +57,22 @@ pub(crate) struct Wrapper {
 }
 
 impl Wrapper {
+    /// The results that cross, each through its slot, in result order.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot> {
+        self.returns.iter().filter_map(|r| match r {
+            WrapperReturn::Slot(slot) => Some(slot),
+            WrapperReturn::Alias(_) => None,
+        })
+    }
+
+    /// Whether any result crosses (the entry point has slot parameters after its arguments).
+    pub(crate) fn has_slots(&self) -> bool {
+        self.slots().next().is_some()
+    }
+
     /// Whether the entry point takes no parameter at all (`void` in C).
     pub(crate) fn takes_nothing(&self) -> bool {
-        self.args.is_empty() && self.slots.is_empty()
+        self.args.is_empty() && !self.has_slots()
     }
 }
 
@@ -153,13 +164,6 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
             Crossing::Alias(arg) => WrapperReturn::Alias(names[arg].clone()),
         })
         .collect();
-    let slots = returns
-        .iter()
-        .filter_map(|r| match r {
-            WrapperReturn::Slot(slot) => Some(*slot),
-            WrapperReturn::Alias(_) => None,
-        })
-        .collect();
     Wrapper {
         schema: op.schema_text.clone(),
         symbol,
@@ -168,7 +172,6 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         return_type: op.cpp.return_type.spelling.clone(),
         name: wrapper_name(&op.rust_name),
         args,
-        slots,
         returns,
         returns_tuple: s.abi.returns_tuple,
     }
