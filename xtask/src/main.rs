@@ -205,7 +205,8 @@ fn footprint(runs: usize) -> Result<(), String> {
     let root = root();
     run(cargo().args(["build", "--quiet", "--release", "-p", "regen"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let python = venv(&pinned()?)?;
+    let release = pinned()?;
+    let python = venv(&release)?;
     let has_yaml = Command::new(&python).args(["-c", "import yaml"]).output().is_ok_and(|o| o.status.success());
     if !has_yaml {
         run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "pyyaml"]))?;
@@ -213,7 +214,7 @@ fn footprint(runs: usize) -> Result<(), String> {
     run(Command::new(&python)
         .arg(root.join("crates/core/benches/footprint.py"))
         .arg(root.join(&target).join("release/regen"))
-        .arg(root.join(fixture_header(&pinned()?)))
+        .arg(root.join(fixture_header(&release)))
         .arg(&python)
         .arg(runs.to_string()))
 }
