@@ -25,7 +25,8 @@ typedef struct regen_host {
   /* A new view of impl's storage (owned reference in *out). */
   const char* (*as_strided)(void* impl, const int64_t* sizes, const int64_t* strides, int64_t ndim,
                             int64_t storage_offset, regen_tensor* out);
-  /* set_: point impl at a storage (NULL: a new empty one) or at another tensor's storage and geometry. */
+  /* set_: point impl at a storage (NULL: a new empty one; strides NULL: contiguous) or at another tensor's
+   * storage and geometry, with CPU's checks (device, offset, bounds). */
   const char* (*set_storage)(void* impl, void* storage, int64_t storage_offset, const int64_t* sizes,
                              const int64_t* strides, int64_t ndim, regen_tensor* out);
   const char* (*set_tensor)(void* impl, void* source, regen_tensor* out);

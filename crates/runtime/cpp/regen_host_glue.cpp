@@ -24,6 +24,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
+#include <torch/library.h>
 
 #include <unistd.h>
 
@@ -72,6 +73,15 @@ constexpr const char* kWhat = REGEN_DEVICE_NAME " host glue";
 
 static void free_device_memory(void* ptr) { regen_device_free(ptr); }
 
+// Every way of naming a device index checks it here, as CUDA does for an ordinal it lacks (the
+// guard's setDevice and exchangeDevice, so factories, `.to()`, storages and torch.accelerator
+// through their device guards; generators; streams; the allocator's statistics): index -1 is
+// "the current device", which is device 0. Without it `device="regen:1"` silently meant regen:0.
+void check_device_index(c10::DeviceIndex index) {
+  TORCH_CHECK(index <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", REGEN_DEVICE_NAME, ":",
+              static_cast<int>(index), " (invalid device index)");
+}
+
 // Device memory is whatever Rust's regen_device_alloc returns; Rust frees it. From 2.9 it is a
 // c10::DeviceAllocator, so torch.accelerator's memory statistics read Rust's counters: nothing is
 // cached, so the bytes allocated, active and reserved are one figure, and there are no pools or
@@ -102,7 +112,7 @@ struct RustAllocator final : c10::Allocator {
   // Kernels run synchronously on the host: a block is free to reuse as soon as its storage dies.
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
-    check_device(device);
+    check_device_index(device);
     c10::CachingDeviceAllocator::DeviceStats stats;
     decltype(stats.allocated_bytes)::value_type in_use;
     in_use.current = static_cast<int64_t>(regen_runtime_bytes_in_use());
@@ -115,16 +125,16 @@ struct RustAllocator final : c10::Allocator {
     return stats;
   }
   // Rust counts no totals (allocated / freed), so there is nothing accumulated to reset.
-  void resetAccumulatedStats(c10::DeviceIndex device) override { check_device(device); }
+  void resetAccumulatedStats(c10::DeviceIndex device) override { check_device_index(device); }
   void resetPeakStats(c10::DeviceIndex device) override {
-    check_device(device);
+    check_device_index(device);
     regen_runtime_reset_peak_bytes();
   }
 #if REGEN_TORCH_AT_LEAST(2, 10)
   // Absent in 2.9.0, there in 2.10.0 (torch.accelerator.get_memory_info raises without it).
   // Device memory is host memory: free is what the host has available, total its physical memory.
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
-    check_device(device);
+    check_device_index(device);
     long page = sysconf(_SC_PAGESIZE);
     long free_pages = sysconf(_SC_AVPHYS_PAGES);
     long pages = sysconf(_SC_PHYS_PAGES);
@@ -133,11 +143,6 @@ struct RustAllocator final : c10::Allocator {
             static_cast<size_t>(pages) * static_cast<size_t>(page)};
   }
 #endif
-
- private:
-  static void check_device(c10::DeviceIndex device) {
-    TORCH_CHECK(device <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", static_cast<int>(device));
-  }
 #endif
 };
 
@@ -215,11 +220,14 @@ c10::Stream device_stream(c10::StreamId id) { return c10::Stream(c10::Stream::UN
 
 struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
-  c10::Device exchangeDevice(c10::Device) const override { return kOnlyDevice; }
+  c10::Device exchangeDevice(c10::Device d) const override {
+    check_device(d);
+    return kOnlyDevice;
+  }
   c10::Device getDevice() const override { return kOnlyDevice; }
-  // Index -1 is "the current device", which is device 0.
   static void check_device(c10::Device d) {
-    TORCH_CHECK(d.type() == kDevice && d.index() <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", d);
+    TORCH_CHECK(d.type() == kDevice, REGEN_DEVICE_NAME " device guard: not a " REGEN_DEVICE_NAME " device: ", d);
+    check_device_index(d.index());
   }
   void setDevice(c10::Device d) const override { check_device(d); }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
@@ -363,12 +371,21 @@ struct Hooks final : at::PrivateUse1HooksInterface {
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 5)
   bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex) const override { return default_generator(); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
+    check_device_index(index);
+    return default_generator();
+  }
 #else
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex) override { return default_generator(); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) override {
+    check_device_index(index);
+    return default_generator();
+  }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 6)
-  at::Generator getNewGenerator(c10::DeviceIndex) const override { return new_generator(); }
+  at::Generator getNewGenerator(c10::DeviceIndex index) const override {
+    check_device_index(index);
+    return new_generator();
+  }
 #endif
   at::Device getDeviceFromPtr(void*) const override { return kOnlyDevice; }
 };
@@ -440,32 +457,42 @@ static const char* host_as_strided(void* impl, const int64_t* sizes, const int64
   });
 }
 
+// set_ as CPU's set_storage_cpu_ (ATen/native/TensorShape.cpp) does it, with ATen's own checks
+// (checkSetStorage: a storage of another device or a negative offset is an error with CPU's
+// message); `strides` NULL means none were given (`set_(storage, offset, size)`), so the strides
+// are contiguous; a single size of -1 asks for the whole storage as one dimension.
+static void set_storage_like_cpu(at::Tensor& self, c10::Storage storage, int64_t storage_offset, at::IntArrayRef size,
+                                 const int64_t* strides) {
+  at::IntArrayRef stride = strides != nullptr ? at::IntArrayRef(strides, size.size()) : at::IntArrayRef();
+  at::native::checkSetStorage(self, std::move(storage), storage_offset, size, stride);
+  self.unsafeGetTensorImpl()->set_storage_offset(storage_offset);
+  at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size,
+                               strides != nullptr ? at::OptionalIntArrayRef(stride) : at::OptionalIntArrayRef(),
+                               /*resize_storage=*/true);
+}
+
 static const char* host_set_storage(void* impl, void* storage, int64_t storage_offset, const int64_t* sizes,
                                     const int64_t* strides, int64_t ndim, regen_tensor* out) {
   return guarded([&] {
-    auto* self = static_cast<c10::TensorImpl*>(impl);
+    at::Tensor self = borrow(impl);
     c10::Storage st = storage != nullptr
         ? c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(static_cast<c10::StorageImpl*>(storage)))
         : c10::Storage(c10::Storage::use_byte_size_t(), 0, &g_allocator, /*resizable=*/true);
-    // A single size of -1 asks for the whole storage as one dimension (set_.source_Storage).
-    int64_t whole = static_cast<int64_t>(st.nbytes() / self->dtype().itemsize());
-    self->set_storage_keep_dtype(std::move(st));
-    if (ndim == 1 && sizes[0] == -1) {
-      self->set_sizes_and_strides(at::IntArrayRef(&whole, 1), at::IntArrayRef(strides, 1), storage_offset);
-    } else {
-      self->set_sizes_and_strides(at::IntArrayRef(sizes, ndim), at::IntArrayRef(strides, ndim), storage_offset);
-    }
-    *out = ::regen::lift_tensor(borrow(impl), kWhat);
+    int64_t whole = static_cast<int64_t>(st.nbytes() / self.dtype().itemsize());
+    at::IntArrayRef size = ndim == 1 && sizes[0] == -1 ? at::IntArrayRef(&whole, 1) : at::IntArrayRef(sizes, ndim);
+    set_storage_like_cpu(self, std::move(st), storage_offset, size, strides);
+    *out = ::regen::lift_tensor(self, kWhat);
   });
 }
 
 static const char* host_set_tensor(void* impl, void* source, regen_tensor* out) {
   return guarded([&] {
+    at::Tensor self = borrow(impl);
     at::Tensor src = borrow(source);
-    auto* self = static_cast<c10::TensorImpl*>(impl);
-    self->set_storage_keep_dtype(src.storage());
-    self->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
-    *out = ::regen::lift_tensor(borrow(impl), kWhat);
+    // CPU's set_tensor_: the source's storage and geometry, with the same checks (a CPU source
+    // for a device tensor is an error, not a device tensor pointing at host memory).
+    set_storage_like_cpu(self, src.storage(), src.storage_offset(), src.sizes(), src.strides().data());
+    *out = ::regen::lift_tensor(self, kWhat);
   });
 }
 
@@ -500,8 +527,29 @@ const char* host_generator_engine(void* generator_impl, void** engine) {
   });
 }
 
+// torch._has_compatible_shallow_copy_type for this device: c10's TensorImpl answers true for
+// dense tensors of CPU, CUDA and a few other backends only, and its note (c10/core/TensorImpl.h,
+// has_compatible_shallow_copy_type) asks a PrivateUse1 backend to provide this operator. Without
+// it `Module._apply` (model.to(device)) makes new Parameters instead of `param.data = ...`: tied
+// weights come apart and optimizers built before `.to()` hold stale tensors; `param.data =
+// device_tensor` raises. Dense tensors of this device and of CPU are compatible, as CUDA's and
+// CPU's are (their memory is host memory here, and TensorImpl's metadata is the same).
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set())) return true;
+  auto dense_host = [](const at::Tensor& t) {
+    c10::DispatchKeySet ks = t.key_set();
+    // Dense functionality (not sparse, quantized, ...) on CPU or this device.
+    return ks.has_any(c10::DispatchKeySet(c10::DispatchKey::Dense)) &&
+        ks.has_any(c10::DispatchKeySet({c10::BackendComponent::CPUBit, c10::BackendComponent::PrivateUse1Bit}));
+  };
+  return dense_host(self) && dense_host(from);
+}
+
 #if !REGEN_TORCH_AT_LEAST(2, 6)
-at::Generator make_generator_for_device(c10::DeviceIndex) { return new_generator(); }
+at::Generator make_generator_for_device(c10::DeviceIndex index) {
+  check_device_index(index);
+  return new_generator();
+}
 #endif
 
 struct Init {
@@ -528,6 +576,10 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, regen_host_glue::GuardImpl);
 static at::Generator regen_make_generator(c10::DeviceIndex i) { return regen_host_glue::make_generator_for_device(i); }
 REGISTER_GENERATOR_PRIVATEUSE1(regen_make_generator)
 #endif
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", &regen_host_glue::has_compatible_shallow_copy_type);
+}
 
 // Runs when the shared library is loaded, after the allocator and guard registrations above
 // (one translation unit initialises in order of definition).

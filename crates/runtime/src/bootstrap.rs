@@ -5,7 +5,7 @@
 //! accelerator writes its own (the copies and `fill_` touch memory; the rest is metadata and
 //! works for any device).
 
-use crate::args::{Layout, MemoryFormat, Scalar, ScalarType, Storage, Tensor, TensorRef};
+use crate::args::{Device, Layout, MemoryFormat, Scalar, ScalarType, Storage, Tensor, TensorRef};
 use crate::error::{Error, Result};
 use crate::host;
 use crate::view::{
@@ -253,6 +253,18 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
 
 // The kernels, one per op in `OPS`, with the generated trait's parameters.
 
+/// A factory's `device=` names one of this backend's devices: a host-memory backend has one,
+/// index 0 (-1 is the current device). Another index is an error, as CUDA's for an ordinal it
+/// lacks, instead of a tensor silently made on device 0.
+pub fn check_device(device: Option<Device>) -> Result<()> {
+    match device {
+        Some(Device { index, .. }) if index > 0 => {
+            Err(Error::runtime(format!("invalid device index {index}: this backend has one device (index 0)")))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn empty_memory_format(
     size: &[i64],
     dtype: Option<ScalarType>,
@@ -378,7 +390,7 @@ pub fn _local_scalar_dense(self_: TensorRef<'_>) -> Result<Scalar> {
 
 pub fn set_source_storage(self_: TensorRef<'_>, source: Storage) -> Result<()> {
     // A single size of -1 asks the host for the whole storage as one dimension.
-    host::set_storage(&self_, Some(source), 0, &[-1], &[1]).map(|_| ())
+    host::set_storage(&self_, Some(source), 0, &[-1], Some(&[1])).map(|_| ())
 }
 
 pub fn set_source_storage_offset(
@@ -388,6 +400,18 @@ pub fn set_source_storage_offset(
     size: &[i64],
     stride: &[i64],
 ) -> Result<()> {
+    // No strides (`set_(storage, offset, size)`): contiguous, as CPU's set_storage_cpu_.
+    let stride = match stride {
+        [] if !size.is_empty() => None,
+        _ if stride.len() != size.len() => {
+            return Err(Error::runtime(format!(
+                "unequal size length ({}) and stride length ({})",
+                size.len(),
+                stride.len()
+            )));
+        }
+        _ => Some(stride),
+    };
     host::set_storage(&self_, Some(source), storage_offset, size, stride).map(|_| ())
 }
 
@@ -396,7 +420,7 @@ pub fn set_source_tensor(self_: TensorRef<'_>, source: TensorRef<'_>) -> Result<
 }
 
 pub fn set_(self_: TensorRef<'_>) -> Result<()> {
-    host::set_storage(&self_, None, 0, &[0], &[1]).map(|_| ())
+    host::set_storage(&self_, None, 0, &[0], Some(&[1])).map(|_| ())
 }
 
 pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
@@ -407,7 +431,8 @@ pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
 }
 
 /// The trait methods of every op in [`OPS`], forwarding to this module: write it inside your
-/// `impl Kernels for ...` block. Devices are unused: a host-memory backend has one.
+/// `impl Kernels for ...` block. A host-memory backend has one device: a factory's `device=` is
+/// only checked ([`check_device`]).
 #[macro_export]
 macro_rules! host_memory_bootstrap {
     () => {
@@ -422,10 +447,11 @@ macro_rules! host_memory_bootstrap {
             size: &[i64],
             dtype: Option<$crate::ScalarType>,
             layout: Option<$crate::Layout>,
-            _device: Option<$crate::Device>,
+            device: Option<$crate::Device>,
             _pin_memory: Option<bool>,
             memory_format: Option<$crate::MemoryFormat>,
         ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::check_device(device)?;
             $crate::bootstrap::empty_memory_format(size, dtype, layout, memory_format)
         }
         fn empty_strided(
@@ -434,9 +460,10 @@ macro_rules! host_memory_bootstrap {
             stride: &[i64],
             dtype: Option<$crate::ScalarType>,
             _layout: Option<$crate::Layout>,
-            _device: Option<$crate::Device>,
+            device: Option<$crate::Device>,
             _pin_memory: Option<bool>,
         ) -> $crate::Result<$crate::Tensor> {
+            $crate::bootstrap::check_device(device)?;
             $crate::bootstrap::empty_strided(size, stride, dtype)
         }
         fn as_strided(

@@ -166,19 +166,25 @@ pub fn view_dtype(
     .map(owned)
 }
 
-/// Points `t` at `storage` (None: a new empty storage) with the given geometry.
+/// Points `t` at `storage` (None: a new empty storage) with the given geometry, checked as CPU's
+/// `set_` checks it (the storage's device, the offset, the bounds); `strides` None: contiguous.
 pub fn set_storage(
     t: &TensorRef<'_>,
     storage: Option<Storage>,
     storage_offset: i64,
     sizes: &[i64],
-    strides: &[i64],
+    strides: Option<&[i64]>,
 ) -> Result<regen_tensor> {
+    if strides.is_some_and(|s| s.len() != sizes.len()) {
+        return Err(Error::runtime("set_storage: as many strides as sizes, or none"));
+    }
     let t = impl_of(t)?;
     let storage = storage.map_or(std::ptr::null_mut(), |s| s.0.as_ptr());
-    // SAFETY: as above; `storage` is a live StorageImpl or NULL.
+    let strides = strides.map_or(std::ptr::null(), <[i64]>::as_ptr);
+    // SAFETY: as above; `storage` is a live StorageImpl or NULL; `strides` is NULL or holds
+    // `sizes.len()` values (checked above).
     describe(|h, out| unsafe {
-        (h.set_storage)(t, storage, storage_offset, sizes.as_ptr(), strides.as_ptr(), sizes.len() as i64, out)
+        (h.set_storage)(t, storage, storage_offset, sizes.as_ptr(), strides, sizes.len() as i64, out)
     })
 }
 

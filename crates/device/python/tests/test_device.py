@@ -710,3 +710,78 @@ def test_ops_cpu_cannot_serve_are_listed_and_never_left_to_the_fallback():
     # The convolutions and RNN cells PyTorch routes a PrivateUse1 tensor to are native.
     for key in ["convolution_overrideable", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell_backward"]:
         assert listed[key]["answer"] == "native", key
+
+
+def both(f, *tensors):
+    """`f` on copies of CPU tensors and on their device copies (`f` may change its inputs and
+    their storages): (CPU result or exception, device result or exception)."""
+    out = []
+    for device in ("cpu", "regen"):
+        try:
+            out.append(f(*[t.clone() if device == "cpu" else t.to(device) for t in tensors]))
+        except Exception as e:  # noqa: BLE001 - compared with CPU's below
+            out.append(e)
+    return out
+
+
+def same_tensor(device_result, cpu_result, defined=None):
+    """The same geometry over the same values as CPU's result (its first `defined` elements,
+    where the rest is memory a grown storage has not initialised)."""
+    assert device_result.device.type == "regen"
+    assert (device_result.shape, device_result.stride(), device_result.storage_offset()) == (
+        cpu_result.shape, cpu_result.stride(), cpu_result.storage_offset())
+    assert device_result.untyped_storage().nbytes() == cpu_result.untyped_storage().nbytes()
+    torch.testing.assert_close(device_result.cpu().flatten()[:defined], cpu_result.flatten()[:defined], rtol=0, atol=0)
+
+
+SET_FORMS = {
+    # Strides omitted: contiguous (this form was a segmentation fault).
+    "untyped, offset, size": lambda y, x: y.set_(x.untyped_storage(), 0, y.size()),
+    "untyped, offset, size, no strides, 3-d": lambda y, x: y.set_(x.untyped_storage(), 1, (2, 1, 3)),
+    "untyped, offset, size, strides": lambda y, x: y.set_(x.untyped_storage(), 2, (2, 2), (1, 4)),
+    "untyped, offset, 0-d": lambda y, x: y.set_(x.untyped_storage(), 5, ()),
+    "untyped, whole": lambda y, x: y.set_(x.untyped_storage()),
+    "typed": lambda y, x: y.set_(x.storage()),
+    "typed, offset, size": lambda y, x: y.set_(x.storage(), 3, (3,)),
+    "keyword source": lambda y, x: y.set_(source=x.untyped_storage(), storage_offset=0, size=(4, 3)),
+    # Larger than the storage: it grows, as on CPU (its first 6 elements are x's last 6).
+    "grows the storage": lambda y, x: y.set_(x.untyped_storage(), 6, (4, 4)),
+    # The bytes of a float storage seen as int32 (an untyped storage carries no dtype).
+    "other dtype, untyped": lambda y, x: y.int().set_(x.untyped_storage(), 0, (3, 4)),
+    "tensor": lambda y, x: y.set_(x.view(3, 4)[1:, ::2]),
+    "empty": lambda y, x: y.set_(),
+}
+
+
+@pytest.mark.parametrize("form", SET_FORMS, ids=list(SET_FORMS))
+def test_set_forms_match_cpu_and_never_crash(form):
+    cpu, dev = both(SET_FORMS[form], torch.empty(3, 4), make((12,), torch.float32))
+    assert not isinstance(cpu, Exception), cpu
+    assert not isinstance(dev, Exception), f"device raised {dev!r}"
+    same_tensor(dev, cpu, defined=6 if form == "grows the storage" else None)
+
+
+SET_ERRORS = {
+    "unequal size and stride lengths": lambda y, x: y.set_(x.untyped_storage(), 0, (2, 2), (1,)),
+    "negative offset": lambda y, x: y.set_(x.untyped_storage(), -1, (2,)),
+    "typed storage of another dtype": lambda y, x: y.set_(x.double().storage()),
+}
+
+
+@pytest.mark.parametrize("form", SET_ERRORS, ids=list(SET_ERRORS))
+def test_set_errors_match_cpu(form):
+    cpu, dev = both(SET_ERRORS[form], torch.empty(3, 4), make((12,), torch.float32))
+    assert isinstance(cpu, Exception), f"CPU did not raise: {cpu}"
+    assert type(dev) is type(cpu) and str(cpu).split("\n")[0] in str(dev), (cpu, dev)
+
+
+def test_set_from_another_devices_storage_is_a_clear_error():
+    y, x = torch.empty(3, 4, device="regen"), make((12,), torch.float32)
+    pattern = r"storage of a tensor on device \"regen:0\" to a storage on different device \"cpu\""
+    for f in (lambda: y.set_(x.untyped_storage()), lambda: y.set_(x.untyped_storage(), 0, (2, 2)),
+              lambda: y.set_(x.storage()), lambda: y.set_(x)):
+        with pytest.raises(RuntimeError, match=pattern):
+            f()
+    with pytest.raises(RuntimeError, match="devices must match"):
+        torch.empty(3).set_(x.to("regen").untyped_storage())
+    assert y.shape == (3, 4) and y.device.type == "regen"

@@ -129,3 +129,38 @@ def test_save_and_load_a_trained_model_and_its_optimizer():
     opt.step()
     for a, b in zip(fresh.state_dict().values(), model.state_dict().values()):  # the CPU copy's step
         torch.testing.assert_close(a, b.cpu(), rtol=1e-5, atol=1e-6)
+
+
+# Every way of naming a device index: regen:0 works, regen:1 (which does not exist) raises, as
+# CUDA raises for an ordinal it lacks, instead of silently giving regen:0.
+INDEXED = {
+    "randn": lambda d: torch.randn(2, device=d),
+    "empty": lambda d: torch.empty(2, 3, device=d),
+    "zeros": lambda d: torch.zeros(2, device=d),
+    "empty_strided": lambda d: torch.empty_strided((2,), (1,), device=d),
+    "tril_indices": lambda d: torch.tril_indices(3, 3, device=d),
+    "cpu tensor .to": lambda d: torch.arange(3.0).to(d),
+    "device tensor .to": lambda d: torch.arange(3.0, device="regen").to(d),
+    "Generator": lambda d: torch.Generator(d),
+    "UntypedStorage": lambda d: torch.UntypedStorage(4, device=d),
+    "Stream": lambda d: torch.Stream(d),
+}
+
+
+@pytest.mark.parametrize("what", INDEXED, ids=list(INDEXED))
+def test_a_device_index_that_does_not_exist_is_an_error(what):
+    made = INDEXED[what]("regen:0")
+    assert made.device == torch.device("regen:0")
+    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\)|invalid device index 1"):
+        INDEXED[what]("regen:1")
+
+
+def test_accelerator_device_index_checks_the_index():
+    with torch.accelerator.device_index(0):
+        assert torch.accelerator.current_device_index() == 0
+    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
+        with torch.accelerator.device_index(1):
+            pass
+    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
+        torch.accelerator.set_device_index(1)
+    assert torch.accelerator.current_device_index() == 0

@@ -124,3 +124,77 @@ def test_mlp_bce_smooth_l1_adagrad():
     target = torch.stack([(torch.rand(12, generator=g) > 0.5).float(), torch.randn(12, generator=g)], 1)
     batches = [((make((12, 10), torch.float32),), target)] * STEPS
     check(MLP, lambda p: torch.optim.Adagrad(p, lr=0.1), batches, bce_and_smooth_l1)
+
+
+class TiedLM(nn.Module):
+    """A GPT-style language model whose output layer shares the embedding's weight (tied
+    embeddings): one Parameter reached by two modules."""
+
+    def __init__(self, vocab=40, dim=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.block = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, dim), nn.GELU())
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(self.block(self.embed(ids)))
+
+
+def train_tied(device):
+    """The losses and final weights of a tied model built on CPU, its optimizer made before
+    `model.to(device)` (as CUDA users do), trained STEPS steps on `device`."""
+    torch.manual_seed(0)
+    model = TiedLM()
+    before = list(model.parameters())
+    opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    assert model.to(device) is model
+    # module.to() moved each Parameter in place (`param.data = ...`): the same objects, still
+    # shared, so the optimizer built before it updates the weights the model uses.
+    assert [p is q for p, q in zip(model.parameters(), before)] == [True] * len(before)
+    assert model.head.weight is model.embed.weight and model.embed.weight.device.type == device
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 40, (4, 12), generator=g)
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        logits = model(ids[:, :-1].to(device))
+        loss = F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten().to(device))
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach().cpu())
+    return torch.stack(losses), {k: v.cpu() for k, v in model.state_dict().items()}
+
+
+def test_tied_embeddings_stay_tied_through_module_to_and_train_as_on_cpu():
+    cpu_losses, cpu_state = train_tied("cpu")
+    with no_cpu_copy():
+        dev_losses, dev_state = train_tied("regen")
+    assert cpu_losses[-1] < cpu_losses[0]
+    torch.testing.assert_close(dev_losses, cpu_losses, **TOL)
+    for name, value in cpu_state.items():
+        torch.testing.assert_close(dev_state[name], value, **TOL, msg=lambda m, name=name: f"{name}: {m}")
+
+
+def test_parameters_keep_identity_both_ways_and_data_assignment_works():
+    torch.manual_seed(0)
+    model = TiedLM()
+    params = list(model.parameters())
+    model.to("regen")
+    model.to("cpu")
+    assert [p is q for p, q in zip(model.parameters(), params)] == [True] * len(params)
+    assert model.head.weight is model.embed.weight and model.embed.weight.device.type == "cpu"
+    # What module.to() asks, and `param.data = tensor` of another device, as for CUDA.
+    cpu, dev = torch.ones(2), torch.ones(2, device="regen")
+    assert torch._has_compatible_shallow_copy_type(cpu, dev)
+    assert torch._has_compatible_shallow_copy_type(dev, cpu)
+    assert torch._has_compatible_shallow_copy_type(dev, dev)
+    assert not torch._has_compatible_shallow_copy_type(dev, torch.ones(2).to_sparse())
+    p = nn.Parameter(torch.zeros(3))
+    p.data = torch.arange(3.0, device="regen")
+    assert isinstance(p, nn.Parameter) and p.device.type == "regen"
+    torch.testing.assert_close(p.detach().cpu(), torch.arange(3.0))
+    # Gradients move with their parameters too.
+    model.embed.weight.grad = torch.ones_like(model.embed.weight)
+    model.to("regen")
+    assert model.embed.weight.grad.device.type == "regen" and model.head.weight.grad is model.embed.weight.grad

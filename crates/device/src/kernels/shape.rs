@@ -1006,9 +1006,10 @@ macro_rules! shape_methods {
             offset: i64,
             dtype: Option<ScalarType>,
             _layout: Option<regen_runtime::Layout>,
-            _device: Option<regen_runtime::Device>,
+            device: Option<regen_runtime::Device>,
             _pin_memory: Option<bool>,
         ) -> Result<Tensor> {
+            regen_runtime::bootstrap::check_device(device)?;
             $crate::kernels::shape::triangle_indices(row, col, offset, dtype, true)
         }
         fn triu_indices(
@@ -1018,9 +1019,10 @@ macro_rules! shape_methods {
             offset: i64,
             dtype: Option<ScalarType>,
             _layout: Option<regen_runtime::Layout>,
-            _device: Option<regen_runtime::Device>,
+            device: Option<regen_runtime::Device>,
             _pin_memory: Option<bool>,
         ) -> Result<Tensor> {
+            regen_runtime::bootstrap::check_device(device)?;
             $crate::kernels::shape::triangle_indices(row, col, offset, dtype, false)
         }
         fn repeat_interleave_tensor(&self, repeats: TensorRef<'_>, output_size: Option<i64>) -> Result<Tensor> {
