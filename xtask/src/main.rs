@@ -24,6 +24,10 @@ const USAGE: &str = "usage: cargo xtask <command>
   footprint [--runs N]        whole-process speed and peak RSS of `regen --header <pinned> --out DIR`
                               against torchgen's gen_backend_stubs for the same required ops, runs
                               alternating (default 15), in .venv (pyyaml added for torchgen)
+  capabilities [--only NAME]  the reference device's whole suite (installed in .venv by e2e) once per
+                              lowered CPU capability: ATen's, MKL's or oneDNN's kernels forced to
+                              AVX2 or ATen's to scalar, the device's own vector code to AVX2 or
+                              scalar (REGEN_CPU_CAPABILITY); one line per run, then the failures
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
                               the C++ compile check of the oldest and newest fixtures, all tests,
                               then e2e; the last line names the steps passed or the one that failed";
@@ -49,6 +53,8 @@ enum Task {
     Footprint {
         runs: usize,
     },
+    /// `None`: every lowered capability; else the one named.
+    Capabilities(Option<String>),
     Ci,
 }
 
@@ -75,6 +81,15 @@ fn parse_args(args: &[&str]) -> Result<Task, String> {
             _ => Err(format!("footprint: --runs needs a positive count, got {n:?}")),
         },
         ["footprint", ..] => Err("footprint takes only --runs N".into()),
+        ["capabilities"] => Ok(Task::Capabilities(None)),
+        ["capabilities", "--only", name] => match LOWERED.iter().find(|l| l.name == *name) {
+            Some(l) => Ok(Task::Capabilities(Some(l.name.to_owned()))),
+            None => Err(format!(
+                "capabilities: unknown capability {name:?} (one of {})",
+                LOWERED.iter().map(|l| l.name).collect::<Vec<_>>().join(", ")
+            )),
+        },
+        ["capabilities", ..] => Err("capabilities takes only --only NAME".into()),
         ["ci"] => Ok(Task::Ci),
         ["ci", ..] => Err("ci takes no arguments".into()),
         ["compile-cpp", rest @ ..] => {
@@ -126,6 +141,7 @@ fn main() -> ExitCode {
         Task::Bump(version) => bump(&version),
         Task::Fuzz(args) => fuzz(&args),
         Task::Footprint { runs } => footprint(runs),
+        Task::Capabilities(only) => capabilities(only.as_deref()),
         Task::Regen { check } => regen(check),
         Task::CompileCpp(releases) => releases.iter().try_for_each(|v| compile_cpp(v, None)),
     };
@@ -311,11 +327,92 @@ fn e2e(version: &str) -> Result<(), String> {
     // from that torch's header (crates/device/build.rs), in its own target directory.
     let target = (version != pinned()?).then(|| work.join("device-target"));
     pip_install(&python, &root.join("crates/device"), target.as_deref())?;
-    run(Command::new(&python)
-        .current_dir(std::env::temp_dir())
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(root.join("crates/device/python/tests")))?;
+    // The suite with every CPU vector width lowered at once (about 80 s), so CI proves on its own
+    // machine that no test leans on this CPU's summation orders (one capability at a time:
+    // `cargo xtask capabilities`); then as the machine is, last, so a run closes on its summary.
+    run(&mut device_suite(&python, CI_LOWERED.env))?;
+    run(&mut device_suite(&python, &[]))?;
     Ok(())
+}
+
+/// A run of the device's pytest suite (crates/device/python/tests) with `env` set.
+fn device_suite(python: &Path, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.current_dir(root().join("crates/device/python/tests")).envs(env.iter().copied()).args([
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+    ]);
+    cmd
+}
+
+/// A CPU capability lowered for a run of the device suite: ATen reads ATEN_CPU_CAPABILITY, MKL
+/// MKL_ENABLE_INSTRUCTIONS and oneDNN ONEDNN_MAX_CPU_ISA when they load, the device
+/// REGEN_CPU_CAPABILITY at its first kernel; each changes the vector width, and so the summation
+/// order, of one party.
+struct Lowered {
+    name: &'static str,
+    env: &'static [(&'static str, &'static str)],
+}
+
+/// Every lowering `cargo xtask capabilities` runs the suite under.
+const LOWERED: &[Lowered] = &[
+    Lowered { name: "aten-avx2", env: &[("ATEN_CPU_CAPABILITY", "avx2")] },
+    Lowered { name: "aten-default", env: &[("ATEN_CPU_CAPABILITY", "default")] },
+    Lowered { name: "mkl-avx2", env: &[("MKL_ENABLE_INSTRUCTIONS", "AVX2")] },
+    Lowered { name: "onednn-avx2", env: &[("ONEDNN_MAX_CPU_ISA", "AVX2")] },
+    Lowered { name: "regen-avx2", env: &[("REGEN_CPU_CAPABILITY", "avx2")] },
+    Lowered { name: "regen-default", env: &[("REGEN_CPU_CAPABILITY", "default")] },
+];
+
+/// What CI's e2e lowers for one run of the suite: all at once, ATen, MKL and oneDNN to AVX2 and
+/// the device to scalar, so CPU and device differ from this machine's widths and from each other's.
+const CI_LOWERED: Lowered = Lowered {
+    name: "ci",
+    env: &[
+        ("ATEN_CPU_CAPABILITY", "avx2"),
+        ("MKL_ENABLE_INSTRUCTIONS", "AVX2"),
+        ("ONEDNN_MAX_CPU_ISA", "AVX2"),
+        ("REGEN_CPU_CAPABILITY", "default"),
+    ],
+};
+
+/// The device's whole suite once per lowered capability ([`LOWERED`], or the one named), with
+/// the device as `cargo xtask e2e` installed it in `.venv`; every run is reported, then the
+/// command fails if any did.
+fn capabilities(only: Option<&str>) -> Result<(), String> {
+    let python = root().join(".venv").join("bin").join("python");
+    let mut lines = Vec::new();
+    for lowered in LOWERED.iter().filter(|l| only.is_none_or(|name| l.name == name)) {
+        let start = std::time::Instant::now();
+        let out = device_suite(&python, lowered.env).output().map_err(|e| e.to_string())?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let summary = stdout.lines().rev().find(|l| l.contains(" passed") || l.contains(" failed"));
+        let failures: Vec<&str> =
+            stdout.lines().filter(|l| l.starts_with("FAILED ") || l.starts_with("ERROR ")).collect();
+        let env: Vec<String> = lowered.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let passed = out.status.success() && summary.is_some();
+        lines.push((
+            passed,
+            format!(
+                "{} ({}): {} in {:.0} s{}",
+                lowered.name,
+                env.join(" "),
+                summary.unwrap_or("no pytest summary").trim_matches('=').trim(),
+                start.elapsed().as_secs_f64(),
+                failures.iter().map(|f| format!("\n    {f}")).collect::<String>()
+            ),
+        ));
+        eprintln!("xtask: {}", lines.last().expect("just pushed").1);
+    }
+    let report: Vec<&str> = lines.iter().map(|(_, line)| line.as_str()).collect();
+    eprintln!("xtask: capabilities:\n  {}", report.join("\n  "));
+    match lines.iter().filter(|(passed, _)| !passed).count() {
+        0 => Ok(()),
+        n => Err(format!("{n} of {} capability runs failed", lines.len())),
+    }
 }
 
 /// Runs the `regen` CLI of this checkout.
@@ -619,6 +716,11 @@ mod tests {
         assert_eq!(parse_args(&["ci"]), Ok(Task::Ci));
         assert_eq!(parse_args(&["footprint"]), Ok(Task::Footprint { runs: 15 }));
         assert_eq!(parse_args(&["footprint", "--runs", "3"]), Ok(Task::Footprint { runs: 3 }));
+        assert_eq!(parse_args(&["capabilities"]), Ok(Task::Capabilities(None)));
+        assert_eq!(
+            parse_args(&["capabilities", "--only", "regen-default"]),
+            Ok(Task::Capabilities(Some("regen-default".into())))
+        );
         assert_eq!(parse_args(&["--help"]), Ok(Task::Help));
     }
 
@@ -643,6 +745,11 @@ mod tests {
         );
         assert_eq!(error(&["regen", "--write"]), "regen takes only --check");
         assert_eq!(error(&["ci", "--fast"]), "ci takes no arguments");
+        assert_eq!(
+            error(&["capabilities", "--only", "avx"]),
+            r#"capabilities: unknown capability "avx" (one of aten-avx2, aten-default, mkl-avx2, onednn-avx2, regen-avx2, regen-default)"#
+        );
+        assert_eq!(error(&["capabilities", "avx2"]), "capabilities takes only --only NAME");
         assert_eq!(error(&["fuzz", "--exec", "10"]), r#"fuzz: unknown option "--exec""#);
         assert_eq!(error(&["fuzz", "--seed", "1", "--execs"]), "fuzz: --execs needs a value");
     }

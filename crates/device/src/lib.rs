@@ -15,3 +15,10 @@ pub mod generated {
 }
 
 regen_runtime::export_kernels!(generated, backend::Backend);
+
+/// The vector tier the device's kernels run ([`kernels::capability`], `REGEN_CPU_CAPABILITY`),
+/// as a C string (`default`, `avx2` or `avx512`), for the tests' report of each run.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_device_cpu_capability() -> *const std::ffi::c_char {
+    kernels::capability().name().as_ptr()
+}

@@ -8,10 +8,12 @@ A row is (test: `file::function`, or a prefix ending in "::" or "_"; predicate o
 parameters or None for every case; newest release where CPU differs; reason). Skips that are not
 CPU's doing (a device gap, a test of the pinned release's generated files) are OTHER_SKIPS."""
 
+import os
+
 import pytest
 import torch
 
-from devtest import PINNED, RELEASE
+from devtest import ATEN_CAPABILITY, ATEN_VECTORISED, PINNED, RELEASE
 REDUCED = (torch.float16, torch.bfloat16)
 
 
@@ -91,6 +93,11 @@ RELEASE_DIFFERENCES = [
     ("test_streams.py::test_events_record_query_synchronize_and_wait", None, (2, 5),
      "torch.Stream as a context manager is newer"),
     ("test_streams.py::test_elapsed_time_errors_as_cuda", None, (2, 5), "Event.elapsed_time's checks are newer"),
+    ("test_device_module.py::test_accelerator_device_index_checks_the_index",
+     lambda p: not hasattr(getattr(torch, "accelerator", None), "device_index"), (2, 14),
+     "torch.accelerator.device_index is newer"),
+    ("test_device_module.py::test_a_device_index_that_does_not_exist_is_an_error",
+     lambda p: p.get("what") == "Stream" and not hasattr(torch, "accelerator"), (2, 5), "torch.Stream(device) is newer"),
     ("test_streams.py::test_pin_memory_gives_pinned_cpu_tensors_with_the_same_values", None, (2, 4),
      "pin_memory(device) asks CUDA before torch 2.5"),
     # CPU itself crashes (a segmentation fault takes the whole run down).
@@ -110,14 +117,44 @@ OTHER_SKIPS = [
 ]
 
 
+# Capability differences: tests that compare bit for bit with ATen's vectorised CPU kernels
+# (shared by its AVX2 and AVX-512 builds), whose rounding or behaviour the device reproduces, where
+# ATen's scalar build (ATEN_CPU_CAPABILITY=default, or a CPU without AVX2) computes another
+# result the device does not model: skipped then, with the reason. Tests whose bit-for-bit
+# comparisons only need assert_close's tolerances there use devtest.VECTOR_ROUNDING instead.
+# Rows are (test, predicate on the parameters or None, reason), for ATen's DEFAULT capability.
+CAPABILITY_DIFFERENCES = [
+    ("test_unique.py::test_histc", dtype_in(torch.float32, torch.float64, torch.bfloat16, torch.float16),
+     "CPU's scalar min/max let a NaN into histc's data range, which then raises; its vectorised ones skip it"),
+    ("test_unique.py::test_histc_errors", None, "CPU's scalar build raises for a NaN range its vectorised build accepts"),
+    ("test_resample_aa.py::test_uint8_one_pixel", None,
+     "the internal assert of CPU's AVX2 uint8 antialiasing for one-pixel inputs, which the device reproduces, is not in "
+     "its scalar build"),
+    ("test_shape.py::test_linspace_and_logspace", lambda p: not p["dtype"].is_floating_point and not p["dtype"].is_complex,
+     "integer linspace truncates a step ATen's scalar build rounds differently"),
+    ("test_device.py::test_add_and_sub_with_alpha_round_bit_for_bit_as_cpu", dtype_in(*REDUCED),
+     "the device rounds Half/BFloat16 `a + alpha * b` as ATen's vector blocks and scalar tail do; the scalar build "
+     "rounds every element as its tail"),
+    ("test_index.py::test_index_add_rounds_repeated_indices_as_cpu", None,
+     "the device reproduces the roundings of CPU's vectorised index_add accumulation"),
+    ("test_embedding.py::test_embedding_backward", lambda p: p.get("dtype") == torch.float64,
+     "the device reproduces CPU's vectorised scaling by frequency"),
+]
+
+
 def skip_reason(base, params):
-    """Why the test `base` (`file::function`) with `params` is skipped on this release, or None."""
+    """Why the test `base` (`file::function`) with `params` is skipped on this release and CPU
+    capability, or None."""
     rows = [(row, True) for row in RELEASE_DIFFERENCES] + [(row, False) for row in OTHER_SKIPS]
     for (test, applies, newest, why), cpu in rows:
         # A name ending in "::" or "_" is a prefix; otherwise it names one test function.
         named = base.startswith(test) if test.endswith(("::", "_")) else base == test
         if RELEASE <= newest and named and (applies is None or applies(params)):
             return f"CPU of torch <= {newest[0]}.{newest[1]} differs: {why}" if cpu else why
+    if not ATEN_VECTORISED:
+        for test, applies, why in CAPABILITY_DIFFERENCES:
+            if base == test and (applies is None or applies(params)):
+                return f"ATen's scalar build (capability {ATEN_CAPABILITY}) differs: {why}"
     return None
 
 
@@ -130,3 +167,18 @@ def pytest_collection_modifyitems(config, items):
         why = skip_reason(base, params)
         if why is not None:
             item.add_marker(pytest.mark.skip(reason=why))
+
+
+def pytest_report_header(config):
+    """The vector tiers this run computes with: ATen's (ATEN_CPU_CAPABILITY), MKL's, oneDNN's and
+    the device's (REGEN_CPU_CAPABILITY), so each run of the suite says which machine it proved."""
+    import ctypes
+
+    import regen_device
+
+    lib = ctypes.CDLL(regen_device._LIBRARY)
+    lib.regen_device_cpu_capability.restype = ctypes.c_char_p
+    mkl = os.environ.get("MKL_ENABLE_INSTRUCTIONS", "(all)")
+    onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "(all)")
+    return (f"CPU capability: ATen {torch.backends.cpu.get_cpu_capability()}, MKL {mkl}, oneDNN {onednn}, "
+            f"regen {lib.regen_device_cpu_capability().decode()}")

@@ -10,6 +10,16 @@ import regen_device
 # The installed torch as (major, minor), and whether it is the release the device is pinned to
 # (crates/device/torch-version): the device's kernels follow CPU of that release.
 RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+
+# ATen's CPU capability in force ("AVX512", "AVX2" or "DEFAULT" on x86-64; ATEN_CPU_CAPABILITY
+# lowers it). Where the device reproduces the rounding of ATen's vectorised kernels (fused
+# multiply-adds, blocks of one vector width, Box-Muller on 16 lanes, Sleef's functions), which the
+# AVX2 and AVX-512 builds share for those ops, its tests compare bit for bit; ATen's scalar build
+# (DEFAULT: ATEN_CPU_CAPABILITY=default, or a CPU without AVX2) rounds each step on its own, so
+# there only assert_close's tolerances hold: VECTOR_ROUNDING is the keyword arguments for both.
+ATEN_CAPABILITY = torch.backends.cpu.get_cpu_capability()
+ATEN_VECTORISED = ATEN_CAPABILITY != "DEFAULT"
+VECTOR_ROUNDING = dict(rtol=0, atol=0) if ATEN_VECTORISED else {}
 PINNED = (Path(__file__).resolve().parents[2] / "torch-version").read_text().strip() == torch.__version__.split("+")[0]
 
 
@@ -58,3 +68,25 @@ class no_cpu_copy:
                 {e.cpu_parent.name if e.cpu_parent else "?" for e in self.prof.events() if e.name == "aten::_to_cpu"}
             )
             assert not fell_back, f"ran on CPU through the fallback: {', '.join(fell_back)}"
+
+
+# Unit roundoff of each floating dtype.
+UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.complex64: 2.0**-24, torch.float64: 2.0**-53,
+                 torch.complex128: 2.0**-53, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+
+
+def assert_sums_close(actual, expected, k, terms):
+    """For sums whose order the CPU's BLAS library or vector width picks (MKL and oneDNN choose
+    their kernels by vendor and instruction set): `actual` and `expected` are two roundings of
+    sums of `k` terms whose absolute values add up to `terms` (per element, e.g. |A| @ |B|).
+    Each is within k·u·terms of the exact sum in any order (u the dtype's unit roundoff), so
+    they may lie 2·k·u·terms apart, plus one rounding of the result; never compared bit for bit."""
+    actual, expected = actual.cpu(), expected.cpu()
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
+    wide = torch.complex128 if expected.is_complex() else torch.float64
+    bound = (2 * k + 1) * UNIT_ROUNDOFF[expected.dtype] * terms.to(torch.float64).abs()
+    diff = (actual.to(wide) - expected.to(wide)).abs()
+    bad = ~(diff <= bound)
+    assert not bad.any(), (
+        f"{int(bad.sum())} of {bad.numel()} elements differ by more than 2·{k}·u·sum|terms|: "
+        f"{actual[bad][:4].tolist()} vs CPU {expected[bad][:4].tolist()}, bounds {bound[bad][:4].tolist()}")

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import regen_device
-from devtest import counted, make, no_cpu_copy
+from devtest import VECTOR_ROUNDING, counted, make, no_cpu_copy
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 
@@ -63,7 +63,7 @@ def same(got, expected):
     assert got.device.type == "regen"
     got = got.cpu()
     assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype, got.shape, expected.shape)
-    torch.testing.assert_close(got, expected, rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(got, expected, **VECTOR_ROUNDING, equal_nan=True)
 
 
 def raises_like(fn, cpu_args, dev_args):

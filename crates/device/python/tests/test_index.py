@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import regen_device
-from devtest import make
+from devtest import VECTOR_ROUNDING, make
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.complex64]
 LAYOUTS = ["contiguous", "transposed", "strided"]
@@ -39,7 +39,7 @@ def same(dev, cpu):
             same(a, b)
         return
     assert dev.device.type == "regen"
-    torch.testing.assert_close(dev.cpu(), cpu, equal_nan=True, rtol=0, atol=0)
+    torch.testing.assert_close(dev.cpu(), cpu, equal_nan=True, **VECTOR_ROUNDING)
 
 
 def check(fn, *args, op, layout="contiguous"):

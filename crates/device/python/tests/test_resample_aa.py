@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from devtest import counted, make, no_cpu_copy
+from devtest import VECTOR_ROUNDING, counted, make, no_cpu_copy
 
 AA = {
     # mode: (forward key, backward key)
@@ -45,7 +45,7 @@ def same(got, expected):
     assert got.device.type == "regen"
     got = got.cpu()
     assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype, got.shape, expected.shape)
-    torch.testing.assert_close(got, expected, rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(got, expected, **VECTOR_ROUNDING, equal_nan=True)
 
 
 def run(fn, x, fwd, bwd=None):

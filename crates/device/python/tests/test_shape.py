@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import regen_device
-from devtest import counted, make
+from devtest import VECTOR_ROUNDING, counted, make
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.complex64]
 
@@ -47,7 +47,7 @@ def compare(device_result, cpu_result):
     assert device_result.device.type == "regen"
     assert device_result.dtype == cpu_result.dtype
     assert device_result.shape == cpu_result.shape
-    torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True, rtol=0, atol=0)
+    torch.testing.assert_close(device_result.cpu(), cpu_result, equal_nan=True, **VECTOR_ROUNDING)
 
 
 def same_error(fn_cpu, fn_dev):

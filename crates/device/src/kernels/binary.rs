@@ -91,10 +91,12 @@ trait ScaledAdd: Copy + Send + Sync + Sized {
 /// Bytes of one ATen CPU vector in the elementwise kernels on this machine: 32 with AVX2 and FMA,
 /// even where the CPU capability is AVX-512, because a kernel runs its AVX-512 build only when it
 /// opts in (`ALSO_REGISTER_AVX512_DISPATCH`), which the binary kernels do not (measured: bf16
-/// `add` with alpha vectorises runs of 32 elements on an AVX-512 machine).
+/// `add` with alpha vectorises runs of 32 elements on an AVX-512 machine). A model of ATen's
+/// kernels, whose rounding the device reproduces, not a choice of the device's own vector code:
+/// `REGEN_CPU_CAPABILITY` does not change it.
 pub(crate) fn vector_bytes() -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx2() {
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
         return 32;
     }
     16
@@ -115,7 +117,7 @@ macro_rules! scaled_add_full {
         impl ScaledAdd for $t {
             fn run(it: &super::iter::Iter, alpha: f64, scalar_other: bool) {
                 let al = alpha as $t;
-                let fma = cfg!(target_arch = "x86_64") && is_x86_feature_detected!("fma");
+                let fma = cfg!(target_arch = "x86_64") && super::has_avx2();
                 let size = std::mem::size_of::<$t>() as isize;
                 let chunk = 2 * vector_bytes() / size as usize;
                 it.for_each(|p, s, n| {

@@ -1143,7 +1143,7 @@ pub unsafe fn run<T: Load, R: Reducer<T::D>>(op: &R, input: &Operand, reduce: &[
     let base = Ptr(input.data);
     let threads = regen_runtime::host::num_threads();
     let work = n_out.saturating_mul(n_red.max(1));
-    let arch = pulp::Arch::new();
+    let arch = super::pulp_arch();
     // Outputs `range` accumulated whole, each written by the thread that reduced it.
     let whole = |range: (usize, usize)| {
         let sink: &mut dyn FnMut(usize, R::Acc) = &mut |o, a| write(o, a);

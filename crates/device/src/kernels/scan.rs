@@ -331,7 +331,7 @@ pub unsafe fn run<T: Load, S: Scanner<T::W>>(
     let ptrs = [Ptr(input.data), Ptr(values.data), Ptr(indices.map_or(std::ptr::null_mut(), |o| o.data))];
     let plan = Lines { others, n, steps: [si, sv, sx], width, blocks_per, ptrs };
     let job = |b: usize, e: usize| ScanJob::<T, S> { op, lines: &plan, range: (b, e), _t: std::marker::PhantomData };
-    let arch = pulp::Arch::new();
+    let arch = super::pulp_arch();
     let per_unit = n * width.min(LINE_BLOCK);
     let grain = (GRAIN / per_unit.max(1)).max(1);
     if units * per_unit < GRAIN || regen_runtime::host::num_threads() < 2 {

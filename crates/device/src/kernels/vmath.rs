@@ -1432,14 +1432,18 @@ fn level() -> Level {
     }
 }
 
+/// The level of the tier in force (`super::capability()`, `REGEN_CPU_CAPABILITY`); AVX2 also
+/// needs pulp's whole `V3` set, which the unchecked `V3` tokens below rely on.
 fn detect() -> Level {
     #[cfg(target_arch = "x86_64")]
     {
+        use super::Capability;
         if pulp::x86::V3::try_new().is_some() {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return Level::Avx512;
+            match super::capability() {
+                Capability::Avx512 if std::arch::is_x86_feature_detected!("avx512f") => return Level::Avx512,
+                Capability::Avx512 | Capability::Avx2 => return Level::Avx2,
+                Capability::Scalar => {}
             }
-            return Level::Avx2;
         }
     }
     Level::Scalar
