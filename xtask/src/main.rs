@@ -449,7 +449,22 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
         ));
     }
     eprintln!("xtask: regen new mydev: (x + x).cpu() = tensor([2., 2., 2.]), add.out ran in Rust");
-    run(Command::new(python).current_dir(&dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
+    run(Command::new(python).current_dir(&dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))?;
+    // The kernels unit-test as plain Rust (issue 25: the test binary failed to link the C++).
+    // --release and pip's target directory reuse the extension's build: seconds, not a rebuild.
+    let out = cargo()
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", work.join("cargo-target"))
+        .env("REGEN_PYTHON", python)
+        .args(["test", "--release"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !stdout.contains("test tests::add_is_exact_in_int64_and_complex ... ok") {
+        return Err(format!("cargo test in the new backend:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    eprintln!("xtask: regen new mydev: cargo test ran the kernel's Rust unit tests");
+    Ok(())
 }
 
 /// A backend with every required op registered (no config: each method raises

@@ -14,7 +14,9 @@
 //! regen-runtime's host glue against that torch (its C++ standard and `_GLIBCXX_USE_CXX11_ABI`),
 //! caching each object by the hash of its inputs so a regeneration recompiles only the
 //! translation units that changed, and links them whole-archive with `-ltorch_cpu -lc10` and an
-//! rpath. The crate then mounts the Rust side with `regen_runtime::include_kernels!()`.
+//! rpath into the crate's cdylib only (the library torch loads): the crate's test binaries get no
+//! C++ and no libtorch, so `cargo test` runs its kernels as plain Rust. The crate then mounts the
+//! Rust side with `regen_runtime::include_kernels!()`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -373,20 +375,36 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
     println!("regen-build: compiled {} of {} C++ units against torch {}", todo.len(), objects.len(), torch.version);
 
     let mut archive = cc::Build::new();
-    archive.cargo_warnings(false).link_lib_modifier("+whole-archive");
+    // No `rustc-link-lib` from cc: `link_cdylib` below says where the archive goes.
+    archive.cargo_warnings(false).cargo_metadata(false);
     for o in &objects {
         archive.object(o);
     }
     archive.try_compile("regen_backend").map_err(|e| error(format!("regen-build: cannot archive the objects: {e}")))?;
-    let lib_dir = torch.lib_dir.display();
-    println!("cargo::rustc-link-search=native={lib_dir}");
-    println!("cargo::rustc-link-lib=dylib=torch_cpu");
-    println!("cargo::rustc-link-lib=dylib=c10");
-    println!("cargo::rustc-link-arg=-Wl,-rpath,{lib_dir}");
-    if let Some(gomp) = gomp {
-        println!("cargo::rustc-link-arg={}", gomp.display());
+    for arg in cdylib_link_args(&out_dir.join("libregen_backend.a"), &torch.lib_dir, gomp.as_deref()) {
+        println!("cargo::rustc-link-arg-cdylib={arg}");
     }
     Ok(())
+}
+
+/// The linker arguments that put the C++ into the crate's cdylib, the library torch loads, and
+/// nowhere else. A shared library may leave the C++ runtime's symbols (`operator delete`,
+/// `__cxa_begin_catch`) to the process that loads it, torch's; an executable may not, so with
+/// `rustc-link-lib` (which every target of the crate gets) the crate's unit-test binary failed
+/// to link, and would have started libtorch to test a Rust kernel. The archive goes in whole:
+/// static registrations would otherwise be dropped.
+fn cdylib_link_args(archive: &Path, torch_lib: &Path, gomp: Option<&Path>) -> Vec<String> {
+    let mut args = vec![
+        "-Wl,--whole-archive".to_owned(),
+        archive.display().to_string(),
+        "-Wl,--no-whole-archive".to_owned(),
+        format!("-L{}", torch_lib.display()),
+        "-ltorch_cpu".to_owned(),
+        "-lc10".to_owned(),
+        format!("-Wl,-rpath,{}", torch_lib.display()),
+    ];
+    args.extend(gomp.map(|g| g.display().to_string()));
+    args
 }
 
 /// The OpenMP runtime a Linux wheel ships in `torch/lib` (`libgomp.so.1`, or a hashed name in

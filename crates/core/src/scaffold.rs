@@ -1,6 +1,6 @@
 //! `regen new NAME`: the files of a backend crate that builds and loads as it is (Cargo.toml,
-//! build.rs, regen.toml, src/lib.rs, a Python package with pyproject.toml, a smoke test and a
-//! README), from the askama templates in `templates/new/`. The reference device's Python
+//! build.rs, regen.toml, src/lib.rs with its Rust unit tests, a Python package with
+//! pyproject.toml, a smoke test, a test of the example kernel against CPU and a README), from the askama templates in `templates/new/`. The reference device's Python
 //! package is rendered from the same templates (`cargo xtask regen` writes and checks it), so the
 //! template is exercised by the repository's own end-to-end tests.
 
@@ -101,6 +101,13 @@ struct SmokeTest<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "new/tests/test_add.py", escape = "none")]
+struct AddTest<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
 #[template(path = "new/README.md", escape = "none")]
 struct Readme<'a> {
     device: &'a str,
@@ -191,6 +198,7 @@ pub fn new_backend(name: &str, regen_root: &str) -> Result<Vec<OutputFile>, Stri
         file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
         pyproject(name, name, &[]),
         file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name })),
+        file("tests/test_add.py", render(&AddTest { device: name, package: name })),
         file("README.md", render(&Readme { device: name, package: name })),
         file(".gitignore", render(&GitIgnore)),
     ];
@@ -224,6 +232,12 @@ mod tests {
         assert!(exclude.contains("\"convolution_overrideable\"") && exclude.contains("\"_thnn_fused_lstm_cell\""));
         assert!(!exclude.contains("\"_copy_from\""));
         assert!(text("src/lib.rs").contains("impl kernels::Kernels for MyDevDevice"));
+        // The example kernel comes with Rust unit tests (`cargo test`) and a test against CPU.
+        assert!(text("src/lib.rs").contains("#[cfg(test)]") && text("src/lib.rs").contains("MyDevDevice.add_out("));
+        assert!(
+            text("tests/test_add.py").contains("import my_dev")
+                && text("tests/test_add.py").contains("DEVICE = \"my_dev\"")
+        );
         assert!(text("python/my_dev/__init__.py").contains("torch.utils.rename_privateuse1_backend(\"my_dev\")"));
         assert!(
             text("pyproject.toml").contains("target = \"my_dev._my_dev\"")

@@ -123,14 +123,31 @@ fn to_stderr(text: &str) {
     let _ = std::io::stderr().write_all(text.as_bytes());
 }
 
-/// A path as the @generated line shows it: as given when relative, else just its file name,
-/// so the output does not depend on where the repository lives.
-fn shown(path: &Path) -> String {
-    if path.is_relative() {
-        path.display().to_string()
-    } else {
-        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+/// `path` made absolute (symlinks resolved where it exists, so `..` means what the shell means).
+fn absolute(path: &Path) -> PathBuf {
+    let path = std::env::current_dir().map_or_else(|_| path.to_owned(), |cwd| cwd.join(path));
+    if let Ok(real) = path.canonicalize() {
+        return real;
     }
+    // An output directory not created yet: resolve its parent.
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => absolute(parent).join(name),
+        _ => path,
+    }
+}
+
+/// `path` relative to the directory `base` (`..` up to their common ancestor), so the
+/// @generated line's command runs from the directory of the generated files and does not
+/// depend on where the tree lives.
+fn relative_to(path: &Path, base: &Path) -> String {
+    let (path, base) = (absolute(path), absolute(base));
+    let common = path.components().zip(base.components()).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in base.components().skip(common) {
+        rel.push("..");
+    }
+    rel.extend(path.components().skip(common));
+    if rel.as_os_str().is_empty() { ".".into() } else { rel.display().to_string() }
 }
 
 fn invocation(cli: &Cli, header: &Path, out: &Path, show: impl Fn(&Path) -> String) -> String {
@@ -237,7 +254,12 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
     let (Some(header), Some(out)) = (cli.header.as_deref(), cli.out.as_deref()) else {
         return Err("error: --header and --out are required (see regen --help)\n".into());
     };
-    let command = cli.command.clone().unwrap_or_else(|| invocation(cli, header, out, shown));
+    // The note's command names every path from the output directory, where the generated files
+    // are, and says so: a path as given only works from wherever regen happened to run.
+    let command = cli
+        .command
+        .clone()
+        .unwrap_or_else(|| invocation(cli, header, out, |p| relative_to(p, out)) + " (run in this file's directory)");
     let generated = generate(header, cli.config.as_deref(), &command)?;
     to_stderr(&generated.warnings);
     let mode = if cli.check { Mode::Check } else { Mode::Write };

@@ -280,6 +280,86 @@ enum_code!(
         COMPLEX_HALF = 8, COMPLEX_FLOAT = 9, COMPLEX_DOUBLE = 10, BOOL = 11, BFLOAT16 = 15,
     }
 );
+/// Every `c10::ScalarType` by its code: the name PyTorch prints (`torch.float8_e4m3fn` without
+/// `torch.`) and the bytes per element (`dtype.itemsize`). The order is c10's
+/// `AT_FORALL_SCALAR_TYPES_WITH_COMPLEX_AND_QINTS` (torch/headeronly/core/ScalarType.h of torch
+/// 2.15; a code's meaning never changes, new ones are appended).
+const SCALAR_TYPES: [(&str, usize); 47] = [
+    ("uint8", 1),
+    ("int8", 1),
+    ("int16", 2),
+    ("int32", 4),
+    ("int64", 8),
+    ("float16", 2),
+    ("float32", 4),
+    ("float64", 8),
+    ("complex32", 4),
+    ("complex64", 8),
+    ("complex128", 16),
+    ("bool", 1),
+    ("qint8", 1),
+    ("quint8", 1),
+    ("qint32", 4),
+    ("bfloat16", 2),
+    ("quint4x2", 1),
+    ("quint2x4", 1),
+    ("bits1x8", 1),
+    ("bits2x4", 1),
+    ("bits4x2", 1),
+    ("bits8", 1),
+    ("bits16", 2),
+    ("float8_e5m2", 1),
+    ("float8_e4m3fn", 1),
+    ("float8_e5m2fnuz", 1),
+    ("float8_e4m3fnuz", 1),
+    ("uint16", 2),
+    ("uint32", 4),
+    ("uint64", 8),
+    ("uint1", 1),
+    ("uint2", 1),
+    ("uint3", 1),
+    ("uint4", 1),
+    ("uint5", 1),
+    ("uint6", 1),
+    ("uint7", 1),
+    ("int1", 1),
+    ("int2", 1),
+    ("int3", 1),
+    ("int4", 1),
+    ("int5", 1),
+    ("int6", 1),
+    ("int7", 1),
+    ("float8_e8m0fnu", 1),
+    ("float4_e2m1fn_x2", 1),
+    ("bcomplex32", 4),
+];
+
+impl ScalarType {
+    fn entry(self) -> Option<(&'static str, usize)> {
+        usize::try_from(self.0).ok().and_then(|i| SCALAR_TYPES.get(i)).copied()
+    }
+    /// PyTorch's name of the dtype (`float8_e4m3fn`, as in `torch.float8_e4m3fn`), for messages;
+    /// None for a code newer than this table.
+    pub fn name(self) -> Option<&'static str> {
+        self.entry().map(|(name, _)| name)
+    }
+    /// Bytes per element (`dtype.itemsize`; sub-byte dtypes take a byte), None for a code newer
+    /// than this table.
+    pub fn itemsize(self) -> Option<usize> {
+        self.entry().map(|(_, size)| size)
+    }
+}
+
+/// The PyTorch name (`float8_e4m3fn`), or the code for one newer than this crate.
+impl std::fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(name) => f.write_str(name),
+            None => write!(f, "ScalarType {} (a dtype newer than this regen-runtime)", self.0),
+        }
+    }
+}
+
 enum_code!(
     /// `c10::Layout`.
     Layout { STRIDED = 0, SPARSE = 1, SPARSE_CSR = 2, MKLDNN = 3 }
@@ -589,6 +669,20 @@ mod tests {
             assert_eq!(<Option<ScalarType>>::from_abi(&-1).unwrap(), None);
             assert_eq!(ScalarType::from_abi(&6).unwrap(), ScalarType::FLOAT);
         }
+    }
+
+    #[test]
+    fn scalar_types_print_as_pytorch_names() {
+        // Spot checks across the table (the Python tests of `regen new` compare every dtype
+        // torch has with its `str(dtype)`).
+        assert_eq!(ScalarType::FLOAT.to_string(), "float32");
+        assert_eq!(ScalarType::BFLOAT16.to_string(), "bfloat16");
+        assert_eq!(ScalarType(24).to_string(), "float8_e4m3fn");
+        assert_eq!(ScalarType(46).to_string(), "bcomplex32");
+        assert_eq!(ScalarType(47).name(), None);
+        assert!(ScalarType(47).to_string().contains("ScalarType 47"));
+        assert_eq!(ScalarType(-1).name(), None);
+        assert_eq!(ScalarType::COMPLEX_DOUBLE.itemsize(), Some(16));
     }
 
     #[test]

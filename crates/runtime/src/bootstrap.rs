@@ -240,6 +240,7 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
             sizes: t.sizes().to_vec(),
             strides: t.strides().to_vec(),
             dtype: DType::U8,
+            wrapped_number: false,
         };
         // SAFETY: both describe live tensors of `elem`-byte elements.
         unsafe { copy_bytes(&geometry(src), &geometry(dst), elem) };

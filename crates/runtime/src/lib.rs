@@ -7,7 +7,8 @@
 //! services of the C++ host glue (`cpp/`, compiled into each backend by regen-build); [`alloc`]
 //! is the default device memory (aligned host memory); [`rng`] the device's random generator
 //! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
-//! and default kernels a host-memory device starts from.
+//! and default kernels a host-memory device starts from; [`element`] the typed elements and
+//! the binary loop that make a generic kernel exact in every dtype.
 //!
 //! A backend crate mounts its generated `kernels.rs` (rows that [`kernels!`] expands) with
 //! [`include_kernels!`], implements the generated `Kernels` trait, and exports it with
@@ -21,6 +22,7 @@ pub mod abi;
 pub mod alloc;
 pub mod args;
 pub mod bootstrap;
+pub mod element;
 pub mod error;
 pub mod ffi;
 pub mod host;

@@ -51,8 +51,8 @@ impl DType {
                 // A RuntimeError, never a TypeError: Python turns a TypeError from `a + b` into
                 // "unsupported operand type(s)".
                 return Err(Error::runtime(format!(
-                    "this device's kernels do not compute in ScalarType {} (float8, qint, bits, ...); convert the tensor first",
-                    other.0
+                    "this device's kernels do not compute in {other}; convert the tensor to a dtype they do (bool, \
+                     uint8, int8-int64, float16, bfloat16, float32, float64, complex64, complex128) first"
                 )));
             }
         })
@@ -111,26 +111,49 @@ impl DType {
         }
     }
 
-    /// The wider of two dtypes of one category (PyTorch's promotion within a category).
-    fn wider(self, other: DType) -> DType {
-        if self.category() != other.category() {
-            return if self.category() > other.category() { self } else { other };
+    /// The complex dtype whose parts are at least this dtype's precision.
+    fn to_complex(self) -> DType {
+        if matches!(self, DType::F64 | DType::C128) { DType::C128 } else { DType::C64 }
+    }
+}
+
+/// `c10::promoteTypes` of two dtypes: the higher category wins, with the precision both need
+/// (uint8 and int8 meet in int16, float16 and bfloat16 in float32, float64 and complex64 in
+/// complex128).
+pub fn promote(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    match (a.category(), b.category()) {
+        (Category::Complex, _) | (_, Category::Complex) => {
+            if [a, b].iter().any(|d| matches!(d, F64 | C128)) {
+                C128
+            } else {
+                C64
+            }
         }
-        if other.size() > self.size() { other } else { self }
+        (Category::Bool, _) => b,
+        (_, Category::Bool) => a,
+        (Category::Floating, Category::Floating) => match (a, b) {
+            (F64, _) | (_, F64) => F64,
+            _ => F32,
+        },
+        (Category::Floating, _) => a,
+        (_, Category::Floating) => b,
+        _ => match (a, b) {
+            (U8, I8) | (I8, U8) => I16,
+            (U8, other) | (other, U8) => other,
+            _ if a.size() >= b.size() => a,
+            _ => b,
+        },
     }
 }
 
 /// Bytes per element of any `c10::ScalarType` code, including those the kernels do not compute
-/// with (half, bfloat16, complex, float8, unsigned): enough to copy them.
+/// with (complex32, float8, unsigned, bits, sub-byte): enough to copy them.
 pub fn element_size(t: ScalarType) -> Option<usize> {
-    Some(match t.0 {
-        0 | 1 | 11 | 12 | 13 | 16 | 17 | 23..=26 | 44 => 1,
-        2 | 5 | 15 | 27 => 2,
-        3 | 6 | 8 | 14 | 28 => 4,
-        4 | 7 | 9 | 29 => 8,
-        10 => 16,
-        _ => return None,
-    })
+    t.itemsize()
 }
 
 /// An element value in its computation domain.
@@ -156,6 +179,14 @@ impl Value {
         match self {
             Value::Complex(re, im) => (re, im),
             other => (other.as_f64(), 0.0),
+        }
+    }
+    /// As C++ converts to float: an integer rounds once, straight to f32 (through f64 it could
+    /// round twice and differ in the last bit, e.g. for int64 values above 2^53).
+    pub fn as_f32(self) -> f32 {
+        match self {
+            Value::Int(i) => i as f32,
+            other => other.as_f64() as f32,
         }
     }
     pub fn as_i64(self) -> i64 {
@@ -215,14 +246,17 @@ pub unsafe fn store(dtype: DType, p: *mut u8, v: Value) {
             DType::I16 => p.cast::<i16>().write_unaligned(v.as_i64() as i16),
             DType::I32 => p.cast::<i32>().write_unaligned(v.as_i64() as i32),
             DType::I64 => p.cast::<i64>().write_unaligned(v.as_i64()),
-            // Rounded through f32, as PyTorch's CPU kernels compute half types in float.
-            DType::F16 => p.cast::<u16>().write_unaligned(half::f16::from_f32(v.as_f64() as f32).to_bits()),
-            DType::BF16 => p.cast::<u16>().write_unaligned(half::bf16::from_f32(v.as_f64() as f32).to_bits()),
-            DType::F32 => p.cast::<f32>().write_unaligned(v.as_f64() as f32),
+            // Rounded through f32, as c10::Half and c10::BFloat16 convert (they are built from a float).
+            DType::F16 => p.cast::<u16>().write_unaligned(half::f16::from_f32(v.as_f32()).to_bits()),
+            DType::BF16 => p.cast::<u16>().write_unaligned(half::bf16::from_f32(v.as_f32()).to_bits()),
+            DType::F32 => p.cast::<f32>().write_unaligned(v.as_f32()),
             DType::F64 => p.cast::<f64>().write_unaligned(v.as_f64()),
             DType::C64 => {
-                let (re, im) = v.as_complex();
-                p.cast::<[f32; 2]>().write_unaligned([re as f32, im as f32]);
+                let (re, im) = match v {
+                    Value::Complex(re, im) => (re as f32, im as f32),
+                    real => (real.as_f32(), 0.0),
+                };
+                p.cast::<[f32; 2]>().write_unaligned([re, im]);
             }
             DType::C128 => {
                 let (re, im) = v.as_complex();
@@ -241,6 +275,9 @@ pub struct View {
     /// In elements.
     pub strides: Vec<i64>,
     pub dtype: DType,
+    /// A Python number PyTorch wrapped as a 0-dim tensor (`x + 1`): it ranks lowest in
+    /// [`result_type`].
+    pub wrapped_number: bool,
 }
 
 impl View {
@@ -253,6 +290,7 @@ impl View {
             sizes: t.sizes().to_vec(),
             strides: t.strides().to_vec(),
             dtype: DType::from_scalar_type(t.dtype())?,
+            wrapped_number: t.is_wrapped_number(),
         })
     }
 
@@ -327,18 +365,39 @@ pub fn broadcast_shapes(shapes: &[&[i64]]) -> Result<Vec<i64>> {
     Ok(out)
 }
 
-/// PyTorch's result type of tensor operands: the widest category wins; zero-dimensional
-/// operands only decide the dtype when no dimensioned operand shares their category.
+/// `at::result_type` of tensor operands, the dtype CPU computes in: tensors with dimensions
+/// outrank zero-dim tensors, which outrank wrapped Python numbers; a lower rank counts only when
+/// it raises the category, and a wrapped float or complex number then brings the default dtype
+/// of its category (float32 or complex64, assuming `torch.get_default_dtype()` is float32), not
+/// its own (ATen's `update_result_type_state` and `combine_categories`).
 pub fn result_type(operands: &[&View]) -> DType {
-    let pick = |views: &mut dyn Iterator<Item = &&View>| views.map(|v| v.dtype).reduce(DType::wider);
-    let dimensioned = pick(&mut operands.iter().filter(|v| v.dim() > 0));
-    let zero_dim = pick(&mut operands.iter().filter(|v| v.dim() == 0));
-    match (dimensioned, zero_dim) {
-        (Some(d), Some(z)) if z.category() > d.category() => z,
-        (Some(d), _) => d,
-        (None, Some(z)) => z,
-        (None, None) => DType::F32,
+    let mut ranks: [Option<DType>; 3] = [None; 3];
+    for v in operands {
+        let (rank, dtype) = match (v.wrapped_number, v.dtype.category()) {
+            (true, Category::Floating) => (2, DType::F32),
+            (true, Category::Complex) => (2, DType::C64),
+            (true, _) => (2, v.dtype),
+            (false, _) if v.dim() == 0 => (1, v.dtype),
+            _ => (0, v.dtype),
+        };
+        ranks[rank] = Some(ranks[rank].map_or(dtype, |d| promote(d, dtype)));
     }
+    let [dimensioned, zero_dim, wrapped] = ranks;
+    combine_categories(dimensioned, combine_categories(zero_dim, wrapped)).unwrap_or(DType::F32)
+}
+
+/// A lower-ranked dtype changes a higher-ranked one only when its category is higher (bool
+/// promotes with anything); a float operand promoted to complex keeps its precision.
+fn combine_categories(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
+    let (Some(h), Some(l)) = (higher, lower) else { return higher.or(lower) };
+    Some(match (h.category(), l.category()) {
+        (Category::Complex, _) => h,
+        (Category::Floating, Category::Complex) => h.to_complex(),
+        (_, Category::Complex) => l,
+        (Category::Floating, _) => h,
+        (Category::Bool, _) | (_, Category::Floating) => promote(h, l),
+        _ => h,
+    })
 }
 
 /// `can_cast`: a result may not be written into an output of a lower category.
@@ -423,11 +482,22 @@ mod tests {
             sizes: sizes.to_vec(),
             strides: contiguous_strides(sizes),
             dtype,
+            wrapped_number: false,
         };
+        let wrapped = |dtype| View { wrapped_number: true, ..v(dtype, &[]) };
         let (i32v, f64s, i64s) = (v(DType::I32, &[3]), v(DType::F64, &[]), v(DType::I64, &[]));
+        // Expectations from torch.result_type in PyTorch 2.15.
         assert_eq!(result_type(&[&i32v, &f64s]), DType::F64, "a float scalar lifts an int tensor to its category");
         assert_eq!(result_type(&[&i32v, &i64s]), DType::I32, "an int scalar does not widen an int tensor");
         assert_eq!(result_type(&[&v(DType::F32, &[2]), &v(DType::F64, &[2])]), DType::F64);
+        assert_eq!(result_type(&[&i32v, &wrapped(DType::F64)]), DType::F32, "a Python float brings the default dtype");
+        assert_eq!(result_type(&[&i32v, &wrapped(DType::C128)]), DType::C64);
+        assert_eq!(result_type(&[&v(DType::F64, &[2]), &wrapped(DType::C128)]), DType::C128);
+        assert_eq!(result_type(&[&v(DType::F16, &[2]), &wrapped(DType::F64)]), DType::F16);
+        assert_eq!(result_type(&[&v(DType::Bool, &[2]), &wrapped(DType::I64)]), DType::I64);
+        assert_eq!(result_type(&[&v(DType::U8, &[2]), &v(DType::I8, &[2])]), DType::I16);
+        assert_eq!(result_type(&[&v(DType::F16, &[2]), &v(DType::BF16, &[2])]), DType::F32);
+        assert_eq!(result_type(&[&v(DType::F64, &[2]), &v(DType::C64, &[2])]), DType::C128);
         assert!(check_can_cast(DType::F32, DType::I64).is_err());
         assert!(check_can_cast(DType::I64, DType::F32).is_ok());
         assert_eq!(contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);

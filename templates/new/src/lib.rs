@@ -4,9 +4,9 @@
 //! method per op listed under `implement`. This file implements it and hands it to the C++ host
 //! glue, which calls `regen_backend_init` when torch loads the library.
 
-use regen_runtime::bootstrap::with_size;
-use regen_runtime::view::{Value, View, broadcast_shapes, check_can_cast, for_each_offset, load, result_type, store};
-use regen_runtime::{Result, Scalar, TensorRef};
+use regen_runtime::element::{Complex, Element, bf16, binary, f16};
+use regen_runtime::view::{Category, DType, View, result_type};
+use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 /// The generated trait and entry points.
 pub mod kernels {
@@ -21,27 +21,104 @@ impl kernels::Kernels for {{ type_name }} {
     // runtime's host-memory defaults. A device with memory of its own writes these instead.
     regen_runtime::host_memory_bootstrap!();
 
-    /// `out = self + alpha * other`, broadcasting, in any real dtype (through f64 or i64).
+    /// `out = self + alpha * other`, broadcasting, exactly as CPU computes it: in the operands'
+    /// promoted dtype, then cast to `out`'s. Dtypes without an arm here (float8, uint16,
+    /// complex32, ...) are refused by `View::of`, with their name.
     fn add_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar, out: TensorRef<'_>) -> Result<()> {
-        let (a, b) = (View::of(&self_)?, View::of(&other)?);
-        check_can_cast(result_type(&[&a, &b]), View::of(&out)?.dtype)?;
-        let shape = broadcast_shapes(&[&a.sizes, &b.sizes])?;
-        with_size(&out, &shape, |out| {
-            let o = View::of(out)?;
-            let (sa, sb) = (a.broadcast_strides(&shape), b.broadcast_strides(&shape));
-            let size = |v: &View| v.dtype.size() as isize;
-            let alpha = alpha.to_f64();
-            for_each_offset(&shape, [&sa, &sb, &o.strides], |[ia, ib, io]| {
-                // SAFETY: the views describe live tensors; every offset is inside them.
-                unsafe {
-                    let x = load(a.dtype, a.data.offset(ia * size(&a))).as_f64();
-                    let y = load(b.dtype, b.data.offset(ib * size(&b))).as_f64();
-                    store(o.dtype, o.data.offset(io * size(&o)), Value::Float(x + alpha * y));
-                }
-            });
-            Ok(())
-        })
+        let dtype = result_type(&[&View::of(&self_)?, &View::of(&other)?]);
+        check_alpha(dtype, alpha)?;
+        let (a, b) = (&self_, &other);
+        match dtype {
+            DType::Bool => add::<bool>(a, b, alpha, &out),
+            DType::U8 => add::<u8>(a, b, alpha, &out),
+            DType::I8 => add::<i8>(a, b, alpha, &out),
+            DType::I16 => add::<i16>(a, b, alpha, &out),
+            DType::I32 => add::<i32>(a, b, alpha, &out),
+            DType::I64 => add::<i64>(a, b, alpha, &out),
+            DType::F16 => add::<f16>(a, b, alpha, &out),
+            DType::BF16 => add::<bf16>(a, b, alpha, &out),
+            DType::F32 => add::<f32>(a, b, alpha, &out),
+            DType::F64 => add::<f64>(a, b, alpha, &out),
+            DType::C64 => add::<Complex<f32>>(a, b, alpha, &out),
+            DType::C128 => add::<Complex<f64>>(a, b, alpha, &out),
+        }
     }
 }
 
+/// The kernel, once for every dtype: `x + alpha * y` in `T`'s arithmetic (`T::Math`: integers
+/// wrap around as CPU's do, float16 and bfloat16 compute in float and round once).
+fn add<T: Element>(a: &TensorRef<'_>, b: &TensorRef<'_>, alpha: Scalar, out: &TensorRef<'_>) -> Result<()> {
+    let alpha = T::scalar(alpha)?;
+    binary::<T>(a, b, out, |x, y| x + alpha * y)
+}
+
+/// ATen's `alpha_check`: alpha may not be of a kind the result's dtype cannot hold.
+fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
+    let message = match (alpha, dtype.category()) {
+        (Scalar::Bool(_), c) if c != Category::Bool => "Boolean alpha only supported for Boolean results.",
+        (Scalar::Float(_), Category::Bool | Category::Integral) => {
+            "For integral input tensors, argument alpha must not be a floating point number."
+        }
+        (Scalar::Complex(..), c) if c != Category::Complex => {
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        }
+        _ => return Ok(()),
+    };
+    Err(Error::runtime(message))
+}
+
 regen_runtime::export_kernels!(kernels, {{ type_name }});
+
+/// Kernels are plain Rust: `cargo test` runs them on Rust buffers, without torch or Python.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::Kernels;
+    use regen_runtime::abi::regen_tensor;
+    use regen_runtime::view::contiguous_strides;
+
+    /// A contiguous tensor over `data` (the kernels see only what `regen_tensor` describes).
+    fn tensor<T: Element>(data: &mut [T], sizes: &[i64], strides: &[i64]) -> regen_tensor {
+        regen_tensor {
+            // Any non-null pointer: the kernel never touches the TensorImpl of a correctly sized out.
+            impl_: std::ptr::NonNull::<u8>::dangling().as_ptr().cast(),
+            data: data.as_mut_ptr().cast(),
+            sizes: sizes.as_ptr(),
+            strides: strides.as_ptr(),
+            dim: sizes.len() as i64,
+            dtype: T::DTYPE.scalar_type().0,
+            ..regen_tensor::NONE
+        }
+    }
+
+    fn run_add<T: Element>(a: &mut [T], a_sizes: &[i64], b: &mut [T], b_sizes: &[i64], alpha: Scalar, out: &mut [T], out_sizes: &[i64]) -> Result<()> {
+        let (sa, sb, so) = (contiguous_strides(a_sizes), contiguous_strides(b_sizes), contiguous_strides(out_sizes));
+        let (a, b, o) = (tensor(a, a_sizes, &sa), tensor(b, b_sizes, &sb), tensor(out, out_sizes, &so));
+        // SAFETY: each description holds its buffer, which outlives the call.
+        let [a, b, o] = [&a, &b, &o].map(|t| unsafe { TensorRef::from_raw(t) });
+        {{ type_name }}.add_out(a, b, alpha, o)
+    }
+
+    #[test]
+    fn add_is_exact_in_int64_and_complex() {
+        let big = (1i64 << 62) + 1;
+        let mut out = [0i64; 2];
+        run_add(&mut [big, i64::MAX], &[2], &mut [1, 1], &[2], Scalar::Int(1), &mut out, &[2]).unwrap();
+        assert_eq!(out, [big + 1, i64::MIN], "exact above 2^53, wrapping around like CPU");
+
+        let mut out = [Complex::new(0.0f64, 0.0); 2];
+        let mut x = [Complex::new(1.0, 2.0), Complex::new(-0.5, 0.25)];
+        run_add(&mut x.clone(), &[2], &mut x, &[2], Scalar::Complex(0.0, 1.0), &mut out, &[2]).unwrap();
+        // (1+2j) + 1j*(1+2j) = -1+3j; (-0.5+0.25j) + 1j*(-0.5+0.25j) = -0.75-0.25j
+        assert_eq!(out, [Complex::new(-1.0, 3.0), Complex::new(-0.75, -0.25)]);
+    }
+
+    #[test]
+    fn add_broadcasts_and_checks_alpha() {
+        let mut out = [0i32; 6];
+        run_add(&mut [1, 2, 3], &[1, 3], &mut [10, 20], &[2, 1], Scalar::Int(-2), &mut out, &[2, 3]).unwrap();
+        assert_eq!(out, [-19, -18, -17, -39, -38, -37]);
+        let err = run_add(&mut [1i32], &[1], &mut [1], &[1], Scalar::Float(0.5), &mut [0], &[1]).unwrap_err();
+        assert!(err.message().contains("alpha must not be a floating point number"), "{err}");
+    }
+}
