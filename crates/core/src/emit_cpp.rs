@@ -12,7 +12,7 @@ use askama::Template;
 use crate::abi::{Crossing, RetSpelling};
 use crate::config::{Config, Fallback};
 use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
-use crate::select::{Selected, Selection};
+use crate::select::{CpuLessAnswer, Selected, Selection, SkipReason};
 use crate::write::OutputFile;
 
 /// Registration wrappers are split over this many translation units, so a 2-core build
@@ -125,6 +125,14 @@ struct FallbackUnit<'a> {
     device: &'a str,
     policy: &'a str,
     cpu: bool,
+    /// The ops regen.toml excluded (`name.overload`, why), by name: the fallback names the reason
+    /// when one is called instead of running it on CPU.
+    excluded: Vec<(&'a str, String)>,
+    /// The excluded ops CPU has no kernel for (`policy::NO_CPU_KERNEL`): PyTorch's own answer
+    /// for the device is a composite that raises a message of its own (convolution_overrideable)
+    /// or the CPU fallback's "Could not run ... 'CPU' backend", so each gets a kernel that names
+    /// the exclusion instead.
+    refused: Vec<&'a str>,
 }
 
 pub(crate) fn render(t: &impl Template) -> String {
@@ -177,6 +185,21 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     }
 }
 
+/// The ops the config excluded, by key, with the reason the fallback gives when one is called.
+fn excluded<'m>(selection: &Selection<'m>) -> Vec<(&'m str, String)> {
+    let mut excluded: Vec<(&str, String)> = selection
+        .skipped
+        .iter()
+        .filter_map(|(op, why)| match why {
+            SkipReason::ExcludedFamily(family) => Some((op.key.as_str(), format!("family {}", family.as_str()))),
+            SkipReason::Excluded => Some((op.key.as_str(), "by name".to_owned())),
+            SkipReason::Unsupported(_) => None,
+        })
+        .collect();
+    excluded.sort();
+    excluded
+}
+
 /// Every C++ output file, in a fixed order.
 pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<OutputFile> {
     let file = |name: &str, text: String| OutputFile { name: name.to_owned(), contents: text.into_bytes() };
@@ -207,6 +230,15 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         device: &config.device,
         policy: config.fallback.as_str(),
         cpu: config.fallback == Fallback::Cpu,
+        excluded: excluded(selection),
+        refused: selection
+            .cpu_less
+            .iter()
+            .filter(|(_, _, answer)| {
+                matches!(answer, CpuLessAnswer::Skipped(SkipReason::Excluded | SkipReason::ExcludedFamily(_)))
+            })
+            .map(|(op, _, _)| op.key.as_str())
+            .collect(),
     };
     files.push(file("register_fallback.cpp", render(&fallback)));
     files

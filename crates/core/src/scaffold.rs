@@ -108,6 +108,13 @@ struct AddTest<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "new/tests/test_fallback.py", escape = "none")]
+struct FallbackTest<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
 #[template(path = "new/README.md", escape = "none")]
 struct Readme<'a> {
     device: &'a str,
@@ -199,6 +206,7 @@ pub fn new_backend(name: &str, regen_root: &str) -> Result<Vec<OutputFile>, Stri
         pyproject(name, name, &[]),
         file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name })),
         file("tests/test_add.py", render(&AddTest { device: name, package: name })),
+        file("tests/test_fallback.py", render(&FallbackTest { device: name, package: name })),
         file("README.md", render(&Readme { device: name, package: name })),
         file(".gitignore", render(&GitIgnore)),
     ];

@@ -3,15 +3,335 @@
 // What happens to an op the backend registers no kernel for (regen.toml `fallback = "cpu"`).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
+#include <c10/util/Exception.h>
 #include <torch/library.h>
 #include <ATen/native/CPUFallback.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+// regen-runtime (regen_runtime::fallback): counts a fallback of `op` (`name.overload`) and says
+// what to do: 0 run it, 1 warn (its first fallback, REGEN_FALLBACK=warn) and run it, 2 raise
+// (REGEN_FALLBACK=raise).
+extern "C" int32_t regen_runtime_fallback_called(const uint8_t* op, size_t len);
 
 namespace regen_runtime_ops {
 namespace {
 
+// The ops regen.toml excluded, and why: calling one names the reason, instead of running it on
+// CPU or failing with PyTorch's "Could not run ... with arguments from the 'CPU' backend".
+const std::unordered_map<std::string, const char*>& excluded() {
+  static const std::unordered_map<std::string, const char*> table = {
+      {"_coalesce", "family sparse"},
+      {"_coalesced_", "family sparse"},
+      {"_convert_indices_from_coo_to_csr.out", "family sparse"},
+      {"_convert_indices_from_csr_to_coo.out", "family sparse"},
+      {"_convert_weight_to_int4pack", "family quantized"},
+      {"_convert_weight_to_int4pack_for_cpu", "family quantized"},
+      {"_cslt_compress", "family sparse"},
+      {"_cslt_sparse_mm", "family sparse"},
+      {"_cslt_sparse_mm_search", "family sparse"},
+      {"_cudnn_attention_backward", "family cudnn"},
+      {"_cudnn_attention_forward", "family cudnn"},
+      {"_cudnn_attention_forward_no_dropout_inplace", "family cudnn"},
+      {"_cudnn_ctc_loss", "family cudnn"},
+      {"_cudnn_ctc_loss.Tensor", "family cudnn"},
+      {"_cudnn_init_dropout_state", "family cudnn"},
+      {"_cudnn_rnn", "family cudnn"},
+      {"_cudnn_rnn_backward", "family cudnn"},
+      {"_cudnn_rnn_flatten_weight", "family cudnn"},
+      {"_dimI", "family sparse"},
+      {"_dimV", "family sparse"},
+      {"_dyn_quant_matmul_4bit", "family quantized"},
+      {"_dyn_quant_pack_4bit_weight", "family quantized"},
+      {"_efficient_attention_backward", "family attention"},
+      {"_efficient_attention_forward", "family attention"},
+      {"_empty_affine_quantized", "family quantized"},
+      {"_empty_per_channel_affine_quantized", "family quantized"},
+      {"_fake_quantize_learnable_per_channel_affine", "family quantized"},
+      {"_fake_quantize_learnable_per_channel_affine_backward", "family quantized"},
+      {"_fake_quantize_learnable_per_tensor_affine", "family quantized"},
+      {"_fake_quantize_learnable_per_tensor_affine_backward", "family quantized"},
+      {"_fake_quantize_per_tensor_affine_cachemask_tensor_qparams", "family quantized"},
+      {"_fill_mem_eff_dropout_mask_", "family attention"},
+      {"_flash_attention_backward", "family attention"},
+      {"_flash_attention_forward", "family attention"},
+      {"_flash_attention_forward.quantized", "family attention"},
+      {"_flash_attention_forward_no_dropout_inplace", "family attention"},
+      {"_foobar", "family test"},
+      {"_fused_dropout", "by name"},
+      {"_fused_moving_avg_obs_fq_helper", "family quantized"},
+      {"_fused_rms_norm_backward", "by name"},
+      {"_fused_sdp_choice", "family attention"},
+      {"_indices", "family sparse"},
+      {"_jagged_to_padded_dense_forward", "family nested"},
+      {"_lstm_mps", "family mps"},
+      {"_make_per_channel_quantized_tensor", "family quantized"},
+      {"_make_per_tensor_quantized_tensor", "family quantized"},
+      {"_masked_scale", "by name"},
+      {"_mixed_dtypes_linear", "family cuda"},
+      {"_mkldnn_reshape", "family mkldnn"},
+      {"_mkldnn_transpose", "family mkldnn"},
+      {"_mkldnn_transpose_", "family mkldnn"},
+      {"_mps_convolution", "family mps"},
+      {"_mps_convolution_transpose", "family mps"},
+      {"_nested_compute_contiguous_strides_offsets", "family nested"},
+      {"_nested_from_padded", "family nested"},
+      {"_nested_from_padded_and_nested_example", "family nested"},
+      {"_nested_from_padded_tensor", "family nested"},
+      {"_nested_get_jagged_dummy", "family nested"},
+      {"_nested_get_lengths", "family nested"},
+      {"_nested_get_max_seqlen", "family nested"},
+      {"_nested_get_min_seqlen", "family nested"},
+      {"_nested_get_offsets", "family nested"},
+      {"_nested_get_ragged_idx", "family nested"},
+      {"_nested_get_values", "family nested"},
+      {"_nested_select_backward", "family nested"},
+      {"_nested_sum_backward", "family nested"},
+      {"_nested_tensor_from_mask", "family nested"},
+      {"_nested_tensor_from_mask_left_aligned", "family nested"},
+      {"_nested_tensor_size", "family nested"},
+      {"_nested_tensor_softmax_with_shape", "family nested"},
+      {"_nested_tensor_storage_offsets", "family nested"},
+      {"_nested_tensor_strides", "family nested"},
+      {"_nested_view_from_buffer", "family nested"},
+      {"_nested_view_from_jagged", "family nested"},
+      {"_nnz", "family sparse"},
+      {"_padded_dense_to_jagged_forward", "family nested"},
+      {"_resize_output_", "by name"},
+      {"_scaled_addmm.out", "family cuda"},
+      {"_scaled_dot_product_attention_math_for_mps", "family mps"},
+      {"_scaled_dot_product_cudnn_attention", "family cudnn"},
+      {"_scaled_dot_product_cudnn_attention_backward", "family cudnn"},
+      {"_scaled_dot_product_efficient_attention", "family attention"},
+      {"_scaled_dot_product_efficient_attention_backward", "family attention"},
+      {"_scaled_dot_product_flash_attention", "family attention"},
+      {"_scaled_dot_product_flash_attention.quantized", "family attention"},
+      {"_scaled_dot_product_flash_attention_backward", "family attention"},
+      {"_scaled_dot_product_flash_attention_for_cpu", "family attention"},
+      {"_scaled_dot_product_flash_attention_for_cpu_backward", "family attention"},
+      {"_scaled_grouped_mm", "family cuda"},
+      {"_scaled_grouped_mm_v2.out", "family cuda"},
+      {"_scaled_mm", "family cuda"},
+      {"_scaled_mm.out", "family cuda"},
+      {"_scaled_mm_v2.out", "family cuda"},
+      {"_sparse_broadcast_to", "family sparse"},
+      {"_sparse_coo_tensor_with_dims", "family sparse"},
+      {"_sparse_coo_tensor_with_dims_and_tensors", "family sparse"},
+      {"_sparse_csr_prod.dim_dtype", "family sparse"},
+      {"_sparse_csr_sum.dim_dtype", "family sparse"},
+      {"_sparse_log_softmax", "family sparse"},
+      {"_sparse_log_softmax_backward_data", "family sparse"},
+      {"_sparse_mask_projection", "family sparse"},
+      {"_sparse_mm_reduce_impl", "family sparse"},
+      {"_sparse_mm_reduce_impl_backward", "family sparse"},
+      {"_sparse_semi_structured_addmm", "family sparse"},
+      {"_sparse_semi_structured_apply", "family sparse"},
+      {"_sparse_semi_structured_apply_dense", "family sparse"},
+      {"_sparse_semi_structured_linear", "family sparse"},
+      {"_sparse_semi_structured_mm", "family sparse"},
+      {"_sparse_semi_structured_tile", "family sparse"},
+      {"_sparse_softmax", "family sparse"},
+      {"_sparse_softmax_backward_data", "family sparse"},
+      {"_sparse_sparse_matmul", "family sparse"},
+      {"_sparse_sum_backward", "family sparse"},
+      {"_spdiags", "family sparse"},
+      {"_spsolve", "family sparse"},
+      {"_test_functorch_fallback", "family test"},
+      {"_test_optional_filled_intlist", "family test"},
+      {"_test_optional_floatlist", "family test"},
+      {"_test_optional_intlist", "family test"},
+      {"_to_dense", "family sparse"},
+      {"_to_sparse", "family sparse"},
+      {"_to_sparse.sparse_dim", "family sparse"},
+      {"_to_sparse_bsc", "family sparse"},
+      {"_to_sparse_bsr", "family sparse"},
+      {"_to_sparse_csc", "family sparse"},
+      {"_to_sparse_csr", "family sparse"},
+      {"_to_sparse_semi_structured", "family sparse"},
+      {"_triton_multi_head_attention", "family attention"},
+      {"_triton_scaled_dot_attention", "family attention"},
+      {"_use_cudnn_ctc_loss", "family cudnn"},
+      {"_use_cudnn_ctc_loss.Tensor", "family cudnn"},
+      {"_use_miopen_ctc_loss", "family miopen"},
+      {"_use_miopen_ctc_loss.Tensor", "family miopen"},
+      {"_validate_compressed_sparse_indices", "family sparse"},
+      {"_values", "family sparse"},
+      {"_weight_int4pack_mm", "family quantized"},
+      {"_weight_int4pack_mm_for_cpu", "family quantized"},
+      {"_weight_int4pack_mm_with_scales_and_zeros", "family quantized"},
+      {"_weight_int8pack_mm", "family quantized"},
+      {"batch_norm_backward_elemt", "by name"},
+      {"batch_norm_backward_reduce", "by name"},
+      {"batch_norm_elemt", "by name"},
+      {"batch_norm_elemt.out", "by name"},
+      {"batch_norm_gather_stats", "by name"},
+      {"batch_norm_gather_stats_with_counts", "by name"},
+      {"batch_norm_stats", "by name"},
+      {"copy_sparse_to_sparse_", "family sparse"},
+      {"cudnn_affine_grid_generator", "family cudnn"},
+      {"cudnn_affine_grid_generator_backward", "family cudnn"},
+      {"cudnn_batch_norm", "family cudnn"},
+      {"cudnn_batch_norm.out", "family cudnn"},
+      {"cudnn_batch_norm_backward", "family cudnn"},
+      {"cudnn_convolution", "family cudnn"},
+      {"cudnn_convolution.out", "family cudnn"},
+      {"cudnn_convolution_add_relu", "family cudnn"},
+      {"cudnn_convolution_relu", "family cudnn"},
+      {"cudnn_convolution_transpose", "family cudnn"},
+      {"cudnn_grid_sampler", "family cudnn"},
+      {"cudnn_grid_sampler_backward", "family cudnn"},
+      {"dequantize.self", "family quantized"},
+      {"dequantize.tensors", "family quantized"},
+      {"empty_quantized", "family quantized"},
+      {"fake_quantize_per_channel_affine_cachemask", "family quantized"},
+      {"fake_quantize_per_tensor_affine_cachemask", "family quantized"},
+      {"hspmm", "family sparse"},
+      {"hspmm.out", "family sparse"},
+      {"int_repr", "family quantized"},
+      {"lstm_mps_backward", "family mps"},
+      {"max_pool2d_backward", "by name"},
+      {"miopen_batch_norm", "family miopen"},
+      {"miopen_batch_norm_backward", "family miopen"},
+      {"miopen_convolution", "family miopen"},
+      {"miopen_convolution_add_relu", "family miopen"},
+      {"miopen_convolution_relu", "family miopen"},
+      {"miopen_convolution_transpose", "family miopen"},
+      {"miopen_ctc_loss", "family miopen"},
+      {"miopen_ctc_loss.Tensor", "family miopen"},
+      {"miopen_depthwise_convolution", "family miopen"},
+      {"miopen_rnn", "family miopen"},
+      {"miopen_rnn_backward", "family miopen"},
+      {"mkldnn_adaptive_avg_pool2d", "family mkldnn"},
+      {"mkldnn_adaptive_avg_pool2d.out", "family mkldnn"},
+      {"mkldnn_adaptive_avg_pool2d_backward", "family mkldnn"},
+      {"mkldnn_linear", "family mkldnn"},
+      {"mkldnn_linear_backward", "family mkldnn"},
+      {"mkldnn_linear_backward_input", "family mkldnn"},
+      {"mkldnn_linear_backward_weights", "family mkldnn"},
+      {"mkldnn_max_pool2d", "family mkldnn"},
+      {"mkldnn_max_pool2d_backward", "family mkldnn"},
+      {"mkldnn_max_pool3d", "family mkldnn"},
+      {"mkldnn_max_pool3d_backward", "family mkldnn"},
+      {"mkldnn_reorder_conv2d_weight", "family mkldnn"},
+      {"mkldnn_reorder_conv3d_weight", "family mkldnn"},
+      {"mkldnn_rnn_layer", "family mkldnn"},
+      {"mkldnn_rnn_layer_backward", "family mkldnn"},
+      {"mps_convolution_backward", "family mps"},
+      {"mps_convolution_transpose_backward", "family mps"},
+      {"native_norm", "by name"},
+      {"native_norm.ScalarOpt_dim_dtype", "by name"},
+      {"q_per_channel_axis", "family quantized"},
+      {"q_per_channel_scales", "family quantized"},
+      {"q_per_channel_zero_points", "family quantized"},
+      {"q_scale", "family quantized"},
+      {"q_zero_point", "family quantized"},
+      {"qscheme", "family quantized"},
+      {"quantize_per_channel", "family quantized"},
+      {"quantize_per_tensor", "family quantized"},
+      {"quantize_per_tensor.tensor_qparams", "family quantized"},
+      {"quantize_per_tensor.tensors", "family quantized"},
+      {"quantize_per_tensor_dynamic", "family quantized"},
+      {"quantized_batch_norm", "family quantized"},
+      {"quantized_max_pool1d", "family quantized"},
+      {"quantized_max_pool2d", "family quantized"},
+      {"quantized_max_pool3d", "family quantized"},
+      {"resize_as_sparse_", "family sparse"},
+      {"sparse_mask", "family sparse"},
+      {"sparse_resize_", "family sparse"},
+      {"sparse_resize_and_clear_", "family sparse"},
+      {"sparse_sampled_addmm", "family sparse"},
+      {"sparse_sampled_addmm.out", "family sparse"},
+      {"sspaddmm.out", "family sparse"},
+      {"to_mkldnn", "family mkldnn"},
+      {"to_padded_tensor", "family nested"},
+  };
+  return table;
+}
+
+// `name.overload` (regen.toml's key) of an aten op; empty for another namespace's.
+std::string aten_key(const c10::OperatorName& name) {
+  if (name.name.rfind("aten::", 0) != 0) return {};
+  std::string key = name.name.substr(6);
+  if (!name.overload_name.empty()) key += "." + name.overload_name;
+  return key;
+}
+
+// Warnings raised while an op runs on CPU, held so that the one CPU's structured kernels give
+// for an out= tensor PyTorch itself made on the device can be dropped: a functional op without a
+// device kernel (mse_loss) is run by PyTorch as its out= form with an output of the final shape
+// (a 0-d loss), which CPU's meta function first resizes to the elementwise shape and warns "An
+// output with one or more elements was resized", on every call. The output keeps its shape, so
+// nothing was resized; when one did change shape (a user's out= of another shape) the warning is
+// CPU's own and is given.
+struct HeldWarnings final : c10::WarningHandler {
+  std::vector<c10::Warning> held;
+  void process(const c10::Warning& warning) override { held.push_back(warning); }
+};
+
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const size_t first = stack->size() - args.size();
+  std::vector<std::pair<at::Tensor, std::vector<int64_t>>> outs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& value = (*stack)[first + i];
+    if (args[i].is_out() && value.isTensor()) outs.emplace_back(value.toTensor(), value.toTensor().sizes().vec());
+  }
+  if (outs.empty()) {
+    at::native::cpu_fallback(op, stack);
+    return;
+  }
+  HeldWarnings warnings;
+  auto give = [&](bool drop_resize) {
+    for (const c10::Warning& w : warnings.held) {
+      if (drop_resize && w.msg().rfind("An output with one or more elements was resized", 0) == 0) continue;
+      c10::warn(w);
+    }
+  };
+  try {
+    c10::WarningUtils::WarningHandlerGuard guard(&warnings);
+    at::native::cpu_fallback(op, stack);
+  } catch (...) {
+    give(false);
+    throw;
+  }
+  bool kept = true;
+  for (const auto& [out, sizes] : outs) kept = kept && out.sizes().vec() == sizes;
+  give(kept);
+}
+
+// The kernel of an excluded op CPU cannot run either (regen.toml `exclude`, policy::NO_CPU_KERNEL).
+void refuse_excluded(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  const c10::OperatorName& name = op.schema().operator_name();
+  auto why = excluded().find(aten_key(name));
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "'", name, "' is excluded in regen.toml (",
+                              why == excluded().end() ? "by name" : why->second,
+                              ") for the 'regen' device, and CPU has no kernel for it: implement it to run it");
+}
+
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::OperatorName& name = op.schema().operator_name();
+  const std::string key = aten_key(name);
+  auto why = excluded().find(key);
+  // An excluded op CPU has a kernel for still runs there, as any op without a device kernel.
+  const bool refused = why != excluded().end() && !op.hasKernelForDispatchKey(c10::DispatchKey::CPU);
+  TORCH_CHECK_NOT_IMPLEMENTED(!refused, "'", name, "' is excluded in regen.toml (", why->second,
+                              ") for the 'regen' device, and CPU has no kernel to run it on through the fallback");
+  const std::string counted = key.empty() ? c10::toString(name) : key;
+  const int32_t action =
+      regen_runtime_fallback_called(reinterpret_cast<const uint8_t*>(counted.data()), counted.size());
+  TORCH_CHECK_NOT_IMPLEMENTED(action != 2, "'", name, "' has no kernel for the 'regen' device and would run on "
+                              "CPU through the fallback, which REGEN_FALLBACK=raise refuses");
+  if (action == 1) {
+    TORCH_WARN("'", name, "' has no kernel for the 'regen' device: it runs on CPU through the fallback "
+               "(inputs copied to CPU and results back); warned once per op (REGEN_FALLBACK=warn)");
+  }
   // Copies the inputs to CPU, runs the CPU kernel, and copies results back to the device.
-  at::native::cpu_fallback(op, stack);
+  run_on_cpu(op, stack);
 }
 
 }  // namespace
@@ -19,4 +339,21 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::fallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_dropout", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("_masked_scale", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("_resize_output_", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("_fused_rms_norm_backward", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("max_pool2d_backward", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_stats", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_elemt", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_elemt.out", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_gather_stats", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_gather_stats_with_counts", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_backward_reduce", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("batch_norm_backward_elemt", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("native_norm", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
+  m.impl("native_norm.ScalarOpt_dim_dtype", torch::CppFunction::makeFromBoxedFunction<&regen_runtime_ops::refuse_excluded>());
 }

@@ -25,9 +25,9 @@ pub fn set_native_calls(f: fn(&str) -> Option<u64>) {
     let _ = NATIVE_CALLS.set(f);
 }
 
-/// How many times the Rust kernel of `op` (`name.overload`) ran; 0 when it has none.
-pub fn native_calls(op: &str) -> u64 {
-    NATIVE_CALLS.get().and_then(|f| f(op)).unwrap_or(0)
+/// How many times the Rust kernel of `op` (`name.overload`) ran; None when it has none.
+pub fn native_calls(op: &str) -> Option<u64> {
+    NATIVE_CALLS.get().and_then(|f| f(op))
 }
 
 /// Test hook: the kernel of `op` (`name.overload`) panics from its next call on; `None` stops it.

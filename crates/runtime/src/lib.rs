@@ -3,7 +3,8 @@
 //! [`abi`] mirrors the generated `regen_abi.h` field for field; [`args`] turns ABI values into
 //! safe, typed kernel arguments and results; [`error`] carries failures back to C++, where they
 //! become Python exceptions; [`ffi`] runs a kernel call so that neither an error nor a panic
-//! crosses the C boundary as anything but a returned error, and counts calls; [`host`] holds the
+//! crosses the C boundary as anything but a returned error, and counts calls; [`fallback`] counts
+//! what the CPU fallback served and warns or raises when asked; [`host`] holds the
 //! services of the C++ host glue (`cpp/`, compiled into each backend by regen-build); [`alloc`]
 //! is the default device memory (aligned host memory); [`rng`] the device's random generator
 //! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
@@ -24,6 +25,7 @@ pub mod args;
 pub mod bootstrap;
 pub mod element;
 pub mod error;
+pub mod fallback;
 pub mod ffi;
 pub mod host;
 pub mod kernels;
@@ -72,10 +74,63 @@ fn text_arg<'a>(ptr: *const u8, len: usize) -> &'a str {
     std::str::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len) }).unwrap_or("")
 }
 
-/// Test hook: how many times the Rust kernel of `op` (e.g. `add.out`) ran.
+/// How many times the Rust kernel of `op` (e.g. `add.out`) ran; `u64::MAX` when this backend
+/// has no kernel for `op` (the Python side then tells an op torch lacks from one the fallback
+/// serves).
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_native_calls(op: *const u8, len: usize) -> u64 {
-    ffi::native_calls(text_arg(op, len))
+    ffi::native_calls(text_arg(op, len)).unwrap_or(u64::MAX)
+}
+
+/// Called by the generated CPU fallback before it runs `op` on CPU: counts it and says what to do
+/// (0 run, 1 warn and run, 2 raise: [`fallback::Action`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_fallback_called(op: *const u8, len: usize) -> i32 {
+    fallback::called(text_arg(op, len)) as i32
+}
+
+/// How many calls of `op` the CPU fallback served.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_fallback_calls(op: *const u8, len: usize) -> u64 {
+    fallback::calls(text_arg(op, len))
+}
+
+/// Writes `op count` lines, one per op the CPU fallback served, into `buf` (up to `cap` bytes);
+/// returns the length of the whole report (call again with a larger buffer when it is more).
+///
+/// # Safety
+/// `buf` is NULL or writable for `cap` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_runtime_fallback_report(buf: *mut u8, cap: usize) -> usize {
+    let text: String = fallback::report().iter().map(|(op, n)| format!("{op} {n}\n")).collect();
+    if !buf.is_null() && text.len() <= cap {
+        // SAFETY: per the contract, `cap >= text.len()` bytes are writable.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), buf, text.len()) };
+    }
+    text.len()
+}
+
+/// Sets the fallback's mode by name (`quiet`, `warn`, `raise`; empty: leave it) and returns the
+/// mode now in force (1 quiet, 2 warn, 3 raise: [`fallback::Mode`]), or -1 for an unknown name.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_fallback_mode(name: *const u8, len: usize) -> i32 {
+    let name = text_arg(name, len);
+    if name.is_empty() {
+        return fallback::mode() as i32;
+    }
+    match fallback::Mode::parse(name) {
+        Some(mode) => {
+            fallback::set_mode(mode);
+            mode as i32
+        }
+        None => -1,
+    }
+}
+
+/// Forgets the fallback's counts.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_fallback_reset() {
+    fallback::reset();
 }
 
 /// Test hook: make the Rust kernel of `op` panic (an empty name stops it).

@@ -39,6 +39,14 @@ _native.regen_runtime_set_panic_on.restype = None
 _native.regen_runtime_set_panic_on.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _native.regen_runtime_bytes_in_use.restype = ctypes.c_uint64
 _native.regen_runtime_bytes_in_use.argtypes = []
+_native.regen_runtime_fallback_calls.restype = ctypes.c_uint64
+_native.regen_runtime_fallback_calls.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_native.regen_runtime_fallback_report.restype = ctypes.c_size_t
+_native.regen_runtime_fallback_report.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_native.regen_runtime_fallback_mode.restype = ctypes.c_int32
+_native.regen_runtime_fallback_mode.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_native.regen_runtime_fallback_reset.restype = None
+_native.regen_runtime_fallback_reset.argtypes = []
 
 from . import _device  # noqa: E402
 
@@ -53,11 +61,71 @@ if importlib.util.find_spec(f"{__name__}._fake") is not None:
     importlib.import_module(f"{__name__}._fake")
 
 
+def _check_op(op: str) -> None:
+    """Raises ValueError when torch has no op ``op`` (``name.overload``, or ``ns::name.overload``),
+    naming the closest ones: a misspelt name would otherwise count 0 forever."""
+    qualified = op if "::" in op else f"aten::{op}"
+    name, _, overload = qualified.partition(".")
+    try:
+        torch._C._get_schema(name, overload)
+    except RuntimeError:
+        import difflib
+
+        known = [n.split("::", 1)[1] if n.startswith("aten::") else n for n in torch._C._dispatch_get_all_op_names()]
+        close = difflib.get_close_matches(op, known, n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise ValueError(f"torch has no op {op!r} (expected name.overload, as regen.toml names ops){hint}") from None
+
+
 def native_calls(op: str) -> int:
     """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``, or ``"ns::name"`` for a
-    custom op) has run: a test that counts can tell a native kernel from the CPU fallback."""
+    custom op) has run: a test that counts can tell a native kernel from the CPU fallback.
+    An op this backend has no kernel for counts 0; a name torch does not know raises ValueError."""
     name = op.encode()
-    return int(_native.regen_runtime_native_calls(name, len(name)))
+    calls = int(_native.regen_runtime_native_calls(name, len(name)))
+    if calls == 2**64 - 1:  # no kernel in this backend
+        _check_op(op)
+        return 0
+    return calls
+
+
+def fallback_calls(op=None):
+    """How many calls of ``op`` (``name.overload``) ran on CPU through the fallback; without
+    ``op``, every op the fallback served with its count ({op: calls}), to find the ops that
+    leave the device."""
+    if op is None:
+        need = _native.regen_runtime_fallback_report(None, 0)
+        buf = ctypes.create_string_buffer(need)
+        _native.regen_runtime_fallback_report(buf, need)
+        rows = (line.rsplit(" ", 1) for line in buf.raw[:need].decode().splitlines())
+        return {name: int(count) for name, count in rows}
+    name = op.encode()
+    calls = int(_native.regen_runtime_fallback_calls(name, len(name)))
+    if calls == 0:
+        _check_op(op)
+    return calls
+
+
+def reset_fallback_calls() -> None:
+    """Forgets the fallback's counts."""
+    _native.regen_runtime_fallback_reset()
+
+
+def set_fallback_mode(mode: str) -> str:
+    """What the CPU fallback does besides running an op on CPU: ``"quiet"`` (count it only),
+    ``"warn"`` (a warning on the first fallback of each op) or ``"raise"`` (NotImplementedError
+    instead of running it). The environment variable REGEN_FALLBACK sets it at start. Returns
+    the previous mode."""
+    previous = fallback_mode()
+    name = mode.encode()
+    if not mode or _native.regen_runtime_fallback_mode(name, len(name)) < 0:
+        raise ValueError(f"fallback mode {mode!r}: expected 'quiet', 'warn' or 'raise'")
+    return previous
+
+
+def fallback_mode() -> str:
+    """The CPU fallback's mode (see ``set_fallback_mode``)."""
+    return {1: "quiet", 2: "warn", 3: "raise"}[int(_native.regen_runtime_fallback_mode(None, 0))]
 
 
 def bytes_in_use() -> int:

@@ -5,6 +5,7 @@ import gc
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -788,3 +789,55 @@ def test_set_from_another_devices_storage_is_a_clear_error():
     with pytest.raises(RuntimeError, match="devices must match"):
         torch.empty(3).set_(x.to("regen").untyped_storage())
     assert y.shape == (3, 4) and y.device.type == "regen"
+
+
+# The slow path made visible (regen-runtime's fallback accounting, the generated fallback).
+@pytest.fixture
+def quiet_fallback():
+    previous = regen_device.set_fallback_mode("quiet")
+    yield
+    regen_device.set_fallback_mode(previous)
+
+
+def test_fallback_calls_count_the_ops_served_on_cpu(quiet_fallback):
+    # linalg_cholesky_ex.L has no Rust kernel here: each call runs on CPU through the fallback.
+    a = torch.eye(3) * 2
+    before = regen_device.fallback_calls("linalg_cholesky_ex.L")
+    for _ in range(2):
+        compare(torch.linalg.cholesky(on_device(a)), torch.linalg.cholesky(a))
+    assert regen_device.fallback_calls("linalg_cholesky_ex.L") == before + 2
+    assert regen_device.fallback_calls()["linalg_cholesky_ex.L"] == before + 2
+    with counted("add.Tensor"):
+        on_device(a) + on_device(a)
+    assert regen_device.fallback_calls("add.Tensor") == 0
+
+
+def test_op_names_torch_lacks_are_errors_not_zero():
+    with pytest.raises(ValueError, match=r"no op 'mul\.outt'.*'mul\.out'"):
+        regen_device.native_calls("mul.outt")
+    with pytest.raises(ValueError, match="no op 'linalg_cholesky_exx'"):
+        regen_device.fallback_calls("linalg_cholesky_exx")
+    assert regen_device.native_calls("linalg_cholesky_ex.L") == 0  # served on CPU, not an error
+
+
+def test_fallback_warn_and_raise_modes(quiet_fallback):
+    a = on_device(torch.eye(2) * 4)
+    regen_device.set_fallback_mode("warn")
+    regen_device.reset_fallback_calls()
+    with pytest.warns(UserWarning, match=r"'aten::linalg_cholesky_ex.L' has no kernel for the 'regen' device: it runs on CPU"):
+        torch.linalg.cholesky(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.linalg.cholesky(a)
+    regen_device.set_fallback_mode("raise")
+    with pytest.raises(NotImplementedError, match="REGEN_FALLBACK=raise"):
+        torch.linalg.cholesky(a)
+    # Native kernels are untouched by the mode.
+    with counted("add.Tensor"):
+        a + a
+
+
+def test_an_excluded_op_names_its_exclusion():
+    x = on_device(torch.ones(3))
+    with pytest.raises(NotImplementedError, match=r"'aten::native_norm' is excluded in regen.toml \(by name\)"):
+        torch.native_norm(x)
