@@ -90,6 +90,8 @@ void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 {%- endif %}
 
+{%- if !refused.is_empty() %}
+
 // The kernel of an excluded op CPU cannot run either (regen.toml `exclude`, policy::NO_CPU_KERNEL).
 void refuse_excluded(const c10::OperatorHandle& op, torch::jit::Stack*) {
   const c10::OperatorName& name = op.schema().operator_name();
@@ -98,6 +100,7 @@ void refuse_excluded(const c10::OperatorHandle& op, torch::jit::Stack*) {
                               why == excluded().end() ? "by name" : why->second,
                               ") for the '{{ device }}' device, and CPU has no kernel for it: implement it to run it");
 }
+{%- endif %}
 
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
