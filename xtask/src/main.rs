@@ -402,6 +402,51 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
     run(Command::new(python).current_dir(&dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))
 }
 
+/// The `regen new` backend that [`new_backend_works`] installed, under `torch.autocast`: every op
+/// its generation registered for AutocastPrivateUse1 has a kernel there, and an overloaded op
+/// (`conv2d.padding`) and a plain one (`mm`) come out in bfloat16. Ok: how many ops it registered.
+fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
+    let header = torch_header(python)?;
+    let generated = regen_core::generate::generate(&header, Some(&work.join("mydev/regen.toml")), "cargo xtask")?;
+    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
+    let selection_path = work.join("mydev-selection.json");
+    std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
+    let check = "import json, sys, torch, mydev\n\
+        casts = json.load(open(sys.argv[1]))['autocast']['registered']\n\
+        missing = [c['op'] for c in casts if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + c['op'], 'AutocastPrivateUse1')]\n\
+        assert not missing, f'no AutocastPrivateUse1 kernel for {len(missing)} of {len(casts)} ops: {missing[:10]}'\n\
+        x = torch.ones(1, 1, 4, 4, device='mydev')\n\
+        with torch.autocast('mydev', dtype=torch.bfloat16):\n\
+        \x20   got = (torch.nn.functional.conv2d(x, x[:, :, :3, :3], padding='same').dtype, torch.mm(x[0, 0], x[0, 0]).dtype)\n\
+        assert got == (torch.bfloat16, torch.bfloat16), f'under autocast conv2d.padding and mm gave {got}'\n\
+        print(len(casts))\n";
+    let out = Command::new(python)
+        .current_dir(work)
+        .args(["-c", check])
+        .arg(&selection_path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.trim().parse() {
+        Ok(n) if out.status.success() => {
+            eprintln!(
+                "xtask: regen new mydev: {n} ops registered for autocast; conv2d.padding and mm cast to bfloat16"
+            );
+            Ok(n)
+        }
+        _ => Err(format!("autocast on the new backend failed:\n{stdout}{}", String::from_utf8_lossy(&out.stderr))),
+    }
+}
+
+/// The RegistrationDeclarations.h of the torch `python` imports.
+fn torch_header(python: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(python)
+        .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
 /// A backend with every required op registered (no config: each method raises
 /// NotImplementedError) loads into torch without a schema mismatch, and the dispatcher has a
 /// PrivateUse1 kernel for every registered op. Ok: how many ops it registered.
@@ -421,11 +466,7 @@ fn skeleton_loads(python: &Path, work: &Path) -> Result<usize, String> {
     )?;
     pip_install(python, &dir, Some(&work.join("cargo-target")))?;
     // What was registered: the same generation, from the same header, as the build made.
-    let header = Command::new(python)
-        .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let header = PathBuf::from(String::from_utf8_lossy(&header.stdout).trim());
+    let header = torch_header(python)?;
     let generated = regen_core::generate::generate(&header, Some(&dir.join("regen.toml")), "cargo xtask e2e")?;
     let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
     let registered = registered_in(&generated.summary)
@@ -480,21 +521,24 @@ struct Measured {
     release: String,
     skeleton: Result<usize, String>,
     new_backend: Result<(), String>,
+    /// The ops the new backend registered for autocast, when `torch.autocast` casts with them.
+    autocast: Result<usize, String>,
     device: Option<Result<(), String>>,
 }
 
 impl Measured {
     fn passed(&self) -> bool {
-        self.skeleton.is_ok() && self.new_backend.is_ok() && self.device.as_ref().is_none_or(Result::is_ok)
+        self.skeleton.is_ok()
+            && self.new_backend.is_ok()
+            && self.autocast.is_ok()
+            && self.device.as_ref().is_none_or(Result::is_ok)
     }
 
     /// Its row of the table. `commit`: the regen commit measured.
     fn row(&self, commit: &str) -> String {
         let cell = |r: &Result<(), String>| if r.is_ok() { "pass" } else { "FAIL" };
-        let skeleton = match &self.skeleton {
-            Ok(n) => n.to_string(),
-            Err(_) => "FAIL".into(),
-        };
+        let count = |r: &Result<usize, String>| r.as_ref().map_or_else(|_| "FAIL".to_owned(), usize::to_string);
+        let (skeleton, autocast) = (count(&self.skeleton), count(&self.autocast));
         let device = self.device.as_ref().map_or("not run", cell);
         let mut notes: Vec<String> = Vec::new();
         if let Err(e) = &self.skeleton {
@@ -503,17 +547,21 @@ impl Measured {
         if let Err(e) = &self.new_backend {
             notes.push(format!("regen new: {e}"));
         }
+        if let Err(e) = &self.autocast {
+            notes.push(format!("autocast: {e}"));
+        }
         if let Some(Err(e)) = &self.device {
             notes.push(format!("device: {e}"));
         }
         notes.push(format!("regen {commit}"));
         // A `|` in an error line would split its cell.
         let notes = notes.join("; ").replace('|', "\\|");
-        format!("| {} | {skeleton} | {} | {device} | {notes} |", self.release, cell(&self.new_backend))
+        format!("| {} | {skeleton} | {} | {autocast} | {device} | {notes} |", self.release, cell(&self.new_backend))
     }
 }
 
-const TABLE_HEAD: &str = "| release | skeleton ops registered | regen new | device | notes |\n|---|---|---|---|---|\n";
+const TABLE_HEAD: &str = "| release | skeleton ops registered | regen new | regen new autocast ops | device | notes |\n\
+    |---|---|---|---|---|---|\n";
 
 /// The first line of `log` that says what went wrong: a compiler's `file:line:col: error:` first
 /// (pip and cargo print their own generic error lines before the build output they quote), then
@@ -575,6 +623,7 @@ fn measure(version: &str, device: bool, log: &Path) -> Measured {
                 release: version.to_owned(),
                 skeleton: Err(e.clone()),
                 new_backend: Err(e.clone()),
+                autocast: Err(e.clone()),
                 device: device.then_some(Err(e)),
             };
         }
@@ -582,6 +631,10 @@ fn measure(version: &str, device: bool, log: &Path) -> Measured {
     let python = python.join("bin").join("python");
     let skeleton = step(&mut || skeleton_loads(&python, &work));
     let new_backend = step(&mut || new_backend_works(&python, &work).map(|()| 0)).map(|_| ());
+    let autocast = match &new_backend {
+        Ok(()) => step(&mut || new_backend_autocasts(&python, &work)),
+        Err(_) => Err("no backend to try".to_owned()),
+    };
     let device = device.then(|| {
         step(&mut || {
             let target = (Some(version) != pinned().ok().as_deref()).then(|| work.join("device-target"));
@@ -594,7 +647,7 @@ fn measure(version: &str, device: bool, log: &Path) -> Measured {
         })
         .map(|_| ())
     });
-    Measured { release: version.to_owned(), skeleton, new_backend, device }
+    Measured { release: version.to_owned(), skeleton, new_backend, autocast, device }
 }
 
 /// `cargo xtask releases`: each release measured in turn, its venv and build outputs removed
@@ -670,7 +723,9 @@ fn merge_table<'a>(old: &str, rows: impl Iterator<Item = (&'a str, &'a str)>) ->
          releases it measures); do not edit. For each release, in a fresh venv with that torch from PyPI:\n\
          the full skeleton (every required op registered, each raising NotImplementedError) built and\n\
          loaded, with the count of ops that have a PrivateUse1 kernel; a `regen new` backend\n\
-         pip-installed, its one-liner and its tests; the reference device and its tests only with\n\
+         pip-installed, its one-liner and its tests; that backend's autocast registrations (the count of\n\
+         ops with an AutocastPrivateUse1 kernel) and `torch.autocast` casting an overloaded op\n\
+         (`conv2d.padding`) and `mm` to bfloat16 on it; the reference device and its tests only with\n\
          `--device`. A failure's note is its first error line (the whole output is in\n\
          target/releases/X.Y.Z.log). The notes name the regen commit measured.\n\n\
          {TABLE_HEAD}{rows}"
@@ -960,19 +1015,26 @@ mod tests {
 
     #[test]
     fn a_row_names_each_failure_and_rows_merge_by_release() {
-        let passed = Measured { release: "2.1.2".into(), skeleton: Ok(923), new_backend: Ok(()), device: None };
+        let passed = Measured {
+            release: "2.4.1".into(),
+            skeleton: Ok(923),
+            new_backend: Ok(()),
+            autocast: Ok(126),
+            device: None,
+        };
         assert!(passed.passed());
-        assert_eq!(passed.row("abc1234"), "| 2.1.2 | 923 | pass | not run | regen abc1234 |");
+        assert_eq!(passed.row("abc1234"), "| 2.4.1 | 923 | pass | 126 | not run | regen abc1234 |");
         let failed = Measured {
             release: "2.10.0".into(),
             skeleton: Ok(950),
             new_backend: Err("a.cpp:1:2: error: x | y".into()),
+            autocast: Err("no backend to try".into()),
             device: Some(Ok(())),
         };
         assert!(!failed.passed());
         assert_eq!(
             failed.row("abc1234"),
-            "| 2.10.0 | 950 | FAIL | pass | regen new: a.cpp:1:2: error: x \\| y; regen abc1234 |"
+            "| 2.10.0 | 950 | FAIL | FAIL | pass | regen new: a.cpp:1:2: error: x \\| y; autocast: no backend to try; regen abc1234 |"
         );
         let first = merge_table("", [("2.10.0", "| 2.10.0 | old |"), ("2.1.2", "| 2.1.2 | a |")].into_iter());
         assert!(first.starts_with("# Torch releases measured\n"), "{first}");
