@@ -403,8 +403,10 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
 }
 
 /// The `regen new` backend that [`new_backend_works`] installed, under `torch.autocast`: every op
-/// its generation registered for AutocastPrivateUse1 has a kernel there, and an overloaded op
-/// (`conv2d.padding`) and a plain one (`mm`) come out in bfloat16. Ok: how many ops it registered.
+/// its generation registered for AutocastPrivateUse1 has a kernel there, an overloaded op of the
+/// fp32 list (`prod.dim_int`) turns bfloat16 into float32 and a plain one of the lower-precision
+/// list (`mm`) float32 into bfloat16 (both run through the CPU fallback, as a fresh backend has
+/// no kernels for them). Ok: how many ops it registered.
 fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
     let header = torch_header(python)?;
     let generated = regen_core::generate::generate(&header, Some(&work.join("mydev/regen.toml")), "cargo xtask")?;
@@ -415,10 +417,11 @@ fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
         casts = json.load(open(sys.argv[1]))['autocast']['registered']\n\
         missing = [c['op'] for c in casts if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + c['op'], 'AutocastPrivateUse1')]\n\
         assert not missing, f'no AutocastPrivateUse1 kernel for {len(missing)} of {len(casts)} ops: {missing[:10]}'\n\
-        x = torch.ones(1, 1, 4, 4, device='mydev')\n\
+        x = torch.ones(3, 2, device='mydev')\n\
+        half = x.to(torch.bfloat16)\n\
         with torch.autocast('mydev', dtype=torch.bfloat16):\n\
-        \x20   got = (torch.nn.functional.conv2d(x, x[:, :, :3, :3], padding='same').dtype, torch.mm(x[0, 0], x[0, 0]).dtype)\n\
-        assert got == (torch.bfloat16, torch.bfloat16), f'under autocast conv2d.padding and mm gave {got}'\n\
+        \x20   got = (torch.prod(half, 0).dtype, torch.mm(x, x.t()).dtype)\n\
+        assert got == (torch.float32, torch.bfloat16), f'under autocast prod.dim_int and mm gave {got}'\n\
         print(len(casts))\n";
     let out = Command::new(python)
         .current_dir(work)
@@ -429,9 +432,7 @@ fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     match stdout.trim().parse() {
         Ok(n) if out.status.success() => {
-            eprintln!(
-                "xtask: regen new mydev: {n} ops registered for autocast; conv2d.padding and mm cast to bfloat16"
-            );
+            eprintln!("xtask: regen new mydev: {n} ops registered for autocast; prod.dim_int and mm cast");
             Ok(n)
         }
         _ => Err(format!("autocast on the new backend failed:\n{stdout}{}", String::from_utf8_lossy(&out.stderr))),
@@ -724,8 +725,8 @@ fn merge_table<'a>(old: &str, rows: impl Iterator<Item = (&'a str, &'a str)>) ->
          the full skeleton (every required op registered, each raising NotImplementedError) built and\n\
          loaded, with the count of ops that have a PrivateUse1 kernel; a `regen new` backend\n\
          pip-installed, its one-liner and its tests; that backend's autocast registrations (the count of\n\
-         ops with an AutocastPrivateUse1 kernel) and `torch.autocast` casting an overloaded op\n\
-         (`conv2d.padding`) and `mm` to bfloat16 on it; the reference device and its tests only with\n\
+         ops with an AutocastPrivateUse1 kernel), and `torch.autocast` on it casting an overloaded op\n\
+         (`prod.dim_int`, to float32) and `mm` (to bfloat16); the reference device and its tests only with\n\
          `--device`. A failure's note is its first error line (the whole output is in\n\
          target/releases/X.Y.Z.log). The notes name the regen commit measured.\n\n\
          {TABLE_HEAD}{rows}"
