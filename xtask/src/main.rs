@@ -1,4 +1,4 @@
-//! Project chores: `cargo xtask fixture --torch X.Y.Z`, `cargo xtask fuzz`, `cargo xtask ci`.
+//! Project chores: `cargo xtask fixture --torch X.Y.Z`, `cargo xtask fuzz`, `cargo xtask releases`, `cargo xtask ci`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -28,6 +28,12 @@ const USAGE: &str = "usage: cargo xtask <command>
                               lowered CPU capability: ATen's, MKL's or oneDNN's kernels forced to
                               AVX2 or ATen's to scalar, the device's own vector code to AVX2 or
                               scalar (REGEN_CPU_CAPABILITY); one line per run, then the failures
+  releases [--torch X.Y.Z ...] [--device]
+                              for each release (default: the latest patch of every minor release
+                              2.1 ... 2.15), one at a time: a fresh .venv-X.Y.Z (removed after; the
+                              pinned .venv is kept), the full skeleton and a `regen new` backend as
+                              in e2e (--device: the reference device and its tests too); prints a
+                              markdown table and merges its rows into docs/releases.md. Not in ci
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
                               the C++ compile check of the oldest and newest fixtures, all tests,
                               then e2e; the last line names the steps passed or the one that failed";
@@ -55,6 +61,12 @@ enum Task {
     },
     /// `None`: every lowered capability; else the one named.
     Capabilities(Option<String>),
+    /// The releases to measure (every one of [`RELEASES`] when none is named), and whether the
+    /// reference device is built and tested too.
+    Releases {
+        torch: Vec<String>,
+        device: bool,
+    },
     Ci,
 }
 
@@ -90,6 +102,26 @@ fn parse_args(args: &[&str]) -> Result<Task, String> {
             )),
         },
         ["capabilities", ..] => Err("capabilities takes only --only NAME".into()),
+        ["releases", rest @ ..] => {
+            let mut torch = Vec::new();
+            let mut device = false;
+            let mut rest = rest.iter();
+            while let Some(arg) = rest.next() {
+                match *arg {
+                    "--device" => device = true,
+                    "--torch" => {
+                        let version = rest.next().ok_or("releases: --torch needs X.Y.Z")?;
+                        check_version(version)?;
+                        torch.push((*version).to_owned());
+                    }
+                    other => return Err(format!("releases: unknown option {other:?}")),
+                }
+            }
+            if torch.is_empty() {
+                torch = RELEASES.iter().map(|v| (*v).to_owned()).collect();
+            }
+            Ok(Task::Releases { torch, device })
+        }
         ["ci"] => Ok(Task::Ci),
         ["ci", ..] => Err("ci takes no arguments".into()),
         ["compile-cpp", rest @ ..] => {
@@ -142,6 +174,7 @@ fn main() -> ExitCode {
         Task::Fuzz(args) => fuzz(&args),
         Task::Footprint { runs } => footprint(runs),
         Task::Capabilities(only) => capabilities(only.as_deref()),
+        Task::Releases { torch, device } => releases(&torch, device),
         Task::Regen { check } => regen(check),
         Task::CompileCpp(releases) => releases.iter().try_for_each(|v| compile_cpp(v, None)),
     };
@@ -158,8 +191,22 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives one level below the root").to_owned()
 }
 
+/// While `cargo xtask releases` measures a release, the log its commands' output goes to (so the
+/// first error line can be found in it); `None` otherwise, when it goes to the terminal.
+static LOG: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
 fn run(cmd: &mut Command) -> Result<(), String> {
     eprintln!("xtask: running {cmd:?}");
+    let log = LOG.lock().map_err(|e| e.to_string())?.clone();
+    if let Some(log) = log {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        cmd.stdout(file).stderr(err);
+    }
     let status = cmd.status().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
 }
@@ -467,10 +514,56 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The `regen new` backend that [`new_backend_works`] installed, under `torch.autocast`: every op
+/// its generation registered for AutocastPrivateUse1 has a kernel there, an overloaded op of the
+/// fp32 list (`prod.dim_int`) turns bfloat16 into float32 and a plain one of the lower-precision
+/// list (`mm`) float32 into bfloat16 (both run through the CPU fallback, as a fresh backend has
+/// no kernels for them). Ok: how many ops it registered.
+fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
+    let header = torch_header(python)?;
+    let generated = regen_core::generate::generate(&header, Some(&work.join("mydev/regen.toml")), "cargo xtask")?;
+    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
+    let selection_path = work.join("mydev-selection.json");
+    std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
+    let check = "import json, sys, torch, mydev\n\
+        casts = json.load(open(sys.argv[1]))['autocast']['registered']\n\
+        missing = [c['op'] for c in casts if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + c['op'], 'AutocastPrivateUse1')]\n\
+        assert not missing, f'no AutocastPrivateUse1 kernel for {len(missing)} of {len(casts)} ops: {missing[:10]}'\n\
+        x = torch.ones(3, 2, device='mydev')\n\
+        half = x.to(torch.bfloat16)\n\
+        with torch.autocast('mydev', dtype=torch.bfloat16):\n\
+        \x20   got = (torch.prod(half, 0).dtype, torch.mm(x, x.t()).dtype)\n\
+        assert got == (torch.float32, torch.bfloat16), f'under autocast prod.dim_int and mm gave {got}'\n\
+        print(len(casts))\n";
+    let out = Command::new(python)
+        .current_dir(work)
+        .args(["-c", check])
+        .arg(&selection_path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.trim().parse() {
+        Ok(n) if out.status.success() => {
+            eprintln!("xtask: regen new mydev: {n} ops registered for autocast; prod.dim_int and mm cast");
+            Ok(n)
+        }
+        _ => Err(format!("autocast on the new backend failed:\n{stdout}{}", String::from_utf8_lossy(&out.stderr))),
+    }
+}
+
+/// The RegistrationDeclarations.h of the torch `python` imports.
+fn torch_header(python: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(python)
+        .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
 /// A backend with every required op registered (no config: each method raises
 /// NotImplementedError) loads into torch without a schema mismatch, and the dispatcher has a
-/// PrivateUse1 kernel for every registered op.
-fn skeleton_loads(python: &Path, work: &Path) -> Result<(), String> {
+/// PrivateUse1 kernel for every registered op. Ok: how many ops it registered.
+fn skeleton_loads(python: &Path, work: &Path) -> Result<usize, String> {
     let dir = new_crate(work, "skel")?;
     let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| e.to_string());
     write(
@@ -486,13 +579,11 @@ fn skeleton_loads(python: &Path, work: &Path) -> Result<(), String> {
     )?;
     pip_install(python, &dir, Some(&work.join("cargo-target")))?;
     // What was registered: the same generation, from the same header, as the build made.
-    let header = Command::new(python)
-        .args(["-c", "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'include', 'ATen', 'RegistrationDeclarations.h'))"])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let header = PathBuf::from(String::from_utf8_lossy(&header.stdout).trim());
+    let header = torch_header(python)?;
     let generated = regen_core::generate::generate(&header, Some(&dir.join("regen.toml")), "cargo xtask e2e")?;
     let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
+    let registered = registered_in(&generated.summary)
+        .ok_or_else(|| format!("no registered count in the summary {:?}", generated.summary))?;
     let selection_path = work.join("skel-selection.json");
     std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
     let check = "import json, sys, torch, skel\n\
@@ -517,7 +608,237 @@ fn skeleton_loads(python: &Path, work: &Path) -> Result<(), String> {
         ));
     }
     eprint!("xtask: {}", String::from_utf8_lossy(&out.stdout));
-    Ok(())
+    Ok(registered)
+}
+
+/// The count of "N registered" in generation's one-line summary.
+fn registered_in(summary: &str) -> Option<usize> {
+    let words: Vec<&str> = summary.split([' ', ',']).filter(|w| !w.is_empty()).collect();
+    words.windows(2).find(|w| w[1] == "registered").and_then(|w| w[0].parse().ok())
+}
+
+/// The latest patch of every minor release from 2.1 to 2.15 (`pip index versions torch`): what
+/// the README's range means, and what `cargo xtask releases` measures by default.
+const RELEASES: &[&str] = &[
+    "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1",
+    "2.13.0", "2.14.1", "2.15.0",
+];
+
+/// Where `cargo xtask releases` keeps its table; rows of releases not measured in a run stay.
+const RELEASES_DOC: &str = "docs/releases.md";
+
+/// What one release gave: the skeleton's registered ops, the `regen new` backend, and the
+/// device when asked for; each failure is its first error line.
+#[derive(Debug, PartialEq, Eq)]
+struct Measured {
+    release: String,
+    skeleton: Result<usize, String>,
+    new_backend: Result<(), String>,
+    /// The ops the new backend registered for autocast, when `torch.autocast` casts with them.
+    autocast: Result<usize, String>,
+    device: Option<Result<(), String>>,
+}
+
+impl Measured {
+    fn passed(&self) -> bool {
+        self.skeleton.is_ok()
+            && self.new_backend.is_ok()
+            && self.autocast.is_ok()
+            && self.device.as_ref().is_none_or(Result::is_ok)
+    }
+
+    /// Its row of the table. `commit`: the regen commit measured.
+    fn row(&self, commit: &str) -> String {
+        let cell = |r: &Result<(), String>| if r.is_ok() { "pass" } else { "FAIL" };
+        let count = |r: &Result<usize, String>| r.as_ref().map_or_else(|_| "FAIL".to_owned(), usize::to_string);
+        let (skeleton, autocast) = (count(&self.skeleton), count(&self.autocast));
+        let device = self.device.as_ref().map_or("not run", cell);
+        let mut notes: Vec<String> = Vec::new();
+        if let Err(e) = &self.skeleton {
+            notes.push(format!("skeleton: {e}"));
+        }
+        if let Err(e) = &self.new_backend {
+            notes.push(format!("regen new: {e}"));
+        }
+        if let Err(e) = &self.autocast {
+            notes.push(format!("autocast: {e}"));
+        }
+        if let Some(Err(e)) = &self.device {
+            notes.push(format!("device: {e}"));
+        }
+        notes.push(format!("regen {commit}"));
+        // A `|` in an error line would split its cell.
+        let notes = notes.join("; ").replace('|', "\\|");
+        format!("| {} | {skeleton} | {} | {autocast} | {device} | {notes} |", self.release, cell(&self.new_backend))
+    }
+}
+
+const TABLE_HEAD: &str = "| release | skeleton ops registered | regen new | regen new autocast ops | device | notes |\n\
+    |---|---|---|---|---|---|\n";
+
+/// The first line of `log` that says what went wrong: a compiler's `file:line:col: error:` first
+/// (pip and cargo print their own generic error lines before the build output they quote), then
+/// rustc's `error[E...]`, then any other error line but those generic ones; else the first line
+/// of `fallback`, the step's own error.
+fn first_error_line(log: &str, fallback: &str) -> String {
+    const GENERIC: &[&str] = &[
+        "error: subprocess-exited-with-error",
+        "error: failed-wheel-build-for-install",
+        "error: failed to run custom build command",
+        "error: could not compile",
+        "error occurred in cc-rs",
+        "ERROR: Failed building wheel",
+        "ERROR: Could not build wheels",
+        "ERROR: Failed to build",
+    ];
+    let lines: Vec<&str> =
+        log.lines().map(|l| l.trim().trim_start_matches("cargo:warning=").trim_start_matches("│").trim()).collect();
+    let compiler = |l: &&&str| {
+        l.split_once(": error: ").is_some_and(|(at, _)| at.split(':').count() >= 3) || l.contains(": fatal error: ")
+    };
+    let any_error = |l: &&&str| {
+        let lower = l.to_ascii_lowercase();
+        (lower.starts_with("error") || lower.contains("error:") || l.starts_with("FAILED "))
+            && !GENERIC.iter().any(|g| l.contains(g))
+    };
+    lines
+        .iter()
+        .find(compiler)
+        .or_else(|| lines.iter().find(|l| l.starts_with("error[E")))
+        .or_else(|| lines.iter().find(any_error))
+        .map_or_else(|| fallback.lines().next().unwrap_or("failed").to_owned(), |l| (*l).to_owned())
+}
+
+/// One release: a venv, the full skeleton, a `regen new` backend, the device if asked; every
+/// command's output goes to `log`.
+fn measure(version: &str, device: bool, log: &Path) -> Measured {
+    let step = |f: &mut dyn FnMut() -> Result<usize, String>| {
+        let start = std::fs::read_to_string(log).map_or(0, |t| t.len());
+        f().map_err(|e| {
+            // The step's own error last: it quotes the output of what ran outside `run`.
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            first_error_line(&format!("{}\n{e}", text.get(start..).unwrap_or(&text)), &e)
+        })
+    };
+    let work = root().join("target").join("releases").join(version);
+    let python = match step(&mut || {
+        std::fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+        venv(version).map(|_| 0)
+    }) {
+        Ok(_) => root().join(if Some(version) == pinned().ok().as_deref() {
+            ".venv".to_owned()
+        } else {
+            format!(".venv-{version}")
+        }),
+        Err(e) => {
+            let e = format!("no venv: {e}");
+            return Measured {
+                release: version.to_owned(),
+                skeleton: Err(e.clone()),
+                new_backend: Err(e.clone()),
+                autocast: Err(e.clone()),
+                device: device.then_some(Err(e)),
+            };
+        }
+    };
+    let python = python.join("bin").join("python");
+    let skeleton = step(&mut || skeleton_loads(&python, &work));
+    let new_backend = step(&mut || new_backend_works(&python, &work).map(|()| 0)).map(|_| ());
+    let autocast = match &new_backend {
+        Ok(()) => step(&mut || new_backend_autocasts(&python, &work)),
+        Err(_) => Err("no backend to try".to_owned()),
+    };
+    let device = device.then(|| {
+        step(&mut || {
+            let target = (Some(version) != pinned().ok().as_deref()).then(|| work.join("device-target"));
+            pip_install(&python, &root().join("crates/device"), target.as_deref())?;
+            run(&mut device_suite(&python, &[])).map(|()| 0)
+        })
+        .map(|_| ())
+    });
+    Measured { release: version.to_owned(), skeleton, new_backend, autocast, device }
+}
+
+/// `cargo xtask releases`: each release measured in turn, its venv and build outputs removed
+/// after it (one torch on disk at a time; the pinned `.venv` stays), the table printed and merged
+/// into docs/releases.md after every release, so an interrupted sweep keeps what it measured.
+fn releases(versions: &[String], device: bool) -> Result<(), String> {
+    let root = root();
+    let pinned = pinned()?;
+    let commit = Command::new("git")
+        .current_dir(&root)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let logs = root.join("target").join("releases");
+    std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for version in versions {
+        let log = logs.join(format!("{version}.log"));
+        let _ = std::fs::remove_file(&log);
+        eprintln!("xtask: torch {version}: measuring (output in {})", log.display());
+        *LOG.lock().map_err(|e| e.to_string())? = Some(log.clone());
+        let measured = measure(version, device, &log);
+        *LOG.lock().map_err(|e| e.to_string())? = None;
+        if *version != pinned {
+            let venv = root.join(format!(".venv-{version}"));
+            if venv.exists() {
+                std::fs::remove_dir_all(&venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+            }
+        }
+        // Its build outputs (the skeleton's are GBs); the log stays.
+        let work = logs.join(version);
+        if work.exists() {
+            std::fs::remove_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+        }
+        let row = measured.row(&commit);
+        eprintln!("xtask: torch {version}: {}", if measured.passed() { "passed" } else { "FAILED" });
+        rows.push((measured, row));
+        let doc = root.join(RELEASES_DOC);
+        let old = std::fs::read_to_string(&doc).unwrap_or_default();
+        let text = merge_table(&old, rows.iter().map(|(m, row)| (m.release.as_str(), row.as_str())));
+        std::fs::write(&doc, text).map_err(|e| format!("{}: {e}", doc.display()))?;
+    }
+    let table: String = rows.iter().map(|(_, row)| format!("{row}\n")).collect();
+    println!("{TABLE_HEAD}{table}");
+    eprintln!("xtask: rows merged into {RELEASES_DOC}");
+    match rows.iter().filter(|(m, _)| !m.passed()).count() {
+        0 => Ok(()),
+        n => Err(format!("{n} of {} release(s) failed; see {RELEASES_DOC} and target/releases/*.log", rows.len())),
+    }
+}
+
+/// docs/releases.md with `rows` (release, row) replacing those releases' rows of `old` and the
+/// other rows kept, all in release order.
+fn merge_table<'a>(old: &str, rows: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    let mut all: Vec<(String, String)> = old
+        .lines()
+        .filter_map(|l| {
+            let release = l.strip_prefix("| ")?.split(' ').next()?;
+            (check_version(release).is_ok() && release.contains('.')).then(|| (release.to_owned(), l.to_owned()))
+        })
+        .collect();
+    for (release, row) in rows {
+        all.retain(|(r, _)| r != release);
+        all.push((release.to_owned(), row.to_owned()));
+    }
+    let key = |v: &str| v.split('.').map(|p| p.parse::<u32>().unwrap_or(0)).collect::<Vec<_>>();
+    all.sort_by_key(|(r, _)| key(r));
+    let rows: String = all.iter().map(|(_, row)| format!("{row}\n")).collect();
+    format!(
+        "# Torch releases measured\n\n\
+         Generated by `cargo xtask releases` (`--torch X.Y.Z` for some; a run replaces the rows of the\n\
+         releases it measures); do not edit. For each release, in a fresh venv with that torch from PyPI:\n\
+         the full skeleton (every required op registered, each raising NotImplementedError) built and\n\
+         loaded, with the count of ops that have a PrivateUse1 kernel; a `regen new` backend\n\
+         pip-installed, its one-liner and its tests; that backend's autocast registrations (the count of\n\
+         ops with an AutocastPrivateUse1 kernel), and `torch.autocast` on it casting an overloaded op\n\
+         (`prod.dim_int`, to float32) and `mm` (to bfloat16); the reference device and its tests only with\n\
+         `--device`. A failure's note is its first error line (the whole output is in\n\
+         target/releases/X.Y.Z.log). The notes name the regen commit measured.\n\n\
+         {TABLE_HEAD}{rows}"
+    )
 }
 
 /// `.venv` (for the pinned release) or `.venv-X.Y.Z` with that torch, numpy, pytest and
@@ -737,6 +1058,20 @@ mod tests {
             Ok(Task::Capabilities(Some("regen-default".into())))
         );
         assert_eq!(parse_args(&["--help"]), Ok(Task::Help));
+        let every: Vec<String> = RELEASES.iter().map(|v| (*v).to_owned()).collect();
+        assert_eq!(parse_args(&["releases"]), Ok(Task::Releases { torch: every.clone(), device: false }));
+        assert_eq!(parse_args(&["releases", "--device"]), Ok(Task::Releases { torch: every, device: true }));
+        assert_eq!(
+            parse_args(&["releases", "--torch", "2.1.2", "--device", "--torch", "2.3.1"]),
+            Ok(Task::Releases { torch: vec!["2.1.2".into(), "2.3.1".into()], device: true })
+        );
+    }
+
+    #[test]
+    fn the_default_releases_are_one_per_minor_release_from_2_1_to_the_pin() {
+        let minors: Vec<(u32, u32)> = RELEASES.iter().map(|v| release_of(v)).collect();
+        assert_eq!(minors, (1..=15).map(|m| (2, m)).collect::<Vec<_>>());
+        assert_eq!(RELEASES.last().copied(), Some(pinned().unwrap().as_str()), "the newest is the pinned release");
     }
 
     #[test]
@@ -767,6 +1102,73 @@ mod tests {
         assert_eq!(error(&["capabilities", "avx2"]), "capabilities takes only --only NAME");
         assert_eq!(error(&["fuzz", "--exec", "10"]), r#"fuzz: unknown option "--exec""#);
         assert_eq!(error(&["fuzz", "--seed", "1", "--execs"]), "fuzz: --execs needs a value");
+        assert_eq!(error(&["releases", "--torch"]), "releases: --torch needs X.Y.Z");
+        assert_eq!(error(&["releases", "2.1.2"]), r#"releases: unknown option "2.1.2""#);
+        assert_eq!(error(&["releases", "--torch", "2.x"]), r#"expected a release number like 2.15.0, got "2.x""#);
+    }
+
+    #[test]
+    fn the_first_error_line_is_the_compilers_not_pips_or_cargos() {
+        // What pip prints when a backend's build fails: its own lines, cargo's, then the C++ error.
+        let log = "  error: subprocess-exited-with-error\n\
+            \x20 × Building wheel for mydev (pyproject.toml) did not run successfully.\n\
+            \x20 │ error: failed to run custom build command for `mydev v0.1.0`\n\
+            \x20 │ warning: unused variable\n\
+            \x20 │ generated/register_autocast.cpp:20:59: error: macro \"KERNEL_PRIVATEUSEONE\" passed 3 arguments, but takes just 2\n\
+            \x20 │ generated/register_autocast.cpp:22:59: error: macro \"KERNEL_PRIVATEUSEONE\" passed 3 arguments, but takes just 2\n\
+            ERROR: Failed building wheel for mydev\n";
+        assert_eq!(
+            first_error_line(log, "pip failed"),
+            r#"generated/register_autocast.cpp:20:59: error: macro "KERNEL_PRIVATEUSEONE" passed 3 arguments, but takes just 2"#
+        );
+        let rust = "error: failed to run custom build command for `x`\nerror[E0425]: cannot find value `y`\n";
+        assert_eq!(first_error_line(rust, "cargo failed"), "error[E0425]: cannot find value `y`");
+        let python =
+            "Traceback (most recent call last):\n  File \"<string>\", line 1\nImportError: undefined symbol: _ZN3c10\n";
+        assert_eq!(first_error_line(python, "it failed"), "ImportError: undefined symbol: _ZN3c10");
+        assert_eq!(
+            first_error_line("all fine\n", "pip install failed with exit status: 1\nmore"),
+            "pip install failed with exit status: 1"
+        );
+    }
+
+    #[test]
+    fn a_row_names_each_failure_and_rows_merge_by_release() {
+        let passed = Measured {
+            release: "2.4.1".into(),
+            skeleton: Ok(923),
+            new_backend: Ok(()),
+            autocast: Ok(126),
+            device: None,
+        };
+        assert!(passed.passed());
+        assert_eq!(passed.row("abc1234"), "| 2.4.1 | 923 | pass | 126 | not run | regen abc1234 |");
+        let failed = Measured {
+            release: "2.10.0".into(),
+            skeleton: Ok(950),
+            new_backend: Err("a.cpp:1:2: error: x | y".into()),
+            autocast: Err("no backend to try".into()),
+            device: Some(Ok(())),
+        };
+        assert!(!failed.passed());
+        assert_eq!(
+            failed.row("abc1234"),
+            "| 2.10.0 | 950 | FAIL | FAIL | pass | regen new: a.cpp:1:2: error: x \\| y; autocast: no backend to try; regen abc1234 |"
+        );
+        let first = merge_table("", [("2.10.0", "| 2.10.0 | old |"), ("2.1.2", "| 2.1.2 | a |")].into_iter());
+        assert!(first.starts_with("# Torch releases measured\n"), "{first}");
+        // A later run replaces its releases' rows, keeps the others, and orders them by release.
+        let second = merge_table(&first, [("2.10.0", "| 2.10.0 | new |"), ("2.9.1", "| 2.9.1 | b |")].into_iter());
+        let rows: Vec<&str> = second.lines().filter(|l| l.starts_with("| 2.")).collect();
+        assert_eq!(rows, ["| 2.1.2 | a |", "| 2.9.1 | b |", "| 2.10.0 | new |"]);
+        assert_eq!(merge_table(&second, std::iter::empty()), second, "merging nothing changes nothing");
+    }
+
+    #[test]
+    fn the_registered_count_is_read_from_the_summary() {
+        let summary = "3039 ops (923 required), 923 generated, 921 registered, 2 skipped (2 excluded by the config; see selection.json)";
+        assert_eq!(registered_in(summary), Some(921));
+        assert_eq!(registered_in("nothing here"), None);
     }
 
     #[test]

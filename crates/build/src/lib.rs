@@ -51,7 +51,8 @@ pub struct Torch {
     pub version: String,
     pub major: u32,
     pub minor: u32,
-    /// `torch.utils.cpp_extension.include_paths()`.
+    /// `torch.utils.cpp_extension.include_paths()` (or, where that module cannot be imported, the
+    /// two directories it lists first).
     pub include_paths: Vec<PathBuf>,
     /// The directory of libtorch_cpu.so and libc10.so.
     pub lib_dir: PathBuf,
@@ -62,10 +63,18 @@ pub struct Torch {
 impl Torch {
     /// Asks `python` about its torch.
     pub fn from_python(python: &str) -> Result<Torch, Error> {
+        // torch 2.1's cpp_extension imports pkg_resources, which current setuptools no longer
+        // ships (`cargo xtask releases`); its include_paths() is then the two directories every
+        // release from 2.1 to 2.15 lists first (the others it adds, TH and THC, regen never uses).
         const QUERY: &str = "import os, torch\n\
-            from torch.utils import cpp_extension as c\n\
+            try:\n\
+            \x20   from torch.utils.cpp_extension import include_paths\n\
+            \x20   includes = include_paths()\n\
+            except ImportError:\n\
+            \x20   inc = os.path.join(os.path.dirname(torch.__file__), 'include')\n\
+            \x20   includes = [inc, os.path.join(inc, 'torch', 'csrc', 'api', 'include')]\n\
             print(torch.__version__.split('+')[0])\n\
-            print(os.pathsep.join(c.include_paths()))\n\
+            print(os.pathsep.join(includes))\n\
             print(os.path.join(os.path.dirname(torch.__file__), 'lib'))\n\
             print(int(torch.compiled_with_cxx11_abi()))\n";
         let out = Command::new(python).args(["-c", QUERY]).output().map_err(|e| {
@@ -449,4 +458,46 @@ fn compile_all(compiler: &cc::Tool, todo: &[(PathBuf, PathBuf)]) -> Result<(), E
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Python whose `torch` is a stub under `dir`, with `cpp_extension` as given.
+    fn fake_python(dir: &Path, cpp_extension: &str) -> String {
+        let torch = dir.join("torch");
+        std::fs::create_dir_all(torch.join("utils")).unwrap();
+        std::fs::write(
+            torch.join("__init__.py"),
+            "__version__ = '2.1.2+cpu'\ndef compiled_with_cxx11_abi():\n    return False\n",
+        )
+        .unwrap();
+        std::fs::write(torch.join("utils/__init__.py"), "").unwrap();
+        std::fs::write(torch.join("utils/cpp_extension.py"), cpp_extension).unwrap();
+        let python = dir.join("python");
+        std::fs::write(&python, format!("#!/bin/sh\nPYTHONPATH={} exec python3 \"$@\"\n", dir.display())).unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(&python).status().unwrap();
+        python.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn include_paths_come_from_cpp_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let python = fake_python(dir.path(), "def include_paths():\n    return ['/a', '/b/c']\n");
+        let torch = Torch::from_python(&python).unwrap();
+        assert_eq!((torch.version.as_str(), torch.major, torch.minor, torch.cxx11_abi), ("2.1.2", 2, 1, false));
+        assert_eq!(torch.include_paths, [PathBuf::from("/a"), PathBuf::from("/b/c")]);
+    }
+
+    #[test]
+    fn a_cpp_extension_that_cannot_import_leaves_the_two_standard_include_dirs() {
+        // torch 2.1's cpp_extension with a setuptools that has no pkg_resources.
+        let dir = tempfile::tempdir().unwrap();
+        let python = fake_python(dir.path(), "from pkg_resources_that_is_gone import packaging\n");
+        let torch = Torch::from_python(&python).unwrap();
+        let include = dir.path().join("torch").join("include");
+        assert_eq!(torch.include_paths, [include.clone(), include.join("torch/csrc/api/include")]);
+        assert_eq!(torch.lib_dir, dir.path().join("torch").join("lib"));
+    }
 }

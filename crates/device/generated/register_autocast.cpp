@@ -11,17 +11,31 @@
 // Releases whose autocast_mode.h has no KERNEL_PRIVATEUSEONE (torch.autocast for PrivateUse1
 // came later) register nothing, and say so at build time.
 #ifdef KERNEL_PRIVATEUSEONE
+// An overload's registration: torch 2.1 to 2.3 define KERNEL_PRIVATEUSEONE(OP, POLICY) and
+// KERNEL_PRIVATEUSEONE2(OP, OVERLOAD, POLICY); from 2.4.0 KERNEL_PRIVATEUSEONE is variadic,
+// (OP, POLICY) or (OP, OVERLOAD, POLICY), and the "2" form is gone (ATen/autocast_mode.h of each
+// release; `cargo xtask releases` builds this unit on every one). Chosen by what the header
+// defines, not by version number. A header with neither form cannot register an overload, so the
+// build stops rather than register `name` in place of `name.overload`.
+#if defined(KERNEL_PRIVATEUSEONE2)
+#define REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(OP, OVERLOAD, POLICY) KERNEL_PRIVATEUSEONE2(OP, OVERLOAD, POLICY)
+#elif defined(_KERNEL_OVERLOAD_NARG)
+#define REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(OP, OVERLOAD, POLICY) KERNEL_PRIVATEUSEONE(OP, OVERLOAD, POLICY)
+#else
+#error "regen.toml's autocast: this torch release's ATen/autocast_mode.h has neither KERNEL_PRIVATEUSEONE2 nor a variadic KERNEL_PRIVATEUSEONE; its overloads cannot be registered"
+#endif
+
 TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(conv1d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv1d, padding, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(conv1d, padding, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(conv2d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv2d, padding, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(conv2d, padding, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(conv3d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv3d, padding, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(conv3d, padding, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(bmm, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(mm, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(linalg_vecdot, lower_precision_fp)
@@ -30,13 +44,13 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(_addmm_activation, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(addbmm, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(linear, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(_convolution, deprecated, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(_convolution, deprecated, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(matmul, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(conv_tbc, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(mkldnn_rnn_layer, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(conv_transpose1d, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv_transpose2d, input, lower_precision_fp)
-  KERNEL_PRIVATEUSEONE(conv_transpose3d, input, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(conv_transpose2d, input, lower_precision_fp)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(conv_transpose3d, input, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(prelu, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(scaled_dot_product_attention, lower_precision_fp)
   KERNEL_PRIVATEUSEONE(_native_multi_head_attention, lower_precision_fp)
@@ -45,13 +59,13 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(grid_sampler, fp32)
   KERNEL_PRIVATEUSEONE(polar, fp32)
   KERNEL_PRIVATEUSEONE(prod, fp32)
-  KERNEL_PRIVATEUSEONE(prod, dim_int, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(prod, dim_int, fp32)
   KERNEL_PRIVATEUSEONE(quantile, fp32)
-  KERNEL_PRIVATEUSEONE(quantile, scalar, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(quantile, scalar, fp32)
   KERNEL_PRIVATEUSEONE(nanquantile, fp32)
-  KERNEL_PRIVATEUSEONE(nanquantile, scalar, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(nanquantile, scalar, fp32)
   KERNEL_PRIVATEUSEONE(stft, fp32)
-  KERNEL_PRIVATEUSEONE(stft, center, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(stft, center, fp32)
   KERNEL_PRIVATEUSEONE(cdist, fp32)
   KERNEL_PRIVATEUSEONE(grid_sampler_2d, fp32)
   KERNEL_PRIVATEUSEONE(_grid_sampler_2d_cpu_fallback, fp32)
@@ -88,8 +102,8 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(soft_margin_loss, fp32)
   KERNEL_PRIVATEUSEONE(triplet_margin_loss, fp32)
   KERNEL_PRIVATEUSEONE(multi_margin_loss, fp32)
-  KERNEL_PRIVATEUSEONE(ctc_loss, IntList, fp32)
-  KERNEL_PRIVATEUSEONE(ctc_loss, Tensor, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(ctc_loss, IntList, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(ctc_loss, Tensor, fp32)
   KERNEL_PRIVATEUSEONE(kl_div, fp32)
   KERNEL_PRIVATEUSEONE(multilabel_margin_loss, fp32)
   KERNEL_PRIVATEUSEONE(binary_cross_entropy_with_logits, fp32)
@@ -108,11 +122,11 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(fft_hfft, fp32)
   KERNEL_PRIVATEUSEONE(fft_ihfft, fp32)
   KERNEL_PRIVATEUSEONE(linalg_cond, fp32)
-  KERNEL_PRIVATEUSEONE(linalg_cond, p_str, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(linalg_cond, p_str, fp32)
   KERNEL_PRIVATEUSEONE(linalg_matrix_rank, fp32)
-  KERNEL_PRIVATEUSEONE(linalg_matrix_rank, tol_tensor, fp32)
-  KERNEL_PRIVATEUSEONE(linalg_matrix_rank, atol_rtol_tensor, fp32)
-  KERNEL_PRIVATEUSEONE(linalg_matrix_rank, atol_rtol_float, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(linalg_matrix_rank, tol_tensor, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(linalg_matrix_rank, atol_rtol_tensor, fp32)
+  REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD(linalg_matrix_rank, atol_rtol_float, fp32)
   KERNEL_PRIVATEUSEONE(linalg_solve, fp32)
   KERNEL_PRIVATEUSEONE(linalg_cholesky, fp32)
   KERNEL_PRIVATEUSEONE(linalg_svdvals, fp32)
@@ -143,6 +157,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   KERNEL_PRIVATEUSEONE(cat, promote)
   KERNEL_PRIVATEUSEONE(index_copy, promote)
 }
+#undef REGEN_KERNEL_PRIVATEUSEONE_OVERLOAD
 #else
 #pragma message("regen.toml's autocast: this torch release's ATen/autocast_mode.h has no KERNEL_PRIVATEUSEONE; the device registers no autocast kernels")
 #endif
