@@ -41,6 +41,9 @@ def test_an_op_name_torch_does_not_have_is_an_error():
         {{ package }}.fallback_calls("cumsum.outt")
     # An op torch has but this backend serves on CPU: no native call, not an error.
     assert {{ package }}.native_calls("cumsum.out") == 0
+    # The qualified name counts the same kernel.
+    torch.ones(2, device="{{ device }}") + torch.ones(2, device="{{ device }}")
+    assert {{ package }}.native_calls("aten::add.out") == {{ package }}.native_calls("add.out") > 0
 
 
 def test_warn_mode_warns_once_per_op_and_raise_mode_refuses():

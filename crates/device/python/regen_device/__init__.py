@@ -81,6 +81,7 @@ def native_calls(op: str) -> int:
     """How many times the Rust kernel of ``op`` (e.g. ``"add.out"``, or ``"ns::name"`` for a
     custom op) has run: a test that counts can tell a native kernel from the CPU fallback.
     An op this backend has no kernel for counts 0; a name torch does not know raises ValueError."""
+    op = op[len("aten::"):] if op.startswith("aten::") else op  # "aten::add.out" is "add.out"
     name = op.encode()
     calls = int(_native.regen_runtime_native_calls(name, len(name)))
     if calls == 2**64 - 1:  # no kernel in this backend
@@ -99,6 +100,7 @@ def fallback_calls(op=None):
         _native.regen_runtime_fallback_report(buf, need)
         rows = (line.rsplit(" ", 1) for line in buf.raw[:need].decode().splitlines())
         return {name: int(count) for name, count in rows}
+    op = op[len("aten::"):] if op.startswith("aten::") else op
     name = op.encode()
     calls = int(_native.regen_runtime_fallback_calls(name, len(name)))
     if calls == 0:

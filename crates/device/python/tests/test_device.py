@@ -818,6 +818,9 @@ def test_op_names_torch_lacks_are_errors_not_zero():
     with pytest.raises(ValueError, match="no op 'linalg_cholesky_exx'"):
         regen_device.fallback_calls("linalg_cholesky_exx")
     assert regen_device.native_calls("linalg_cholesky_ex.L") == 0  # served on CPU, not an error
+    # The qualified name counts the same kernel.
+    on_device(torch.ones(2)) + 1
+    assert regen_device.native_calls("aten::add.Tensor") == regen_device.native_calls("add.Tensor") > 0
 
 
 def test_fallback_warn_and_raise_modes(quiet_fallback):
