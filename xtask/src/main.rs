@@ -520,11 +520,7 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
 /// list (`mm`) float32 into bfloat16 (both run through the CPU fallback, as a fresh backend has
 /// no kernels for them). Ok: how many ops it registered.
 fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
-    let header = torch_header(python)?;
-    let generated = regen_core::generate::generate(&header, Some(&work.join("mydev/regen.toml")), "cargo xtask")?;
-    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
-    let selection_path = work.join("mydev-selection.json");
-    std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
+    let (selection_path, _) = selection_of(python, work, "mydev")?;
     let check = "import json, sys, torch, mydev\n\
         casts = json.load(open(sys.argv[1]))['autocast']['registered']\n\
         missing = [c['op'] for c in casts if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + c['op'], 'AutocastPrivateUse1')]\n\
@@ -549,6 +545,20 @@ fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
         }
         _ => Err(format!("autocast on the new backend failed:\n{stdout}{}", String::from_utf8_lossy(&out.stderr))),
     }
+}
+
+/// What the build of the crate `work/NAME` registered: the same generation, from the header of
+/// the torch `python` imports and the crate's regen.toml, as its build made. Its selection.json
+/// is written to `work/NAME-selection.json` (for a check run in that Python); returns the path
+/// and generation's one-line summary.
+fn selection_of(python: &Path, work: &Path, name: &str) -> Result<(PathBuf, String), String> {
+    let header = torch_header(python)?;
+    let config = work.join(name).join("regen.toml");
+    let generated = regen_core::generate::generate(&header, Some(&config), "cargo xtask")?;
+    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
+    let path = work.join(format!("{name}-selection.json"));
+    std::fs::write(&path, &selection.contents).map_err(|e| e.to_string())?;
+    Ok((path, generated.summary))
 }
 
 /// The RegistrationDeclarations.h of the torch `python` imports.
@@ -578,14 +588,9 @@ fn skeleton_loads(python: &Path, work: &Path) -> Result<usize, String> {
          regen_runtime::export_kernels!(kernels, Skeleton);\n",
     )?;
     pip_install(python, &dir, Some(&work.join("cargo-target")))?;
-    // What was registered: the same generation, from the same header, as the build made.
-    let header = torch_header(python)?;
-    let generated = regen_core::generate::generate(&header, Some(&dir.join("regen.toml")), "cargo xtask e2e")?;
-    let selection = generated.files.iter().find(|f| f.name == "selection.json").ok_or("no selection.json")?;
-    let registered = registered_in(&generated.summary)
-        .ok_or_else(|| format!("no registered count in the summary {:?}", generated.summary))?;
-    let selection_path = work.join("skel-selection.json");
-    std::fs::write(&selection_path, &selection.contents).map_err(|e| e.to_string())?;
+    let (selection_path, summary) = selection_of(python, work, "skel")?;
+    let registered =
+        registered_in(&summary).ok_or_else(|| format!("no registered count in the summary {summary:?}"))?;
     let check = "import json, sys, torch, skel\n\
         ops = json.load(open(sys.argv[1]))['registered']\n\
         missing = [op for op in ops if not torch._C._dispatch_has_kernel_for_dispatch_key('aten::' + op, 'PrivateUse1')]\n\
