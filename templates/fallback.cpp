@@ -10,7 +10,6 @@
 {%- endif %}
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>

@@ -8,7 +8,6 @@
 #include <ATen/native/CPUFallback.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>

@@ -402,17 +402,7 @@ pub fn set_source_storage_offset(
     stride: &[i64],
 ) -> Result<()> {
     // No strides (`set_(storage, offset, size)`): contiguous, as CPU's set_storage_cpu_.
-    let stride = match stride {
-        [] if !size.is_empty() => None,
-        _ if stride.len() != size.len() => {
-            return Err(Error::runtime(format!(
-                "unequal size length ({}) and stride length ({})",
-                size.len(),
-                stride.len()
-            )));
-        }
-        _ => Some(stride),
-    };
+    let stride = (!stride.is_empty() || size.is_empty()).then_some(stride);
     host::set_storage(&self_, Some(source), storage_offset, size, stride).map(|_| ())
 }
 

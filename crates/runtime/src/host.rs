@@ -175,8 +175,9 @@ pub fn set_storage(
     sizes: &[i64],
     strides: Option<&[i64]>,
 ) -> Result<regen_tensor> {
-    if strides.is_some_and(|s| s.len() != sizes.len()) {
-        return Err(Error::runtime("set_storage: as many strides as sizes, or none"));
+    // The glue reads `sizes.len()` strides; CPU's message for a mismatch.
+    if let Some(s) = strides.filter(|s| s.len() != sizes.len()) {
+        return Err(Error::runtime(format!("unequal size length ({}) and stride length ({})", sizes.len(), s.len())));
     }
     let t = impl_of(t)?;
     let storage = storage.map_or(std::ptr::null_mut(), |s| s.0.as_ptr());
