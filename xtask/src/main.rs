@@ -518,7 +518,8 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
 /// its generation registered for AutocastPrivateUse1 has a kernel there, an overloaded op of the
 /// fp32 list (`prod.dim_int`) turns bfloat16 into float32 and a plain one of the lower-precision
 /// list (`mm`) float32 into bfloat16 (both run through the CPU fallback, as a fresh backend has
-/// no kernels for them). Ok: how many ops it registered.
+/// no kernels for them), and the device module (`torch.mydev.is_autocast_enabled`, ...) sees the
+/// state (torch 2.1 to 2.3 keep it through it). Ok: how many ops it registered.
 fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
     let (selection_path, _) = selection_of(python, work, "mydev")?;
     let check = "import json, sys, torch, mydev\n\
@@ -529,7 +530,10 @@ fn new_backend_autocasts(python: &Path, work: &Path) -> Result<usize, String> {
         half = x.to(torch.bfloat16)\n\
         with torch.autocast('mydev', dtype=torch.bfloat16):\n\
         \x20   got = (torch.prod(half, 0).dtype, torch.mm(x, x.t()).dtype)\n\
+        \x20   state = (torch.mydev.is_autocast_enabled(), torch.mydev.get_autocast_dtype())\n\
         assert got == (torch.float32, torch.bfloat16), f'under autocast prod.dim_int and mm gave {got}'\n\
+        assert state == (True, torch.bfloat16), f'under autocast torch.mydev said {state}'\n\
+        assert not torch.mydev.is_autocast_enabled(), 'autocast still on in torch.mydev after the block'\n\
         print(len(casts))\n";
     let out = Command::new(python)
         .current_dir(work)

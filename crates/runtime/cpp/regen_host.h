@@ -1,6 +1,6 @@
 /* Services the C++ host glue (regen_host_glue.cpp) of a regen PrivateUse1 backend gives the
- * backend's Rust code: reference counting, tensor creation and the metadata changes only c10 can
- * make. Mirrored by regen_runtime::host.
+ * backend's Rust code: reference counting, tensor creation, the metadata changes only c10 can
+ * make, and torch.autocast's state. Mirrored by regen_runtime::host.
  *
  * Every service that can fail returns NULL on success or an error message that stays valid
  * until the next service call on the same thread. No C++ exception crosses into Rust. */
@@ -43,6 +43,11 @@ typedef struct regen_host {
   /* The engine (regen_runtime_rng_*) of a device generator passed to a kernel, in *engine; CPU's
    * "Expected a '<device>' device type for generator" error for another device's generator. */
   const char* (*generator_engine)(void* generator_impl, void** engine);
+  /* torch.autocast's state for this device (at::autocast's): whether it is on, and the dtype it
+   * casts to as a c10::ScalarType number; set_autocast_dtype refuses a non-floating dtype. */
+  const char* (*autocast_state)(bool* enabled, int32_t* dtype);
+  const char* (*set_autocast_enabled)(bool enabled);
+  const char* (*set_autocast_dtype)(int32_t dtype);
 } regen_host;
 
 /* Exported by the backend's Rust code. */

@@ -1,8 +1,9 @@
 // Host glue of a regen PrivateUse1 backend, for any device and any torch release from 2.1 on:
 // the PrivateUse1 allocator (memory owned by Rust: regen_device_alloc / regen_device_free), a
 // device guard for one device, the PrivateUse1 hooks, the device's random generator (its engine is
-// Rust's), and the services (regen_host.h) Rust kernels use to create and reshape tensors. Compiled into the backend's shared library next to
-// the generated registrations; the static initialiser at the bottom wires everything when
+// Rust's), and the services (regen_host.h) Rust uses to create and reshape tensors and to reach
+// torch.autocast's state. Compiled into the backend's shared library next to the generated
+// registrations; the static initialiser at the bottom wires everything when
 // `torch.ops.load_library` loads it, then hands the services to Rust (regen_backend_init).
 //
 // The device's name comes from the command line (-DREGEN_DEVICE_NAME="\"mydev\""); it only
@@ -17,6 +18,7 @@
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/core/Generator.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
@@ -527,6 +529,47 @@ const char* host_generator_engine(void* generator_impl, void** engine) {
   });
 }
 
+// torch.autocast's state for this device (at::autocast's), for the device module's
+// is_autocast_enabled and its kin: torch 2.1 to 2.3 keep it through the device module
+// (torch/amp/autocast_mode.py's necessary_funcs) and bind no Python function for PrivateUse1's
+// state; from 2.4 torch.autocast keeps it itself, per device type, and the per-backend functions
+// are deprecated. A dtype crosses as its c10::ScalarType number.
+const char* host_autocast_state(bool* enabled, int32_t* dtype) {
+  return guarded([&] {
+#if REGEN_TORCH_AT_LEAST(2, 4)
+    *enabled = at::autocast::is_autocast_enabled(kDevice);
+    *dtype = static_cast<int32_t>(at::autocast::get_autocast_dtype(kDevice));
+#else
+    *enabled = at::autocast::is_privateuseone_enabled();
+    *dtype = static_cast<int32_t>(at::autocast::get_autocast_privateuseone_dtype());
+#endif
+  });
+}
+
+const char* host_set_autocast_enabled(bool enabled) {
+  return guarded([&] {
+#if REGEN_TORCH_AT_LEAST(2, 4)
+    at::autocast::set_autocast_enabled(kDevice, enabled);
+#else
+    at::autocast::set_privateuseone_enabled(enabled);
+#endif
+  });
+}
+
+const char* host_set_autocast_dtype(int32_t dtype) {
+  return guarded([&] {
+    TORCH_CHECK(dtype >= 0 && dtype < static_cast<int32_t>(c10::ScalarType::NumOptions), REGEN_DEVICE_NAME,
+                ": no ScalarType ", dtype);
+    auto type = static_cast<c10::ScalarType>(dtype);
+    TORCH_CHECK(at::isFloatingType(type), REGEN_DEVICE_NAME ": autocast casts to a floating-point dtype, not ", type);
+#if REGEN_TORCH_AT_LEAST(2, 4)
+    at::autocast::set_autocast_dtype(kDevice, type);
+#else
+    at::autocast::set_autocast_privateuseone_dtype(type);
+#endif
+  });
+}
+
 // torch._has_compatible_shallow_copy_type for this device: c10's TensorImpl answers true for
 // dense tensors of CPU, CUDA and a few other backends only, and its note (c10/core/TensorImpl.h,
 // has_compatible_shallow_copy_type) asks a PrivateUse1 backend to provide this operator. Without
@@ -560,6 +603,7 @@ struct Init {
         sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
         &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
         &host_parallel_for, &host_num_threads, &host_view_dtype,  &host_generator_engine,
+        &host_autocast_state, &host_set_autocast_enabled, &host_set_autocast_dtype,
     };
     regen_backend_init(&host);
   }
@@ -578,6 +622,14 @@ REGISTER_GENERATOR_PRIVATEUSE1(regen_make_generator)
 #endif
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", &regen_host_glue::has_compatible_shallow_copy_type);
+}
+// And at AutogradPrivateUse1: the op is CompositeImplicitAutograd, whose kernel fills a backend's
+// Autograd key only while that backend has no kernel of its own. This one has, so on releases
+// without an AutogradPrivateUse1 fallback (2.4) the call found nothing there ("Could not run
+// 'aten::_has_compatible_shallow_copy_type' with arguments from the 'Autograd<device>' backend").
+// A bool has nothing to differentiate.
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", &regen_host_glue::has_compatible_shallow_copy_type);
 }
 

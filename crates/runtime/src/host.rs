@@ -1,5 +1,6 @@
 //! Services the C++ host glue provides to Rust (`cpp/regen_host.h`): reference counting,
-//! creating device tensors, and the metadata changes only c10 can make. Installed once at load.
+//! creating device tensors, the metadata changes only c10 can make, and torch.autocast's state.
+//! Installed once at load.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::OnceLock;
@@ -34,6 +35,9 @@ pub struct Host {
     pub view_dtype:
         unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
     pub generator_engine: unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> *const c_char,
+    pub autocast_state: unsafe extern "C" fn(*mut bool, *mut i32) -> *const c_char,
+    pub set_autocast_enabled: unsafe extern "C" fn(bool) -> *const c_char,
+    pub set_autocast_dtype: unsafe extern "C" fn(i32) -> *const c_char,
 }
 
 static HOST: OnceLock<Host> = OnceLock::new();
@@ -207,4 +211,26 @@ pub fn generator_engine(generator: Generator) -> Result<*mut crate::rng::Engine>
         return Err(Error::runtime("a generator without an engine"));
     }
     Ok(engine.cast())
+}
+
+/// torch.autocast's state for the device: whether it is on, and the dtype it casts to (a
+/// c10::ScalarType number).
+pub fn autocast_state() -> Result<(bool, i32)> {
+    let host = installed()?;
+    let (mut enabled, mut dtype) = (false, 0);
+    // SAFETY: both pointers are writable for the call.
+    status(unsafe { (host.autocast_state)(&mut enabled, &mut dtype) })?;
+    Ok((enabled, dtype))
+}
+
+pub fn set_autocast_enabled(enabled: bool) -> Result<()> {
+    // SAFETY: a plain value.
+    status(unsafe { (installed()?.set_autocast_enabled)(enabled) })
+}
+
+/// Sets the dtype autocast casts to (a c10::ScalarType number); the glue refuses a
+/// non-floating one.
+pub fn set_autocast_dtype(dtype: i32) -> Result<()> {
+    // SAFETY: a plain value; the glue checks it.
+    status(unsafe { (installed()?.set_autocast_dtype)(dtype) })
 }

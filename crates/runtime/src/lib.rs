@@ -139,3 +139,47 @@ pub extern "C" fn regen_runtime_set_panic_on(op: *const u8, len: usize) {
     let op = text_arg(op, len);
     ffi::set_panic_on((!op.is_empty()).then(|| op.to_owned()));
 }
+
+/// NULL for Ok, else the error's message, valid until the next such call on this thread.
+pub(crate) fn c_status(result: error::Result<()>) -> *const std::ffi::c_char {
+    thread_local! {
+        static MESSAGE: std::cell::RefCell<std::ffi::CString> = std::cell::RefCell::new(std::ffi::CString::default());
+    }
+    match result {
+        Ok(()) => std::ptr::null(),
+        Err(err) => MESSAGE.with(|m| {
+            *m.borrow_mut() = std::ffi::CString::new(err.message().replace('\0', " ")).unwrap_or_default();
+            m.borrow().as_ptr()
+        }),
+    }
+}
+
+/// torch.autocast's state for the device (the host glue's, at::autocast's), for the device
+/// module's `is_autocast_enabled` and `get_autocast_dtype`: torch 2.1 to 2.3 keep it through
+/// them. The dtype is a c10::ScalarType number. NULL, or an error message.
+///
+/// # Safety
+/// `enabled` and `dtype` are writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_runtime_autocast_state(enabled: *mut bool, dtype: *mut i32) -> *const std::ffi::c_char {
+    c_status(host::autocast_state().map(|(on, number)| {
+        // SAFETY: per the contract.
+        unsafe {
+            *enabled = on;
+            *dtype = number;
+        }
+    }))
+}
+
+/// The device module's `set_autocast_enabled`. NULL, or an error message.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_set_autocast_enabled(enabled: bool) -> *const std::ffi::c_char {
+    c_status(host::set_autocast_enabled(enabled))
+}
+
+/// The device module's `set_autocast_dtype` (a c10::ScalarType number; the glue refuses a
+/// non-floating one). NULL, or an error message.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_set_autocast_dtype(dtype: i32) -> *const std::ffi::c_char {
+    c_status(host::set_autocast_dtype(dtype))
+}

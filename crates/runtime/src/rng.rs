@@ -357,9 +357,6 @@ pub unsafe extern "C" fn regen_runtime_rng_set_state(
     bytes: *const u8,
     len: usize,
 ) -> *const c_char {
-    thread_local! {
-        static MESSAGE: std::cell::RefCell<std::ffi::CString> = std::cell::RefCell::new(std::ffi::CString::default());
-    }
     let Some(e) = engine_ref(engine) else { return std::ptr::null() };
     let bytes = if bytes.is_null() {
         &[][..]
@@ -367,13 +364,7 @@ pub unsafe extern "C" fn regen_runtime_rng_set_state(
         // SAFETY: per the contract.
         unsafe { std::slice::from_raw_parts(bytes, len) }
     };
-    match e.with(|g| g.set_state(bytes)) {
-        Ok(()) => std::ptr::null(),
-        Err(err) => MESSAGE.with(|m| {
-            *m.borrow_mut() = std::ffi::CString::new(err.message().replace('\0', " ")).unwrap_or_default();
-            m.borrow().as_ptr()
-        }),
-    }
+    crate::c_status(e.with(|g| g.set_state(bytes)))
 }
 
 #[cfg(test)]

@@ -79,7 +79,18 @@ def read_native_ops(path=REGEN_TOML):
         return NATIVE_OPS_V1
 
 
-NATIVE_OPS = read_native_ops()
+def torch_has(op):
+    name, _, overload = op.partition(".")
+    try:
+        torch._C._get_schema(f"aten::{name}", overload)
+        return True
+    except RuntimeError:
+        return False
+
+
+# regen.toml names the ops of the pinned release; the device built on an older torch has no
+# kernel for an op that release lacks (mm.dtype before 2.5), and native_calls refuses its name.
+NATIVE_OPS = [op for op in read_native_ops() if torch_has(op)]
 # Plumbing that every device op uses, the CPU fallback included (it allocates device outputs and
 # copies its inputs and results through copy_ and _copy_from): these do not make a result "native".
 PLUMBING_OPS = {"empty.memory_format", "empty_strided", "copy_", "_copy_from", "_copy_from_and_resize",

@@ -166,6 +166,54 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return True
 
 
+# torch.autocast's state for this device, at::autocast's (reached through regen_runtime's C
+# functions and the C++ glue): torch 2.1 to 2.3 keep it through these four (their
+# torch/amp/autocast_mode.py asks the device module for them); later releases keep it themselves
+# and these read the same state, as torch.is_autocast_enabled("regen") does. A dtype crosses as
+# its c10::ScalarType number (c10/core/ScalarType.h; the numbers are stable, saved tensors carry
+# them); autocast casts only to floating-point dtypes.
+_SCALAR_TYPES = {torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.bfloat16: 15}
+_DTYPES = {number: dtype for dtype, number in _SCALAR_TYPES.items()}
+_lib.regen_runtime_autocast_state.restype = ctypes.c_char_p
+_lib.regen_runtime_autocast_state.argtypes = [ctypes.POINTER(ctypes.c_bool), ctypes.POINTER(ctypes.c_int32)]
+_lib.regen_runtime_set_autocast_enabled.restype = ctypes.c_char_p
+_lib.regen_runtime_set_autocast_enabled.argtypes = [ctypes.c_bool]
+_lib.regen_runtime_set_autocast_dtype.restype = ctypes.c_char_p
+_lib.regen_runtime_set_autocast_dtype.argtypes = [ctypes.c_int32]
+
+
+def _autocast_state() -> tuple:
+    enabled, number = ctypes.c_bool(), ctypes.c_int32()
+    _check(_lib.regen_runtime_autocast_state(ctypes.byref(enabled), ctypes.byref(number)))
+    return enabled.value, number.value
+
+
+def _check(error) -> None:
+    if error is not None:
+        raise RuntimeError(error.decode(errors="replace"))
+
+
+def is_autocast_enabled() -> bool:
+    return _autocast_state()[0]
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    _check(_lib.regen_runtime_set_autocast_enabled(bool(enabled)))
+
+
+def get_autocast_dtype() -> torch.dtype:
+    number = _autocast_state()[1]
+    if number not in _DTYPES:
+        raise RuntimeError(f"regen: autocast dtype is ScalarType {number}, not a floating-point dtype")
+    return _DTYPES[number]
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    if dtype not in _SCALAR_TYPES:
+        raise TypeError(f"regen: autocast casts to one of {list(_SCALAR_TYPES)}, not {dtype!r}")
+    _check(_lib.regen_runtime_set_autocast_dtype(_SCALAR_TYPES[dtype]))
+
+
 # The device's random generator is the C++ glue's at::GeneratorImpl, whose engine (PyTorch's CPU
 # generator ported to Rust, regen_runtime::rng) draws the same numbers as CPU after the same seed;
 # its state has torch.get_rng_state()'s layout. The default generator's engine is reached through
@@ -221,9 +269,7 @@ def set_rng_state(new_state, device="regen") -> None:
     if not isinstance(new_state, torch.Tensor) or new_state.device.type != "cpu" or new_state.dtype != torch.uint8:
         raise TypeError("RNG state must be a torch.ByteTensor")
     state = new_state.contiguous()
-    error = _lib.regen_runtime_rng_set_state(_ENGINE, state.data_ptr(), state.numel())
-    if error is not None:
-        raise RuntimeError(error.decode())
+    _check(_lib.regen_runtime_rng_set_state(_ENGINE, state.data_ptr(), state.numel()))
 
 
 def _default_generators():

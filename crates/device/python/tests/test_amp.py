@@ -96,6 +96,36 @@ def test_autocast_casts_to_low_precision_and_nests():
         assert F.linear(x.cpu(), w.cpu(), b.cpu()).dtype == torch.float32
 
 
+def test_device_module_reads_and_writes_torchs_autocast_state():
+    # torch 2.1 to 2.3's torch.autocast keeps its state through these four functions of the device
+    # module; later releases keep it themselves: both must see one state.
+    mod = torch.regen
+    assert not mod.is_autocast_enabled()
+    before = torch.get_autocast_dtype("regen")
+    assert mod.get_autocast_dtype() == before
+    with torch.autocast("regen", dtype=torch.float16):
+        assert mod.is_autocast_enabled() and mod.get_autocast_dtype() == torch.float16
+        with torch.autocast("regen", enabled=False):
+            assert not mod.is_autocast_enabled()
+        assert mod.is_autocast_enabled()
+    assert not mod.is_autocast_enabled() and mod.get_autocast_dtype() == before
+    try:
+        for dtype in (torch.bfloat16, torch.float32, torch.float64, torch.float16):
+            mod.set_autocast_dtype(dtype)
+            assert torch.get_autocast_dtype("regen") == dtype == mod.get_autocast_dtype()
+        mod.set_autocast_enabled(True)
+        assert torch.is_autocast_enabled("regen")
+        x = torch.ones(2, 2, device="regen")
+        assert torch.mm(x, x).dtype == torch.float16
+    finally:
+        mod.set_autocast_enabled(False)
+        mod.set_autocast_dtype(before)
+    assert not torch.is_autocast_enabled("regen")
+    with pytest.raises(TypeError, match="regen: autocast casts to one of .* not torch.int32"):
+        mod.set_autocast_dtype(torch.int32)
+    assert mod.get_autocast_dtype() == before
+
+
 def test_autocast_backward_gives_float32_gradients():
     x, w, b = _inputs()
     grads = []
