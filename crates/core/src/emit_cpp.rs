@@ -111,6 +111,8 @@ struct Registration<'a> {
     dispatch_key: &'a str,
     shard: usize,
     shard_count: usize,
+    /// The environment variable that routes named ops to the CPU fallback ([`routing_var`]).
+    routing_var: &'a str,
     defined: Vec<&'a Wrapper>,
     registered: Vec<&'a Wrapper>,
     autograd: Vec<&'a Wrapper>,
@@ -125,6 +127,7 @@ struct FallbackUnit<'a> {
     device: &'a str,
     policy: &'a str,
     cpu: bool,
+    routing_var: &'a str,
     /// The ops regen.toml excluded (`name.overload`, why), by name: the fallback names the reason
     /// when one is called instead of running it on CPU.
     excluded: Vec<(&'a str, String)>,
@@ -185,6 +188,15 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     }
 }
 
+/// The environment variable that names ops to route to the CPU fallback although the backend
+/// has kernels for them (regen_runtime::fallback::routed): `<DEVICE>_FALLBACK_OPS`, each
+/// backend under its own name, as `REGEN_FALLBACK_OPS` for the device "regen".
+pub fn routing_var(device: &str) -> String {
+    let prefix: String =
+        device.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    format!("{prefix}_FALLBACK_OPS")
+}
+
 /// The ops the config excluded, by key, with the reason the fallback gives when one is called.
 fn excluded<'m>(selection: &Selection<'m>) -> Vec<(&'m str, String)> {
     let mut excluded: Vec<(&str, String)> = selection
@@ -208,6 +220,7 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         file("regen_marshal.h", render(&MarshalHeader { generated_note: note })),
     ];
     let wrapped: Vec<(&Selected<'_>, Wrapper)> = selection.wrapped().map(|s| (s, wrapper(s, config))).collect();
+    let routing = routing_var(&config.device);
     for shard in 0..SHARDS {
         let chunk: Vec<&(&Selected<'_>, Wrapper)> =
             wrapped.iter().filter(|(s, _)| shard_of(&s.op.key) == shard).collect();
@@ -217,6 +230,7 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
             dispatch_key: &config.dispatch_key,
             shard: shard + 1,
             shard_count: SHARDS,
+            routing_var: &routing,
             defined: chunk.iter().map(|(_, w)| w).collect(),
             registered: chunk.iter().filter(|(s, _)| s.registered).map(|(_, w)| w).collect(),
             autograd: chunk.iter().filter(|(s, _)| s.autograd).map(|(_, w)| w).collect(),
@@ -230,6 +244,7 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         device: &config.device,
         policy: config.fallback.as_str(),
         cpu: config.fallback == Fallback::Cpu,
+        routing_var: &routing,
         excluded: excluded(selection),
         refused: selection
             .cpu_less

@@ -33,6 +33,8 @@ pub const BOOTSTRAP_OPS: &[&str] = &[
 struct PyInit<'a> {
     device: &'a str,
     package: &'a str,
+    /// `<DEVICE>_FALLBACK_OPS` (the generated registrations read it).
+    routing_var: &'a str,
 }
 
 #[derive(Template)]
@@ -179,8 +181,9 @@ pub fn check_name(name: &str) -> Result<(), String> {
 /// registers `torch.DEVICE`) and `_device.py` (the device module), under `python/PACKAGE/`.
 pub fn python_package(device: &str, package: &str) -> Vec<OutputFile> {
     let file = |name: String, contents| OutputFile { name, contents };
+    let routing_var = &crate::emit_cpp::routing_var(device);
     vec![
-        file(format!("python/{package}/__init__.py"), render(&PyInit { device, package })),
+        file(format!("python/{package}/__init__.py"), render(&PyInit { device, package, routing_var })),
         file(format!("python/{package}/_device.py"), render(&PyDevice { device })),
     ]
 }

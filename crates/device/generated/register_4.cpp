@@ -8,6 +8,14 @@
 
 #include "regen_marshal.h"
 
+// regen-runtime (regen_runtime::fallback::routed): true when the environment variable
+// REGEN_FALLBACK_OPS names the op, which then gets the fallback (register_fallback.cpp) in place of
+// its kernel: to see that tests notice an op leaving the device, or to bisect a wrong answer.
+extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
+namespace regen_runtime_ops {
+void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+}  // namespace regen_runtime_ops
+
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
 regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
@@ -155,6 +163,17 @@ namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
+// Registers `kernel` for `op`, or the fallback when REGEN_FALLBACK_OPS routes `op` there.
+template <size_t N, class Kernel>
+void impl_or_fallback(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  static constexpr char var[] = "REGEN_FALLBACK_OPS";
+  if (regen_runtime_fallback_routed(reinterpret_cast<const uint8_t*>(var), sizeof(var) - 1,
+                                    reinterpret_cast<const uint8_t*>(op), N - 1)) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&routed_fallback>());
+  } else {
+    m.impl(op, kernel);
+  }
+}
 
 // aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
@@ -1632,143 +1651,143 @@ void wrap__fused_adagrad_inplace(at::TensorList self, at::TensorList grads, at::
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
-  m.impl("add.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_tensor));
-  m.impl("any.out", TORCH_FN(regen_runtime_ops::wrap_any_out));
-  m.impl("argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
-  m.impl("acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
-  m.impl("atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
-  m.impl("bernoulli_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_tensor));
-  m.impl("binary_cross_entropy.out", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_out));
-  m.impl("binary_cross_entropy_backward", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward));
-  m.impl("copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
-  m.impl("clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
-  m.impl("clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
-  m.impl("_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
-  m.impl("cumprod.out", TORCH_FN(regen_runtime_ops::wrap_cumprod_out));
-  m.impl("div.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_tensor));
-  m.impl("_embedding_bag_forward_only", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_forward_only));
-  m.impl("empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
-  m.impl("erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
-  m.impl("floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));
-  m.impl("floor_divide", TORCH_FN(regen_runtime_ops::wrap_floor_divide));
-  m.impl("floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
-  m.impl("frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
-  m.impl("gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
-  m.impl("grid_sampler_2d_backward", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d_backward));
-  m.impl("native_group_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_group_norm_backward));
-  m.impl("index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
-  m.impl("isin.Scalar_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_scalar_tensor_out));
-  m.impl("native_layer_norm", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm));
-  m.impl("nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
-  m.impl("log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
-  m.impl("log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
-  m.impl("logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
-  m.impl("_log_softmax.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_out));
-  m.impl("_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
-  m.impl("matmul_backward", TORCH_FN(regen_runtime_ops::wrap_matmul_backward));
-  m.impl("median", TORCH_FN(regen_runtime_ops::wrap_median));
-  m.impl("nanmedian.dim_values", TORCH_FN(regen_runtime_ops::wrap_nanmedian_dim_values));
-  m.impl("mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
-  m.impl("_native_batch_norm_legit", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit));
-  m.impl("_native_batch_norm_legit.no_stats_out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_no_stats_out));
-  m.impl("reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
-  m.impl("neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
-  m.impl("_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
-  m.impl("relu", TORCH_FN(regen_runtime_ops::wrap_relu));
-  m.impl("gelu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_gelu_backward_grad_input));
-  m.impl("hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
-  m.impl("silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
-  m.impl("sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
-  m.impl("_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data_out));
-  m.impl("nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
-  m.impl("std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
-  m.impl("trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
-  m.impl("unique_dim", TORCH_FN(regen_runtime_ops::wrap_unique_dim));
-  m.impl("unique_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_consecutive));
-  m.impl("var.correction_out", TORCH_FN(regen_runtime_ops::wrap_var_correction_out));
-  m.impl("where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
-  m.impl("sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
-  m.impl("addmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_addmm_dtype_out));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
-  m.impl("put_", TORCH_FN(regen_runtime_ops::wrap_put_inplace));
-  m.impl("index_fill_.int_Tensor", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_tensor));
-  m.impl("scatter_add.out", TORCH_FN(regen_runtime_ops::wrap_scatter_add_out));
-  m.impl("scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
-  m.impl("__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
-  m.impl("__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
-  m.impl("random_.from", TORCH_FN(regen_runtime_ops::wrap_random_inplace_from));
-  m.impl("random_", TORCH_FN(regen_runtime_ops::wrap_random_inplace));
-  m.impl("cauchy_", TORCH_FN(regen_runtime_ops::wrap_cauchy_inplace));
-  m.impl("geometric_", TORCH_FN(regen_runtime_ops::wrap_geometric_inplace));
-  m.impl("triu.out", TORCH_FN(regen_runtime_ops::wrap_triu_out));
-  m.impl("triu_indices", TORCH_FN(regen_runtime_ops::wrap_triu_indices));
-  m.impl("ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
-  m.impl("le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
-  m.impl("gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
-  m.impl("lt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lt_tensor_out));
-  m.impl("masked_select.out", TORCH_FN(regen_runtime_ops::wrap_masked_select_out));
-  m.impl("nonzero_static.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_static_out));
-  m.impl("addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
-  m.impl("hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
-  m.impl("igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
-  m.impl("min", TORCH_FN(regen_runtime_ops::wrap_min));
-  m.impl("fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
-  m.impl("maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
-  m.impl("max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
-  m.impl("sort.values_stable", TORCH_FN(regen_runtime_ops::wrap_sort_values_stable));
-  m.impl("topk.values", TORCH_FN(regen_runtime_ops::wrap_topk_values));
-  m.impl("any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
-  m.impl("unfold_backward", TORCH_FN(regen_runtime_ops::wrap_unfold_backward));
-  m.impl("pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
-  m.impl("normal_", TORCH_FN(regen_runtime_ops::wrap_normal_inplace));
-  m.impl("normal.Tensor_float_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_float_out));
-  m.impl("normal.Tensor_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor));
-  m.impl("bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
-  m.impl("searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
-  m.impl("mse_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward_grad_input));
-  m.impl("multi_margin_loss.out", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_out));
-  m.impl("multi_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_backward));
-  m.impl("huber_loss", TORCH_FN(regen_runtime_ops::wrap_huber_loss));
-  m.impl("huber_loss_backward.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_backward_out));
-  m.impl("hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
-  m.impl("hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
-  m.impl("hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
-  m.impl("log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
-  m.impl("log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
-  m.impl("softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
-  m.impl("adaptive_avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool2d_out));
-  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d_backward));
-  m.impl("adaptive_max_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_backward_grad_input));
-  m.impl("avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_out));
-  m.impl("fractional_max_pool2d.output", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_output));
-  m.impl("fractional_max_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool3d_backward));
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_out));
-  m.impl("max_pool3d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward_grad_input));
-  m.impl("max_unpool2d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d_out));
-  m.impl("reflection_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad3d_out));
-  m.impl("replication_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad1d_backward_grad_input));
-  m.impl("replication_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_out));
-  m.impl("replication_pad2d_backward", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_backward));
-  m.impl("upsample_bilinear2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_bilinear2d_out));
-  m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_bicubic2d_backward_grad_input));
-  m.impl("upsample_trilinear3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_trilinear3d_backward_grad_input));
-  m.impl("_upsample_nearest_exact1d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_out));
-  m.impl("upsample_nearest1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_backward_grad_input));
-  m.impl("upsample_nearest2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest2d_out));
-  m.impl("_upsample_nearest_exact2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_backward_grad_input));
-  m.impl("slow_conv_transpose2d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d_out));
-  m.impl("slow_conv_dilated2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated2d));
-  m.impl("col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));
-  m.impl("im2col", TORCH_FN(regen_runtime_ops::wrap_im2col));
-  m.impl("special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
-  m.impl("special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
-  m.impl("special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));
-  m.impl("special_bessel_y0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0_out));
-  m.impl("special_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_w_out));
-  m.impl("special_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0_out));
-  m.impl("special_shifted_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_u_out));
-  m.impl("_fused_adamw_", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace));
-  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace_tensor_lr));
-  m.impl("_fused_adagrad_", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
+  regen_runtime_ops::impl_or_fallback(m, "add.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "any.out", TORCH_FN(regen_runtime_ops::wrap_any_out));
+  regen_runtime_ops::impl_or_fallback(m, "argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
+  regen_runtime_ops::impl_or_fallback(m, "acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
+  regen_runtime_ops::impl_or_fallback(m, "atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
+  regen_runtime_ops::impl_or_fallback(m, "bernoulli_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "binary_cross_entropy.out", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_out));
+  regen_runtime_ops::impl_or_fallback(m, "binary_cross_entropy_backward", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward));
+  regen_runtime_ops::impl_or_fallback(m, "copysign.out", TORCH_FN(regen_runtime_ops::wrap_copysign_out));
+  regen_runtime_ops::impl_or_fallback(m, "clamp_max.out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_out));
+  regen_runtime_ops::impl_or_fallback(m, "clamp_max.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_max_tensor_out));
+  regen_runtime_ops::impl_or_fallback(m, "_copy_from_and_resize", TORCH_FN(regen_runtime_ops::wrap__copy_from_and_resize));
+  regen_runtime_ops::impl_or_fallback(m, "cumprod.out", TORCH_FN(regen_runtime_ops::wrap_cumprod_out));
+  regen_runtime_ops::impl_or_fallback(m, "div.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "_embedding_bag_forward_only", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_forward_only));
+  regen_runtime_ops::impl_or_fallback(m, "empty.memory_format", TORCH_FN(regen_runtime_ops::wrap_empty_memory_format));
+  regen_runtime_ops::impl_or_fallback(m, "erfc.out", TORCH_FN(regen_runtime_ops::wrap_erfc_out));
+  regen_runtime_ops::impl_or_fallback(m, "floor.out", TORCH_FN(regen_runtime_ops::wrap_floor_out));
+  regen_runtime_ops::impl_or_fallback(m, "floor_divide", TORCH_FN(regen_runtime_ops::wrap_floor_divide));
+  regen_runtime_ops::impl_or_fallback(m, "floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
+  regen_runtime_ops::impl_or_fallback(m, "gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
+  regen_runtime_ops::impl_or_fallback(m, "grid_sampler_2d_backward", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d_backward));
+  regen_runtime_ops::impl_or_fallback(m, "native_group_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_group_norm_backward));
+  regen_runtime_ops::impl_or_fallback(m, "index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
+  regen_runtime_ops::impl_or_fallback(m, "isin.Scalar_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_scalar_tensor_out));
+  regen_runtime_ops::impl_or_fallback(m, "native_layer_norm", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm));
+  regen_runtime_ops::impl_or_fallback(m, "nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
+  regen_runtime_ops::impl_or_fallback(m, "log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
+  regen_runtime_ops::impl_or_fallback(m, "log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
+  regen_runtime_ops::impl_or_fallback(m, "logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
+  regen_runtime_ops::impl_or_fallback(m, "_log_softmax.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_out));
+  regen_runtime_ops::impl_or_fallback(m, "_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
+  regen_runtime_ops::impl_or_fallback(m, "matmul_backward", TORCH_FN(regen_runtime_ops::wrap_matmul_backward));
+  regen_runtime_ops::impl_or_fallback(m, "median", TORCH_FN(regen_runtime_ops::wrap_median));
+  regen_runtime_ops::impl_or_fallback(m, "nanmedian.dim_values", TORCH_FN(regen_runtime_ops::wrap_nanmedian_dim_values));
+  regen_runtime_ops::impl_or_fallback(m, "mul.out", TORCH_FN(regen_runtime_ops::wrap_mul_out));
+  regen_runtime_ops::impl_or_fallback(m, "_native_batch_norm_legit", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit));
+  regen_runtime_ops::impl_or_fallback(m, "_native_batch_norm_legit.no_stats_out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_no_stats_out));
+  regen_runtime_ops::impl_or_fallback(m, "reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
+  regen_runtime_ops::impl_or_fallback(m, "neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
+  regen_runtime_ops::impl_or_fallback(m, "_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
+  regen_runtime_ops::impl_or_fallback(m, "relu", TORCH_FN(regen_runtime_ops::wrap_relu));
+  regen_runtime_ops::impl_or_fallback(m, "gelu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_gelu_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
+  regen_runtime_ops::impl_or_fallback(m, "silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
+  regen_runtime_ops::impl_or_fallback(m, "_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data_out));
+  regen_runtime_ops::impl_or_fallback(m, "nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
+  regen_runtime_ops::impl_or_fallback(m, "std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
+  regen_runtime_ops::impl_or_fallback(m, "trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
+  regen_runtime_ops::impl_or_fallback(m, "unique_dim", TORCH_FN(regen_runtime_ops::wrap_unique_dim));
+  regen_runtime_ops::impl_or_fallback(m, "unique_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_consecutive));
+  regen_runtime_ops::impl_or_fallback(m, "var.correction_out", TORCH_FN(regen_runtime_ops::wrap_var_correction_out));
+  regen_runtime_ops::impl_or_fallback(m, "where.self_out", TORCH_FN(regen_runtime_ops::wrap_where_self_out));
+  regen_runtime_ops::impl_or_fallback(m, "sub.out", TORCH_FN(regen_runtime_ops::wrap_sub_out));
+  regen_runtime_ops::impl_or_fallback(m, "addmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_addmm_dtype_out));
+  regen_runtime_ops::impl_or_fallback(m, "set_.source_Storage_storage_offset", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage_storage_offset));
+  regen_runtime_ops::impl_or_fallback(m, "put_", TORCH_FN(regen_runtime_ops::wrap_put_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "index_fill_.int_Tensor", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "scatter_add.out", TORCH_FN(regen_runtime_ops::wrap_scatter_add_out));
+  regen_runtime_ops::impl_or_fallback(m, "scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
+  regen_runtime_ops::impl_or_fallback(m, "__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
+  regen_runtime_ops::impl_or_fallback(m, "random_.from", TORCH_FN(regen_runtime_ops::wrap_random_inplace_from));
+  regen_runtime_ops::impl_or_fallback(m, "random_", TORCH_FN(regen_runtime_ops::wrap_random_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "cauchy_", TORCH_FN(regen_runtime_ops::wrap_cauchy_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "geometric_", TORCH_FN(regen_runtime_ops::wrap_geometric_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "triu.out", TORCH_FN(regen_runtime_ops::wrap_triu_out));
+  regen_runtime_ops::impl_or_fallback(m, "triu_indices", TORCH_FN(regen_runtime_ops::wrap_triu_indices));
+  regen_runtime_ops::impl_or_fallback(m, "ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
+  regen_runtime_ops::impl_or_fallback(m, "le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
+  regen_runtime_ops::impl_or_fallback(m, "gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
+  regen_runtime_ops::impl_or_fallback(m, "lt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lt_tensor_out));
+  regen_runtime_ops::impl_or_fallback(m, "masked_select.out", TORCH_FN(regen_runtime_ops::wrap_masked_select_out));
+  regen_runtime_ops::impl_or_fallback(m, "nonzero_static.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_static_out));
+  regen_runtime_ops::impl_or_fallback(m, "addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
+  regen_runtime_ops::impl_or_fallback(m, "hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
+  regen_runtime_ops::impl_or_fallback(m, "igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
+  regen_runtime_ops::impl_or_fallback(m, "min", TORCH_FN(regen_runtime_ops::wrap_min));
+  regen_runtime_ops::impl_or_fallback(m, "fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
+  regen_runtime_ops::impl_or_fallback(m, "maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
+  regen_runtime_ops::impl_or_fallback(m, "max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
+  regen_runtime_ops::impl_or_fallback(m, "sort.values_stable", TORCH_FN(regen_runtime_ops::wrap_sort_values_stable));
+  regen_runtime_ops::impl_or_fallback(m, "topk.values", TORCH_FN(regen_runtime_ops::wrap_topk_values));
+  regen_runtime_ops::impl_or_fallback(m, "any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));
+  regen_runtime_ops::impl_or_fallback(m, "unfold_backward", TORCH_FN(regen_runtime_ops::wrap_unfold_backward));
+  regen_runtime_ops::impl_or_fallback(m, "pow.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor_out));
+  regen_runtime_ops::impl_or_fallback(m, "normal_", TORCH_FN(regen_runtime_ops::wrap_normal_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "normal.Tensor_float_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_float_out));
+  regen_runtime_ops::impl_or_fallback(m, "normal.Tensor_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "bucketize.Scalar", TORCH_FN(regen_runtime_ops::wrap_bucketize_scalar));
+  regen_runtime_ops::impl_or_fallback(m, "searchsorted.Tensor", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor));
+  regen_runtime_ops::impl_or_fallback(m, "mse_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "multi_margin_loss.out", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_out));
+  regen_runtime_ops::impl_or_fallback(m, "multi_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss_backward));
+  regen_runtime_ops::impl_or_fallback(m, "huber_loss", TORCH_FN(regen_runtime_ops::wrap_huber_loss));
+  regen_runtime_ops::impl_or_fallback(m, "huber_loss_backward.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_backward_out));
+  regen_runtime_ops::impl_or_fallback(m, "hardtanh.out", TORCH_FN(regen_runtime_ops::wrap_hardtanh_out));
+  regen_runtime_ops::impl_or_fallback(m, "hardtanh_backward", TORCH_FN(regen_runtime_ops::wrap_hardtanh_backward));
+  regen_runtime_ops::impl_or_fallback(m, "hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
+  regen_runtime_ops::impl_or_fallback(m, "log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
+  regen_runtime_ops::impl_or_fallback(m, "adaptive_avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "_adaptive_avg_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d_backward));
+  regen_runtime_ops::impl_or_fallback(m, "adaptive_max_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool3d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool3d_out));
+  regen_runtime_ops::impl_or_fallback(m, "fractional_max_pool2d.output", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_output));
+  regen_runtime_ops::impl_or_fallback(m, "fractional_max_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool3d_backward));
+  regen_runtime_ops::impl_or_fallback(m, "max_pool2d_with_indices.out", TORCH_FN(regen_runtime_ops::wrap_max_pool2d_with_indices_out));
+  regen_runtime_ops::impl_or_fallback(m, "max_pool3d_with_indices_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "max_unpool2d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "reflection_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad3d_out));
+  regen_runtime_ops::impl_or_fallback(m, "replication_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad1d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "replication_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "replication_pad2d_backward", TORCH_FN(regen_runtime_ops::wrap_replication_pad2d_backward));
+  regen_runtime_ops::impl_or_fallback(m, "upsample_bilinear2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_bilinear2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "upsample_bicubic2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_bicubic2d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "upsample_trilinear3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_trilinear3d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "_upsample_nearest_exact1d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact1d_out));
+  regen_runtime_ops::impl_or_fallback(m, "upsample_nearest1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest1d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "upsample_nearest2d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "_upsample_nearest_exact2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact2d_backward_grad_input));
+  regen_runtime_ops::impl_or_fallback(m, "slow_conv_transpose2d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d_out));
+  regen_runtime_ops::impl_or_fallback(m, "slow_conv_dilated2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated2d));
+  regen_runtime_ops::impl_or_fallback(m, "col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));
+  regen_runtime_ops::impl_or_fallback(m, "im2col", TORCH_FN(regen_runtime_ops::wrap_im2col));
+  regen_runtime_ops::impl_or_fallback(m, "special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_bessel_y0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_w_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0_out));
+  regen_runtime_ops::impl_or_fallback(m, "special_shifted_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_u_out));
+  regen_runtime_ops::impl_or_fallback(m, "_fused_adamw_", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace));
+  regen_runtime_ops::impl_or_fallback(m, "_fused_sgd_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace_tensor_lr));
+  regen_runtime_ops::impl_or_fallback(m, "_fused_adagrad_", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace));
 }

@@ -2,11 +2,13 @@
 //! that leave the device, and an opt-in mode that warns on the first fallback of each op or
 //! raises on every one (`REGEN_FALLBACK=warn|raise`, read at the first fallback, or
 //! [`set_mode`] at run time). The generated fallback (templates/fallback.cpp) asks [`called`]
-//! before it runs an op on CPU and warns or raises as told.
+//! before it runs an op on CPU and warns or raises as told. And ops a user routes to the fallback
+//! although they have a kernel (`<DEVICE>_FALLBACK_OPS`, [`routed`]), to test the tests or to
+//! bisect a wrong answer.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// What the fallback does besides counting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +113,70 @@ pub fn reset() {
     }
 }
 
+/// Ops the CPU fallback itself runs on the device to move tensors between CPU and the device:
+/// routed to the fallback, one would call the fallback from inside itself. Each with why.
+pub const NEVER_ROUTED: &[(&str, &str)] = &[
+    ("empty.memory_format", "the fallback makes the device's results with it"),
+    ("empty_strided", "the fallback makes the device's results with it (Tensor.to)"),
+    ("copy_", "the fallback copies inputs to CPU and results back with it"),
+    ("_copy_from", "copy_ between CPU and the device runs it"),
+    ("_copy_from_and_resize", "the fallback writes in-place and out= results back with it"),
+    ("resize_", "the fallback resizes out= tensors with it"),
+];
+
+/// What became of one name of `<DEVICE>_FALLBACK_OPS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routing {
+    /// The generated registrations asked about it and registered the fallback for it.
+    Routed,
+    /// One of [`NEVER_ROUTED`]: its kernel stays.
+    Refused,
+    /// Nothing asked: the backend registers no kernel of that name (or none was loaded yet).
+    Unasked,
+}
+
+struct Routes {
+    /// The environment variable read.
+    var: String,
+    names: Mutex<BTreeMap<String, Routing>>,
+}
+
+static ROUTES: OnceLock<Routes> = OnceLock::new();
+
+/// The names of a `<DEVICE>_FALLBACK_OPS` value: `name.overload` keys separated by commas or
+/// white space, `aten::` optional.
+pub fn parse_routes(value: &str) -> Vec<String> {
+    value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .map(|n| n.trim().trim_start_matches("aten::"))
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Asked by the generated registrations (templates/register.cpp) for each op before they register
+/// its kernel, with the variable that names the ops to route (`<DEVICE>_FALLBACK_OPS`, read at the
+/// first call): true when `op` is named there, so the fallback is registered for it in place of
+/// its kernel. [`NEVER_ROUTED`] ops keep their kernels.
+pub fn routed(var: &str, op: &str) -> bool {
+    let routes = ROUTES.get_or_init(|| {
+        let names = parse_routes(&std::env::var(var).unwrap_or_default());
+        Routes { var: var.to_owned(), names: Mutex::new(names.into_iter().map(|n| (n, Routing::Unasked)).collect()) }
+    });
+    let Ok(mut names) = routes.names.lock() else { return false };
+    let Some(state) = names.get_mut(op) else { return false };
+    *state = if NEVER_ROUTED.iter().any(|(name, _)| *name == op) { Routing::Refused } else { Routing::Routed };
+    *state == Routing::Routed
+}
+
+/// The variable read and each name it held with what became of it; None before any registration
+/// asked (a backend without registered ops).
+pub fn routes() -> Option<(String, Vec<(String, Routing)>)> {
+    let routes = ROUTES.get()?;
+    let names = routes.names.lock().map(|n| n.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default();
+    Some((routes.var.clone(), names))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +204,30 @@ mod tests {
         assert!(report().contains(&("test_only.b".to_owned(), 1)));
         reset();
         assert_eq!(calls("test_only.a"), 0);
+    }
+
+    #[test]
+    fn routes_parse_and_leave_the_fallbacks_own_ops_alone() {
+        assert_eq!(
+            parse_routes(" relu_, aten::native_layer_norm\tadd.out ,,"),
+            ["relu_", "native_layer_norm", "add.out"]
+        );
+        assert!(parse_routes("").is_empty());
+        // One test owns the process-wide table; the variable is this test's own.
+        // SAFETY: no other thread of this test binary reads this variable.
+        unsafe { std::env::set_var("REGEN_TEST_ONLY_FALLBACK_OPS", "relu_,copy_,no_such.op") };
+        assert!(routed("REGEN_TEST_ONLY_FALLBACK_OPS", "relu_"));
+        assert!(!routed("REGEN_TEST_ONLY_FALLBACK_OPS", "copy_"));
+        assert!(!routed("REGEN_TEST_ONLY_FALLBACK_OPS", "add.out"));
+        let (var, names) = routes().unwrap();
+        assert_eq!(var, "REGEN_TEST_ONLY_FALLBACK_OPS");
+        assert_eq!(
+            names,
+            [
+                ("copy_".to_owned(), Routing::Refused),
+                ("no_such.op".to_owned(), Routing::Unasked),
+                ("relu_".to_owned(), Routing::Routed)
+            ]
+        );
     }
 }

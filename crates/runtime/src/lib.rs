@@ -103,11 +103,60 @@ pub extern "C" fn regen_runtime_fallback_calls(op: *const u8, len: usize) -> u64
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn regen_runtime_fallback_report(buf: *mut u8, cap: usize) -> usize {
     let text: String = fallback::report().iter().map(|(op, n)| format!("{op} {n}\n")).collect();
+    // SAFETY: per the contract.
+    unsafe { write_report(&text, buf, cap) }
+}
+
+/// # Safety
+/// `buf` is NULL or writable for `cap` bytes.
+unsafe fn write_report(text: &str, buf: *mut u8, cap: usize) -> usize {
     if !buf.is_null() && text.len() <= cap {
         // SAFETY: per the contract, `cap >= text.len()` bytes are writable.
         unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), buf, text.len()) };
     }
     text.len()
+}
+
+/// Asked by the generated registrations before each op's kernel is registered: true when the
+/// environment variable `var` (`<DEVICE>_FALLBACK_OPS`) routes `op` to the CPU fallback
+/// ([`fallback::routed`]).
+///
+/// # Safety
+/// `var` and `op` have `var_len` and `op_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_runtime_fallback_routed(
+    var: *const u8,
+    var_len: usize,
+    op: *const u8,
+    op_len: usize,
+) -> bool {
+    fallback::routed(text_arg(var, var_len), text_arg(op, op_len))
+}
+
+/// Writes what became of the names of `<DEVICE>_FALLBACK_OPS`: its first line is the variable
+/// (empty when no registration asked), then `name routed`, `name refused <why>` or `name unasked`
+/// lines; returns the
+/// length of the whole report, as [`regen_runtime_fallback_report`].
+///
+/// # Safety
+/// `buf` is NULL or writable for `cap` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn regen_runtime_fallback_routes(buf: *mut u8, cap: usize) -> usize {
+    let (var, names) = fallback::routes().unwrap_or_default();
+    let mut text = format!("{var}\n");
+    for (name, routing) in names {
+        let state = match routing {
+            fallback::Routing::Routed => "routed".to_owned(),
+            fallback::Routing::Refused => {
+                let why = fallback::NEVER_ROUTED.iter().find(|(op, _)| *op == name).map_or("", |(_, why)| why);
+                format!("refused {why}")
+            }
+            fallback::Routing::Unasked => "unasked".to_owned(),
+        };
+        text.push_str(&format!("{name} {state}\n"));
+    }
+    // SAFETY: per the contract.
+    unsafe { write_report(&text, buf, cap) }
 }
 
 /// Sets the fallback's mode by name (`quiet`, `warn`, `raise`; empty: leave it) and returns the

@@ -318,6 +318,25 @@ def native_snapshot():
     return {name: regen_device.native_calls(name) for name in NATIVE_OPS}
 
 
+def fallback_snapshot():
+    import regen_device
+
+    return regen_device.fallback_calls()
+
+
+def fallback_delta(before):
+    """The ops the CPU fallback served since `before` (a fallback_snapshot), with their counts."""
+    after = fallback_snapshot()
+    return {k: n - before.get(k, 0) for k, n in after.items() if n != before.get(k, 0)}
+
+
+def left_the_device(record):
+    """The ops of a record that regen.toml implements (a native kernel is claimed for them) but
+    the CPU fallback served: an op that left the device (REGEN_FALLBACK_OPS routes it there, or
+    its kernel went missing)."""
+    return sorted(k for k in record.get("fallback_kernels", {}) if k in NATIVE_OPS)
+
+
 def describe(sample):
     def d(o):
         if isinstance(o, torch.Tensor):
@@ -380,7 +399,7 @@ def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
     dtype = DTYPES[dtype_name]
     record = {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op),
               "dtype": dtype_name, "status": "pass", "error": None, "samples": 0, "failed": 0,
-              "skipped_samples": 0, "native": False, "native_kernels": {}}
+              "skipped_samples": 0, "native": False, "native_kernels": {}, "fallback_kernels": {}}
     start = time.perf_counter()
     reason = skip_reason(op)
     if reason:
@@ -395,6 +414,7 @@ def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
     if max_samples:
         samples = samples[:max_samples]
     before = native_snapshot()
+    fallback_before = fallback_snapshot()
     old_handler = signal.signal(signal.SIGALRM, _on_alarm) if timeout else None
     try:
         for i, sample in enumerate(samples):
@@ -435,6 +455,7 @@ def check(op, dtype_name, timeout=20.0, log=None, max_samples=None):
     after = native_snapshot()
     record["native_kernels"] = {k: after[k] - before[k] for k in NATIVE_OPS if after[k] != before[k]}
     record["native"] = any(k not in PLUMBING_OPS for k in record["native_kernels"])
+    record["fallback_kernels"] = fallback_delta(fallback_before)
     if record["samples"] == 0:
         record.update(status="skip", error=f"no samples to run ({record['skipped_samples']} skipped: "
                       "they use a torch.Generator, or nothing of them is on the device)")
@@ -474,7 +495,7 @@ def worker(args):
                 record = {"op": op.name, "variant_test_name": op.variant_test_name, "key": op_key(op),
                           "dtype": dtype_name, "status": "fail", "error": "sweep error: " + error_text(exc),
                           "traceback": traceback.format_exc()[-2000:], "samples": None, "failed": None,
-                          "skipped_samples": None, "native": False, "native_kernels": {}}
+                          "skipped_samples": None, "native": False, "native_kernels": {}, "fallback_kernels": {}}
             log({"result": record, "index": int(index)})
     log({"done": True})
 
@@ -557,7 +578,7 @@ def _crash_record(op, dtype_name, returncode, stderr, last_sample):
             "status": "timeout" if timed_out else "crash",
             "error": (f"process {how}{where}: {cause}")[:TRUNCATE],
             "stderr_tail": "\n".join(lines[-25:])[-3000:],
-            "samples": None, "failed": None, "skipped_samples": None, "native": None, "native_kernels": {}}
+            "samples": None, "failed": None, "skipped_samples": None, "native": None, "native_kernels": {}, "fallback_kernels": {}}
 
 
 STATUSES = ["pass", "fail", "crash", "timeout", "skip"]

@@ -47,6 +47,8 @@ _native.regen_runtime_fallback_mode.restype = ctypes.c_int32
 _native.regen_runtime_fallback_mode.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _native.regen_runtime_fallback_reset.restype = None
 _native.regen_runtime_fallback_reset.argtypes = []
+_native.regen_runtime_fallback_routes.restype = ctypes.c_size_t
+_native.regen_runtime_fallback_routes.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 from . import _device  # noqa: E402
 
@@ -95,10 +97,7 @@ def fallback_calls(op=None):
     ``op``, every op the fallback served with its count ({op: calls}), to find the ops that
     leave the device."""
     if op is None:
-        need = _native.regen_runtime_fallback_report(None, 0)
-        buf = ctypes.create_string_buffer(need)
-        _native.regen_runtime_fallback_report(buf, need)
-        rows = (line.rsplit(" ", 1) for line in buf.raw[:need].decode().splitlines())
+        rows = (line.rsplit(" ", 1) for line in _report(_native.regen_runtime_fallback_report))
         return {name: int(count) for name, count in rows}
     op = op[len("aten::"):] if op.startswith("aten::") else op
     name = op.encode()
@@ -106,6 +105,37 @@ def fallback_calls(op=None):
     if calls == 0:
         _check_op(op)
     return calls
+
+
+def _report(function) -> list:
+    need = function(None, 0)
+    buf = ctypes.create_string_buffer(need)
+    function(buf, need)
+    return buf.raw[:need].decode().splitlines()
+
+
+def routed_to_fallback() -> list:
+    """The ops the environment variable REGEN_FALLBACK_OPS (``name.overload`` keys, separated by
+    commas) routes to the CPU fallback although this backend has kernels for them: the library
+    registers the fallback for them in place of their kernels when it loads (an op CPU has no
+    kernel for then raises CPU's error). To see that the tests of an op notice when it leaves the
+    device, or to bisect a wrong answer; import checks every name."""
+    return [line.split(" ", 1)[0] for line in _report(_native.regen_runtime_fallback_routes)[1:]
+            if line.split(" ")[1] == "routed"]
+
+
+def _check_routes() -> None:
+    """Raises ValueError for a name of REGEN_FALLBACK_OPS that routes nothing: torch has no such
+    op, this backend has no kernel for it, or the fallback itself needs its kernel."""
+    for line in _report(_native.regen_runtime_fallback_routes)[1:]:
+        op, state, *why = line.split(" ", 2)
+        if state == "refused":
+            raise ValueError(f"REGEN_FALLBACK_OPS names {op!r}, which the CPU fallback itself runs on the device "
+                             f"({why[0] if why else 'its plumbing'}); its kernel stays")
+        if state == "unasked":
+            _check_op(op)
+            raise ValueError(f"REGEN_FALLBACK_OPS names {op!r}, which this backend has no kernel for "
+                             "(it is served without one already)")
 
 
 def reset_fallback_calls() -> None:
@@ -139,3 +169,8 @@ def _panic_on(op: str) -> None:
     """Test hook: make the Rust kernel of ``op`` panic ("" to stop)."""
     name = op.encode()
     _native.regen_runtime_set_panic_on(name, len(name))
+
+
+# A name of REGEN_FALLBACK_OPS that routes nothing fails the import: a run meant to send ops to the
+# fallback that sent none would prove nothing.
+_check_routes()

@@ -23,6 +23,26 @@ VECTOR_ROUNDING = dict(rtol=0, atol=0) if ATEN_VECTORISED else {}
 PINNED = (Path(__file__).resolve().parents[2] / "torch-version").read_text().strip() == torch.__version__.split("+")[0]
 
 
+def _load_sweep():
+    """The OpInfo sweep (../opinfo/sweep.py, a script of its own), as one module for every test file."""
+    import importlib.util
+    import sys
+
+    name = "regen_opinfo_sweep"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "opinfo" / "sweep.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+sweep = _load_sweep()
+# The ops regen.toml implements that this torch has (sweep.NATIVE_OPS): a native kernel is
+# claimed for each, and the suite fails when the CPU fallback serves one.
+NATIVE_OPS = frozenset(sweep.NATIVE_OPS)
+
+
 def make(shape, dtype, seed=0):
     """A CPU tensor of `shape` and `dtype` from a seeded generator: bools half true, floats normal
     (drawn in float32 or complex, then cast, so every float dtype sees the same values), integers
@@ -39,18 +59,25 @@ def make(shape, dtype, seed=0):
 
 
 class counted:
-    """Asserts that the native kernel of `op` (a regen.toml key, e.g. "sum.IntList_out") ran inside
-    the block."""
+    """Asserts that the native kernel of each of `ops` (regen.toml keys, e.g. "sum.IntList_out") ran
+    inside the block and that the CPU fallback served none of them: a test of a native op fails
+    when the op leaves the device (REGEN_FALLBACK_OPS routes it to the fallback, or its kernel
+    went missing)."""
 
-    def __init__(self, op):
-        self.op = op
+    def __init__(self, *ops):
+        assert ops, "counted() needs an op"
+        self.ops = ops
 
     def __enter__(self):
-        self.before = regen_device.native_calls(self.op)
+        self.before = {op: (regen_device.native_calls(op), regen_device.fallback_calls(op)) for op in self.ops}
+        return self
 
     def __exit__(self, *exc):
         if exc[0] is None:
-            assert regen_device.native_calls(self.op) > self.before, f"{self.op} did not run natively"
+            for op, (native, fallback) in self.before.items():
+                served = regen_device.fallback_calls(op) - fallback
+                assert not served, f"{op} left the device: the CPU fallback served it {served} time(s)"
+                assert regen_device.native_calls(op) > native, f"{op} did not run natively"
 
 
 class no_cpu_copy:

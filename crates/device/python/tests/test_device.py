@@ -3,6 +3,7 @@ PyTorch's CPU kernels, the CPU fallback, autograd, errors, loading and memory.""
 
 import gc
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -838,6 +839,43 @@ def test_fallback_warn_and_raise_modes(quiet_fallback):
     # Native kernels are untouched by the mode.
     with counted("add.Tensor"):
         a + a
+
+
+def _with_routes(routes, code):
+    env = dict(os.environ, REGEN_FALLBACK_OPS=routes)
+    return subprocess.run([sys.executable, "-c", "import torch, regen_device\n" + code], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_fallback_ops_route_named_ops_to_the_cpu_fallback():
+    # REGEN_FALLBACK_OPS leaves the named kernels unregistered at load: the fallback serves them
+    # with CPU's results, the native count stays 0, and the other ops stay native.
+    code = """
+x = torch.tensor([-1.0, 2.0, -3.0])
+d = x.to("regen")
+torch.relu_(d)
+y = d * 2
+assert torch.equal(d.cpu(), torch.relu(x)) and torch.equal(y.cpu(), torch.relu(x) * 2)
+print(regen_device.routed_to_fallback(), regen_device.fallback_calls("relu_"), regen_device.native_calls("relu_"),
+      regen_device.fallback_calls("mul.Tensor"), regen_device.native_calls("mul.Tensor"))
+"""
+    proc = _with_routes("relu_, aten::mul.out", code)
+    assert proc.returncode == 0, proc.stderr
+    # mul.Tensor stays native (only mul.out was routed).
+    assert proc.stdout.split() == ["['mul.out',", "'relu_']", "1", "0", "0", "1"], proc.stdout
+    assert regen_device.routed_to_fallback() == []
+
+
+@pytest.mark.parametrize("routes,message", [
+    ("relu__", r"torch has no op 'relu__'.*did you mean 'relu_'"),
+    ("linalg_cholesky_ex.L", r"REGEN_FALLBACK_OPS names 'linalg_cholesky_ex.L', which this backend has no kernel for"),
+    ("relu_,copy_", r"REGEN_FALLBACK_OPS names 'copy_', which the CPU fallback itself runs on the device"),
+])
+def test_fallback_ops_that_route_nothing_fail_the_import(routes, message):
+    proc = _with_routes(routes, "")
+    assert proc.returncode != 0
+    assert re.search(message, proc.stderr.splitlines()[-1]), proc.stderr[-2000:]
+    assert proc.stderr.splitlines()[-1].startswith("ValueError:")
 
 
 def test_an_excluded_op_names_its_exclusion():

@@ -11,7 +11,6 @@ the list only shrinks: remove its line when a fix lands. Entries listed as `cras
 subprocess so that they cannot take pytest down.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -22,7 +21,7 @@ import pytest
 import torch
 
 import regen_device
-from devtest import PINNED
+from devtest import PINNED, sweep
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -30,9 +29,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SWEEP_PATH = os.path.join(HERE, "..", "opinfo", "sweep.py")
 KNOWN_FAILURES_PATH = os.path.join(HERE, "opinfo_known_failures.txt")
 
-_spec = importlib.util.spec_from_file_location("regen_opinfo_sweep", SWEEP_PATH)
-sweep = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sweep)
 
 # Ops with native Rust kernels (regen.toml `implement`), as OpInfo names them.
 NATIVE_SLICE = [
@@ -131,6 +127,10 @@ def test_op_matches_cpu(key, dtype):
     else:
         record = sweep.check(OPS[key], dtype)
     assert record["status"] != "skip", record["error"]
+    # Its value alone would pass through the CPU fallback: an op regen.toml implements must not
+    # have been served there.
+    left = sweep.left_the_device(record)
+    assert not left, f"{key} {dtype}: the CPU fallback served {', '.join(left)}, which regen.toml implements"
     if known:
         if record["status"] == "pass":
             pytest.fail(f"{key} {dtype} is listed in opinfo_known_failures.txt as {known[0]} but now passes: "
@@ -148,6 +148,7 @@ def test_native_elementwise_ops_run_their_rust_kernel(key):
     assert record["status"] == "pass", record["error"]
     assert regen_device.native_calls(native) > before, f"{key}: {native} did not run natively"
     assert record["native_kernels"].get(native, 0) > 0
+    assert not sweep.left_the_device(record), record["fallback_kernels"]
 
 
 def test_known_failures_list_is_well_formed():
