@@ -142,7 +142,8 @@ enum {
   REGEN_ERROR_NOT_IMPLEMENTED = 1, /* Python NotImplementedError */
   REGEN_ERROR_VALUE = 2,           /* Python ValueError */
   REGEN_ERROR_TYPE = 3,            /* Python TypeError */
-  REGEN_ERROR_INDEX = 4            /* Python IndexError */
+  REGEN_ERROR_INDEX = 4,           /* Python IndexError */
+  REGEN_ERROR_OUT_OF_MEMORY = 5    /* torch.OutOfMemoryError (a device allocation refused) */
 };
 
 int32_t regen_error_kind(const regen_error* error);

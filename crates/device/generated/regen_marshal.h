@@ -335,6 +335,8 @@ inline void check(regen_error* error) {
       TORCH_CHECK_TYPE(false, message);
     case REGEN_ERROR_INDEX:
       TORCH_CHECK_INDEX(false, message);
+    case REGEN_ERROR_OUT_OF_MEMORY:
+      TORCH_CHECK_WITH(OutOfMemoryError, false, message);
     default:
       TORCH_CHECK(false, message);
   }

@@ -56,7 +56,7 @@ typedef struct regen_host {
  * stay valid for the life of the process. */
 void regen_backend_init(const regen_host* host);
 /* Device memory, for the PrivateUse1 allocator: asked only for nbytes > 0; NULL means out of
- * memory (raised as a c10 error). A pointer comes back to regen_device_free when its storage dies. */
+ * memory, the host's or the limit's (raised as c10::OutOfMemoryError). A pointer comes back to regen_device_free when its storage dies. */
 void* regen_device_alloc(size_t nbytes);
 void regen_device_free(void* ptr);
 /* Bytes of device memory in use now, and the most in use at once since the start or the last
@@ -64,6 +64,10 @@ void regen_device_free(void* ptr);
 uint64_t regen_runtime_bytes_in_use(void);
 uint64_t regen_runtime_peak_bytes(void);
 void regen_runtime_reset_peak_bytes(void);
+/* The most bytes regen_device_alloc lets be in use at once (REGEN_MEMORY_LIMIT, or
+ * torch.NAME.set_memory_limit), UINT64_MAX when there is no limit: an allocation that would pass
+ * it returns NULL, which the glue raises as torch.OutOfMemoryError naming the limit. */
+uint64_t regen_runtime_memory_limit(void);
 /* The device generator's engine (regen_runtime::rng): PyTorch's CPU generator, state for state.
  * An engine from _new or _clone is freed once with _free; _default is the device's default
  * generator (never freed). States have torch.get_rng_state()'s layout and _state_size bytes;

@@ -33,6 +33,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -84,6 +86,42 @@ void check_device_index(c10::DeviceIndex index) {
               static_cast<int>(index), " (invalid device index)");
 }
 
+// "1.50 GiB": sizes in an out-of-memory message, as CUDA's caching allocator writes them.
+std::string format_size(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double size = static_cast<double>(bytes);
+  int unit = 0;
+  while (size >= 1024.0 && unit < 4) {
+    size /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return std::to_string(bytes) + " bytes";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", size, units[unit]);
+  return text;
+}
+
+// An allocation regen_device_alloc refused, raised as c10::OutOfMemoryError (torch.OutOfMemoryError
+// in Python, which programs catch to shrink a batch), naming what was asked for, the limit and
+// what is in use, as CUDA's "Tried to allocate ..." does; exact byte counts too, for a test or a
+// user working out how far over they are.
+[[noreturn]] void raise_out_of_memory(size_t n) {
+  const uint64_t limit = regen_runtime_memory_limit();
+  const uint64_t in_use = regen_runtime_bytes_in_use();
+  if (limit != UINT64_MAX) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory. Tried to allocate ",
+                     format_size(n), " (", n, " bytes); the memory limit is ", format_size(limit), " (", limit,
+                     " bytes), of which ", format_size(in_use), " (", in_use,
+                     " bytes) is in use. The limit is REGEN_MEMORY_LIMIT or torch." REGEN_DEVICE_NAME
+                     ".set_memory_limit().");
+  }
+  TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory. Tried to allocate ",
+                   format_size(n), " (", n, " bytes); the host has no memory for it, with ", format_size(in_use),
+                   " (", in_use, " bytes) in use by the device.");
+  // TORCH_CHECK_WITH throws; this keeps [[noreturn]] true for the compiler.
+  std::abort();
+}
+
 // Device memory is whatever Rust's regen_device_alloc returns; Rust frees it. From 2.9 it is a
 // c10::DeviceAllocator, so torch.accelerator's memory statistics read Rust's counters: nothing is
 // cached, so the bytes allocated, active and reserved are one figure, and there are no pools or
@@ -100,7 +138,7 @@ struct RustAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
 #endif
     void* ptr = n == 0 ? nullptr : regen_device_alloc(n);
-    TORCH_CHECK(n == 0 || ptr != nullptr, REGEN_DEVICE_NAME ": out of device memory allocating ", n, " bytes");
+    if (n != 0 && ptr == nullptr) raise_out_of_memory(n);
     return {ptr, ptr, &free_device_memory, kOnlyDevice};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }

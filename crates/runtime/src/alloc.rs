@@ -1,8 +1,12 @@
 //! Device memory: 64-byte-aligned host memory owned by Rust, with a count of the bytes in use and
-//! of their peak (what `torch.NAME.memory_allocated` and `max_memory_allocated` report).
+//! of their peak (what `torch.NAME.memory_allocated` and `max_memory_allocated` report), and an
+//! optional limit on the bytes in use (`REGEN_MEMORY_LIMIT`, read once at the first allocation, or
+//! [`set_limit`] at run time): an allocation that would pass it fails as out of memory does, so a
+//! host-memory device can show what a program does when a GPU's memory runs out.
 
 use std::alloc::{Layout, alloc, dealloc};
 use std::ffi::c_void;
+use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Alignment of every device allocation (a cache line; enough for any SIMD load).
@@ -10,6 +14,28 @@ pub const ALIGN: usize = 64;
 
 static BYTES_IN_USE: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
+/// The most bytes that may be in use at once; [`NO_LIMIT`] when there is none.
+static LIMIT: AtomicU64 = AtomicU64::new(NO_LIMIT);
+static READ_ENV: Once = Once::new();
+
+/// [`limit`]'s and the C functions' "no limit".
+pub const NO_LIMIT: u64 = u64::MAX;
+
+thread_local! {
+    /// Allocations refused on this thread: a host service that failed while this count rose
+    /// failed for want of memory ([`crate::host`] raises that as out of memory, not a runtime error).
+    static REFUSED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many allocations [`allocate`] has refused on this thread.
+pub fn refused_on_this_thread() -> u64 {
+    REFUSED.with(|r| r.get())
+}
+
+fn refuse() -> *mut c_void {
+    REFUSED.with(|r| r.set(r.get() + 1));
+    std::ptr::null_mut()
+}
 
 /// Bytes currently allocated on the device.
 pub fn bytes_in_use() -> u64 {
@@ -26,20 +52,94 @@ pub fn reset_peak_bytes() {
     PEAK_BYTES.store(bytes_in_use(), Ordering::Relaxed);
 }
 
+/// Reads `value` as `REGEN_MEMORY_LIMIT` does: bytes, optionally with a binary suffix `K`, `M`,
+/// `G` or `T` (KiB, MiB, GiB, TiB; `512M`, `2G`), case-insensitive, an optional `B` after it
+/// (`512MB`, `2GiB` too); empty or `none` is no limit. `None` when it is none of these.
+pub fn parse_limit(value: &str) -> Option<Option<u64>> {
+    let value = value.trim();
+    if value.is_empty() || value.eq_ignore_ascii_case("none") {
+        return Some(None);
+    }
+    let upper = value.to_ascii_uppercase();
+    let number = upper.strip_suffix("IB").or_else(|| upper.strip_suffix('B')).unwrap_or(&upper);
+    let (digits, shift) = match number.chars().last()? {
+        'K' => (&number[..number.len() - 1], 10),
+        'M' => (&number[..number.len() - 1], 20),
+        'G' => (&number[..number.len() - 1], 30),
+        'T' => (&number[..number.len() - 1], 40),
+        _ if upper.ends_with("IB") => return None, // "IB" needs a prefix: "512iB" is a typo
+        _ => (number, 0),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let bytes = n.checked_mul(1u64 << shift)?;
+    // u64::MAX is NO_LIMIT's sentinel; a limit that large is no limit anyway.
+    Some(Some(bytes).filter(|&b| b != NO_LIMIT))
+}
+
+fn read_env_once() {
+    READ_ENV.call_once(|| {
+        let Ok(value) = std::env::var("REGEN_MEMORY_LIMIT") else { return };
+        match parse_limit(&value) {
+            Some(limit) => LIMIT.store(limit.unwrap_or(NO_LIMIT), Ordering::Relaxed),
+            // The allocator cannot fail for a bad setting; say so once and run without a limit.
+            None => eprintln!(
+                "regen: REGEN_MEMORY_LIMIT={value:?} is not a number of bytes (e.g. 1073741824, 512M, 2G); no memory limit"
+            ),
+        }
+    });
+}
+
+/// The most bytes of device memory that may be in use at once, if limited.
+pub fn limit() -> Option<u64> {
+    read_env_once();
+    Some(LIMIT.load(Ordering::Relaxed)).filter(|&l| l != NO_LIMIT)
+}
+
+/// Sets (or with `None` removes) the limit, over `REGEN_MEMORY_LIMIT`; returns the previous one.
+/// Memory already in use stays allocated even when it is over the new limit: only later
+/// allocations fail.
+pub fn set_limit(limit: Option<u64>) -> Option<u64> {
+    read_env_once();
+    let previous = LIMIT.swap(limit.unwrap_or(NO_LIMIT), Ordering::Relaxed);
+    Some(previous).filter(|&l| l != NO_LIMIT)
+}
+
+/// Counts `nbytes` as in use unless that would pass the limit (then None, and nothing counted);
+/// returns the bytes in use with them. A compare-and-swap loop, so two threads allocating at once
+/// cannot both pass the check and end over the limit together.
+fn reserve(nbytes: u64) -> Option<u64> {
+    let limit = limit().unwrap_or(NO_LIMIT);
+    let mut now = BYTES_IN_USE.load(Ordering::Relaxed);
+    loop {
+        let after = now.checked_add(nbytes).filter(|&after| after <= limit)?;
+        match BYTES_IN_USE.compare_exchange_weak(now, after, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(after),
+            Err(actual) => now = actual,
+        }
+    }
+}
+
 /// Each block starts with a header of ALIGN bytes holding its size, so `free` needs only the pointer.
+/// NULL when the host has no memory for it or it would pass the [`limit`]; then nothing is counted.
 pub fn allocate(nbytes: usize) -> *mut c_void {
-    let Some(total) = nbytes.checked_add(ALIGN) else { return std::ptr::null_mut() };
-    let Ok(layout) = Layout::from_size_align(total, ALIGN) else { return std::ptr::null_mut() };
+    let Some(total) = nbytes.checked_add(ALIGN) else { return refuse() };
+    let Ok(layout) = Layout::from_size_align(total, ALIGN) else { return refuse() };
+    let Some(in_use) = reserve(nbytes as u64) else { return refuse() };
     // SAFETY: the layout has a non-zero size.
     let base = unsafe { alloc(layout) };
     if base.is_null() {
-        return std::ptr::null_mut();
+        // The host refused: give back what reserve counted.
+        BYTES_IN_USE.fetch_sub(nbytes as u64, Ordering::Relaxed);
+        return refuse();
     }
+    // Only memory handed out makes a peak: a refused allocation leaves memory_stats as it was.
+    PEAK_BYTES.fetch_max(in_use, Ordering::Relaxed);
     // SAFETY: the block is at least ALIGN bytes; the header holds the size.
     unsafe {
         base.cast::<usize>().write(nbytes);
-        let now = BYTES_IN_USE.fetch_add(nbytes as u64, Ordering::Relaxed) + nbytes as u64;
-        PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
         base.add(ALIGN).cast()
     }
 }
@@ -85,6 +185,18 @@ pub extern "C" fn regen_runtime_peak_bytes() -> u64 {
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_reset_peak_bytes() {
     reset_peak_bytes()
+}
+
+/// The memory limit in bytes; `u64::MAX` ([`NO_LIMIT`]) when there is none.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_memory_limit() -> u64 {
+    limit().unwrap_or(NO_LIMIT)
+}
+
+/// Sets the memory limit in bytes (`u64::MAX`: none); returns the previous one, as above.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_set_memory_limit(limit: u64) -> u64 {
+    set_limit(Some(limit).filter(|&l| l != NO_LIMIT)).unwrap_or(NO_LIMIT)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub enum ErrorKind {
     Value,
     Type,
     Index,
+    /// torch.OutOfMemoryError: device memory ran out (the host's, or the allocator's limit).
+    OutOfMemory,
 }
 
 impl ErrorKind {
@@ -22,6 +24,7 @@ impl ErrorKind {
             ErrorKind::Value => REGEN_ERROR_VALUE,
             ErrorKind::Type => REGEN_ERROR_TYPE,
             ErrorKind::Index => REGEN_ERROR_INDEX,
+            ErrorKind::OutOfMemory => REGEN_ERROR_OUT_OF_MEMORY,
         }
     }
 }
@@ -52,6 +55,9 @@ impl Error {
     }
     pub fn index(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Index, message)
+    }
+    pub fn out_of_memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OutOfMemory, message)
     }
     pub fn kind(&self) -> ErrorKind {
         self.kind

@@ -116,10 +116,16 @@ fn impl_of(t: &TensorRef<'_>) -> Result<*mut c_void> {
 }
 
 /// Calls a service that describes a tensor into its last argument.
+/// A service that failed while the allocator refused memory on this thread (the glue raised
+/// c10::OutOfMemoryError for it) fails as out of memory, so that Python sees
+/// torch.OutOfMemoryError for a tensor a kernel makes, as for one PyTorch makes.
 fn describe(call: impl FnOnce(&Host, *mut regen_tensor) -> *const c_char) -> Result<regen_tensor> {
     let host = installed()?;
     let mut out = regen_tensor::NONE;
-    status(call(host, &mut out))?;
+    let refused = crate::alloc::refused_on_this_thread();
+    status(call(host, &mut out)).map_err(|e| {
+        if crate::alloc::refused_on_this_thread() != refused { Error::out_of_memory(e.message()) } else { e }
+    })?;
     Ok(out)
 }
 

@@ -49,14 +49,15 @@ fn rust_mirror_matches_the_c_header() {
         program.push_str("  printf(\"\\n\");\n");
     }
     program.push_str(
-        "  printf(\"%d %d %d %d %d %d %d %d %d %d %d\\n\", REGEN_ABI_VERSION, REGEN_SCALAR_NONE, REGEN_SCALAR_FLOAT, \
+        "  printf(\"%d %d %d %d %d %d %d %d %d %d %d %d %d\\n\", REGEN_ABI_VERSION, REGEN_SCALAR_NONE, REGEN_SCALAR_FLOAT, \
          REGEN_SCALAR_INT, REGEN_SCALAR_BOOL, REGEN_SCALAR_COMPLEX, REGEN_ERROR_RUNTIME, REGEN_ERROR_NOT_IMPLEMENTED, \
-         REGEN_ERROR_VALUE, REGEN_ERROR_TYPE, REGEN_TENSOR_WRAPPED_NUMBER);\n  return 0;\n}\n",
+         REGEN_ERROR_VALUE, REGEN_ERROR_TYPE, REGEN_ERROR_INDEX, REGEN_ERROR_OUT_OF_MEMORY, \
+         REGEN_TENSOR_WRAPPED_NUMBER);\n  return 0;\n}\n",
     );
     rust.push(format!(
         "{REGEN_ABI_VERSION} {REGEN_SCALAR_NONE} {REGEN_SCALAR_FLOAT} {REGEN_SCALAR_INT} {REGEN_SCALAR_BOOL} \
          {REGEN_SCALAR_COMPLEX} {REGEN_ERROR_RUNTIME} {REGEN_ERROR_NOT_IMPLEMENTED} {REGEN_ERROR_VALUE} {REGEN_ERROR_TYPE} \
-         {REGEN_TENSOR_WRAPPED_NUMBER}"
+         {REGEN_ERROR_INDEX} {REGEN_ERROR_OUT_OF_MEMORY} {REGEN_TENSOR_WRAPPED_NUMBER}"
     ));
 
     let dir = tempfile::tempdir().unwrap();

@@ -144,6 +144,38 @@ def empty_cache() -> None:
     """Nothing is cached (freed device memory goes back to the host at once)."""
 
 
+# A cap on device memory, so that a program's out-of-memory handling can be tried on the host: an
+# allocation that would take the bytes in use past it raises torch.OutOfMemoryError naming the
+# request, the cap and what is in use, as CUDA's allocator does when the GPU is full. The
+# environment variable REGEN_MEMORY_LIMIT (bytes, or with a binary suffix: 512M, 2G; read at the
+# first allocation) sets it at start; these read and change it at run time.
+_NO_LIMIT = 2**64 - 1  # regen_runtime's "no limit"
+_lib.regen_runtime_memory_limit.restype = ctypes.c_uint64
+_lib.regen_runtime_memory_limit.argtypes = []
+_lib.regen_runtime_set_memory_limit.restype = ctypes.c_uint64
+_lib.regen_runtime_set_memory_limit.argtypes = [ctypes.c_uint64]
+
+
+def get_memory_limit():
+    """The most bytes of device memory that may be in use at once, or None when there is no cap."""
+    limit = int(_lib.regen_runtime_memory_limit())
+    return None if limit == _NO_LIMIT else limit
+
+
+def set_memory_limit(limit):
+    """Caps device memory at ``limit`` bytes (None removes the cap); returns the previous cap.
+    Memory already in use stays allocated even over a new, lower cap: only later allocations
+    fail."""
+    if limit is None:
+        value = _NO_LIMIT
+    elif isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit < _NO_LIMIT:
+        value = limit
+    else:
+        raise ValueError(f"memory limit: expected a number of bytes (0 <= limit < 2**64 - 1) or None, not {limit!r}")
+    previous = int(_lib.regen_runtime_set_memory_limit(value))
+    return None if previous == _NO_LIMIT else previous
+
+
 def is_initialized() -> bool:
     return True
 

@@ -117,3 +117,32 @@ def assert_sums_close(actual, expected, k, terms):
     assert not bad.any(), (
         f"{int(bad.sum())} of {bad.numel()} elements differ by more than 2·{k}·u·sum|terms|: "
         f"{actual[bad][:4].tolist()} vs CPU {expected[bad][:4].tolist()}, bounds {bound[bad][:4].tolist()}")
+
+
+# Imported here, with the helper that needs them, so that the helper stays one appended block.
+import contextlib  # noqa: E402
+import gc  # noqa: E402
+import threading  # noqa: E402
+
+_ALLOCATOR_READERS = threading.Lock()
+
+
+@contextlib.contextmanager
+def steady_allocator():
+    """For a test that reads the allocator's process-wide counters (memory_allocated, bytes_in_use,
+    the peak) and compares them with its own allocations. Under pytest-xdist (-n) each worker is
+    a process with its own allocator, so workers cannot disturb each other; inside one process two
+    things can: device tensors of earlier tests held in reference cycles, freed whenever the
+    cyclic collector happens to run (any allocation can start it), and another thread's test, under
+    runners that run tests in threads (pytest-run-parallel, free-threaded builds). So: collect the
+    garbage first and keep the collector off until the block ends, and hold a lock that every such
+    block shares, so two counter-reading tests never overlap."""
+    with _ALLOCATOR_READERS:
+        gc.collect()
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if was_enabled:
+                gc.enable()

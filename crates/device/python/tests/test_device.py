@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import regen_device
-from devtest import VECTOR_ROUNDING, counted, make
+from devtest import VECTOR_ROUNDING, counted, make, steady_allocator
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.bool]
 
@@ -533,6 +533,7 @@ def test_bad_input_raises_and_the_interpreter_survives():
     compare(torch.abs(a - 2), torch.abs(torch.ones(2, 3) - 2))
 
 
+@steady_allocator()  # reads the allocator's process-wide counters
 def test_device_memory_returns_to_zero_after_tensors_are_freed():
     gc.collect()
     baseline = regen_device.bytes_in_use()
@@ -548,6 +549,7 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+@steady_allocator()  # reads the allocator's process-wide counters
 def test_many_small_ops_do_not_grow_the_process():
     x = torch.ones(8, device="regen")
     # Warm up allocator caches and the dispatcher with as many ops as are measured: the heap's

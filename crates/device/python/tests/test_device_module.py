@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import regen_device
+from devtest import steady_allocator
 
 
 def test_device_index_forms_and_errors():
@@ -44,6 +45,7 @@ def test_device_context_managers():
         m.device("regen:3")
 
 
+@steady_allocator()  # reads the allocator's process-wide counters
 def test_memory_statistics_follow_allocations():
     m = torch.regen
     m.empty_cache()

@@ -10,7 +10,7 @@ import time
 import pytest
 import torch
 
-from devtest import assert_sums_close, counted, make
+from devtest import assert_sums_close, counted, make, steady_allocator
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.float16, torch.complex64]
 
@@ -172,6 +172,7 @@ def test_pin_memory_gives_pinned_cpu_tensors_with_the_same_values(dtype):
     assert not torch.ones(3, device="regen").is_pinned(), "only CPU tensors are pinned"
 
 
+@steady_allocator()  # reads the allocator's process-wide counters
 def test_accelerator_memory_statistics_follow_device_allocations():
     gc.collect()  # device tensors of earlier tests in reference cycles must not die mid-test
     torch.accelerator.empty_cache()
@@ -194,6 +195,7 @@ def test_accelerator_memory_statistics_follow_device_allocations():
         torch.accelerator.memory_allocated("regen:1")
 
 
+@steady_allocator()  # reads the allocator's process-wide counters
 def test_record_stream_takes_this_devices_streams_and_keeps_the_tensor():
     t = torch.arange(6.0, device="regen")
     s = torch.Stream("regen")
