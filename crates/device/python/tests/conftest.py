@@ -110,10 +110,6 @@ OTHER_SKIPS = [
     # generated/ is the pinned release's generation; another release's is in the build's OUT_DIR.
     ("test_device.py::test_ops_cpu_cannot_serve_are_listed_and_never_left_to_the_fallback", lambda p: not PINNED,
      (99, 0), "reads generated/selection.json, the pinned release's"),
-    # Device gaps on old releases.
-    ("test_norm.py::test_group_norm_backward", lambda p: p.get("shape", (1,))[0] == 0, (2, 10),
-     "device gap: through torch 2.10 PyTorch's group_norm composite runs batch norm on an empty batch, which "
-     "raises; a native native_group_norm forward would serve it"),
 ]
 
 
