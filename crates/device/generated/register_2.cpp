@@ -44,6 +44,7 @@ regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar va
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_grid_sampler_2d(regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_tensor* regen_r0);
+regen_error* regen_kernel_native_group_norm(regen_tensor input, regen_tensor weight, regen_tensor bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list indices, regen_tensor out);
 regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_kthvalue_values(regen_tensor self, int64_t k, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
@@ -420,6 +421,23 @@ at::Tensor wrap_grid_sampler_2d(const at::Tensor & input, const at::Tensor & gri
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_grid_sampler_2d(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, &regen_r0));
   return ::regen::adopt(regen_r0);
+}
+
+// aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
+  auto regen_a0 = ::regen::lift_tensor(input, "aten::native_group_norm argument 'input'");
+  auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_group_norm argument 'weight'");
+  auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_group_norm argument 'bias'");
+  auto regen_a3 = ::regen::lift_int(N, "aten::native_group_norm argument 'N'");
+  auto regen_a4 = ::regen::lift_int(C, "aten::native_group_norm argument 'C'");
+  auto regen_a5 = ::regen::lift_int(HxW, "aten::native_group_norm argument 'HxW'");
+  auto regen_a6 = ::regen::lift_int(group, "aten::native_group_norm argument 'group'");
+  auto regen_a7 = ::regen::lift_plain(eps, "aten::native_group_norm argument 'eps'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_native_group_norm(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
 }
 
 // aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
@@ -1561,6 +1579,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::impl_or_fallback(m, "floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   regen_runtime_ops::impl_or_fallback(m, "lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
   regen_runtime_ops::impl_or_fallback(m, "grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
+  regen_runtime_ops::impl_or_fallback(m, "native_group_norm", TORCH_FN(regen_runtime_ops::wrap_native_group_norm));
   regen_runtime_ops::impl_or_fallback(m, "index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
   regen_runtime_ops::impl_or_fallback(m, "isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
   regen_runtime_ops::impl_or_fallback(m, "kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));

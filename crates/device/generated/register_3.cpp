@@ -55,6 +55,7 @@ regen_error* regen_kernel_mm_dtype_out(regen_tensor self, regen_tensor mat2, int
 regen_error* regen_kernel__int_mm(regen_tensor self, regen_tensor mat2, regen_tensor* regen_r0);
 regen_error* regen_kernel_mode(regen_tensor self, int64_t dim, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_native_batch_norm_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd);
+regen_error* regen_kernel_silu_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
 regen_error* regen_kernel__softmax_out(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor out);
@@ -565,6 +566,15 @@ at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
   auto regen_a10 = ::regen::lift_tensor(save_invstd, "aten::native_batch_norm.out argument 'save_invstd'");
   ::regen::check(regen_kernel_native_batch_norm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
   return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd);
+}
+
+// aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor
+at::Tensor wrap_silu_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::silu_backward argument 'grad_output'");
+  auto regen_a1 = ::regen::lift_tensor(self, "aten::silu_backward argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_silu_backward(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1650,6 +1660,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::impl_or_fallback(m, "_int_mm", TORCH_FN(regen_runtime_ops::wrap__int_mm));
   regen_runtime_ops::impl_or_fallback(m, "mode", TORCH_FN(regen_runtime_ops::wrap_mode));
   regen_runtime_ops::impl_or_fallback(m, "native_batch_norm.out", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_out));
+  regen_runtime_ops::impl_or_fallback(m, "silu_backward", TORCH_FN(regen_runtime_ops::wrap_silu_backward));
   regen_runtime_ops::impl_or_fallback(m, "mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   regen_runtime_ops::impl_or_fallback(m, "logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
   regen_runtime_ops::impl_or_fallback(m, "_softmax.out", TORCH_FN(regen_runtime_ops::wrap__softmax_out));

@@ -604,8 +604,6 @@ CAUSES = [
      "harness: as_strided reads storage outside the view; .to('regen') copies only the view (OpInfo xfails test_compare_cpu too)"),
     ("fail", r"layer_norm$", r"not close",
      "tolerance: PrivateUse1 runs math_native_layer_norm (via batch_norm), not CPU's fused kernel; 1-element rows amplify rounding"),
-    ("fail", r"group_norm$", r"not close",
-     "tolerance: PrivateUse1 runs math_group_norm, not CPU's fused kernel; bf16 rounds at each step (1 ulp)"),
     ("fail", r"^addr$", r"not close",
      "tolerance: PrivateUse1 runs math_addr (mul + add in bf16), not CPU's fused addr (1 ulp)"),
     ("fail", r"^nn\.functional\.linear_cross_entropy", r"not close",

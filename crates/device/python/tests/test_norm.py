@@ -3,18 +3,21 @@ PyTorch's CPU kernels: every dim of contiguous, transposed, sliced, 0-dim and em
 float32, float64, bfloat16 and float16 (and the dtype= argument), autograd backward through
 _softmax_backward_data / _log_softmax_backward_data, layer norm with and without weight and bias
 (and its input/weight/bias gradients), batch norm in training (with the running statistics it
-updates) and evaluation over 1d/2d/3d and channels-last inputs with its gradients, errors with
+updates) and evaluation over 1d/2d/3d and channels-last inputs with its gradients, group norm
+(contiguous, channels-last, strided and empty inputs, mixed dtypes) and its gradients, errors with
 CPU's exception type, and the native-call counters (a CPU fallback cannot pass as native).
 
 Exponentials are vmath's rather than Sleef's and sums run in another order, so results agree
 within assert_close's tolerances rather than bit for bit."""
+
+import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import regen_device
-from devtest import counted, make
+from devtest import UNIT_ROUNDOFF, counted, make
 
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 
@@ -325,7 +328,164 @@ def test_batch_norm_errors():
 
 
 # ---------------------------------------------------------------------------------------------
-# group norm (the forward is PyTorch's composite of batch norm; the backward is native)
+# group norm
+
+
+def group_norm_bounds(x, groups, w, b, eps, dtype, stat_dtype):
+    """Per-element bounds on how far two computations of group norm may lie apart, for (y, mean,
+    rstd). Each sums the k = D·HxW terms of a group in the compute type (float for float16 and
+    bfloat16) in an order CPU's vector width picks, so their means may lie (2k+1)·u·mean|x| apart
+    and their variances (2k+1)·u·mean(x²) (assert_sums_close's bound); rstd and y move by what
+    those differences make of them, plus a few roundings in the compute type and one rounding of
+    each result to its dtype."""
+    n, c = x.shape[:2]
+    k = c // groups * math.prod(x.shape[2:])
+    if x.numel() == 0:  # nothing summed: the results must be equal
+        return (torch.zeros(()),) * 3
+    xg = x.double().reshape(n, groups, k)
+    uc = UNIT_ROUNDOFF[torch.float64 if dtype == torch.float64 else torch.float32]
+    mu, var = xg.mean(-1), xg.var(-1, unbiased=False)
+    rstd = (var + eps).rsqrt()
+    dmu = (2 * k + 1) * uc * xg.abs().mean(-1)
+    drstd = 0.5 * rstd * (2 * k + 1) * uc * xg.square().mean(-1) / (var + eps) + 4 * uc * rstd
+
+    def per_element(t):  # (n, groups) -> x's shape
+        return t.reshape(n, groups, 1).expand(xg.shape).reshape(x.shape)
+
+    def per_channel(v, default):
+        v = torch.full((c,), default, dtype=torch.float64) if v is None else v.double().abs()
+        return v.reshape(1, c, *([1] * (x.dim() - 2)))
+
+    gam, bet = per_channel(w, 1.0), per_channel(b, 0.0)
+    xa, mua = x.double().abs(), per_element(mu).abs()
+    y = ((x.double() - per_element(mu)) * per_element(rstd)).abs() * gam + bet
+    dy = gam * (per_element(drstd) * (xa + mua) + per_element(rstd * dmu)) + 4 * uc * (y + gam * per_element(rstd) * (xa + mua))
+    out = lambda v, dv, d: dv + 2 * UNIT_ROUNDOFF[d] * (v.abs() + dv)  # noqa: E731
+    return out(y, dy, dtype), out(mu, dmu, stat_dtype), out(rstd, drstd, stat_dtype)
+
+
+def within(got, expected, bound):
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype, got.shape, expected.shape)
+    diff = (got.double() - expected.double()).abs()
+    ok = (diff <= bound) | (got.double() == expected.double()) | (got.double().isnan() & expected.double().isnan())
+    assert ok.all(), f"{int((~ok).sum())} of {ok.numel()} apart by more than the bound: {got[~ok][:4].tolist()} vs CPU {expected[~ok][:4].tolist()}"
+
+
+GN_CASES = {
+    "4d": ((2, 6, 5, 4), 3), "3d": ((3, 4, 7), 2), "5d": ((2, 4, 3, 2, 2), 1), "2d": ((4, 6), 3),
+    "one_channel_groups": ((2, 4, 3), 4), "one_element_groups": ((2, 3, 1), 3), "long_groups": ((2, 8, 130), 2),
+    "channels_last": ((2, 6, 5, 4), 2), "channels_last_3d": ((2, 4, 3, 2, 3), 2), "transposed": ((4, 6, 5), 3),
+    "empty_batch": ((0, 4, 3), 2), "empty_spatial": ((2, 4, 0), 2),
+}
+
+
+def gn_input(name, dtype, device):
+    shape, _ = GN_CASES[name]
+    x = make(shape, torch.float32, seed=25).mul(2).add(0.5).to(dtype).to(device)
+    if name == "channels_last":
+        return x.to(memory_format=torch.channels_last)
+    if name == "channels_last_3d":
+        return x.to(memory_format=torch.channels_last_3d)
+    if name == "transposed":
+        return x.transpose(0, 2).contiguous().transpose(0, 2)
+    return x
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(GN_CASES))
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_group_norm(dtype, name, affine):
+    shape, groups = GN_CASES[name]
+    c = shape[1]
+    w = make((c,), torch.float32, seed=26).to(dtype) if affine in ("weight", "both") else None
+    b = make((c,), torch.float32, seed=27).to(dtype) if affine in ("bias", "both") else None
+    dev = lambda t: None if t is None else t.to("regen")  # noqa: E731
+    x = gn_input(name, dtype, "cpu")
+    n, hxw = shape[0], math.prod(shape[2:])
+    if hxw == 0:
+        # Empty groups are refused (an empty batch is answered).
+        raises_like(F.group_norm, (x, groups, w, b, 1e-5), (gn_input(name, dtype, "regen"), groups, dev(w), dev(b), 1e-5))
+        raises_like(torch.native_group_norm, (x, w, b, n, c, hxw, groups, 1e-5),
+                    (gn_input(name, dtype, "regen"), dev(w), dev(b), n, c, hxw, groups, 1e-5))
+        return
+    with counted("native_group_norm"):
+        got = F.group_norm(gn_input(name, dtype, "regen"), groups, dev(w), dev(b), 1e-5)
+    expected = F.group_norm(x, groups, w, b, 1e-5)
+    # The output keeps the input's memory format, as on CPU.
+    assert [s for s, m in zip(got.stride(), shape) if m > 1] == [s for s, m in zip(expected.stride(), shape) if m > 1]
+    by, bm, br = group_norm_bounds(x, groups, w, b, 1e-5, dtype, dtype)
+    within(got, expected, by)
+    # mean and rstd too (N × groups, in the input's dtype).
+    args = (groups, 1e-5)
+    got = torch.native_group_norm(gn_input(name, dtype, "regen"), dev(w), dev(b), n, c, hxw, *args)
+    expected = torch.native_group_norm(x, w, b, n, c, hxw, *args)
+    for g, e, bound in zip(got, expected, (by, bm, br)):
+        within(g, e, bound)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_group_norm_mixed_dtype(dtype):
+    # float16/bfloat16 input with float parameters: float statistics, as CPU's "mixed type".
+    x = make((3, 6, 4, 5), torch.float32, seed=28).to(dtype)
+    w, b = make((6,), torch.float32, seed=29), make((6,), torch.float32, seed=30)
+    with counted("native_group_norm"):
+        got = torch.native_group_norm(x.to("regen"), w.to("regen"), b.to("regen"), 3, 6, 20, 3, 1e-5)
+    expected = torch.native_group_norm(x, w, b, 3, 6, 20, 3, 1e-5)
+    assert [t.dtype for t in got] == [t.dtype for t in expected] == [dtype, torch.float32, torch.float32]
+    for g, e, bound in zip(got, expected, group_norm_bounds(x, 3, w, b, 1e-5, dtype, torch.float32)):
+        within(g, e, bound)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_group_norm_direct_call_reads_row_major_elements(dtype):
+    # native_group_norm reads N × C × HxW elements in row-major order whatever the input's sizes.
+    x = make((2, 18), torch.float32, seed=34).to(dtype)
+    w = make((6,), torch.float32, seed=35).to(dtype)
+    with counted("native_group_norm"):
+        got = torch.native_group_norm(x.to("regen"), w.to("regen"), None, 2, 6, 3, 3, 1e-5)
+    expected = torch.native_group_norm(x, w, None, 2, 6, 3, 3, 1e-5)
+    by, bm, br = group_norm_bounds(x.reshape(2, 6, 3), 3, w, None, 1e-5, dtype, dtype)
+    for g, e, bound in zip(got, expected, (by.reshape(2, 18), bm, br)):
+        within(g, e, bound)
+
+
+def test_group_norm_reduced_precision_rounds_once():
+    # PrivateUse1's composite (math_group_norm) rounds each step to bfloat16; CPU computes in
+    # float and rounds once, and the device's kernel does too: at most one ulp apart.
+    x = make((4, 8, 16, 16), torch.float32, seed=31).mul(3).add(1).to(torch.bfloat16)
+    w, b = make((8,), torch.float32, seed=32).to(torch.bfloat16), make((8,), torch.float32, seed=33).to(torch.bfloat16)
+    got = F.group_norm(x.to("regen"), 4, w.to("regen"), b.to("regen"), 1e-5).cpu().float()
+    expected = F.group_norm(x, 4, w, b, 1e-5).float()
+    ulp = torch.finfo(torch.bfloat16).eps * expected.abs().clamp_min(2.0**-126)
+    assert ((got - expected).abs() <= ulp).all()
+
+
+def test_group_norm_errors():
+    x = make((2, 6, 3), torch.float32)
+    cases = [
+        (x, None, None, 2, 6, 3, 4),  # channels not divisible by groups
+        (x, None, None, 2, 6, 3, 0),  # no groups
+        (x[:, :0], None, None, 2, 0, 3, 1),  # no channels
+        (x, torch.ones(5), None, 2, 6, 3, 3),  # weight of the wrong size
+        (x, None, torch.ones(2, 3), 2, 6, 3, 3),  # bias not a vector
+        (x, torch.ones(6, dtype=torch.float64), None, 2, 6, 3, 3),  # parameters of another dtype
+        (x.to(torch.bfloat16), torch.ones(6), torch.ones(6, dtype=torch.bfloat16), 2, 6, 3, 3),  # mixed parameters
+    ]
+    for args in cases:
+        dev = tuple(a.to("regen") if isinstance(a, torch.Tensor) else a for a in args)
+        raises_like(torch.native_group_norm, (*args, 1e-5), (*dev, 1e-5))
+    # Integer and complex inputs: CPU has no kernel for them, nor has the device, which names the dtype.
+    for dtype, name in ((torch.int64, "'Long'"), (torch.complex64, "'ComplexFloat'")):
+        xi = x.to(dtype)
+        with pytest.raises(NotImplementedError, match=name):
+            torch.native_group_norm(xi, None, None, 2, 6, 3, 3, 1e-5)
+        with pytest.raises(NotImplementedError, match=name):
+            torch.native_group_norm(xi.to("regen"), None, None, 2, 6, 3, 3, 1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# group norm backward
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])

@@ -56,11 +56,11 @@ NATIVE_SLICE = [
     "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.conv3d",
     "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
     "nn.functional.conv_transpose3d", "nn.functional.unfold",
-    # Softmax, layer norm and batch norm (kernels/norm.rs; softmax and log_softmax are in
-    # COMMON_SLICE).
+    # Softmax, layer norm, batch norm and group norm (kernels/norm.rs; softmax and log_softmax are
+    # in COMMON_SLICE).
     "softmax.with_dtype", "log_softmax.with_dtype", "_softmax_backward_data", "native_layer_norm",
     "nn.functional.layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_with_update",
-    "nn.functional.batch_norm",
+    "nn.functional.batch_norm", "native_group_norm", "nn.functional.group_norm",
     # Resampling (kernels/resample.rs, kernels/resample_aa.rs).
     "nn.functional.interpolate.bilinear", "nn.functional.interpolate.bicubic", "_upsample_bilinear2d_aa",
 ]

@@ -1,14 +1,15 @@
-//! Softmax, log-softmax, masked softmax, layer norm and batch norm, forward and backward, in the order of
-//! operations of ATen's CPU kernels (`SoftMaxKernel.cpp`, `layer_norm_kernel.cpp`,
-//! `batch_norm_kernel.cpp`, `Normalization.cpp`): float16 and bfloat16 compute in f32 as CPU's
+//! Softmax, log-softmax, masked softmax, layer norm, batch norm and group norm, forward and
+//! backward, in the order of operations of ATen's CPU kernels (`SoftMaxKernel.cpp`,
+//! `layer_norm_kernel.cpp`, `batch_norm_kernel.cpp`, `Normalization.cpp`,
+//! `group_norm_kernel.cpp`): float16 and bfloat16 compute in f32 as CPU's
 //! do, exponentials go through [`super::vmath`] (CPU's are Sleef's, so results agree within a
 //! few ulps rather than bit for bit), and the row loops are compiled for AVX2 when the machine
 //! has it (as ATen's own kernels are).
 //!
 //! Every op reduces to one of three shapes: `outer × dim × inner` (softmax along `dim`, rows
 //! when `inner` is 1, vertical blocks of columns otherwise), `M × N` rows (layer norm) and
-//! `batch × channel × spatial` (batch norm, any layout whose spatial dimensions coalesce, so
-//! channels-last runs in place).
+//! `batch × channel × spatial` (batch norm and group norm, any layout whose spatial dimensions
+//! coalesce, so channels-last runs in place).
 
 use regen_runtime::args::MemoryFormat;
 use regen_runtime::bootstrap::{strides_for, with_size};
@@ -1657,7 +1658,206 @@ simd_fn! {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Group norm (backward; the forward is PyTorch's composite of batch norm)
+// Group norm
+// ---------------------------------------------------------------------------------------------
+
+/// `native_group_norm`: `(Y, mean, rstd)` as `GroupNormKernelImpl`, mean and rstd of shape
+/// `N × group` in the parameters' dtype (float for float16/bfloat16 input with float
+/// parameters). Registered directly because PrivateUse1 would otherwise run `math_group_norm`,
+/// which rounds every step to float16/bfloat16; here each group's statistics are computed in
+/// the compute type and each output rounded once, as CPU's kernel does.
+pub fn group_norm(
+    input: TensorRef<'_>,
+    weight: Option<TensorRef<'_>>,
+    bias: Option<TensorRef<'_>>,
+    [n, c, hxw, group]: [i64; 4],
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (weight, bias) = (defined(weight), defined(bias));
+    // check_group_norm_inputs: an empty batch is answered, empty groups are refused.
+    if c <= 0 {
+        return Err(Error::runtime(format!("Expected number of channels to be greater than 0, got {c}")));
+    }
+    if hxw <= 0 {
+        return Err(Error::runtime(format!("Expected HxW to be greater than 0, got {hxw}")));
+    }
+    if group <= 0 {
+        return Err(Error::runtime(format!("Expected num groups to be greater than 0, got {group}")));
+    }
+    if c % group != 0 {
+        return Err(Error::runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+            fmt_sizes(input.sizes())
+        )));
+    }
+    for (t, name) in [(&weight, "weight"), (&bias, "bias")] {
+        if let Some(t) = t
+            && (t.dim() != 1 || t.numel() != c)
+        {
+            return Err(Error::runtime(format!(
+                "Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of shape {} and input of shape {}",
+                fmt_sizes(t.sizes()),
+                fmt_sizes(input.sizes())
+            )));
+        }
+    }
+    let dtype = float_dtype(&input, "GroupNormKernelImpl")?;
+    let pdt = param_dtype(dtype, &[weight.as_ref(), bias.as_ref()])?;
+    if n < 0 || n.checked_mul(c).and_then(|v| v.checked_mul(hxw)) != Some(input.numel()) {
+        return Err(Error::runtime(format!(
+            "Expected input of N * C * HxW elements (N={n}, C={c}, HxW={hxw}), but got size {}",
+            fmt_sizes(input.sizes())
+        )));
+    }
+    // Y keeps the input's memory format (row-major for a direct call whose sizes are not
+    // N × C × ...); the statistics are contiguous.
+    let nchw = input.dim() >= 2 && input.sizes()[0] == n && input.sizes()[1] == c;
+    let y = if nchw {
+        regen_runtime::host::empty_strided(input.sizes(), &like_strides(&input), dtype.code())?
+    } else {
+        new_tensor(input.sizes(), dtype)?
+    };
+    let mean = new_tensor(&[n, group], pdt)?;
+    let rstd = new_tensor(&[n, group], pdt)?;
+    let (nn, cc, hw, g) = (n as usize, c as usize, hxw as usize, group as usize);
+    if nn == 0 {
+        return Ok((y, mean, rstd));
+    }
+    // CPU's kernel for a channels-last input sums x and x² along the channels; for any other it
+    // takes the moments of each group's contiguous run. A tensor both layouts describe (size-1
+    // spatial dimensions) is contiguous to ATen's suggest_memory_format.
+    let channels_last = suggest_format(&input).is_some() && !is_contiguous(&input);
+    // The input and output as N × C × HxW: their own strides when the sizes are that shape,
+    // else (a direct call with other sizes) their row-major elements.
+    let rows = [(cc * hw) as isize, hw as isize, 1];
+    let ((x, _xc), (o, _oc)) = if nchw {
+        (as_bcs(&input)?, as_bcs(&y.as_ref())?)
+    } else {
+        let d = dense(&input)?;
+        let out = Bcs { ptr: y.as_ref().data_ptr() as usize, st: rows };
+        ((Bcs { ptr: d.ptr, st: rows }, d._copy), (out, None))
+    };
+    let gamma = weight.as_ref().map(|w| read_f64(w, cc)).transpose()?;
+    let beta = bias.as_ref().map(|b| read_f64(b, cc)).transpose()?;
+    let mut stats = vec![0.0f64; 2 * nn * g];
+    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+        type A = <T as Elem>::A;
+        let conv = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(|&x| a_of::<A>(x)).collect::<Vec<A>>());
+        let p = GroupParams { gamma: conv(&gamma), beta: conv(&beta), d: cc / g, g, hw, eps, channels_last };
+        let sp = stats.as_mut_ptr() as usize;
+        let grain = (GRAIN / (p.d * hw).max(1)).max(1);
+        regen_runtime::host::parallel_for(nn * g, grain, |lo, hi| {
+            let mut buf = vec![A::default(); p.d * hw];
+            for i in lo..hi {
+                let (mu, rs) = group_norm_group::<T>(&x, &o, i, &p, &mut buf);
+                // SAFETY: this group's two slots, written by one thread.
+                unsafe {
+                    (sp as *mut f64).add(2 * i).write(mu.to_f64_());
+                    (sp as *mut f64).add(2 * i + 1).write(rs.to_f64_());
+                }
+            }
+        });
+    }, else unreachable!());
+    write_stats(&mean.as_ref(), stats.iter().step_by(2).copied())?;
+    write_stats(&rstd.as_ref(), stats.iter().skip(1).step_by(2).copied())?;
+    Ok((y, mean, rstd))
+}
+
+/// What every group of a `native_group_norm` call shares: γ and β in the compute type, the
+/// channels per group `d`, the groups `g`, the spatial size `hw`, eps, and which of CPU's
+/// kernels (contiguous or channels-last) the input's layout picks.
+struct GroupParams<A> {
+    gamma: Option<Vec<A>>,
+    beta: Option<Vec<A>>,
+    d: usize,
+    g: usize,
+    hw: usize,
+    eps: f64,
+    channels_last: bool,
+}
+
+/// Group `i` (sample `i / g`, group `i % g`): its (mean, rstd) in the compute type, and its
+/// output. The moments: for the contiguous kernel the mean and the mean squared deviation of
+/// the group's run (CPU's Welford moments, which are as accurate), for the channels-last one
+/// `Σx·s` and `Σx²·s − mean²` with `s = 1/(D·HxW)`, as `ColumnwiseMoments` (16 lanes along
+/// the channels, as AVX-512's float vectors). rstd is `1/√(max(var, 0) + eps)` in double (eps
+/// is a double on CPU too), rounded to the compute type. The output: `(x − mean)·rstd` without γ and β in the contiguous kernel, else
+/// `x·scale + bias` (a fused multiply-add, as GCC's -ffp-contract=fast makes it in CPU's
+/// vectorised builds) with `scale = rstd·γ`, `bias = −scale·mean + β`.
+#[inline(always)]
+fn group_norm_group<T: Elem>(x: &Bcs, o: &Bcs, i: usize, p: &GroupParams<T::A>, buf: &mut [T::A]) -> (T::A, T::A) {
+    let mut out = (T::A::zero(), T::A::zero());
+    group_norm_group_simd::<T>(x, o, i, p, buf, &mut out);
+    out
+}
+
+simd_fn! {
+    fn group_norm_group_simd<T: Elem>(
+        x: &Bcs, o: &Bcs, i: usize, p: &GroupParams<T::A>, buf: &mut [T::A], out: &mut (T::A, T::A),
+    ) {
+        let (nb, gi, d, hw) = (i / p.g, i % p.g, p.d, p.hw);
+        let ([xb, xc, xs], [ob, oc, os]) = (x.st, o.st);
+        let c0 = gi * d;
+        // SAFETY (both closures): element (nb, c0 + k, m) of the input or output, k < d, m < hw.
+        let at = |k: usize, m: usize| unsafe {
+            (x.ptr as *const T).offset(nb as isize * xb + (c0 + k) as isize * xc + m as isize * xs).read()
+        };
+        let put = |k: usize, m: usize, v: T::A| unsafe {
+            (o.ptr as *mut T).offset(nb as isize * ob + (c0 + k) as isize * oc + m as isize * os).write(T::st(v))
+        };
+        let count = d * hw;
+        let (mean, var) = if p.channels_last {
+            // Lanes along the channels, spatial position after spatial position.
+            let (mut acc0, mut acc1) = ([T::A::zero(); LANES], [T::A::zero(); LANES]);
+            for m in 0..hw {
+                for k in 0..d {
+                    let v = at(k, m).ld();
+                    acc0[k % LANES] = acc0[k % LANES] + v;
+                    acc1[k % LANES] = acc1[k % LANES] + v * v;
+                }
+            }
+            let s = T::A::one() / a_of::<T::A>(count as f64);
+            let mean = combine_lanes(acc0) * s;
+            // `Σx²·s − mean²` is one fused multiply-add in CPU's vectorised builds.
+            (mean, combine_lanes(acc1).mul_add(s, -(mean * mean)))
+        } else {
+            for k in 0..d {
+                for m in 0..hw {
+                    buf[k * hw + m] = at(k, m).ld();
+                }
+            }
+            let nf = a_of::<T::A>(count as f64);
+            let mean = lane_sum([&*buf], |[v]| v) / nf;
+            (mean, lane_sum([&*buf], |[v]| (v - mean) * (v - mean)) / nf)
+        };
+        // std::max(var, 0) keeps a NaN variance (f32::max would drop it).
+        let var = if var < T::A::zero() { T::A::zero() } else { var };
+        let rstd = a_of::<T::A>(1.0 / (var.to_f64_() + p.eps).sqrt());
+        if !p.channels_last && p.gamma.is_none() && p.beta.is_none() {
+            for k in 0..d {
+                for m in 0..hw {
+                    put(k, m, (buf[k * hw + m] - mean) * rstd);
+                }
+            }
+        } else {
+            for k in 0..d {
+                let ch = c0 + k;
+                let scale = rstd * p.gamma.as_ref().map_or(T::A::one(), |g| g[ch]);
+                let beta = p.beta.as_ref().map_or(T::A::zero(), |b| b[ch]);
+                // The contiguous kernel's bias is one fused multiply-add, the channels-last
+                // kernel's (a loop of its own) two roundings, as CPU's AVX-512 build computes them.
+                let bias = if p.channels_last { -scale * mean + beta } else { (-scale).mul_add(mean, beta) };
+                for m in 0..hw {
+                    put(k, m, at(k, m).ld().mul_add(scale, bias));
+                }
+            }
+        }
+        *out = (mean, rstd);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Group norm backward
 // ---------------------------------------------------------------------------------------------
 
 /// `native_group_norm_backward`: `(dX, dγ, dβ)` as `GroupNormBackwardKernelImplInternal`: per
@@ -1921,6 +2121,19 @@ macro_rules! norm_methods {
                 bias,
                 output_mask,
             )
+        }
+        fn native_group_norm(
+            &self,
+            input: TensorRef<'_>,
+            weight: Option<TensorRef<'_>>,
+            bias: Option<TensorRef<'_>>,
+            n: i64,
+            c: i64,
+            hx_w: i64,
+            group: i64,
+            eps: f64,
+        ) -> Result<(Tensor, Tensor, Tensor)> {
+            $crate::kernels::norm::group_norm(input, weight, bias, [n, c, hx_w, group], eps)
         }
         fn native_group_norm_backward(
             &self,
