@@ -135,10 +135,8 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 }  // namespace
 
-// The kernel the generated registrations (register_N.cpp) give an op {{ routing_var }} routes
-// away from its own: this fallback, as for an op without a kernel. Registered for the op itself,
-// so that a composite kernel PyTorch has for it (native_layer_norm's CompositeExplicitAutograd)
-// does not serve the device in its place.
+// The kernel the generated registrations (register_N.cpp, regen::impl_or_fallback) give an op
+// {{ routing_var }} routes away from its own: this fallback, as for an op without a kernel.
 void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { fallback(op, stack); }
 }  // namespace {{ namespace }}
 

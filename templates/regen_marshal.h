@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <torch/library.h>
 
 #include <array>
 #include <cstring>
@@ -15,6 +16,10 @@
 #include <vector>
 
 #include "regen_abi.h"
+
+// regen-runtime (regen_runtime::fallback::routed): true when the environment variable `var`
+// (<DEVICE>_FALLBACK_OPS) names `op`, which then gets the fallback in place of its kernel.
+extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
 
 // Named tensors (Dimname) left PyTorch in 2.13; older releases still declare them.
 #if __has_include(<ATen/core/Dimname.h>)
@@ -339,6 +344,20 @@ inline void check(regen_error* error) {
       TORCH_CHECK_WITH(OutOfMemoryError, false, message);
     default:
       TORCH_CHECK(false, message);
+  }
+}
+
+// Registers `kernel` for `op`, or `Fallback` (register_fallback.cpp's) when the environment
+// variable `var` routes `op` there: to see that tests notice an op leaving the device, or to
+// bisect a wrong answer. Registered for the op itself, so that a composite kernel PyTorch has for
+// it (native_layer_norm's CompositeExplicitAutograd) does not serve the device in its place.
+template <auto Fallback, size_t V, size_t N, class Kernel>
+void impl_or_fallback(torch::Library& m, const char (&var)[V], const char (&op)[N], Kernel kernel) {
+  if (regen_runtime_fallback_routed(reinterpret_cast<const uint8_t*>(var), V - 1, reinterpret_cast<const uint8_t*>(op),
+                                    N - 1)) {
+    m.impl(op, torch::CppFunction::makeFromBoxedFunction<Fallback>());
+  } else {
+    m.impl(op, kernel);
   }
 }
 

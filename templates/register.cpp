@@ -9,11 +9,8 @@
 
 #include "regen_marshal.h"
 {% if !registered.is_empty() || !autograd.is_empty() %}
-// regen-runtime (regen_runtime::fallback::routed): true when the environment variable
-// {{ routing_var }} names the op, which then gets the fallback (register_fallback.cpp) in place of
-// its kernel: to see that tests notice an op leaving the device, or to bisect a wrong answer.
-extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
 namespace {{ namespace }} {
+// The fallback (register_fallback.cpp), for an op {{ routing_var }} routes there.
 void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 }  // namespace {{ namespace }}
 {% endif %}
@@ -30,16 +27,9 @@ namespace {{ namespace }} {
 using namespace at;
 namespace {
 {%- if !registered.is_empty() || !autograd.is_empty() %}
-// Registers `kernel` for `op`, or the fallback when {{ routing_var }} routes `op` there.
 template <size_t N, class Kernel>
-void impl_or_fallback(torch::Library& m, const char (&op)[N], Kernel kernel) {
-  static constexpr char var[] = "{{ routing_var }}";
-  if (regen_runtime_fallback_routed(reinterpret_cast<const uint8_t*>(var), sizeof(var) - 1,
-                                    reinterpret_cast<const uint8_t*>(op), N - 1)) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&routed_fallback>());
-  } else {
-    m.impl(op, kernel);
-  }
+void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  ::regen::impl_or_fallback<&routed_fallback>(m, "{{ routing_var }}", op, kernel);
 }
 {% endif %}{% for w in defined %}
 {% call wrapper::definition(w) %}
@@ -51,7 +41,7 @@ void impl_or_fallback(torch::Library& m, const char (&op)[N], Kernel kernel) {
 {%- else %}
 TORCH_LIBRARY_IMPL(aten, {{ dispatch_key }}, m) {
 {%- for w in registered %}
-  {{ namespace }}::impl_or_fallback(m, "{{ w.op }}", TORCH_FN({{ namespace }}::{{ w.name }}));
+  {{ namespace }}::register_kernel(m, "{{ w.op }}", TORCH_FN({{ namespace }}::{{ w.name }}));
 {%- endfor %}
 }
 {%- endif %}
@@ -59,7 +49,7 @@ TORCH_LIBRARY_IMPL(aten, {{ dispatch_key }}, m) {
 
 TORCH_LIBRARY_IMPL(aten, Autograd{{ dispatch_key }}, m) {
 {%- for w in autograd %}
-  {{ namespace }}::impl_or_fallback(m, "{{ w.op }}", TORCH_FN({{ namespace }}::{{ w.name }}));
+  {{ namespace }}::register_kernel(m, "{{ w.op }}", TORCH_FN({{ namespace }}::{{ w.name }}));
 {%- endfor %}
 }
 {%- endif %}

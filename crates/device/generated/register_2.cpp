@@ -8,11 +8,8 @@
 
 #include "regen_marshal.h"
 
-// regen-runtime (regen_runtime::fallback::routed): true when the environment variable
-// REGEN_FALLBACK_OPS names the op, which then gets the fallback (register_fallback.cpp) in place of
-// its kernel: to see that tests notice an op leaving the device, or to bisect a wrong answer.
-extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
 namespace regen_runtime_ops {
+// The fallback (register_fallback.cpp), for an op REGEN_FALLBACK_OPS routes there.
 void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 }  // namespace regen_runtime_ops
 
@@ -158,16 +155,9 @@ namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
-// Registers `kernel` for `op`, or the fallback when REGEN_FALLBACK_OPS routes `op` there.
 template <size_t N, class Kernel>
-void impl_or_fallback(torch::Library& m, const char (&op)[N], Kernel kernel) {
-  static constexpr char var[] = "REGEN_FALLBACK_OPS";
-  if (regen_runtime_fallback_routed(reinterpret_cast<const uint8_t*>(var), sizeof(var) - 1,
-                                    reinterpret_cast<const uint8_t*>(op), N - 1)) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&routed_fallback>());
-  } else {
-    m.impl(op, kernel);
-  }
+void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
 }
 
 // aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1553,138 +1543,138 @@ void wrap__fused_adagrad_inplace_tensor_lr(at::TensorList self, at::TensorList g
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  regen_runtime_ops::impl_or_fallback(m, "abs.out", TORCH_FN(regen_runtime_ops::wrap_abs_out));
-  regen_runtime_ops::impl_or_fallback(m, "sgn.out", TORCH_FN(regen_runtime_ops::wrap_sgn_out));
-  regen_runtime_ops::impl_or_fallback(m, "acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
-  regen_runtime_ops::impl_or_fallback(m, "addmv.out", TORCH_FN(regen_runtime_ops::wrap_addmv_out));
-  regen_runtime_ops::impl_or_fallback(m, "argmax.out", TORCH_FN(regen_runtime_ops::wrap_argmax_out));
-  regen_runtime_ops::impl_or_fallback(m, "as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
-  regen_runtime_ops::impl_or_fallback(m, "atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
-  regen_runtime_ops::impl_or_fallback(m, "baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
-  regen_runtime_ops::impl_or_fallback(m, "bernoulli.out", TORCH_FN(regen_runtime_ops::wrap_bernoulli_out));
-  regen_runtime_ops::impl_or_fallback(m, "binary_cross_entropy", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy));
-  regen_runtime_ops::impl_or_fallback(m, "bincount", TORCH_FN(regen_runtime_ops::wrap_bincount));
-  regen_runtime_ops::impl_or_fallback(m, "bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
-  regen_runtime_ops::impl_or_fallback(m, "bmm.dtype", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype));
-  regen_runtime_ops::impl_or_fallback(m, "cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
-  regen_runtime_ops::impl_or_fallback(m, "clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
-  regen_runtime_ops::impl_or_fallback(m, "clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
-  regen_runtime_ops::impl_or_fallback(m, "polar.out", TORCH_FN(regen_runtime_ops::wrap_polar_out));
-  regen_runtime_ops::impl_or_fallback(m, "copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "cumsum.out", TORCH_FN(regen_runtime_ops::wrap_cumsum_out));
-  regen_runtime_ops::impl_or_fallback(m, "embedding_renorm_", TORCH_FN(regen_runtime_ops::wrap_embedding_renorm_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "_embedding_bag_per_sample_weights_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_per_sample_weights_backward));
-  regen_runtime_ops::impl_or_fallback(m, "fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
-  regen_runtime_ops::impl_or_fallback(m, "lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
-  regen_runtime_ops::impl_or_fallback(m, "grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
-  regen_runtime_ops::impl_or_fallback(m, "native_group_norm", TORCH_FN(regen_runtime_ops::wrap_native_group_norm));
-  regen_runtime_ops::impl_or_fallback(m, "index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
-  regen_runtime_ops::impl_or_fallback(m, "native_layer_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm_backward));
-  regen_runtime_ops::impl_or_fallback(m, "logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
-  regen_runtime_ops::impl_or_fallback(m, "logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
-  regen_runtime_ops::impl_or_fallback(m, "xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "_log_softmax", TORCH_FN(regen_runtime_ops::wrap__log_softmax));
-  regen_runtime_ops::impl_or_fallback(m, "_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
-  regen_runtime_ops::impl_or_fallback(m, "mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
-  regen_runtime_ops::impl_or_fallback(m, "mm.dtype", TORCH_FN(regen_runtime_ops::wrap_mm_dtype));
-  regen_runtime_ops::impl_or_fallback(m, "mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
-  regen_runtime_ops::impl_or_fallback(m, "_native_batch_norm_legit.out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_out));
-  regen_runtime_ops::impl_or_fallback(m, "repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
-  regen_runtime_ops::impl_or_fallback(m, "rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
-  regen_runtime_ops::impl_or_fallback(m, "sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
-  regen_runtime_ops::impl_or_fallback(m, "logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
-  regen_runtime_ops::impl_or_fallback(m, "_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data));
-  regen_runtime_ops::impl_or_fallback(m, "nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
-  regen_runtime_ops::impl_or_fallback(m, "sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
-  regen_runtime_ops::impl_or_fallback(m, "threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "_unique", TORCH_FN(regen_runtime_ops::wrap__unique));
-  regen_runtime_ops::impl_or_fallback(m, "_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
-  regen_runtime_ops::impl_or_fallback(m, "_standard_gamma", TORCH_FN(regen_runtime_ops::wrap__standard_gamma));
-  regen_runtime_ops::impl_or_fallback(m, "_sample_dirichlet", TORCH_FN(regen_runtime_ops::wrap__sample_dirichlet));
-  regen_runtime_ops::impl_or_fallback(m, "norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
-  regen_runtime_ops::impl_or_fallback(m, "heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
-  regen_runtime_ops::impl_or_fallback(m, "_thnn_fused_lstm_cell_backward_impl", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell_backward_impl));
-  regen_runtime_ops::impl_or_fallback(m, "set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
-  regen_runtime_ops::impl_or_fallback(m, "set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "index_add.out", TORCH_FN(regen_runtime_ops::wrap_index_add_out));
-  regen_runtime_ops::impl_or_fallback(m, "scatter.value_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_out));
-  regen_runtime_ops::impl_or_fallback(m, "__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "addbmm_", TORCH_FN(regen_runtime_ops::wrap_addbmm_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "exponential_", TORCH_FN(regen_runtime_ops::wrap_exponential_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "masked_select", TORCH_FN(regen_runtime_ops::wrap_masked_select));
-  regen_runtime_ops::impl_or_fallback(m, "nonzero_static", TORCH_FN(regen_runtime_ops::wrap_nonzero_static));
-  regen_runtime_ops::impl_or_fallback(m, "digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));
-  regen_runtime_ops::impl_or_fallback(m, "erfinv.out", TORCH_FN(regen_runtime_ops::wrap_erfinv_out));
-  regen_runtime_ops::impl_or_fallback(m, "signbit.out", TORCH_FN(regen_runtime_ops::wrap_signbit_out));
-  regen_runtime_ops::impl_or_fallback(m, "atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
-  regen_runtime_ops::impl_or_fallback(m, "lerp.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lerp_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "min.unary_out", TORCH_FN(regen_runtime_ops::wrap_min_unary_out));
-  regen_runtime_ops::impl_or_fallback(m, "fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
-  regen_runtime_ops::impl_or_fallback(m, "max", TORCH_FN(regen_runtime_ops::wrap_max));
-  regen_runtime_ops::impl_or_fallback(m, "minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
-  regen_runtime_ops::impl_or_fallback(m, "unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
-  regen_runtime_ops::impl_or_fallback(m, "normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(regen_runtime_ops::wrap__amp_foreach_non_finite_check_and_unscale_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "multi_margin_loss", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss));
-  regen_runtime_ops::impl_or_fallback(m, "multilabel_margin_loss_forward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_forward));
-  regen_runtime_ops::impl_or_fallback(m, "multilabel_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward));
-  regen_runtime_ops::impl_or_fallback(m, "nll_loss2d_forward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward));
-  regen_runtime_ops::impl_or_fallback(m, "nll_loss2d_backward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward));
-  regen_runtime_ops::impl_or_fallback(m, "smooth_l1_loss.out", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_out));
-  regen_runtime_ops::impl_or_fallback(m, "huber_loss.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_out));
-  regen_runtime_ops::impl_or_fallback(m, "elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
-  regen_runtime_ops::impl_or_fallback(m, "hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));
-  regen_runtime_ops::impl_or_fallback(m, "leaky_relu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "_adaptive_avg_pool3d", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d));
-  regen_runtime_ops::impl_or_fallback(m, "adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "adaptive_max_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_out));
-  regen_runtime_ops::impl_or_fallback(m, "avg_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "fractional_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "max_unpool2d", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d));
-  regen_runtime_ops::impl_or_fallback(m, "reflection_pad1d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_out));
-  regen_runtime_ops::impl_or_fallback(m, "reflection_pad2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "replication_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "upsample_linear1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_out));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_bilinear2d_aa.out", TORCH_FN(regen_runtime_ops::wrap__upsample_bilinear2d_aa_out));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_bicubic2d_aa_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_bicubic2d_aa_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_nearest_exact3d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "upsample_nearest3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "slow_conv_transpose2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d));
-  regen_runtime_ops::impl_or_fallback(m, "_slow_conv2d_forward.output", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward_output));
-  regen_runtime_ops::impl_or_fallback(m, "slow_conv3d_forward.output", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward_output));
-  regen_runtime_ops::impl_or_fallback(m, "col2im.out", TORCH_FN(regen_runtime_ops::wrap_col2im_out));
-  regen_runtime_ops::impl_or_fallback(m, "im2col.out", TORCH_FN(regen_runtime_ops::wrap_im2col_out));
-  regen_runtime_ops::impl_or_fallback(m, "record_stream", TORCH_FN(regen_runtime_ops::wrap_record_stream));
-  regen_runtime_ops::impl_or_fallback(m, "special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_i1_out));
-  regen_runtime_ops::impl_or_fallback(m, "linalg_vector_norm.out", TORCH_FN(regen_runtime_ops::wrap_linalg_vector_norm_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_u_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_hermite_polynomial_h.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_h_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_legendre_polynomial_p.out", TORCH_FN(regen_runtime_ops::wrap_special_legendre_polynomial_p_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_modified_bessel_i0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i0_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_scaled_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k1_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_shifted_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_w_out));
-  regen_runtime_ops::impl_or_fallback(m, "_fused_adamw_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace_tensor_lr));
-  regen_runtime_ops::impl_or_fallback(m, "_fused_sgd_", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "_fused_adagrad_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace_tensor_lr));
+  regen_runtime_ops::register_kernel(m, "abs.out", TORCH_FN(regen_runtime_ops::wrap_abs_out));
+  regen_runtime_ops::register_kernel(m, "sgn.out", TORCH_FN(regen_runtime_ops::wrap_sgn_out));
+  regen_runtime_ops::register_kernel(m, "acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
+  regen_runtime_ops::register_kernel(m, "addmv.out", TORCH_FN(regen_runtime_ops::wrap_addmv_out));
+  regen_runtime_ops::register_kernel(m, "argmax.out", TORCH_FN(regen_runtime_ops::wrap_argmax_out));
+  regen_runtime_ops::register_kernel(m, "as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
+  regen_runtime_ops::register_kernel(m, "atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
+  regen_runtime_ops::register_kernel(m, "baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
+  regen_runtime_ops::register_kernel(m, "bernoulli.out", TORCH_FN(regen_runtime_ops::wrap_bernoulli_out));
+  regen_runtime_ops::register_kernel(m, "binary_cross_entropy", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy));
+  regen_runtime_ops::register_kernel(m, "bincount", TORCH_FN(regen_runtime_ops::wrap_bincount));
+  regen_runtime_ops::register_kernel(m, "bmm.out", TORCH_FN(regen_runtime_ops::wrap_bmm_out));
+  regen_runtime_ops::register_kernel(m, "bmm.dtype", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype));
+  regen_runtime_ops::register_kernel(m, "cat.out", TORCH_FN(regen_runtime_ops::wrap_cat_out));
+  regen_runtime_ops::register_kernel(m, "clamp_min.out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_out));
+  regen_runtime_ops::register_kernel(m, "clamp_min.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_min_tensor_out));
+  regen_runtime_ops::register_kernel(m, "complex.out", TORCH_FN(regen_runtime_ops::wrap_complex_out));
+  regen_runtime_ops::register_kernel(m, "polar.out", TORCH_FN(regen_runtime_ops::wrap_polar_out));
+  regen_runtime_ops::register_kernel(m, "copy_", TORCH_FN(regen_runtime_ops::wrap_copy_inplace));
+  regen_runtime_ops::register_kernel(m, "cumsum.out", TORCH_FN(regen_runtime_ops::wrap_cumsum_out));
+  regen_runtime_ops::register_kernel(m, "embedding_renorm_", TORCH_FN(regen_runtime_ops::wrap_embedding_renorm_inplace));
+  regen_runtime_ops::register_kernel(m, "_embedding_bag_per_sample_weights_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_per_sample_weights_backward));
+  regen_runtime_ops::register_kernel(m, "fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
+  regen_runtime_ops::register_kernel(m, "floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
+  regen_runtime_ops::register_kernel(m, "lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
+  regen_runtime_ops::register_kernel(m, "grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
+  regen_runtime_ops::register_kernel(m, "native_group_norm", TORCH_FN(regen_runtime_ops::wrap_native_group_norm));
+  regen_runtime_ops::register_kernel(m, "index.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_index_tensor_out));
+  regen_runtime_ops::register_kernel(m, "isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
+  regen_runtime_ops::register_kernel(m, "kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
+  regen_runtime_ops::register_kernel(m, "native_layer_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm_backward));
+  regen_runtime_ops::register_kernel(m, "logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
+  regen_runtime_ops::register_kernel(m, "logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
+  regen_runtime_ops::register_kernel(m, "xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
+  regen_runtime_ops::register_kernel(m, "_log_softmax", TORCH_FN(regen_runtime_ops::wrap__log_softmax));
+  regen_runtime_ops::register_kernel(m, "_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
+  regen_runtime_ops::register_kernel(m, "mm.out", TORCH_FN(regen_runtime_ops::wrap_mm_out));
+  regen_runtime_ops::register_kernel(m, "mm.dtype", TORCH_FN(regen_runtime_ops::wrap_mm_dtype));
+  regen_runtime_ops::register_kernel(m, "mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
+  regen_runtime_ops::register_kernel(m, "_native_batch_norm_legit.out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_out));
+  regen_runtime_ops::register_kernel(m, "repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
+  regen_runtime_ops::register_kernel(m, "round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
+  regen_runtime_ops::register_kernel(m, "rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
+  regen_runtime_ops::register_kernel(m, "sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
+  regen_runtime_ops::register_kernel(m, "logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
+  regen_runtime_ops::register_kernel(m, "sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
+  regen_runtime_ops::register_kernel(m, "_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data));
+  regen_runtime_ops::register_kernel(m, "nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
+  regen_runtime_ops::register_kernel(m, "sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
+  regen_runtime_ops::register_kernel(m, "threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "_unique", TORCH_FN(regen_runtime_ops::wrap__unique));
+  regen_runtime_ops::register_kernel(m, "_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
+  regen_runtime_ops::register_kernel(m, "_standard_gamma", TORCH_FN(regen_runtime_ops::wrap__standard_gamma));
+  regen_runtime_ops::register_kernel(m, "_sample_dirichlet", TORCH_FN(regen_runtime_ops::wrap__sample_dirichlet));
+  regen_runtime_ops::register_kernel(m, "norm.out", TORCH_FN(regen_runtime_ops::wrap_norm_out));
+  regen_runtime_ops::register_kernel(m, "heaviside.out", TORCH_FN(regen_runtime_ops::wrap_heaviside_out));
+  regen_runtime_ops::register_kernel(m, "_thnn_fused_lstm_cell_backward_impl", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell_backward_impl));
+  regen_runtime_ops::register_kernel(m, "set_.source_Storage", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_storage));
+  regen_runtime_ops::register_kernel(m, "set_.source_Tensor", TORCH_FN(regen_runtime_ops::wrap_set_inplace_source_tensor));
+  regen_runtime_ops::register_kernel(m, "masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));
+  regen_runtime_ops::register_kernel(m, "index_add.out", TORCH_FN(regen_runtime_ops::wrap_index_add_out));
+  regen_runtime_ops::register_kernel(m, "scatter.value_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_out));
+  regen_runtime_ops::register_kernel(m, "__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
+  regen_runtime_ops::register_kernel(m, "bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
+  regen_runtime_ops::register_kernel(m, "__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
+  regen_runtime_ops::register_kernel(m, "addbmm_", TORCH_FN(regen_runtime_ops::wrap_addbmm_inplace));
+  regen_runtime_ops::register_kernel(m, "exponential_", TORCH_FN(regen_runtime_ops::wrap_exponential_inplace));
+  regen_runtime_ops::register_kernel(m, "ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
+  regen_runtime_ops::register_kernel(m, "eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
+  regen_runtime_ops::register_kernel(m, "masked_select", TORCH_FN(regen_runtime_ops::wrap_masked_select));
+  regen_runtime_ops::register_kernel(m, "nonzero_static", TORCH_FN(regen_runtime_ops::wrap_nonzero_static));
+  regen_runtime_ops::register_kernel(m, "digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));
+  regen_runtime_ops::register_kernel(m, "erfinv.out", TORCH_FN(regen_runtime_ops::wrap_erfinv_out));
+  regen_runtime_ops::register_kernel(m, "signbit.out", TORCH_FN(regen_runtime_ops::wrap_signbit_out));
+  regen_runtime_ops::register_kernel(m, "atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
+  regen_runtime_ops::register_kernel(m, "lerp.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lerp_scalar_out));
+  regen_runtime_ops::register_kernel(m, "fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
+  regen_runtime_ops::register_kernel(m, "min.unary_out", TORCH_FN(regen_runtime_ops::wrap_min_unary_out));
+  regen_runtime_ops::register_kernel(m, "fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
+  regen_runtime_ops::register_kernel(m, "max", TORCH_FN(regen_runtime_ops::wrap_max));
+  regen_runtime_ops::register_kernel(m, "minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
+  regen_runtime_ops::register_kernel(m, "unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
+  regen_runtime_ops::register_kernel(m, "normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));
+  regen_runtime_ops::register_kernel(m, "_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(regen_runtime_ops::wrap__amp_foreach_non_finite_check_and_unscale_inplace));
+  regen_runtime_ops::register_kernel(m, "bucketize.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor_out));
+  regen_runtime_ops::register_kernel(m, "searchsorted.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar_out));
+  regen_runtime_ops::register_kernel(m, "multi_margin_loss", TORCH_FN(regen_runtime_ops::wrap_multi_margin_loss));
+  regen_runtime_ops::register_kernel(m, "multilabel_margin_loss_forward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_forward));
+  regen_runtime_ops::register_kernel(m, "multilabel_margin_loss_backward", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward));
+  regen_runtime_ops::register_kernel(m, "nll_loss2d_forward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_forward));
+  regen_runtime_ops::register_kernel(m, "nll_loss2d_backward", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward));
+  regen_runtime_ops::register_kernel(m, "smooth_l1_loss.out", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_out));
+  regen_runtime_ops::register_kernel(m, "huber_loss.out", TORCH_FN(regen_runtime_ops::wrap_huber_loss_out));
+  regen_runtime_ops::register_kernel(m, "elu.out", TORCH_FN(regen_runtime_ops::wrap_elu_out));
+  regen_runtime_ops::register_kernel(m, "hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));
+  regen_runtime_ops::register_kernel(m, "leaky_relu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "_adaptive_avg_pool3d", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d));
+  regen_runtime_ops::register_kernel(m, "adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "adaptive_max_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_out));
+  regen_runtime_ops::register_kernel(m, "avg_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "fractional_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_fractional_max_pool2d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "max_unpool2d", TORCH_FN(regen_runtime_ops::wrap_max_unpool2d));
+  regen_runtime_ops::register_kernel(m, "reflection_pad1d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_out));
+  regen_runtime_ops::register_kernel(m, "reflection_pad2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "replication_pad3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "upsample_linear1d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_out));
+  regen_runtime_ops::register_kernel(m, "_upsample_bilinear2d_aa.out", TORCH_FN(regen_runtime_ops::wrap__upsample_bilinear2d_aa_out));
+  regen_runtime_ops::register_kernel(m, "_upsample_bicubic2d_aa_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_bicubic2d_aa_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "_upsample_nearest_exact3d.out", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_out));
+  regen_runtime_ops::register_kernel(m, "upsample_nearest3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "logit_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_logit_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "tanh_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_tanh_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "slow_conv_transpose2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose2d));
+  regen_runtime_ops::register_kernel(m, "_slow_conv2d_forward.output", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward_output));
+  regen_runtime_ops::register_kernel(m, "slow_conv3d_forward.output", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward_output));
+  regen_runtime_ops::register_kernel(m, "col2im.out", TORCH_FN(regen_runtime_ops::wrap_col2im_out));
+  regen_runtime_ops::register_kernel(m, "im2col.out", TORCH_FN(regen_runtime_ops::wrap_im2col_out));
+  regen_runtime_ops::register_kernel(m, "record_stream", TORCH_FN(regen_runtime_ops::wrap_record_stream));
+  regen_runtime_ops::register_kernel(m, "special_erfcx.out", TORCH_FN(regen_runtime_ops::wrap_special_erfcx_out));
+  regen_runtime_ops::register_kernel(m, "special_zeta.out", TORCH_FN(regen_runtime_ops::wrap_special_zeta_out));
+  regen_runtime_ops::register_kernel(m, "special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));
+  regen_runtime_ops::register_kernel(m, "special_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_i1_out));
+  regen_runtime_ops::register_kernel(m, "linalg_vector_norm.out", TORCH_FN(regen_runtime_ops::wrap_linalg_vector_norm_out));
+  regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_u_out));
+  regen_runtime_ops::register_kernel(m, "special_hermite_polynomial_h.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_h_out));
+  regen_runtime_ops::register_kernel(m, "special_legendre_polynomial_p.out", TORCH_FN(regen_runtime_ops::wrap_special_legendre_polynomial_p_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_i0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i0_out));
+  regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k1_out));
+  regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_w_out));
+  regen_runtime_ops::register_kernel(m, "_fused_adamw_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace_tensor_lr));
+  regen_runtime_ops::register_kernel(m, "_fused_sgd_", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace));
+  regen_runtime_ops::register_kernel(m, "_fused_adagrad_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace_tensor_lr));
 }

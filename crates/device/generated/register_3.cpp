@@ -8,11 +8,8 @@
 
 #include "regen_marshal.h"
 
-// regen-runtime (regen_runtime::fallback::routed): true when the environment variable
-// REGEN_FALLBACK_OPS names the op, which then gets the fallback (register_fallback.cpp) in place of
-// its kernel: to see that tests notice an op leaving the device, or to bisect a wrong answer.
-extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
 namespace regen_runtime_ops {
+// The fallback (register_fallback.cpp), for an op REGEN_FALLBACK_OPS routes there.
 void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 }  // namespace regen_runtime_ops
 
@@ -160,16 +157,9 @@ namespace regen_runtime_ops {
 // Older releases spell Tensor, Scalar, IntArrayRef, ... without `at::`.
 using namespace at;
 namespace {
-// Registers `kernel` for `op`, or the fallback when REGEN_FALLBACK_OPS routes `op` there.
 template <size_t N, class Kernel>
-void impl_or_fallback(torch::Library& m, const char (&op)[N], Kernel kernel) {
-  static constexpr char var[] = "REGEN_FALLBACK_OPS";
-  if (regen_runtime_fallback_routed(reinterpret_cast<const uint8_t*>(var), sizeof(var) - 1,
-                                    reinterpret_cast<const uint8_t*>(op), N - 1)) {
-    m.impl(op, torch::CppFunction::makeFromBoxedFunction<&routed_fallback>());
-  } else {
-    m.impl(op, kernel);
-  }
+void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
 }
 
 // aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
@@ -1623,140 +1613,140 @@ void wrap__fused_adam_inplace(at::TensorList self, at::TensorList grads, at::Ten
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  regen_runtime_ops::impl_or_fallback(m, "native_dropout", TORCH_FN(regen_runtime_ops::wrap_native_dropout));
-  regen_runtime_ops::impl_or_fallback(m, "native_dropout_backward", TORCH_FN(regen_runtime_ops::wrap_native_dropout_backward));
-  regen_runtime_ops::impl_or_fallback(m, "angle.out", TORCH_FN(regen_runtime_ops::wrap_angle_out));
-  regen_runtime_ops::impl_or_fallback(m, "view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
-  regen_runtime_ops::impl_or_fallback(m, "view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
-  regen_runtime_ops::impl_or_fallback(m, "add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
-  regen_runtime_ops::impl_or_fallback(m, "all.out", TORCH_FN(regen_runtime_ops::wrap_all_out));
-  regen_runtime_ops::impl_or_fallback(m, "baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
-  regen_runtime_ops::impl_or_fallback(m, "baddbmm.dtype", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype));
-  regen_runtime_ops::impl_or_fallback(m, "logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
-  regen_runtime_ops::impl_or_fallback(m, "bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
-  regen_runtime_ops::impl_or_fallback(m, "ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
-  regen_runtime_ops::impl_or_fallback(m, "clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
-  regen_runtime_ops::impl_or_fallback(m, "convolution_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_overrideable));
-  regen_runtime_ops::impl_or_fallback(m, "cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
-  regen_runtime_ops::impl_or_fallback(m, "cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
-  regen_runtime_ops::impl_or_fallback(m, "_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
-  regen_runtime_ops::impl_or_fallback(m, "div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
-  regen_runtime_ops::impl_or_fallback(m, "embedding_dense_backward", TORCH_FN(regen_runtime_ops::wrap_embedding_dense_backward));
-  regen_runtime_ops::impl_or_fallback(m, "_embedding_bag", TORCH_FN(regen_runtime_ops::wrap__embedding_bag));
-  regen_runtime_ops::impl_or_fallback(m, "_embedding_bag_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_backward));
-  regen_runtime_ops::impl_or_fallback(m, "_embedding_bag_dense_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_dense_backward));
-  regen_runtime_ops::impl_or_fallback(m, "resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
-  regen_runtime_ops::impl_or_fallback(m, "erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
-  regen_runtime_ops::impl_or_fallback(m, "exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
-  regen_runtime_ops::impl_or_fallback(m, "isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
-  regen_runtime_ops::impl_or_fallback(m, "log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
-  regen_runtime_ops::impl_or_fallback(m, "log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
-  regen_runtime_ops::impl_or_fallback(m, "_log_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_backward_data_out));
-  regen_runtime_ops::impl_or_fallback(m, "mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
-  regen_runtime_ops::impl_or_fallback(m, "median.dim_values", TORCH_FN(regen_runtime_ops::wrap_median_dim_values));
-  regen_runtime_ops::impl_or_fallback(m, "amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
-  regen_runtime_ops::impl_or_fallback(m, "mm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_mm_dtype_out));
-  regen_runtime_ops::impl_or_fallback(m, "_int_mm", TORCH_FN(regen_runtime_ops::wrap__int_mm));
-  regen_runtime_ops::impl_or_fallback(m, "mode", TORCH_FN(regen_runtime_ops::wrap_mode));
-  regen_runtime_ops::impl_or_fallback(m, "native_batch_norm.out", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_out));
-  regen_runtime_ops::impl_or_fallback(m, "silu_backward", TORCH_FN(regen_runtime_ops::wrap_silu_backward));
-  regen_runtime_ops::impl_or_fallback(m, "mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
-  regen_runtime_ops::impl_or_fallback(m, "logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
-  regen_runtime_ops::impl_or_fallback(m, "_softmax.out", TORCH_FN(regen_runtime_ops::wrap__softmax_out));
-  regen_runtime_ops::impl_or_fallback(m, "tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
-  regen_runtime_ops::impl_or_fallback(m, "tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
-  regen_runtime_ops::impl_or_fallback(m, "threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
-  regen_runtime_ops::impl_or_fallback(m, "flip", TORCH_FN(regen_runtime_ops::wrap_flip));
-  regen_runtime_ops::impl_or_fallback(m, "roll", TORCH_FN(regen_runtime_ops::wrap_roll));
-  regen_runtime_ops::impl_or_fallback(m, "unique_dim_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_dim_consecutive));
-  regen_runtime_ops::impl_or_fallback(m, "_standard_gamma_grad", TORCH_FN(regen_runtime_ops::wrap__standard_gamma_grad));
-  regen_runtime_ops::impl_or_fallback(m, "_batch_norm_with_update", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update));
-  regen_runtime_ops::impl_or_fallback(m, "batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_batch_norm_backward));
-  regen_runtime_ops::impl_or_fallback(m, "norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
-  regen_runtime_ops::impl_or_fallback(m, "_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
-  regen_runtime_ops::impl_or_fallback(m, "_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
-  regen_runtime_ops::impl_or_fallback(m, "_thnn_fused_lstm_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell));
-  regen_runtime_ops::impl_or_fallback(m, "_thnn_fused_gru_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell));
-  regen_runtime_ops::impl_or_fallback(m, "_thnn_fused_gru_cell_backward", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell_backward));
-  regen_runtime_ops::impl_or_fallback(m, "masked_scatter_", TORCH_FN(regen_runtime_ops::wrap_masked_scatter_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "_masked_softmax", TORCH_FN(regen_runtime_ops::wrap__masked_softmax));
-  regen_runtime_ops::impl_or_fallback(m, "_masked_softmax_backward", TORCH_FN(regen_runtime_ops::wrap__masked_softmax_backward));
-  regen_runtime_ops::impl_or_fallback(m, "index_fill_.int_Scalar", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "scatter.src_out", TORCH_FN(regen_runtime_ops::wrap_scatter_src_out));
-  regen_runtime_ops::impl_or_fallback(m, "scatter.value_reduce_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_reduce_out));
-  regen_runtime_ops::impl_or_fallback(m, "bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "__ilshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "__rshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "bitwise_right_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "addbmm.out", TORCH_FN(regen_runtime_ops::wrap_addbmm_out));
-  regen_runtime_ops::impl_or_fallback(m, "random_.to", TORCH_FN(regen_runtime_ops::wrap_random_inplace_to));
-  regen_runtime_ops::impl_or_fallback(m, "log_normal_", TORCH_FN(regen_runtime_ops::wrap_log_normal_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
-  regen_runtime_ops::impl_or_fallback(m, "lt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lt_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "take", TORCH_FN(regen_runtime_ops::wrap_take));
-  regen_runtime_ops::impl_or_fallback(m, "index_select.out", TORCH_FN(regen_runtime_ops::wrap_index_select_out));
-  regen_runtime_ops::impl_or_fallback(m, "nonzero", TORCH_FN(regen_runtime_ops::wrap_nonzero));
-  regen_runtime_ops::impl_or_fallback(m, "addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
-  regen_runtime_ops::impl_or_fallback(m, "multinomial", TORCH_FN(regen_runtime_ops::wrap_multinomial));
-  regen_runtime_ops::impl_or_fallback(m, "lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
-  regen_runtime_ops::impl_or_fallback(m, "polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
-  regen_runtime_ops::impl_or_fallback(m, "i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
-  regen_runtime_ops::impl_or_fallback(m, "sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
-  regen_runtime_ops::impl_or_fallback(m, "histc", TORCH_FN(regen_runtime_ops::wrap_histc));
-  regen_runtime_ops::impl_or_fallback(m, "remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
-  regen_runtime_ops::impl_or_fallback(m, "pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
-  regen_runtime_ops::impl_or_fallback(m, "normal.float_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "_amp_update_scale_", TORCH_FN(regen_runtime_ops::wrap__amp_update_scale_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
-  regen_runtime_ops::impl_or_fallback(m, "searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
-  regen_runtime_ops::impl_or_fallback(m, "mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));
-  regen_runtime_ops::impl_or_fallback(m, "multilabel_margin_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "nll_loss_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss_forward_output));
-  regen_runtime_ops::impl_or_fallback(m, "nll_loss2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "smooth_l1_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "hardsigmoid.out", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_out));
-  regen_runtime_ops::impl_or_fallback(m, "hardtanh_", TORCH_FN(regen_runtime_ops::wrap_hardtanh_inplace));
-  regen_runtime_ops::impl_or_fallback(m, "hardswish", TORCH_FN(regen_runtime_ops::wrap_hardswish));
-  regen_runtime_ops::impl_or_fallback(m, "hardswish_backward", TORCH_FN(regen_runtime_ops::wrap_hardswish_backward));
-  regen_runtime_ops::impl_or_fallback(m, "leaky_relu.out", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_out));
-  regen_runtime_ops::impl_or_fallback(m, "log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
-  regen_runtime_ops::impl_or_fallback(m, "softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
-  regen_runtime_ops::impl_or_fallback(m, "adaptive_avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "adaptive_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
-  regen_runtime_ops::impl_or_fallback(m, "max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
-  regen_runtime_ops::impl_or_fallback(m, "max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
-  regen_runtime_ops::impl_or_fallback(m, "max_unpool3d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "reflection_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "reflection_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_out));
-  regen_runtime_ops::impl_or_fallback(m, "replication_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "upsample_linear1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_bilinear2d_aa_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_bilinear2d_aa_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_bicubic2d_aa.out", TORCH_FN(regen_runtime_ops::wrap__upsample_bicubic2d_aa_out));
-  regen_runtime_ops::impl_or_fallback(m, "upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
-  regen_runtime_ops::impl_or_fallback(m, "slow_conv_transpose3d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d_out));
-  regen_runtime_ops::impl_or_fallback(m, "_slow_conv2d_forward", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward));
-  regen_runtime_ops::impl_or_fallback(m, "_conv_depthwise2d.out", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d_out));
-  regen_runtime_ops::impl_or_fallback(m, "conv_depthwise3d", TORCH_FN(regen_runtime_ops::wrap_conv_depthwise3d));
-  regen_runtime_ops::impl_or_fallback(m, "slow_conv3d_forward", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward));
-  regen_runtime_ops::impl_or_fallback(m, "slow_conv_dilated3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated3d));
-  regen_runtime_ops::impl_or_fallback(m, "isposinf.out", TORCH_FN(regen_runtime_ops::wrap_isposinf_out));
-  regen_runtime_ops::impl_or_fallback(m, "isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_ndtri.out", TORCH_FN(regen_runtime_ops::wrap_special_ndtri_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_t_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_laguerre_polynomial_l.out", TORCH_FN(regen_runtime_ops::wrap_special_laguerre_polynomial_l_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_modified_bessel_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_scaled_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0_out));
-  regen_runtime_ops::impl_or_fallback(m, "special_shifted_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_v_out));
-  regen_runtime_ops::impl_or_fallback(m, "_fused_adam_", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace));
+  regen_runtime_ops::register_kernel(m, "native_dropout", TORCH_FN(regen_runtime_ops::wrap_native_dropout));
+  regen_runtime_ops::register_kernel(m, "native_dropout_backward", TORCH_FN(regen_runtime_ops::wrap_native_dropout_backward));
+  regen_runtime_ops::register_kernel(m, "angle.out", TORCH_FN(regen_runtime_ops::wrap_angle_out));
+  regen_runtime_ops::register_kernel(m, "view_as_real", TORCH_FN(regen_runtime_ops::wrap_view_as_real));
+  regen_runtime_ops::register_kernel(m, "view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
+  regen_runtime_ops::register_kernel(m, "add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
+  regen_runtime_ops::register_kernel(m, "all.out", TORCH_FN(regen_runtime_ops::wrap_all_out));
+  regen_runtime_ops::register_kernel(m, "baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
+  regen_runtime_ops::register_kernel(m, "baddbmm.dtype", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype));
+  regen_runtime_ops::register_kernel(m, "logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
+  regen_runtime_ops::register_kernel(m, "bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
+  regen_runtime_ops::register_kernel(m, "ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
+  regen_runtime_ops::register_kernel(m, "clamp.out", TORCH_FN(regen_runtime_ops::wrap_clamp_out));
+  regen_runtime_ops::register_kernel(m, "convolution_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_overrideable));
+  regen_runtime_ops::register_kernel(m, "cos.out", TORCH_FN(regen_runtime_ops::wrap_cos_out));
+  regen_runtime_ops::register_kernel(m, "cosh.out", TORCH_FN(regen_runtime_ops::wrap_cosh_out));
+  regen_runtime_ops::register_kernel(m, "_cummax_helper", TORCH_FN(regen_runtime_ops::wrap__cummax_helper));
+  regen_runtime_ops::register_kernel(m, "div.out", TORCH_FN(regen_runtime_ops::wrap_div_out));
+  regen_runtime_ops::register_kernel(m, "embedding_dense_backward", TORCH_FN(regen_runtime_ops::wrap_embedding_dense_backward));
+  regen_runtime_ops::register_kernel(m, "_embedding_bag", TORCH_FN(regen_runtime_ops::wrap__embedding_bag));
+  regen_runtime_ops::register_kernel(m, "_embedding_bag_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_backward));
+  regen_runtime_ops::register_kernel(m, "_embedding_bag_dense_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_dense_backward));
+  regen_runtime_ops::register_kernel(m, "resize_", TORCH_FN(regen_runtime_ops::wrap_resize_inplace));
+  regen_runtime_ops::register_kernel(m, "empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
+  regen_runtime_ops::register_kernel(m, "erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
+  regen_runtime_ops::register_kernel(m, "exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
+  regen_runtime_ops::register_kernel(m, "isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
+  regen_runtime_ops::register_kernel(m, "log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
+  regen_runtime_ops::register_kernel(m, "log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
+  regen_runtime_ops::register_kernel(m, "_log_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_backward_data_out));
+  regen_runtime_ops::register_kernel(m, "mean.out", TORCH_FN(regen_runtime_ops::wrap_mean_out));
+  regen_runtime_ops::register_kernel(m, "median.dim_values", TORCH_FN(regen_runtime_ops::wrap_median_dim_values));
+  regen_runtime_ops::register_kernel(m, "amin.out", TORCH_FN(regen_runtime_ops::wrap_amin_out));
+  regen_runtime_ops::register_kernel(m, "mm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_mm_dtype_out));
+  regen_runtime_ops::register_kernel(m, "_int_mm", TORCH_FN(regen_runtime_ops::wrap__int_mm));
+  regen_runtime_ops::register_kernel(m, "mode", TORCH_FN(regen_runtime_ops::wrap_mode));
+  regen_runtime_ops::register_kernel(m, "native_batch_norm.out", TORCH_FN(regen_runtime_ops::wrap_native_batch_norm_out));
+  regen_runtime_ops::register_kernel(m, "silu_backward", TORCH_FN(regen_runtime_ops::wrap_silu_backward));
+  regen_runtime_ops::register_kernel(m, "mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
+  regen_runtime_ops::register_kernel(m, "logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
+  regen_runtime_ops::register_kernel(m, "_softmax.out", TORCH_FN(regen_runtime_ops::wrap__softmax_out));
+  regen_runtime_ops::register_kernel(m, "tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
+  regen_runtime_ops::register_kernel(m, "tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
+  regen_runtime_ops::register_kernel(m, "threshold.out", TORCH_FN(regen_runtime_ops::wrap_threshold_out));
+  regen_runtime_ops::register_kernel(m, "flip", TORCH_FN(regen_runtime_ops::wrap_flip));
+  regen_runtime_ops::register_kernel(m, "roll", TORCH_FN(regen_runtime_ops::wrap_roll));
+  regen_runtime_ops::register_kernel(m, "unique_dim_consecutive", TORCH_FN(regen_runtime_ops::wrap_unique_dim_consecutive));
+  regen_runtime_ops::register_kernel(m, "_standard_gamma_grad", TORCH_FN(regen_runtime_ops::wrap__standard_gamma_grad));
+  regen_runtime_ops::register_kernel(m, "_batch_norm_with_update", TORCH_FN(regen_runtime_ops::wrap__batch_norm_with_update));
+  regen_runtime_ops::register_kernel(m, "batch_norm_backward", TORCH_FN(regen_runtime_ops::wrap_batch_norm_backward));
+  regen_runtime_ops::register_kernel(m, "norm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_norm_dtype_out));
+  regen_runtime_ops::register_kernel(m, "_addmm_activation.out", TORCH_FN(regen_runtime_ops::wrap__addmm_activation_out));
+  regen_runtime_ops::register_kernel(m, "_local_scalar_dense", TORCH_FN(regen_runtime_ops::wrap__local_scalar_dense));
+  regen_runtime_ops::register_kernel(m, "_thnn_fused_lstm_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_lstm_cell));
+  regen_runtime_ops::register_kernel(m, "_thnn_fused_gru_cell", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell));
+  regen_runtime_ops::register_kernel(m, "_thnn_fused_gru_cell_backward", TORCH_FN(regen_runtime_ops::wrap__thnn_fused_gru_cell_backward));
+  regen_runtime_ops::register_kernel(m, "masked_scatter_", TORCH_FN(regen_runtime_ops::wrap_masked_scatter_inplace));
+  regen_runtime_ops::register_kernel(m, "_masked_softmax", TORCH_FN(regen_runtime_ops::wrap__masked_softmax));
+  regen_runtime_ops::register_kernel(m, "_masked_softmax_backward", TORCH_FN(regen_runtime_ops::wrap__masked_softmax_backward));
+  regen_runtime_ops::register_kernel(m, "index_fill_.int_Scalar", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_scalar));
+  regen_runtime_ops::register_kernel(m, "scatter.src_out", TORCH_FN(regen_runtime_ops::wrap_scatter_src_out));
+  regen_runtime_ops::register_kernel(m, "scatter.value_reduce_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_reduce_out));
+  regen_runtime_ops::register_kernel(m, "bitwise_and.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor_out));
+  regen_runtime_ops::register_kernel(m, "bitwise_xor.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor_out));
+  regen_runtime_ops::register_kernel(m, "__ilshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_scalar));
+  regen_runtime_ops::register_kernel(m, "__rshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_tensor));
+  regen_runtime_ops::register_kernel(m, "bitwise_right_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_tensor_out));
+  regen_runtime_ops::register_kernel(m, "addbmm.out", TORCH_FN(regen_runtime_ops::wrap_addbmm_out));
+  regen_runtime_ops::register_kernel(m, "random_.to", TORCH_FN(regen_runtime_ops::wrap_random_inplace_to));
+  regen_runtime_ops::register_kernel(m, "log_normal_", TORCH_FN(regen_runtime_ops::wrap_log_normal_inplace));
+  regen_runtime_ops::register_kernel(m, "ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
+  regen_runtime_ops::register_kernel(m, "le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
+  regen_runtime_ops::register_kernel(m, "gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
+  regen_runtime_ops::register_kernel(m, "lt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lt_scalar_out));
+  regen_runtime_ops::register_kernel(m, "take", TORCH_FN(regen_runtime_ops::wrap_take));
+  regen_runtime_ops::register_kernel(m, "index_select.out", TORCH_FN(regen_runtime_ops::wrap_index_select_out));
+  regen_runtime_ops::register_kernel(m, "nonzero", TORCH_FN(regen_runtime_ops::wrap_nonzero));
+  regen_runtime_ops::register_kernel(m, "addcdiv.out", TORCH_FN(regen_runtime_ops::wrap_addcdiv_out));
+  regen_runtime_ops::register_kernel(m, "multinomial", TORCH_FN(regen_runtime_ops::wrap_multinomial));
+  regen_runtime_ops::register_kernel(m, "lgamma.out", TORCH_FN(regen_runtime_ops::wrap_lgamma_out));
+  regen_runtime_ops::register_kernel(m, "polygamma.out", TORCH_FN(regen_runtime_ops::wrap_polygamma_out));
+  regen_runtime_ops::register_kernel(m, "i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
+  regen_runtime_ops::register_kernel(m, "sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
+  regen_runtime_ops::register_kernel(m, "histc", TORCH_FN(regen_runtime_ops::wrap_histc));
+  regen_runtime_ops::register_kernel(m, "remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
+  regen_runtime_ops::register_kernel(m, "all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
+  regen_runtime_ops::register_kernel(m, "pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));
+  regen_runtime_ops::register_kernel(m, "pow.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_scalar_out));
+  regen_runtime_ops::register_kernel(m, "normal.float_Tensor", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor));
+  regen_runtime_ops::register_kernel(m, "_amp_update_scale_", TORCH_FN(regen_runtime_ops::wrap__amp_update_scale_inplace));
+  regen_runtime_ops::register_kernel(m, "bucketize.Tensor", TORCH_FN(regen_runtime_ops::wrap_bucketize_tensor));
+  regen_runtime_ops::register_kernel(m, "searchsorted.Scalar", TORCH_FN(regen_runtime_ops::wrap_searchsorted_scalar));
+  regen_runtime_ops::register_kernel(m, "mse_loss_backward", TORCH_FN(regen_runtime_ops::wrap_mse_loss_backward));
+  regen_runtime_ops::register_kernel(m, "multilabel_margin_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_multilabel_margin_loss_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "nll_loss_forward.output", TORCH_FN(regen_runtime_ops::wrap_nll_loss_forward_output));
+  regen_runtime_ops::register_kernel(m, "nll_loss2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_nll_loss2d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "smooth_l1_loss_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_smooth_l1_loss_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "elu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_elu_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "hardsigmoid.out", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_out));
+  regen_runtime_ops::register_kernel(m, "hardtanh_", TORCH_FN(regen_runtime_ops::wrap_hardtanh_inplace));
+  regen_runtime_ops::register_kernel(m, "hardswish", TORCH_FN(regen_runtime_ops::wrap_hardswish));
+  regen_runtime_ops::register_kernel(m, "hardswish_backward", TORCH_FN(regen_runtime_ops::wrap_hardswish_backward));
+  regen_runtime_ops::register_kernel(m, "leaky_relu.out", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_out));
+  regen_runtime_ops::register_kernel(m, "log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
+  regen_runtime_ops::register_kernel(m, "softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
+  regen_runtime_ops::register_kernel(m, "adaptive_avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_out));
+  regen_runtime_ops::register_kernel(m, "adaptive_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_avg_pool2d_out));
+  regen_runtime_ops::register_kernel(m, "max_pool3d_with_indices", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices));
+  regen_runtime_ops::register_kernel(m, "max_pool3d_with_indices_backward", TORCH_FN(regen_runtime_ops::wrap_max_pool3d_with_indices_backward));
+  regen_runtime_ops::register_kernel(m, "max_unpool3d.out", TORCH_FN(regen_runtime_ops::wrap_max_unpool3d_out));
+  regen_runtime_ops::register_kernel(m, "reflection_pad1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_reflection_pad1d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "reflection_pad2d.out", TORCH_FN(regen_runtime_ops::wrap_reflection_pad2d_out));
+  regen_runtime_ops::register_kernel(m, "replication_pad3d.out", TORCH_FN(regen_runtime_ops::wrap_replication_pad3d_out));
+  regen_runtime_ops::register_kernel(m, "upsample_linear1d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_upsample_linear1d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "_upsample_bilinear2d_aa_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_bilinear2d_aa_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "_upsample_bicubic2d_aa.out", TORCH_FN(regen_runtime_ops::wrap__upsample_bicubic2d_aa_out));
+  regen_runtime_ops::register_kernel(m, "upsample_nearest3d.out", TORCH_FN(regen_runtime_ops::wrap_upsample_nearest3d_out));
+  regen_runtime_ops::register_kernel(m, "_upsample_nearest_exact3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap__upsample_nearest_exact3d_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_sigmoid_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "slow_conv_transpose3d.out", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d_out));
+  regen_runtime_ops::register_kernel(m, "_slow_conv2d_forward", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_forward));
+  regen_runtime_ops::register_kernel(m, "_conv_depthwise2d.out", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d_out));
+  regen_runtime_ops::register_kernel(m, "conv_depthwise3d", TORCH_FN(regen_runtime_ops::wrap_conv_depthwise3d));
+  regen_runtime_ops::register_kernel(m, "slow_conv3d_forward", TORCH_FN(regen_runtime_ops::wrap_slow_conv3d_forward));
+  regen_runtime_ops::register_kernel(m, "slow_conv_dilated3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated3d));
+  regen_runtime_ops::register_kernel(m, "isposinf.out", TORCH_FN(regen_runtime_ops::wrap_isposinf_out));
+  regen_runtime_ops::register_kernel(m, "isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
+  regen_runtime_ops::register_kernel(m, "special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));
+  regen_runtime_ops::register_kernel(m, "special_ndtri.out", TORCH_FN(regen_runtime_ops::wrap_special_ndtri_out));
+  regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_t_out));
+  regen_runtime_ops::register_kernel(m, "special_laguerre_polynomial_l.out", TORCH_FN(regen_runtime_ops::wrap_special_laguerre_polynomial_l_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1_out));
+  regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0_out));
+  regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_v_out));
+  regen_runtime_ops::register_kernel(m, "_fused_adam_", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace));
 }

@@ -2262,6 +2262,7 @@ macro_rules! norm_methods {
             assign(save_mean, &r.1)?;
             assign(save_invstd, &r.2)
         }
+        #[cfg(regen_has_op = "_batch_norm_with_update")]
         fn _batch_norm_with_update(
             &self,
             input: TensorRef<'_>,
@@ -2285,6 +2286,7 @@ macro_rules! norm_methods {
             let reserve = $crate::kernels::iter::new_tensor(&[0], $crate::kernels::dtype::DType::U8)?;
             Ok((o, m, s, reserve))
         }
+        #[cfg(regen_has_op = "_batch_norm_with_update.out")]
         fn _batch_norm_with_update_out(
             &self,
             input: TensorRef<'_>,
@@ -2332,6 +2334,7 @@ macro_rules! norm_methods {
                 output_mask,
             )
         }
+        #[cfg(regen_has_op = "batch_norm_backward")]
         fn batch_norm_backward(
             &self,
             grad_out: TensorRef<'_>,

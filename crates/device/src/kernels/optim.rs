@@ -510,6 +510,7 @@ macro_rules! optim_methods {
             )
         }
 
+        #[cfg(regen_has_op = "_fused_sgd_")]
         fn _fused_sgd_inplace(
             &self,
             self_: regen_runtime::TensorList<'_>,
@@ -538,6 +539,7 @@ macro_rules! optim_methods {
             )
         }
 
+        #[cfg(regen_has_op = "_fused_sgd_.tensor_lr")]
         fn _fused_sgd_inplace_tensor_lr(
             &self,
             self_: regen_runtime::TensorList<'_>,
@@ -567,6 +569,7 @@ macro_rules! optim_methods {
             )
         }
 
+        #[cfg(regen_has_op = "_fused_adagrad_")]
         fn _fused_adagrad_inplace(
             &self,
             self_: regen_runtime::TensorList<'_>,
