@@ -5,6 +5,9 @@ backend writes these by hand. The package's __init__ imports this module when it
 
 import torch
 
+# torch 2.4 renamed `torch.library.impl_abstract` (2.1-2.3) to `register_fake`; same contract.
+_register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract
+
 
 def _with_size(t, dim, size):
     shape = list(t.shape)
@@ -12,24 +15,24 @@ def _with_size(t, dim, size):
     return shape
 
 
-@torch.library.register_fake("regen::scatter_sum")
+@_register_fake("regen::scatter_sum")
 def _scatter_sum(src, index, dim, dim_size):
     return src.new_empty(_with_size(src, dim, dim_size))
 
 
-@torch.library.register_fake("regen::scatter_sum_backward")
+@_register_fake("regen::scatter_sum_backward")
 def _scatter_sum_backward(grad, index, dim):
     if index.dim() == 1 and grad.dim() > 1:
         return grad.new_empty(_with_size(grad, dim, index.shape[0]))
     return grad.new_empty(index.shape)
 
 
-@torch.library.register_fake("regen::scatter_max")
+@_register_fake("regen::scatter_max")
 def _scatter_max(src, index, dim, dim_size):
     shape = _with_size(src, dim, dim_size)
     return src.new_empty(shape), src.new_empty(shape, dtype=torch.int64)
 
 
-@torch.library.register_fake("regen::scatter_max_backward")
+@_register_fake("regen::scatter_max_backward")
 def _scatter_max_backward(grad_out, src, argmax, dim):
     return grad_out.new_empty(src.shape)
