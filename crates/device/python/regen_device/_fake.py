@@ -5,8 +5,16 @@ backend writes these by hand. The package's __init__ imports this module when it
 
 import torch
 
-# torch 2.4 renamed `torch.library.impl_abstract` (2.1-2.3) to `register_fake`; same contract.
-_register_fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract
+# The same contract under three names: `torch.library.register_fake` (2.4 on),
+# `torch.library.impl_abstract` (2.2-2.3) and `torch._custom_ops.impl_abstract` (2.1).
+if hasattr(torch.library, "register_fake"):
+    _register_fake = torch.library.register_fake
+elif hasattr(torch.library, "impl_abstract"):
+    _register_fake = torch.library.impl_abstract
+else:
+    import torch._custom_ops
+
+    _register_fake = torch._custom_ops.impl_abstract
 
 
 def _with_size(t, dim, size):
