@@ -28,6 +28,11 @@ const USAGE: &str = "usage: cargo xtask <command>
                               lowered CPU capability: ATen's, MKL's or oneDNN's kernels forced to
                               AVX2 or ATen's to scalar, the device's own vector code to AVX2 or
                               scalar (REGEN_CPU_CAPABILITY); one line per run, then the failures
+  opinfo                      the reference device (installed in .venv by e2e) against every OpInfo of
+                              PyTorch's op_db in every dtype (crates/device/python/opinfo/sweep.py):
+                              counts per status, then fails on any difference from
+                              tests/opinfo_known_failures.txt either way, or an op regen.toml
+                              implements served by the CPU fallback; results in target/opinfo (in ci)
   releases [--torch X.Y.Z ...] [--device]
                               for each release (default: the latest patch of every minor release
                               2.1 ... 2.15), one at a time: a fresh .venv-X.Y.Z (removed after; the
@@ -36,7 +41,8 @@ const USAGE: &str = "usage: cargo xtask <command>
                               markdown table and merges its rows into docs/releases.md. Not in ci
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
                               the C++ compile check of the oldest and newest fixtures, all tests,
-                              then e2e; the last line names the steps passed or the one that failed";
+                              then e2e, then opinfo; the last line names the steps passed or the one
+                              that failed";
 
 /// What CI compiles: the full skeleton of the oldest and newest fixtures, and the newest with a
 /// config (implemented ops, autograd registrations, the CPU fallback).
@@ -61,6 +67,7 @@ enum Task {
     },
     /// `None`: every lowered capability; else the one named.
     Capabilities(Option<String>),
+    Opinfo,
     /// The releases to measure (every one of [`RELEASES`] when none is named), and whether the
     /// reference device is built and tested too.
     Releases {
@@ -102,6 +109,8 @@ fn parse_args(args: &[&str]) -> Result<Task, String> {
             )),
         },
         ["capabilities", ..] => Err("capabilities takes only --only NAME".into()),
+        ["opinfo"] => Ok(Task::Opinfo),
+        ["opinfo", ..] => Err("opinfo takes no arguments".into()),
         ["releases", rest @ ..] => {
             let mut torch = Vec::new();
             let mut device = false;
@@ -174,6 +183,7 @@ fn main() -> ExitCode {
         Task::Fuzz(args) => fuzz(&args),
         Task::Footprint { runs } => footprint(runs),
         Task::Capabilities(only) => capabilities(only.as_deref()),
+        Task::Opinfo => opinfo(),
         Task::Releases { torch, device } => releases(&torch, device),
         Task::Regen { check } => regen(check),
         Task::CompileCpp(releases) => releases.iter().try_for_each(|v| compile_cpp(v, None)),
@@ -327,6 +337,8 @@ fn ci() -> Result<(), String> {
         ("cargo tests", Box::new(cargo_tests)),
         // Last: the end-to-end tests are the slowest.
         ("e2e (skeleton, regen new, device tests)", Box::new(|| pinned().and_then(|v| e2e(&v)))),
+        // The device e2e installed, against all of op_db (3-6 minutes on 2 cores).
+        ("opinfo (full sweep, strict)", Box::new(opinfo)),
     ];
     eprintln!("{}", run_steps("ci", steps)?);
     Ok(())
@@ -460,6 +472,26 @@ fn capabilities(only: Option<&str>) -> Result<(), String> {
         0 => Ok(()),
         n => Err(format!("{n} of {} capability runs failed", lines.len())),
     }
+}
+
+/// The full OpInfo sweep of the device as `cargo xtask e2e` installed it in `.venv`, strict both
+/// ways against the known-failures list (a listed entry that passes fails it, as does an unlisted
+/// failure), in subprocesses two at a time so a crash is one record; the summary is sweep.py's.
+fn opinfo() -> Result<(), String> {
+    let root = root();
+    let python = root.join(".venv").join("bin").join("python");
+    if !python.is_file() {
+        return Err(format!("{} not found: run `cargo xtask e2e` first (it installs the device)", python.display()));
+    }
+    let work = root.join("target").join("opinfo");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let device = root.join("crates/device/python");
+    // From target/opinfo, so `import regen_device` finds the installed package, not the source tree.
+    run(Command::new(&python)
+        .current_dir(&work)
+        .arg(device.join("opinfo/sweep.py"))
+        .args(["results.json", "--jobs", "2", "--strict"])
+        .arg(device.join("tests/opinfo_known_failures.txt")))
 }
 
 /// Runs the `regen` CLI of this checkout.
@@ -1062,6 +1094,7 @@ mod tests {
         assert_eq!(parse_args(&["footprint"]), Ok(Task::Footprint { runs: 15 }));
         assert_eq!(parse_args(&["footprint", "--runs", "3"]), Ok(Task::Footprint { runs: 3 }));
         assert_eq!(parse_args(&["capabilities"]), Ok(Task::Capabilities(None)));
+        assert_eq!(parse_args(&["opinfo"]), Ok(Task::Opinfo));
         assert_eq!(
             parse_args(&["capabilities", "--only", "regen-default"]),
             Ok(Task::Capabilities(Some("regen-default".into())))
@@ -1109,6 +1142,7 @@ mod tests {
             r#"capabilities: unknown capability "avx" (one of aten-avx2, aten-default, mkl-avx2, onednn-avx2, regen-avx2, regen-default)"#
         );
         assert_eq!(error(&["capabilities", "avx2"]), "capabilities takes only --only NAME");
+        assert_eq!(error(&["opinfo", "--full"]), "opinfo takes no arguments");
         assert_eq!(error(&["fuzz", "--exec", "10"]), r#"fuzz: unknown option "--exec""#);
         assert_eq!(error(&["fuzz", "--seed", "1", "--execs"]), "fuzz: --execs needs a value");
         assert_eq!(error(&["releases", "--torch"]), "releases: --torch needs X.Y.Z");

@@ -22,8 +22,11 @@ the passes computed by Rust kernels from those that went through the CPU fallbac
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/opinfo/sweep.py \
         [results.json] [--ops cumsum,add] [--dtypes float32] [--chunk 20] [--jobs 2] \
-        [--known-failures draft.txt]
+        [--known-failures draft.txt] [--strict tests/opinfo_known_failures.txt]
 
+--strict compares the results with a known-failures list both ways and exits 1 on any
+difference: a listed entry that passes or fails another way, an unlisted failure, or an op
+regen.toml implements that the CPU fallback served (`cargo xtask opinfo` runs it so).
 --known-failures drafts tests/opinfo_known_failures.txt, each failure named by its diagnosed
 cause (CAUSES below; an unknown failure shows as UNDIAGNOSED: diagnose it, then add a cause).
 --from-results re-summarizes an existing results file without running anything.
@@ -634,6 +637,60 @@ def write_known_failures(records, path):
                 f.write(f"{r['key']:<{width}}  {r['dtype']:<9}  {r['status']:<5}  {reason}\n")
 
 
+# The statuses of a known-failures entry: `varies` passes on some CPUs and fails on others.
+KNOWN_STATUSES = ("fail", "crash", "timeout", "varies")
+
+
+def read_known_failures(path):
+    """{(op key, dtype): (status, reason)} from the lines `op[.variant]  dtype  status  reason` of a
+    known-failures list (tests/opinfo_known_failures.txt); a malformed line raises ValueError
+    naming its line number."""
+    known = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            fields = line.split(None, 3)
+            if len(fields) != 4 or fields[1] not in DTYPES or fields[2] not in KNOWN_STATUSES:
+                raise ValueError(f"{path}:{number}: expected `op dtype {'|'.join(KNOWN_STATUSES)} reason`, got {line!r}")
+            key, dtype, status, reason = fields
+            if (key, dtype) in known:
+                raise ValueError(f"{path}:{number}: {key} {dtype} listed twice")
+            known[(key, dtype)] = (status, reason)
+    return known
+
+
+def strict_differences(records, known, ran_everything):
+    """What a sweep's records and a known-failures list disagree on, one line each: a listed entry
+    that passes (delete its line) or fails another way (a `varies` entry may pass or fail, not
+    crash or time out), a failure the list lacks, and a record in
+    which the CPU fallback served an op regen.toml implements (a value that passes this way proves
+    nothing about the Rust kernel). When the sweep ran every op, a listed entry it did not run is
+    one too (the OpInfo was renamed or removed)."""
+    by_pair = {(r["key"], r["dtype"]): r for r in records}
+    lines = []
+    for (key, dtype), (status, _) in sorted(known.items()):
+        r = by_pair.get((key, dtype))
+        if r is None:
+            if ran_everything:
+                lines.append(f"{key} {dtype}: listed as {status}, but the sweep has no such (op, dtype)")
+        elif status == "varies":
+            if r["status"] not in ("pass", "fail"):
+                lines.append(f"{key} {dtype}: listed as varies, but is {r['status']}: {normalize(r['error'] or '')}")
+        elif r["status"] == "pass":
+            lines.append(f"{key} {dtype}: listed as {status}, but passes: delete its line")
+        elif r["status"] != status:
+            lines.append(f"{key} {dtype}: listed as {status}, but is {r['status']}: {normalize(r['error'] or '')}")
+    for r in records:
+        if r["status"] in ("fail", "crash", "timeout") and (r["key"], r["dtype"]) not in known:
+            lines.append(f"{r['key']} {r['dtype']}: {r['status']}, not listed: {normalize(r['error'] or '')}")
+        left = left_the_device(r)
+        if left:
+            lines.append(f"{r['key']} {r['dtype']}: the CPU fallback served {', '.join(left)}, which regen.toml implements")
+    return lines
+
+
 KNOWN_FAILURES_HEADER = """\
 # Known failures of the regen device in PyTorch's OpInfo sweep (crates/device/python/opinfo/sweep.py):
 # one line per `op[.variant]  dtype  status  reason`, grouped by cause. tests/test_opinfo.py
@@ -682,6 +739,9 @@ def main():
     parser.add_argument("--timeout", type=float, default=20.0, help="seconds per sample")
     parser.add_argument("--max-samples", type=int, default=None, help="samples per (op, dtype) (default: all)")
     parser.add_argument("--known-failures", metavar="PATH", help="also write a draft known-failures list")
+    parser.add_argument("--strict", metavar="PATH",
+                        help="fail (exit 1) when the results and this known-failures list disagree either way, "
+                             "or when the CPU fallback served an op regen.toml implements")
     parser.add_argument("--from-results", action="store_true",
                         help="do not run: summarize the JSON file `out` (and draft --known-failures)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -696,7 +756,7 @@ def main():
         print(summarize(data["results"], data["seconds"]))
         if args.known_failures:
             write_known_failures(data["results"], args.known_failures)
-        return 0
+        return check_strict(data["results"], args)
     start = time.perf_counter()
     op_db = args.op_db = load_op_db()
     wanted = set(args.ops.split(",")) if args.ops else None
@@ -736,6 +796,24 @@ def main():
     if args.known_failures:
         write_known_failures(records, args.known_failures)
         print(f"draft known failures: {args.known_failures}")
+    return check_strict(records, args)
+
+
+def check_strict(records, args):
+    """0, or 1 after printing every difference, when --strict names a known-failures list."""
+    if not args.strict:
+        return 0
+    known = read_known_failures(args.strict)
+    ran_everything = not args.ops and set(args.dtypes.split(",")) == set(DTYPES)
+    lines = strict_differences(records, known, ran_everything)
+    if not lines:
+        print(f"strict: the sweep matches {args.strict} ({len(known)} known failures), and no op "
+              "regen.toml implements was served by the CPU fallback")
+        return 0
+    print(f"strict: {len(lines)} difference(s) from {args.strict}:")
+    for line in lines:
+        print(f"  {line}")
+    return 1
 
 
 if __name__ == "__main__":
