@@ -54,5 +54,11 @@ fn main() {
     let out = out_dir.join("awkward");
     kernels(&awkward.join("RegistrationDeclarations.h"), &awkward.join("regen.toml"), &out);
     mount("awkward", &out);
+    // Kernel groups: a trait per group, and `Kernels` their sum with the ungrouped custom op.
+    let grouped = Path::new(env!("CARGO_MANIFEST_DIR")).join("grouped/regen.toml");
+    println!("cargo::rerun-if-changed={}", grouped.display());
+    let out = out_dir.join("grouped");
+    kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &grouped, &out);
+    mount("grouped", &out);
     std::fs::write(out_dir.join("mods.rs"), mods).unwrap();
 }

@@ -4,7 +4,9 @@
 //! Every field is optional. Without a config, every required op is generated as a skeleton:
 //! a trait method with a default body that raises NotImplementedError, registered for the
 //! device. With `implement = [...]`, those ops get required trait methods and registrations,
-//! and every other op goes to the `fallback` policy. Ops that only some of the releases a
+//! and every other op goes to the `fallback` policy; `[implement]` as a table of groups
+//! (`unary = [...]`, `pool = [...]`) gives each group's ops a trait of their own
+//! (`UnaryKernels`, `PoolKernels`), which a backend implements in the file of that family. Ops that only some of the releases a
 //! backend builds for have are listed in `optional` too: where the header lacks one, it is
 //! reported as absent (selection.json, a build warning) instead of being an unknown name.
 
@@ -43,7 +45,7 @@ struct RawConfig {
     dispatch_key: Option<Spanned<String>>,
     namespace: Option<Spanned<String>>,
     symbol_prefix: Option<Spanned<String>>,
-    implement: Option<Vec<Spanned<String>>>,
+    implement: Option<RawImplement>,
     #[serde(default)]
     exclude: Vec<Spanned<String>>,
     #[serde(default)]
@@ -57,6 +59,63 @@ struct RawConfig {
     #[serde(default)]
     custom_op: Vec<crate::custom::RawCustomOp>,
     ops_json: Option<Spanned<String>>,
+}
+
+/// `implement` as written: a list of ops, or a table of groups, each a list of ops (in the
+/// config's order). Read by hand, not with `#[serde(untagged)]`, which would lose the positions.
+enum RawImplement {
+    Flat(Vec<Spanned<String>>),
+    Groups(Vec<(Spanned<String>, Vec<Spanned<String>>)>),
+}
+
+impl<'de> Deserialize<'de> for RawImplement {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RawImplement;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of op names, or a table of kernel groups, each a list of op names")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawImplement, A::Error> {
+                let mut ops = Vec::new();
+                while let Some(op) = seq.next_element()? {
+                    ops.push(op);
+                }
+                Ok(RawImplement::Flat(ops))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawImplement, A::Error> {
+                let mut groups = Vec::new();
+                while let Some(group) = map.next_entry()? {
+                    groups.push(group);
+                }
+                Ok(RawImplement::Groups(groups))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A kernel group of `[implement]`: its ops are the required methods of the trait
+/// [`KernelGroup::trait_name`] in the generated `kernels.rs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelGroup {
+    /// As written (`resample_aa`), with its position.
+    pub name: Named,
+    /// The group's ops, in the config's order.
+    pub ops: Vec<String>,
+}
+
+impl KernelGroup {
+    /// The group's trait: `resample_aa` -> `ResampleAaKernels`.
+    pub fn trait_name(&self) -> String {
+        let mut out = String::new();
+        for word in self.name.name.split('_').filter(|w| !w.is_empty()) {
+            let mut chars = word.chars();
+            out.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+            out.push_str(chars.as_str());
+        }
+        out + "Kernels"
+    }
 }
 
 /// An op name as written in the config, with its position for diagnostics.
@@ -77,8 +136,10 @@ pub struct Config {
     /// Prefix of the Rust entry-point symbols (`{prefix}_{rust_name}`); distinct prefixes let
     /// two generated backends live in one process.
     pub symbol_prefix: String,
-    /// `None`: skeleton mode, every selected op is registered.
+    /// `None`: skeleton mode, every selected op is registered. With groups, every group's ops.
     pub implement: Option<Vec<Named>>,
+    /// The kernel groups of `[implement]`, in the config's order; empty for a flat list.
+    pub groups: Vec<KernelGroup>,
     pub exclude: Vec<Named>,
     pub exclude_families: Vec<Family>,
     pub fallback: Fallback,
@@ -106,6 +167,7 @@ impl Default for Config {
             namespace: "regen_generated".into(),
             symbol_prefix: default_symbol_prefix("regen"),
             implement: None,
+            groups: Vec::new(),
             exclude: Vec::new(),
             exclude_families: Vec::new(),
             fallback: Fallback::Error,
@@ -260,8 +322,16 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             }
         }
     }
+    let (implement, groups) = match raw.implement {
+        None => (None, Vec::new()),
+        Some(RawImplement::Flat(ops)) => (Some(named(ops)), Vec::new()),
+        Some(RawImplement::Groups(raw_groups)) => {
+            let (implement, groups) = resolve_groups(raw_groups, source, &mut errors);
+            (Some(implement), groups)
+        }
+    };
     let optional = named(raw.optional);
-    let implemented: Vec<&str> = raw.implement.iter().flatten().map(|s| s.get_ref().as_str()).collect();
+    let implemented: Vec<&str> = implement.iter().flatten().map(|n| n.name.as_str()).collect();
     for n in optional.iter().filter(|n| !implemented.contains(&n.name.as_str())) {
         errors.push(diag_at(
             source,
@@ -289,7 +359,8 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         dispatch_key,
         namespace,
         symbol_prefix,
-        implement: raw.implement.map(named),
+        implement,
+        groups,
         exclude: named(raw.exclude),
         exclude_families,
         fallback,
@@ -301,4 +372,63 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         ops_json,
         source: source.to_owned(),
     })
+}
+
+/// The groups of `[implement]` and all their ops: a group's name must read as a Rust identifier in
+/// snake case (its trait's name is made from it), and an op may be in one group only (its method
+/// belongs to one trait).
+fn resolve_groups(
+    mut raw: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
+    source: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> (Vec<Named>, Vec<KernelGroup>) {
+    // The toml crate hands a table's keys over sorted; their positions give the config's order.
+    raw.sort_by_key(|(name, _)| name.span().start);
+    let mut implement: Vec<Named> = Vec::new();
+    let mut group_of: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut groups = Vec::new();
+    for (name, ops) in raw {
+        let name = Named { span: name.span(), name: name.into_inner() };
+        let snake = name.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !snake {
+            errors.push(diag_at(
+                source,
+                &name.span,
+                format!(
+                    "kernel group {:?} must be a snake_case name (a lowercase letter, then lowercase letters, digits \
+                     and `_`): it names the group's trait",
+                    name.name
+                ),
+            ));
+        }
+        let mut group = KernelGroup { name, ops: Vec::new() };
+        if let Some(other) = groups.iter().find(|g: &&KernelGroup| g.trait_name() == group.trait_name()) {
+            errors.push(diag_at(
+                source,
+                &group.name.span,
+                format!(
+                    "kernel groups `{}` and `{}` would both be the trait {}",
+                    other.name.name,
+                    group.name.name,
+                    group.trait_name()
+                ),
+            ));
+        }
+        for op in named(ops) {
+            if let Some(first) = group_of.get(&op.name) {
+                errors.push(diag_at(
+                    source,
+                    &op.span,
+                    format!("`{}` is already in kernel group `{first}`: an op's method belongs to one trait", op.name),
+                ));
+                continue;
+            }
+            group_of.insert(op.name.clone(), group.name.name.clone());
+            group.ops.push(op.name.clone());
+            implement.push(op);
+        }
+        groups.push(group);
+    }
+    (implement, groups)
 }

@@ -9,6 +9,8 @@
 
 use std::fmt::Write as _;
 
+use rustc_hash::FxHashMap;
+
 use crate::config::Config;
 use crate::rust_name::{kernel_symbol, rust_bindings};
 use crate::select::{Selected, Selection};
@@ -73,13 +75,47 @@ fn row(out: &mut String, k: usize, s: &Selected<'_>, config: &Config) {
     out.push_str(if crossing.is_empty() { "};\n" } else { " };\n" });
 }
 
-/// The whole `kernels.rs` text, starting with its `@generated` line.
+/// The whole `kernels.rs` text, starting with its `@generated` line. With kernel groups, the rows
+/// come in blocks: `Kernels`' own (ops in no group: stubs, custom ops), then each group's, in the
+/// config's order, counted through in that order.
 pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> String {
     let rows: Vec<&Selected<'_>> = selection.entry_points().collect();
     let mut out = String::with_capacity(512 + rows.len() * 320);
     let _ = write!(out, "// {note}\n\n{IMPORTS}\nregen_runtime::kernels! {{\n");
-    for (k, s) in rows.iter().enumerate() {
+    if config.groups.is_empty() {
+        for (k, s) in rows.iter().enumerate() {
+            row(&mut out, k, s, config);
+        }
+        out.push_str("}\n");
+        return out;
+    }
+    let group_of: FxHashMap<&str, usize> = config
+        .groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| group.ops.iter().map(move |op| (op.as_str(), g)))
+        .collect();
+    // A custom op's key (`ns::name`) is never an `implement` name: it stays in `Kernels`.
+    let group = |s: &Selected<'_>| group_of.get(s.op.key.as_str()).copied();
+    let mut k = 0;
+    out.push_str("kernels {\n");
+    for s in rows.iter().filter(|s| group(s).is_none()) {
         row(&mut out, k, s, config);
+        k += 1;
+    }
+    out.push_str("}\n");
+    for (g, kernel_group) in config.groups.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
+            kernel_group.name.name,
+            kernel_group.trait_name()
+        );
+        for s in rows.iter().filter(|s| group(s) == Some(g)) {
+            row(&mut out, k, s, config);
+            k += 1;
+        }
+        out.push_str("}\n");
     }
     out.push_str("}\n");
     out

@@ -428,7 +428,25 @@ fn config_for(rng: &mut Rng, keys: &[String], schemas: &[String]) -> String {
         let autograd: Vec<String> = implement.iter().filter(|_| rng.chance(40)).cloned().collect();
         let optional: Vec<String> = implement.iter().filter(|_| rng.chance(20)).cloned().collect();
         let exclude: Vec<String> = keys.iter().filter(|k| !implement.contains(k) && rng.chance(30)).cloned().collect();
-        c.push_str(&format!("implement = {}\n", toml_list(&implement)));
+        if rng.chance(30) {
+            // Kernel groups, as an inline table (the keys that follow stay top-level), each op in
+            // one of up to three groups, named plainly or from NAMES (awkward names are errors).
+            let groups: Vec<String> = (0..3)
+                .map(|g| if rng.chance(80) { format!("group_{g}") } else { (*rng.pick(NAMES)).to_owned() })
+                .collect();
+            let mut members: Vec<Vec<String>> = vec![Vec::new(); groups.len()];
+            for op in &implement {
+                members[rng.below(groups.len())].push(op.clone());
+            }
+            let tables: Vec<String> = groups
+                .iter()
+                .zip(&members)
+                .map(|(g, ops)| format!("{} = {}", toml_string(g), toml_list(ops)))
+                .collect();
+            c.push_str(&format!("implement = {{ {} }}\n", tables.join(", ")));
+        } else {
+            c.push_str(&format!("implement = {}\n", toml_list(&implement)));
+        }
         c.push_str(&format!(
             "autograd = {}\noptional = {}\nexclude = {}\n",
             toml_list(&autograd),

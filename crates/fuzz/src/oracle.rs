@@ -376,6 +376,24 @@ fn check_rust(text: &str) -> Result<(), String> {
     let rows = rows
         .parse_body_with(|input: syn::parse::ParseStream<'_>| {
             let mut rows = Vec::new();
+            if input.peek(syn::Ident) {
+                // Kernel groups: `kernels { rows }`, then `/// doc` `group NameKernels { rows }`s.
+                while !input.is_empty() {
+                    syn::Attribute::parse_outer(input)?;
+                    let head: syn::Ident = input.parse()?;
+                    if head == "group" {
+                        input.parse::<syn::Ident>()?;
+                    } else if head != "kernels" || !rows.is_empty() {
+                        return Err(syn::Error::new(head.span(), "expected `kernels { .. }` first, then `group`s"));
+                    }
+                    let block;
+                    syn::braced!(block in input);
+                    while !block.is_empty() {
+                        rows.push(block.parse::<Row>()?);
+                    }
+                }
+                return Ok(rows);
+            }
             while !input.is_empty() {
                 rows.push(input.parse::<Row>()?);
             }

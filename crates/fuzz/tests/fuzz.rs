@@ -66,3 +66,16 @@ fn keyword_names_are_generated_escaped() {
     let line = r#"at::Tensor & type(at::Tensor & self, const at::Tensor & int, int64_t kernels, int64_t regen_a0, double _); // {"schema": "aten::type(Tensor(a!) self, Tensor int, int kernels, int regen_a0, float _) -> Tensor(a!)", "dispatch": "True", "default": "False"}"#;
     assert_eq!(exec(&header_only(&format!("{line}\n"))), Ok(Outcome::Generated));
 }
+
+/// Kernel groups (an inline `implement` table, as the mutator writes them) reach the emitters, and
+/// the oracle reads the grouped `kernels!` blocks; a group name that is no snake_case identifier
+/// is the config's error.
+#[test]
+fn grouped_configs_are_generated_and_checked() {
+    let line = r#"Tensor & add_out(const Tensor & self, const Tensor & other, const Scalar & alpha, Tensor & out); // {"schema": "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", "dispatch": "True", "default": "False"}"#;
+    let with = |config: &str| Input { config: Some(config.to_owned()), ..header_only(&format!("{line}\n")) };
+    let outcome = exec(&with("implement = { arith = [\"add.out\"], empty = [] }\n")).expect("no finding");
+    assert!(matches!(outcome, Outcome::Generated), "{outcome:?}");
+    let outcome = exec(&with("implement = { \"fn\" = [\"add.out\"], \"Bad\" = [] }\n")).expect("no finding");
+    assert!(matches!(outcome, Outcome::Rejected("config", ref m) if m.contains("snake_case")), "{outcome:?}");
+}

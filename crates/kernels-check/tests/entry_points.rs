@@ -151,3 +151,54 @@ fn skeleton_methods_default_to_not_implemented() {
     );
     assert_eq!(skeleton::native_calls("mul.out"), Some(2));
 }
+
+/// With kernel groups, each entry point calls its group's trait method on the installed kernels,
+/// the ops in no group (here a custom op) `Kernels`' own.
+#[test]
+fn grouped_entry_points_call_their_groups_methods() {
+    use regen_kernels_check::grouped;
+    struct Grouped;
+    impl grouped::ArithKernels for Grouped {
+        fn add_out(&self, _: TensorRef<'_>, _: TensorRef<'_>, _: Scalar, _: TensorRef<'_>) -> Result<()> {
+            Err(Error::value("arith's add.out"))
+        }
+        fn _local_scalar_dense(&self, self_: TensorRef<'_>) -> Result<Scalar> {
+            Ok(Scalar::Int(self_.numel()))
+        }
+    }
+    impl grouped::ShapeKernels for Grouped {
+        fn split_with_sizes_copy_out(&self, _: TensorRef<'_>, _: &[i64], dim: i64, _: TensorList<'_>) -> Result<()> {
+            Err(Error::index(format!("shape's split, dim {dim}")))
+        }
+    }
+    impl grouped::Kernels for Grouped {
+        fn grouped_twice(&self, _: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+            Err(Error::not_implemented("the custom op"))
+        }
+    }
+    assert_eq!(grouped::OPS, ["grouped::twice", "add.out", "_local_scalar_dense", "split_with_sizes_copy.out"]);
+    assert!(grouped::install(Grouped));
+    let a = tensor(&[2, 3], &[3, 1], 6);
+    let alpha = regen_scalar { tag: REGEN_SCALAR_INT, reserved: 0, f: 0.0, imag: 0.0, i: 1 };
+    // SAFETY: arguments are valid for the call, as the C++ wrapper guarantees.
+    let e = take_error(unsafe { grouped::k_grouped_add_out(a, a, alpha, a) });
+    assert_eq!(e, Some((REGEN_ERROR_VALUE, "aten::add.out: arith's add.out".into())));
+    let mut slot = regen_scalar { tag: REGEN_SCALAR_NONE, reserved: 0, f: 0.0, imag: 0.0, i: 0 };
+    // SAFETY: as above; `slot` is writable.
+    assert_eq!(take_error(unsafe { grouped::k_grouped__local_scalar_dense(a, &mut slot) }), None);
+    assert_eq!((slot.tag, slot.i), (REGEN_SCALAR_INT, 6));
+    let sizes = [1i64];
+    let split = regen_i64_list { ptr: sizes.as_ptr(), len: 1, has_value: true };
+    let outs = regen_tensor_list { ptr: [a].as_ptr(), len: 1 };
+    // SAFETY: as above.
+    let e = take_error(unsafe { grouped::k_grouped_split_with_sizes_copy_out(a, split, 1, outs) });
+    assert_eq!(e, Some((REGEN_ERROR_INDEX, "aten::split_with_sizes_copy.out: shape's split, dim 1".into())));
+    let mut out = regen_tensor::NONE;
+    // SAFETY: as above; `out` is writable.
+    let e = take_error(unsafe { grouped::k_grouped_grouped_twice(a, &mut out) });
+    assert_eq!(e, Some((REGEN_ERROR_NOT_IMPLEMENTED, "grouped::twice: the custom op".into())));
+    // Each entry point counts its calls, in the order of OPS.
+    assert_eq!(grouped::native_calls("add.out"), Some(1));
+    assert_eq!(grouped::native_calls("split_with_sizes_copy.out"), Some(1));
+    assert_eq!(grouped::native_calls("grouped::twice"), Some(1));
+}

@@ -330,6 +330,80 @@ fn optional_ops_absent_from_a_release_are_reported_not_errors() {
     );
 }
 
+#[test]
+fn kernel_groups_become_traits_and_kernels_their_sum() {
+    let dir = scratch();
+    let config =
+        "fallback = \"cpu\"\n[implement]\narith = [\"add.out\", \"add.Tensor\"]\nreduce_max = [\"max.dim_max\"]\n";
+    std::fs::write(dir.path().join("regen.toml"), config).unwrap();
+    let out = regen_in(dir.path(), &["--header", "small.h", "--out", "out", "--config", "regen.toml"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kernels = std::fs::read_to_string(dir.path().join("out/kernels.rs")).unwrap();
+    // Blocks in the config's order, each op in its group's, counters running through them; an
+    // op in no group would be in `kernels { }`.
+    let heads: Vec<String> = kernels
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("kernels {") || t.starts_with("group ") || t.starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "kernels {",
+            "group ArithKernels {",
+            "0 kernel \"add.Tensor\"",
+            "1 kernel \"add.out\"",
+            "group ReduceMaxKernels {",
+            "2 kernel \"max.dim_max\""
+        ],
+        "{kernels}"
+    );
+    assert!(
+        kernels.contains("/// The kernels of group `reduce_max` (regen.toml `[implement]`).\ngroup ReduceMaxKernels {")
+    );
+    // The same ops registered as with a flat list: groups change only the Rust traits.
+    let flat = dir.path().join("flat");
+    std::fs::create_dir(&flat).unwrap();
+    std::fs::copy(dir.path().join("small.h"), flat.join("small.h")).unwrap();
+    std::fs::write(
+        flat.join("regen.toml"),
+        "fallback = \"cpu\"\nimplement = [\"add.out\", \"add.Tensor\", \"max.dim_max\"]\n",
+    )
+    .unwrap();
+    let out = regen_in(&flat, &["--header", "small.h", "--out", "out", "--config", "regen.toml"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for file in ["register_1.cpp", "register_fallback.cpp", "selection.json", "ops.json"] {
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("out").join(file)).unwrap(),
+            std::fs::read_to_string(flat.join("out").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn kernel_group_errors_point_into_the_config() {
+    let stderr = config_error("[implement]\nUnary = [\"add.out\"]\n");
+    assert!(stderr.starts_with("regen.toml:2:1: error: kernel group \"Unary\" must be a snake_case name"), "{stderr}");
+    let stderr = config_error("[implement]\nbinary = [\"add.out\"]\nmore = [\"max.dim_max\", \"add.out\"]\n");
+    assert!(stderr.starts_with("regen.toml:3:24: error: `add.out` is already in kernel group `binary`"), "{stderr}");
+    let stderr = config_error("[implement]\nresample_aa = [\"add.out\"]\nresample__aa = [\"max.dim_max\"]\n");
+    assert!(
+        stderr.starts_with(
+            "regen.toml:3:1: error: kernel groups `resample_aa` and `resample__aa` would both be the trait \
+             ResampleAaKernels"
+        ),
+        "{stderr}"
+    );
+    let stderr = config_error("[implement]\nbinary = [\"add.out\", \"random_.from_int\"]\n");
+    assert!(stderr.starts_with("regen.toml:2:22: error: no op `random_.from_int` in this header"), "{stderr}");
+    let stderr = config_error("implement = 3\n");
+    assert!(stderr.contains("a list of op names, or a table of kernel groups, each a list of op names"), "{stderr}");
+}
+
 /// Runs regen over the real 2.4.1 header with `config`.
 fn regen_241(config: &str) -> (tempfile::TempDir, Output) {
     let dir = tempfile::tempdir().unwrap();

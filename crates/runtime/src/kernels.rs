@@ -17,22 +17,49 @@
 //! point's symbol, the trait method with each argument's safe type `=` its ABI type, and the
 //! result type with, in braces, a value binding and its out-slot parameter for each result that
 //! crosses back.
+//!
+//! With kernel groups (`[implement]` as a table in regen.toml) the rows come in blocks, one
+//! `kernels { ... }` for the `Kernels` trait's own methods and one `group NameKernels { ... }` per
+//! group; each group is a trait of its own and `Kernels` their sum.
 
 /// Expands a generated `kernels.rs` (see the [module](mod@crate::kernels) docs for the row syntax).
-/// The names it defines (`Kernels`, `OPS`, `install`, `native_calls`) are the backend's API; the
-/// argument types a row names must be in scope where it expands (the generated file imports them).
+/// The names it defines (`Kernels`, `OPS`, `install`, `native_calls`, and one trait per kernel
+/// group) are the backend's API; the argument types a row names must be in scope where it expands
+/// (the generated file imports them).
+///
+/// Rows are either all at the top (a flat `implement` list: every method is `Kernels`'), or in
+/// blocks: `kernels { rows }` for `Kernels`' own methods (ops without a group, stubs, custom ops),
+/// then `group UnaryKernels { rows }` for each group of `[implement]`, whose ops become the
+/// required methods of a trait of that name. `Kernels` is then the sum of the group traits, so a
+/// backend writes one plain `impl UnaryKernels for Backend { ... }` per group, in its own file.
+/// Counters run through the blocks in order.
 #[macro_export]
 macro_rules! kernels {
     (
+        kernels {
+            $(
+                $(#[doc = $doc:literal])*
+                $k:literal $state:ident $key:literal $qualified:literal $symbol:ident
+                fn $method:ident($($arg:ident: $safe:ty = $abi:ty),* $(,)?) -> $ret:ty {
+                    $($value:ident => $slot:ident: $slot_ty:ty),* $(,)?
+                };
+            )*
+        }
         $(
-            $(#[doc = $doc:literal])*
-            $k:literal $state:ident $key:literal $qualified:literal $symbol:ident
-            fn $method:ident($($arg:ident: $safe:ty = $abi:ty),* $(,)?) -> $ret:ty {
-                $($value:ident => $slot:ident: $slot_ty:ty),* $(,)?
-            };
+            $(#[doc = $gdoc:literal])*
+            group $group:ident {
+                $(
+                    $(#[doc = $gmdoc:literal])*
+                    $gk:literal kernel $gkey:literal $gqualified:literal $gsymbol:ident
+                    fn $gmethod:ident($($garg:ident: $gsafe:ty = $gabi:ty),* $(,)?) -> $gret:ty {
+                        $($gvalue:ident => $gslot:ident: $gslot_ty:ty),* $(,)?
+                    };
+                )*
+            }
         )*
     ) => {
-        /// The backend's kernels, one method per registered op, documented with its schema.
+        /// The backend's kernels, one method per registered op, documented with its schema: the
+        /// methods of its kernel groups' traits, if it has groups, and its own.
         /// Methods with a default body are not implemented yet: they raise NotImplementedError.
         // Method names are PyTorch's op names (`from_file`, `to_mkldnn`), not Rust conventions.
         #[allow(
@@ -42,7 +69,7 @@ macro_rules! kernels {
             clippy::wrong_self_convention,
             clippy::should_implement_trait
         )]
-        pub trait Kernels: Send + Sync + 'static {
+        pub trait Kernels: $($group +)* Send + Sync + 'static {
             $(
                 $crate::__kernel_method! {
                     $state $key $(#[doc = $doc])* fn $method($($arg: $safe),*) -> $ret
@@ -50,10 +77,26 @@ macro_rules! kernels {
             )*
         }
 
+        $(
+            $(#[doc = $gdoc])*
+            #[allow(
+                clippy::too_many_arguments,
+                clippy::type_complexity,
+                clippy::wrong_self_convention,
+                clippy::should_implement_trait
+            )]
+            pub trait $group {
+                $(
+                    $(#[doc = $gmdoc])*
+                    fn $gmethod(&self, $($garg: $gsafe),*) -> $crate::Result<$gret>;
+                )*
+            }
+        )*
+
         static KERNELS: ::std::sync::OnceLock<::std::boxed::Box<dyn Kernels>> = ::std::sync::OnceLock::new();
 
         /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-        pub const OPS: &[&str] = &[$($key),*];
+        pub const OPS: &[&str] = &[$($key,)* $($($gkey,)*)*];
 
         /// How many times each entry point was called.
         static CALLS: [::std::sync::atomic::AtomicU64; OPS.len()] =
@@ -80,26 +123,67 @@ macro_rules! kernels {
         }
 
         $(
-            #[doc = concat!(" Entry point of `", $qualified, "`, called by its C++ wrapper.")]
-            ///
-            /// # Safety
-            /// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
-            /// and passes a valid slot for each result.
-            // One result binds as `let (v) = ...`: the parentheses are the tuple case's.
-            #[allow(unused_parens)]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::abi::regen_error {
-                $crate::ffi::call($qualified, &CALLS[$k], || {
-                    let ($($value),*) = kernels()?.$method(
-                        // SAFETY: the C++ wrapper keeps every argument alive for the call.
-                        $(unsafe { <$safe as $crate::args::FromAbi<'_>>::from_abi(&$arg) }?),*
-                    )?;
-                    // SAFETY: the C++ wrapper passes a valid slot for each result.
-                    $(unsafe { $crate::args::IntoSlot::write($value, $slot) }?;)*
-                    Ok(())
-                })
+            $crate::__kernel_entry! {
+                Kernels $k $qualified $symbol $method($($arg: $safe = $abi),*) { $($value => $slot: $slot_ty),* }
             }
         )*
+        $($(
+            $crate::__kernel_entry! {
+                $group $gk $gqualified $gsymbol $gmethod($($garg: $gsafe = $gabi),*) { $($gvalue => $gslot: $gslot_ty),* }
+            }
+        )*)*
+    };
+    // A flat list of rows: all of them `Kernels`' own.
+    (
+        $(
+            $(#[doc = $doc:literal])*
+            $k:literal $state:ident $key:literal $qualified:literal $symbol:ident
+            fn $method:ident($($arg:ident: $safe:ty = $abi:ty),* $(,)?) -> $ret:ty {
+                $($value:ident => $slot:ident: $slot_ty:ty),* $(,)?
+            };
+        )*
+    ) => {
+        $crate::kernels! {
+            kernels {
+                $(
+                    $(#[doc = $doc])*
+                    $k $state $key $qualified $symbol
+                    fn $method($($arg: $safe = $abi),*) -> $ret { $($value => $slot: $slot_ty),* };
+                )*
+            }
+        }
+    };
+}
+
+/// The `extern "C"` entry point of one row: converts the arguments, calls the method of trait
+/// `$trait` (`Kernels` or a group's) on the installed kernels, writes the results to their slots.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_entry {
+    (
+        $trait:ident $k:literal $qualified:literal $symbol:ident
+        $method:ident($($arg:ident: $safe:ty = $abi:ty),*) { $($value:ident => $slot:ident: $slot_ty:ty),* }
+    ) => {
+        #[doc = concat!(" Entry point of `", $qualified, "`, called by its C++ wrapper.")]
+        ///
+        /// # Safety
+        /// Only the generated C++ wrapper calls this: it keeps every argument alive for the call
+        /// and passes a valid slot for each result.
+        // One result binds as `let (v) = ...`: the parentheses are the tuple case's.
+        #[allow(unused_parens)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::abi::regen_error {
+            $crate::ffi::call($qualified, &CALLS[$k], || {
+                let ($($value),*) = <dyn Kernels as $trait>::$method(
+                    kernels()?,
+                    // SAFETY: the C++ wrapper keeps every argument alive for the call.
+                    $(unsafe { <$safe as $crate::args::FromAbi<'_>>::from_abi(&$arg) }?),*
+                )?;
+                // SAFETY: the C++ wrapper passes a valid slot for each result.
+                $(unsafe { $crate::args::IntoSlot::write($value, $slot) }?;)*
+                Ok(())
+            })
+        }
     };
 }
 
