@@ -77,7 +77,9 @@ def read_native_ops(path=REGEN_TOML):
         import tomllib
 
         with open(path, "rb") as f:
-            return list(tomllib.load(f)["implement"])
+            implement = tomllib.load(f)["implement"]
+        # A flat list, or (regen.toml's kernel groups) a table of lists.
+        return [op for ops in implement.values() for op in ops] if isinstance(implement, dict) else list(implement)
     except (ImportError, OSError, KeyError):
         return NATIVE_OPS_V1
 

@@ -4,11 +4,15 @@ differently (a dtype it had no kernel for, an overload or a check it did not hav
 message, another random stream). Each such case is skipped on the releases where it was seen,
 with its reason, so `cargo xtask e2e --torch X.Y.Z` reports what differs instead of failing.
 
+A case that fails on an older release because CPU of that release has no kernel for its dtype or
+op at all is skipped by pytest_runtest_makereport, with CPU's message.
+
 A row is (test: `file::function`, or a prefix ending in "::" or "_"; predicate on the case's
 parameters or None for every case; newest release where CPU differs; reason). Skips that are not
 CPU's doing (a device gap, a test of the pinned release's generated files) are OTHER_SKIPS."""
 
 import os
+import re
 
 import pytest
 import torch
@@ -193,6 +197,34 @@ def _native_ops_stay_on_the_device(request):
     if left:
         pytest.fail("left the device: the CPU fallback served " +
                     ", ".join(f"{op} ({n} call(s))" for op, n in sorted(left.items())) + ", which regen.toml implements")
+
+
+# CPU's messages when it has no kernel for a dtype or for an op at all: `"GroupNormKernelImpl" not
+# implemented for 'Half'` (AT_DISPATCH) and "Could not run 'aten::x' with arguments from the 'CPU'
+# backend" (the dispatcher).
+CPU_HAS_NO_KERNEL = re.compile(
+    r"\"(?P<kernel>\w+)\" not implemented for '(?P<dtype>\w+)'"
+    r"|Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a release older than the pinned one, a case that failed because CPU of that release has
+    no kernel for its dtype or op (older releases lack most Half kernels, GradScaler's CPU kernels
+    came in 2.3) compares the device with nothing: it is reported as skipped, with CPU's message as
+    the reason. On the pinned release such a failure stays a failure."""
+    outcome = yield
+    report = outcome.get_result()
+    if PINNED or call.when != "call" or call.excinfo is None:
+        return
+    if not call.excinfo.errisinstance((RuntimeError, NotImplementedError)):
+        return
+    match = CPU_HAS_NO_KERNEL.search(str(call.excinfo.value))
+    if match:
+        what = (f"no {match['dtype']} kernel {match['kernel']}" if match["kernel"] else f"no kernel for {match['op']}")
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"CPU of torch {torch.__version__} has {what}")
 
 
 def pytest_configure(config):

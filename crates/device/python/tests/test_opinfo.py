@@ -213,3 +213,14 @@ def test_every_kernel_family_is_in_the_slice():
         for key in keys:
             assert key in OPS or not PINNED, f"{family}: no OpInfo {key}"
             assert key not in OPS or sweep.skip_reason(OPS[key]) is None, f"{family}: the sweep skips {key}"
+
+
+def test_the_native_op_list_is_regen_tomls():
+    # sweep.NATIVE_OPS (and the suite's native-op guard, devtest.NATIVE_OPS) reads regen.toml's
+    # `implement` itself; regen's own reading of it is generated/selection.json. Were they to
+    # disagree (a config shape the script misreads), every nativeness check would check nothing.
+    selection = os.path.join(HERE, "..", "..", "generated", "selection.json")
+    with open(selection) as f:
+        implemented = json.load(f)["implemented"]
+    assert len(implemented) > 500
+    assert sorted(sweep.read_native_ops()) == sorted(implemented)

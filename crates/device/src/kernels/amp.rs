@@ -168,35 +168,33 @@ pub fn update_scale(
     Ok(())
 }
 
-#[macro_export]
-macro_rules! amp_methods {
-    () => {
-        fn _amp_foreach_non_finite_check_and_unscale_inplace(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            found_inf: TensorRef<'_>,
-            inv_scale: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::amp::non_finite_check_and_unscale(self_, found_inf, inv_scale)
-        }
+/// This family's kernels: group `amp` of regen.toml's `[implement]`.
+impl crate::generated::AmpKernels for crate::backend::Backend {
+    fn _amp_foreach_non_finite_check_and_unscale_inplace(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        found_inf: TensorRef<'_>,
+        inv_scale: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::amp::non_finite_check_and_unscale(self_, found_inf, inv_scale)
+    }
 
-        fn _amp_update_scale_inplace(
-            &self,
-            self_: TensorRef<'_>,
-            growth_tracker: TensorRef<'_>,
-            found_inf: TensorRef<'_>,
-            scale_growth_factor: f64,
-            scale_backoff_factor: f64,
-            growth_interval: i64,
-        ) -> Result<()> {
-            $crate::kernels::amp::update_scale(
-                self_,
-                growth_tracker,
-                found_inf,
-                scale_growth_factor,
-                scale_backoff_factor,
-                growth_interval,
-            )
-        }
-    };
+    fn _amp_update_scale_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        growth_tracker: TensorRef<'_>,
+        found_inf: TensorRef<'_>,
+        scale_growth_factor: f64,
+        scale_backoff_factor: f64,
+        growth_interval: i64,
+    ) -> Result<()> {
+        crate::kernels::amp::update_scale(
+            self_,
+            growth_tracker,
+            found_inf,
+            scale_growth_factor,
+            scale_backoff_factor,
+            growth_interval,
+        )
+    }
 }

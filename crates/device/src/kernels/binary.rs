@@ -1,7 +1,7 @@
 //! Binary elementwise ops as table rows. [`binary_ops!`] defines each op once — its scalar
 //! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
 //! [`Real`], `c` complex) and whether integers compute as float — and [`binary_table!`] lists the
-//! generated `Kernels` methods each op serves, with their argument shape: `tt` (tensor, tensor),
+//! generated `BinaryKernels` methods each op serves, with their argument shape: `tt` (tensor, tensor),
 //! `ts` (tensor, Scalar), `st` (Scalar, tensor), `tta` (tensor, tensor, alpha), and `p` before
 //! them for predicates, whose result is Bool. Adding an op is a row in each (and regen.toml).
 
@@ -511,7 +511,7 @@ macro_rules! binary_table {
     };
 }
 
-/// The `Kernels` methods of [`binary_table!`], for `impl Kernels for ...`.
+/// The trait methods of [`binary_table!`]'s rows (its callback in the `BinaryKernels` impl below).
 #[macro_export]
 macro_rules! binary_methods {
     ($($method:ident $kind:ident $op:ident;)*) => {$(
@@ -565,6 +565,34 @@ macro_rules! binary_methods {
             $crate::kernels::binary::run_predicate::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b), out)
         }
     };
+}
+
+/// This family's kernels: group `binary` of regen.toml's `[implement]`, every row of the table and
+/// the forms PyTorch does not derive from `.out`, registered as they are.
+impl crate::generated::BinaryKernels for crate::backend::Backend {
+    crate::binary_table!(binary_methods);
+
+    fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        functional::<ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other))
+    }
+
+    fn floor_divide_inplace_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<()> {
+        run::<ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other), None, self_)
+    }
+
+    fn remainder_scalar_tensor(&self, self_: Scalar, other: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        functional::<ops::Remainder>(Input::Scalar(self_), Input::Tensor(other))
+    }
+
+    fn div_out_mode(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        rounding_mode: Option<&str>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        div_mode(self_, other, rounding_mode, out)
+    }
 }
 
 /// A functional form (`torch.floor_divide(a, b)`) of an op whose functional form PyTorch does

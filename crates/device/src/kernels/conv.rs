@@ -1311,327 +1311,324 @@ pub fn col2im_out(
     with_size(&out, &shape, |out| copy::copy_(*out, result.as_ref()))
 }
 
-/// The one-line `Kernels` methods of the convolution ops (invoked in `backend.rs`'s impl).
-#[macro_export]
-macro_rules! conv_methods {
-    () => {
-        fn convolution_overrideable(
-            &self,
-            input: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            transposed: bool,
-            output_padding: &[i64],
-            groups: i64,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            $crate::kernels::conv::convolution(
-                input,
-                weight,
-                bias,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-            )
-        }
+/// This family's kernels: group `conv` of regen.toml's `[implement]`.
+impl crate::generated::ConvKernels for crate::backend::Backend {
+    fn convolution_overrideable(
+        &self,
+        input: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        crate::kernels::conv::convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    }
 
-        fn convolution_backward_overrideable(
-            &self,
-            grad_output: regen_runtime::TensorRef<'_>,
-            input: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            transposed: bool,
-            output_padding: &[i64],
-            groups: i64,
-            output_mask: &[bool],
-        ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-            $crate::kernels::conv::convolution_backward(
-                grad_output,
-                input,
-                weight,
-                stride,
-                padding,
-                dilation,
-                transposed,
-                output_padding,
-                groups,
-                output_mask,
-            )
-        }
+    fn convolution_backward_overrideable(
+        &self,
+        grad_output: regen_runtime::TensorRef<'_>,
+        input: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+        output_mask: &[bool],
+    ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
+        crate::kernels::conv::convolution_backward(
+            grad_output,
+            input,
+            weight,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+        )
+    }
 
-        fn im2col_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            dilation: &[i64],
-            padding: &[i64],
-            stride: &[i64],
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::conv::im2col_out(self_, kernel_size, dilation, padding, stride, out)
-        }
+    fn im2col_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::conv::im2col_out(self_, kernel_size, dilation, padding, stride, out)
+    }
 
-        fn im2col(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            dilation: &[i64],
-            padding: &[i64],
-            stride: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
-            self.im2col_out(self_, kernel_size, dilation, padding, stride, out.as_ref())?;
-            Ok(out)
-        }
+    fn im2col(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
+        self.im2col_out(self_, kernel_size, dilation, padding, stride, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn col2im_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            output_size: &[i64],
-            kernel_size: &[i64],
-            dilation: &[i64],
-            padding: &[i64],
-            stride: &[i64],
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::conv::col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out)
-        }
+    fn col2im_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        output_size: &[i64],
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::conv::col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out)
+    }
 
-        fn col2im(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            output_size: &[i64],
-            kernel_size: &[i64],
-            dilation: &[i64],
-            padding: &[i64],
-            stride: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
-            self.col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out.as_ref())?;
-            Ok(out)
-        }
+    fn col2im(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        output_size: &[i64],
+        kernel_size: &[i64],
+        dilation: &[i64],
+        padding: &[i64],
+        stride: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
+        self.col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn _slow_conv2d_forward(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
-        }
+    fn _slow_conv2d_forward(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
+    }
 
-        fn _slow_conv2d_forward_output(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            use $crate::kernels::conv as c;
-            c::backend_out(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
-        }
+    fn _slow_conv2d_forward_output(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        use crate::kernels::conv as c;
+        c::backend_out(c::SLOW2D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
+    }
 
-        fn _slow_conv2d_backward_output_mask(
-            &self,
-            grad_output: regen_runtime::TensorRef<'_>,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            _kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            output_mask: &[bool],
-        ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-            $crate::kernels::conv::convolution_backward(
-                grad_output,
-                self_,
-                weight,
-                stride,
-                padding,
-                &[1],
-                false,
-                &[0],
-                1,
-                output_mask,
-            )
-        }
+    fn _slow_conv2d_backward_output_mask(
+        &self,
+        grad_output: regen_runtime::TensorRef<'_>,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        _kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        output_mask: &[bool],
+    ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
+        crate::kernels::conv::convolution_backward(
+            grad_output,
+            self_,
+            weight,
+            stride,
+            padding,
+            &[1],
+            false,
+            &[0],
+            1,
+            output_mask,
+        )
+    }
 
-        fn slow_conv3d_forward(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
-        }
+    fn slow_conv3d_forward(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1])
+    }
 
-        fn slow_conv3d_forward_output(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            use $crate::kernels::conv as c;
-            c::backend_out(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
-        }
+    fn slow_conv3d_forward_output(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        use crate::kernels::conv as c;
+        c::backend_out(c::SLOW3D, self_, weight, kernel_size, bias, stride, padding, &[0], &[1], output)
+    }
 
-        fn slow_conv_transpose2d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output_padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::TRANSPOSE2D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
-        }
+    fn slow_conv_transpose2d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::TRANSPOSE2D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
+    }
 
-        fn slow_conv_transpose2d_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output_padding: &[i64],
-            dilation: &[i64],
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            use $crate::kernels::conv as c;
-            let (k, o) = (kernel_size, output_padding);
-            c::backend_out(c::TRANSPOSE2D, self_, weight, k, bias, stride, padding, o, dilation, out)
-        }
+    fn slow_conv_transpose2d_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        use crate::kernels::conv as c;
+        let (k, o) = (kernel_size, output_padding);
+        c::backend_out(c::TRANSPOSE2D, self_, weight, k, bias, stride, padding, o, dilation, out)
+    }
 
-        fn slow_conv_transpose3d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output_padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::TRANSPOSE3D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
-        }
+    fn slow_conv_transpose3d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::TRANSPOSE3D, self_, weight, kernel_size, bias, stride, padding, output_padding, dilation)
+    }
 
-        fn slow_conv_transpose3d_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            output_padding: &[i64],
-            dilation: &[i64],
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            use $crate::kernels::conv as c;
-            let (k, o) = (kernel_size, output_padding);
-            c::backend_out(c::TRANSPOSE3D, self_, weight, k, bias, stride, padding, o, dilation, out)
-        }
+    fn slow_conv_transpose3d_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        dilation: &[i64],
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        use crate::kernels::conv as c;
+        let (k, o) = (kernel_size, output_padding);
+        c::backend_out(c::TRANSPOSE3D, self_, weight, k, bias, stride, padding, o, dilation, out)
+    }
 
-        fn _conv_depthwise2d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
-        }
+    fn _conv_depthwise2d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+    }
 
-        fn _conv_depthwise2d_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            use $crate::kernels::conv as c;
-            c::backend_out(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation, out)
-        }
+    fn _conv_depthwise2d_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        use crate::kernels::conv as c;
+        c::backend_out(c::DEPTHWISE2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation, out)
+    }
 
-        fn conv_depthwise3d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::DEPTHWISE3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
-        }
+    fn conv_depthwise3d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::DEPTHWISE3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+    }
 
-        fn slow_conv_dilated2d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::DILATED2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
-        }
+    fn slow_conv_dilated2d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::DILATED2D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+    }
 
-        fn slow_conv_dilated3d(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            kernel_size: &[i64],
-            bias: Option<regen_runtime::TensorRef<'_>>,
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::conv as c;
-            c::backend(c::DILATED3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
-        }
-    };
+    fn slow_conv_dilated3d(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        kernel_size: &[i64],
+        bias: Option<regen_runtime::TensorRef<'_>>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        use crate::kernels::conv as c;
+        c::backend(c::DILATED3D, self_, weight, kernel_size, bias, stride, padding, &[0], dilation)
+    }
 }
 
 #[cfg(test)]

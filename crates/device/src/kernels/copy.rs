@@ -237,3 +237,41 @@ unsafe fn transpose<T: Copy + Send + Sync>(it: &Iter, dst: usize, src: usize) {
 const fn e_of<T>() -> isize {
     std::mem::size_of::<T>() as isize
 }
+
+/// Group `bootstrap` of regen.toml's `[implement]`: tensors on the device, views, copies and
+/// scalars; regen-runtime's host-memory defaults, the copies through the engine above.
+impl crate::generated::BootstrapKernels for crate::backend::Backend {
+    // Views, allocation and fill_ from regen-runtime; the copies through the engine below.
+    regen_runtime::host_memory_bootstrap!(own_copies);
+
+    fn copy_inplace(&self, self_: TensorRef<'_>, src: TensorRef<'_>, _non_blocking: bool) -> Result<()> {
+        copy_(self_, src)
+    }
+
+    fn _copy_from(&self, self_: TensorRef<'_>, dst: TensorRef<'_>, _non_blocking: bool) -> Result<Tensor> {
+        copy_from(self_, dst)
+    }
+
+    fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
+        copy_from_and_resize(self_, dst)
+    }
+
+    fn record_stream(&self, _self_: TensorRef<'_>, s: regen_runtime::Stream) -> Result<()> {
+        // A stream of this device (PrivateUse1, 20) only: CUDA's kernel rejects other devices' too.
+        if s.device.device_type != 20 {
+            return Err(Error::runtime(format!(
+                "record_stream: expected a stream of this device, got one of device type {}",
+                s.device.device_type
+            )));
+        }
+        Ok(())
+    }
+
+    fn view_as_real(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        view_as_real(self_)
+    }
+
+    fn view_as_complex(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        view_as_complex(self_)
+    }
+}

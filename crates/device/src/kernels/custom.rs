@@ -231,39 +231,30 @@ pub fn scatter_max_backward(
     Ok(grad_src)
 }
 
-/// The `Kernels` methods of this module, expanded inside `impl Kernels for Backend`.
-#[macro_export]
-macro_rules! custom_methods {
-    () => {
-        fn regen_scatter_sum(
-            &self,
-            src: TensorRef<'_>,
-            index: TensorRef<'_>,
-            dim: i64,
-            dim_size: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::custom::scatter_sum(src, index, dim, dim_size)
-        }
-        fn regen_scatter_sum_backward(&self, grad: TensorRef<'_>, index: TensorRef<'_>, dim: i64) -> Result<Tensor> {
-            $crate::kernels::custom::scatter_sum_backward(grad, index, dim)
-        }
-        fn regen_scatter_max(
-            &self,
-            src: TensorRef<'_>,
-            index: TensorRef<'_>,
-            dim: i64,
-            dim_size: i64,
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::custom::scatter_max(src, index, dim, dim_size)
-        }
-        fn regen_scatter_max_backward(
-            &self,
-            grad_out: TensorRef<'_>,
-            src: TensorRef<'_>,
-            argmax: TensorRef<'_>,
-            dim: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::custom::scatter_max_backward(grad_out, src, argmax, dim)
-        }
-    };
+/// The device's own ops (regen.toml's `[[custom_op]]`): the `Kernels` trait's own methods.
+impl crate::generated::Kernels for crate::backend::Backend {
+    fn regen_scatter_sum(&self, src: TensorRef<'_>, index: TensorRef<'_>, dim: i64, dim_size: i64) -> Result<Tensor> {
+        crate::kernels::custom::scatter_sum(src, index, dim, dim_size)
+    }
+    fn regen_scatter_sum_backward(&self, grad: TensorRef<'_>, index: TensorRef<'_>, dim: i64) -> Result<Tensor> {
+        crate::kernels::custom::scatter_sum_backward(grad, index, dim)
+    }
+    fn regen_scatter_max(
+        &self,
+        src: TensorRef<'_>,
+        index: TensorRef<'_>,
+        dim: i64,
+        dim_size: i64,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::custom::scatter_max(src, index, dim, dim_size)
+    }
+    fn regen_scatter_max_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        src: TensorRef<'_>,
+        argmax: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::custom::scatter_max_backward(grad_out, src, argmax, dim)
+    }
 }

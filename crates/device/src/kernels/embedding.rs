@@ -1029,134 +1029,125 @@ fn row_norm(v: impl Iterator<Item = f64>, p: f64) -> f64 {
     }
 }
 
-/// The `Kernels` methods of the embedding ops, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! embedding_methods {
-    () => {
-        fn embedding_dense_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            num_weights: i64,
-            padding_idx: i64,
-            scale_grad_by_freq: bool,
-        ) -> Result<Tensor> {
-            $crate::kernels::embedding::dense_backward(
-                grad_output,
-                indices,
-                num_weights,
-                padding_idx,
-                scale_grad_by_freq,
-            )
-        }
-        fn embedding_renorm_inplace(
-            &self,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            max_norm: f64,
-            norm_type: f64,
-        ) -> Result<()> {
-            $crate::kernels::embedding::renorm_(self_, indices, max_norm, norm_type)
-        }
-        fn _embedding_bag_forward_only(
-            &self,
-            weight: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            offsets: TensorRef<'_>,
-            _scale_grad_by_freq: bool,
-            mode: i64,
-            _sparse: bool,
-            per_sample_weights: Option<TensorRef<'_>>,
-            include_last_offset: bool,
-            padding_idx: i64,
-        ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-            use $crate::kernels::embedding::embedding_bag;
-            embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, false)
-        }
-        fn _embedding_bag(
-            &self,
-            weight: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            offsets: TensorRef<'_>,
-            _scale_grad_by_freq: bool,
-            mode: i64,
-            _sparse: bool,
-            per_sample_weights: Option<TensorRef<'_>>,
-            include_last_offset: bool,
-            padding_idx: i64,
-        ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-            use $crate::kernels::embedding::embedding_bag;
-            embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true)
-        }
-        #[cfg(regen_has_op = "_embedding_bag_backward")]
-        fn _embedding_bag_backward(
-            &self,
-            grad: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            offsets: TensorRef<'_>,
-            offset2bag: TensorRef<'_>,
-            bag_size: TensorRef<'_>,
-            maximum_indices: TensorRef<'_>,
-            num_weights: i64,
-            scale_grad_by_freq: bool,
-            mode: i64,
-            sparse: bool,
-            per_sample_weights: Option<TensorRef<'_>>,
-            padding_idx: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::embedding::bag_backward(
-                grad,
-                indices,
-                offsets,
-                offset2bag,
-                bag_size,
-                maximum_indices,
-                num_weights,
-                scale_grad_by_freq,
-                mode,
-                sparse,
-                per_sample_weights,
-                padding_idx,
-            )
-        }
-        fn _embedding_bag_dense_backward(
-            &self,
-            grad: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            offset2bag: TensorRef<'_>,
-            bag_size: TensorRef<'_>,
-            maximum_indices: TensorRef<'_>,
-            num_weights: i64,
-            scale_grad_by_freq: bool,
-            mode: i64,
-            per_sample_weights: Option<TensorRef<'_>>,
-            padding_idx: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::embedding::bag_dense_backward(
-                grad,
-                indices,
-                offset2bag,
-                bag_size,
-                maximum_indices,
-                num_weights,
-                scale_grad_by_freq,
-                mode,
-                per_sample_weights,
-                padding_idx,
-            )
-        }
-        fn _embedding_bag_per_sample_weights_backward(
-            &self,
-            grad: TensorRef<'_>,
-            weight: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            offsets: TensorRef<'_>,
-            offset2bag: TensorRef<'_>,
-            mode: i64,
-            padding_idx: i64,
-        ) -> Result<Tensor> {
-            use $crate::kernels::embedding::per_sample_weights_backward;
-            per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx)
-        }
-    };
+/// This family's kernels: group `embedding` of regen.toml's `[implement]`.
+impl crate::generated::EmbeddingKernels for crate::backend::Backend {
+    fn embedding_dense_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        num_weights: i64,
+        padding_idx: i64,
+        scale_grad_by_freq: bool,
+    ) -> Result<Tensor> {
+        crate::kernels::embedding::dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    }
+    fn embedding_renorm_inplace(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        max_norm: f64,
+        norm_type: f64,
+    ) -> Result<()> {
+        crate::kernels::embedding::renorm_(self_, indices, max_norm, norm_type)
+    }
+    fn _embedding_bag_forward_only(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        _scale_grad_by_freq: bool,
+        mode: i64,
+        _sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        use crate::kernels::embedding::embedding_bag;
+        embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, false)
+    }
+    fn _embedding_bag(
+        &self,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        _scale_grad_by_freq: bool,
+        mode: i64,
+        _sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        include_last_offset: bool,
+        padding_idx: i64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        use crate::kernels::embedding::embedding_bag;
+        embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true)
+    }
+    #[cfg(regen_has_op = "_embedding_bag_backward")]
+    fn _embedding_bag_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        sparse: bool,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::embedding::bag_backward(
+            grad,
+            indices,
+            offsets,
+            offset2bag,
+            bag_size,
+            maximum_indices,
+            num_weights,
+            scale_grad_by_freq,
+            mode,
+            sparse,
+            per_sample_weights,
+            padding_idx,
+        )
+    }
+    fn _embedding_bag_dense_backward(
+        &self,
+        grad: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        bag_size: TensorRef<'_>,
+        maximum_indices: TensorRef<'_>,
+        num_weights: i64,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        per_sample_weights: Option<TensorRef<'_>>,
+        padding_idx: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::embedding::bag_dense_backward(
+            grad,
+            indices,
+            offset2bag,
+            bag_size,
+            maximum_indices,
+            num_weights,
+            scale_grad_by_freq,
+            mode,
+            per_sample_weights,
+            padding_idx,
+        )
+    }
+    fn _embedding_bag_per_sample_weights_backward(
+        &self,
+        grad: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        offsets: TensorRef<'_>,
+        offset2bag: TensorRef<'_>,
+        mode: i64,
+        padding_idx: i64,
+    ) -> Result<Tensor> {
+        use crate::kernels::embedding::per_sample_weights_backward;
+        per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx)
+    }
 }

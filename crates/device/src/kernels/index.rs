@@ -1877,362 +1877,347 @@ impl NumOrder for Num {
     }
 }
 
-/// The `Kernels` methods of this module, expanded inside `impl Kernels for Backend`.
-#[macro_export]
-macro_rules! index_methods {
-    () => {
-        fn index_select_out(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::index_select(s, dim, index, out)
-        }
-        fn index_select(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::index::index_select_new(s, dim, index)
-        }
-        fn gather_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            _sparse: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::index::gather(s, dim, index, out)
-        }
-        fn scatter_src_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            src: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::Reduce::Assign, true, out)
-        }
-        fn scatter_value_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            v: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Value(v), ix::Reduce::Assign, true, out)
-        }
-        fn scatter_reduce_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            src: TensorRef<'_>,
-            reduce: &str,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::legacy_reduce(reduce)?, true, out)
-        }
-        fn scatter_value_reduce_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            v: Scalar,
-            reduce: &str,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Value(v), ix::legacy_reduce(reduce)?, true, out)
-        }
-        fn scatter_add_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            src: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::Reduce::Add, true, out)
-        }
-        fn scatter_reduce_two_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            src: TensorRef<'_>,
-            reduce: &str,
-            include_self: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::two_reduce(reduce)?, include_self, out)
-        }
-        fn index_add_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            source: TensorRef<'_>,
-            alpha: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            let alpha = $crate::kernels::dtype::Num::from_scalar(alpha);
-            ix::index_combine("index_add", s, dim, index, source, ix::Reduce::Add, alpha, true, out)
-        }
-        fn index_copy_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            source: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            let one = $crate::kernels::dtype::Num::Int(1);
-            ix::index_combine("index_copy", s, dim, index, source, ix::Reduce::Assign, one, true, out)
-        }
-        fn index_reduce_out(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            source: TensorRef<'_>,
-            reduce: &str,
-            include_self: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::index as ix;
-            let r = match reduce {
-                "prod" => ix::Reduce::Mul,
-                "mean" => ix::Reduce::Mean,
-                "amax" => ix::Reduce::Max,
-                "amin" => ix::Reduce::Min,
-                _ => {
-                    return Err(Error::runtime(format!(
-                        "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
-                    )));
-                }
-            };
-            let one = $crate::kernels::dtype::Num::Int(1);
-            ix::index_combine("index_reduce", s, dim, index, source, r, one, include_self, out)
-        }
-        fn index_fill_inplace_int_scalar(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            v: Scalar,
-        ) -> Result<()> {
-            $crate::kernels::index::index_fill(s, dim, index, $crate::kernels::dtype::Num::from_scalar(v))
-        }
-        fn index_fill_inplace_int_tensor(
-            &self,
-            s: TensorRef<'_>,
-            dim: i64,
-            index: TensorRef<'_>,
-            v: TensorRef<'_>,
-        ) -> Result<()> {
-            if v.dim() != 0 {
+/// This family's kernels: group `index` of regen.toml's `[implement]`.
+impl crate::generated::IndexKernels for crate::backend::Backend {
+    fn index_select_out(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::index_select(s, dim, index, out)
+    }
+    fn index_select(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::index::index_select_new(s, dim, index)
+    }
+    fn gather_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        _sparse: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::index::gather(s, dim, index, out)
+    }
+    fn scatter_src_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::Reduce::Assign, true, out)
+    }
+    fn scatter_value_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        v: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Value(v), ix::Reduce::Assign, true, out)
+    }
+    fn scatter_reduce_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::legacy_reduce(reduce)?, true, out)
+    }
+    fn scatter_value_reduce_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        v: Scalar,
+        reduce: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Value(v), ix::legacy_reduce(reduce)?, true, out)
+    }
+    fn scatter_add_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::Reduce::Add, true, out)
+    }
+    fn scatter_reduce_two_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        src: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        ix::scatter(s, dim, index, ix::Source::Tensor(src), ix::two_reduce(reduce)?, include_self, out)
+    }
+    fn index_add_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        alpha: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        let alpha = crate::kernels::dtype::Num::from_scalar(alpha);
+        ix::index_combine("index_add", s, dim, index, source, ix::Reduce::Add, alpha, true, out)
+    }
+    fn index_copy_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        let one = crate::kernels::dtype::Num::Int(1);
+        ix::index_combine("index_copy", s, dim, index, source, ix::Reduce::Assign, one, true, out)
+    }
+    fn index_reduce_out(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        reduce: &str,
+        include_self: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::index as ix;
+        let r = match reduce {
+            "prod" => ix::Reduce::Mul,
+            "mean" => ix::Reduce::Mean,
+            "amax" => ix::Reduce::Max,
+            "amin" => ix::Reduce::Min,
+            _ => {
                 return Err(Error::runtime(format!(
-                    "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                    v.dim()
+                    "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
                 )));
             }
-            let value = regen_runtime::bootstrap::_local_scalar_dense(v)?;
-            $crate::kernels::index::index_fill(s, dim, index, $crate::kernels::dtype::Num::from_scalar(value))
+        };
+        let one = crate::kernels::dtype::Num::Int(1);
+        ix::index_combine("index_reduce", s, dim, index, source, r, one, include_self, out)
+    }
+    fn index_fill_inplace_int_scalar(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, v: Scalar) -> Result<()> {
+        crate::kernels::index::index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(v))
+    }
+    fn index_fill_inplace_int_tensor(
+        &self,
+        s: TensorRef<'_>,
+        dim: i64,
+        index: TensorRef<'_>,
+        v: TensorRef<'_>,
+    ) -> Result<()> {
+        if v.dim() != 0 {
+            return Err(Error::runtime(format!(
+                "index_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                v.dim()
+            )));
         }
-        fn take_out(&self, s: TensorRef<'_>, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::take(s, index, out)
+        let value = regen_runtime::bootstrap::_local_scalar_dense(v)?;
+        crate::kernels::index::index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(value))
+    }
+    fn take_out(&self, s: TensorRef<'_>, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::take(s, index, out)
+    }
+    fn take(&self, s: TensorRef<'_>, index: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::index::take_new(s, index)
+    }
+    fn put_inplace(
+        &self,
+        s: TensorRef<'_>,
+        index: TensorRef<'_>,
+        source: TensorRef<'_>,
+        accumulate: bool,
+    ) -> Result<()> {
+        crate::kernels::index::put(s, index, source, accumulate)
+    }
+    fn nonzero(&self, s: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::index::nonzero(s)
+    }
+    fn nonzero_out(&self, s: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::nonzero_out(s, out)
+    }
+    fn nonzero_static(&self, s: TensorRef<'_>, size: i64, fill_value: i64) -> Result<Tensor> {
+        crate::kernels::index::nonzero_static(s, size, fill_value)
+    }
+    fn nonzero_static_out(&self, s: TensorRef<'_>, size: i64, fill_value: i64, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::nonzero_static_out(s, size, fill_value, out)
+    }
+    fn masked_select(&self, s: TensorRef<'_>, mask: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::index::masked_select(s, mask)
+    }
+    fn masked_select_out(&self, s: TensorRef<'_>, mask: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::masked_select_out(s, mask, out)
+    }
+    fn masked_scatter_inplace(&self, s: TensorRef<'_>, mask: TensorRef<'_>, source: TensorRef<'_>) -> Result<()> {
+        crate::kernels::index::masked_scatter(s, mask, source)
+    }
+    fn index_tensor_out(
+        &self,
+        s: TensorRef<'_>,
+        indices: regen_runtime::OptionalTensorList<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::index::index_out(s, indices, out)
+    }
+    fn _index_put_impl_inplace(
+        &self,
+        s: TensorRef<'_>,
+        indices: regen_runtime::OptionalTensorList<'_>,
+        values: TensorRef<'_>,
+        accumulate: bool,
+        _unsafe: bool,
+    ) -> Result<()> {
+        crate::kernels::index::index_put(s, indices, values, accumulate)
+    }
+    fn searchsorted_tensor(
+        &self,
+        seq: TensorRef<'_>,
+        s: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let out = ix::new_tensor(s.sizes(), if out_int32 { DType::I32 } else { DType::I64 })?;
+        ix::searchsorted(seq, s, out_int32, right, side, sorter, out.as_ref())?;
+        Ok(out)
+    }
+    fn searchsorted_tensor_out(
+        &self,
+        seq: TensorRef<'_>,
+        s: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::index::searchsorted(seq, s, out_int32, right, side, sorter, out)
+    }
+    fn searchsorted_scalar(
+        &self,
+        seq: TensorRef<'_>,
+        s: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+    ) -> Result<Tensor> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let v = ix::scalar_tensor(s, DType::from_scalar_type(seq.dtype())?)?;
+        let out = ix::new_tensor(&[], if out_int32 { DType::I32 } else { DType::I64 })?;
+        ix::searchsorted(seq, v.as_ref(), out_int32, right, side, sorter, out.as_ref())?;
+        Ok(out)
+    }
+    fn searchsorted_scalar_out(
+        &self,
+        seq: TensorRef<'_>,
+        s: Scalar,
+        out_int32: bool,
+        right: bool,
+        side: Option<&str>,
+        sorter: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let v = ix::scalar_tensor(s, DType::from_scalar_type(seq.dtype())?)?;
+        ix::searchsorted(seq, v.as_ref(), out_int32, right, side, sorter, out)
+    }
+    fn bucketize_tensor(
+        &self,
+        s: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+    ) -> Result<Tensor> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let out = ix::new_tensor(s.sizes(), if out_int32 { DType::I32 } else { DType::I64 })?;
+        self.bucketize_tensor_out(s, boundaries, out_int32, right, out.as_ref())?;
+        Ok(out)
+    }
+    fn bucketize_tensor_out(
+        &self,
+        s: TensorRef<'_>,
+        boundaries: TensorRef<'_>,
+        out_int32: bool,
+        right: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        if boundaries.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "boundaries tensor must be 1 dimension, but got dim({})",
+                boundaries.dim()
+            )));
         }
-        fn take(&self, s: TensorRef<'_>, index: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::index::take_new(s, index)
+        crate::kernels::index::searchsorted(boundaries, s, out_int32, right, None, None, out)
+    }
+    fn isin_tensor_tensor_out(
+        &self,
+        e: TensorRef<'_>,
+        t: TensorRef<'_>,
+        _assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::index::isin(e, t, invert, out)
+    }
+    fn isin_tensor_scalar_out(
+        &self,
+        e: TensorRef<'_>,
+        t: Scalar,
+        _assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let t = ix::scalar_tensor(t, DType::from_scalar_type(e.dtype())?)?;
+        ix::isin(e, t.as_ref(), invert, out)
+    }
+    fn isin_scalar_tensor_out(
+        &self,
+        e: Scalar,
+        t: TensorRef<'_>,
+        _assume_unique: bool,
+        invert: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{dtype::DType, index as ix};
+        let e = ix::scalar_tensor(e, DType::from_scalar_type(t.dtype())?)?;
+        ix::isin(e.as_ref(), t, invert, out)
+    }
+    fn bucketize_scalar(&self, s: Scalar, boundaries: TensorRef<'_>, out_int32: bool, right: bool) -> Result<Tensor> {
+        use crate::kernels::{dtype::DType, index as ix};
+        if boundaries.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "boundaries tensor must be 1 dimension, but got dim({})",
+                boundaries.dim()
+            )));
         }
-        fn put_inplace(
-            &self,
-            s: TensorRef<'_>,
-            index: TensorRef<'_>,
-            source: TensorRef<'_>,
-            accumulate: bool,
-        ) -> Result<()> {
-            $crate::kernels::index::put(s, index, source, accumulate)
-        }
-        fn nonzero(&self, s: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::index::nonzero(s)
-        }
-        fn nonzero_out(&self, s: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::nonzero_out(s, out)
-        }
-        fn nonzero_static(&self, s: TensorRef<'_>, size: i64, fill_value: i64) -> Result<Tensor> {
-            $crate::kernels::index::nonzero_static(s, size, fill_value)
-        }
-        fn nonzero_static_out(&self, s: TensorRef<'_>, size: i64, fill_value: i64, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::nonzero_static_out(s, size, fill_value, out)
-        }
-        fn masked_select(&self, s: TensorRef<'_>, mask: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::index::masked_select(s, mask)
-        }
-        fn masked_select_out(&self, s: TensorRef<'_>, mask: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::masked_select_out(s, mask, out)
-        }
-        fn masked_scatter_inplace(&self, s: TensorRef<'_>, mask: TensorRef<'_>, source: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::index::masked_scatter(s, mask, source)
-        }
-        fn index_tensor_out(
-            &self,
-            s: TensorRef<'_>,
-            indices: regen_runtime::OptionalTensorList<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::index::index_out(s, indices, out)
-        }
-        fn _index_put_impl_inplace(
-            &self,
-            s: TensorRef<'_>,
-            indices: regen_runtime::OptionalTensorList<'_>,
-            values: TensorRef<'_>,
-            accumulate: bool,
-            _unsafe: bool,
-        ) -> Result<()> {
-            $crate::kernels::index::index_put(s, indices, values, accumulate)
-        }
-        fn searchsorted_tensor(
-            &self,
-            seq: TensorRef<'_>,
-            s: TensorRef<'_>,
-            out_int32: bool,
-            right: bool,
-            side: Option<&str>,
-            sorter: Option<TensorRef<'_>>,
-        ) -> Result<Tensor> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let out = ix::new_tensor(s.sizes(), if out_int32 { DType::I32 } else { DType::I64 })?;
-            ix::searchsorted(seq, s, out_int32, right, side, sorter, out.as_ref())?;
-            Ok(out)
-        }
-        fn searchsorted_tensor_out(
-            &self,
-            seq: TensorRef<'_>,
-            s: TensorRef<'_>,
-            out_int32: bool,
-            right: bool,
-            side: Option<&str>,
-            sorter: Option<TensorRef<'_>>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::index::searchsorted(seq, s, out_int32, right, side, sorter, out)
-        }
-        fn searchsorted_scalar(
-            &self,
-            seq: TensorRef<'_>,
-            s: Scalar,
-            out_int32: bool,
-            right: bool,
-            side: Option<&str>,
-            sorter: Option<TensorRef<'_>>,
-        ) -> Result<Tensor> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let v = ix::scalar_tensor(s, DType::from_scalar_type(seq.dtype())?)?;
-            let out = ix::new_tensor(&[], if out_int32 { DType::I32 } else { DType::I64 })?;
-            ix::searchsorted(seq, v.as_ref(), out_int32, right, side, sorter, out.as_ref())?;
-            Ok(out)
-        }
-        fn searchsorted_scalar_out(
-            &self,
-            seq: TensorRef<'_>,
-            s: Scalar,
-            out_int32: bool,
-            right: bool,
-            side: Option<&str>,
-            sorter: Option<TensorRef<'_>>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let v = ix::scalar_tensor(s, DType::from_scalar_type(seq.dtype())?)?;
-            ix::searchsorted(seq, v.as_ref(), out_int32, right, side, sorter, out)
-        }
-        fn bucketize_tensor(
-            &self,
-            s: TensorRef<'_>,
-            boundaries: TensorRef<'_>,
-            out_int32: bool,
-            right: bool,
-        ) -> Result<Tensor> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let out = ix::new_tensor(s.sizes(), if out_int32 { DType::I32 } else { DType::I64 })?;
-            self.bucketize_tensor_out(s, boundaries, out_int32, right, out.as_ref())?;
-            Ok(out)
-        }
-        fn bucketize_tensor_out(
-            &self,
-            s: TensorRef<'_>,
-            boundaries: TensorRef<'_>,
-            out_int32: bool,
-            right: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            if boundaries.dim() != 1 {
-                return Err(Error::runtime(format!(
-                    "boundaries tensor must be 1 dimension, but got dim({})",
-                    boundaries.dim()
-                )));
-            }
-            $crate::kernels::index::searchsorted(boundaries, s, out_int32, right, None, None, out)
-        }
-        fn isin_tensor_tensor_out(
-            &self,
-            e: TensorRef<'_>,
-            t: TensorRef<'_>,
-            _assume_unique: bool,
-            invert: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::index::isin(e, t, invert, out)
-        }
-        fn isin_tensor_scalar_out(
-            &self,
-            e: TensorRef<'_>,
-            t: Scalar,
-            _assume_unique: bool,
-            invert: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let t = ix::scalar_tensor(t, DType::from_scalar_type(e.dtype())?)?;
-            ix::isin(e, t.as_ref(), invert, out)
-        }
-        fn isin_scalar_tensor_out(
-            &self,
-            e: Scalar,
-            t: TensorRef<'_>,
-            _assume_unique: bool,
-            invert: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            let e = ix::scalar_tensor(e, DType::from_scalar_type(t.dtype())?)?;
-            ix::isin(e.as_ref(), t, invert, out)
-        }
-        fn bucketize_scalar(
-            &self,
-            s: Scalar,
-            boundaries: TensorRef<'_>,
-            out_int32: bool,
-            right: bool,
-        ) -> Result<Tensor> {
-            use $crate::kernels::{dtype::DType, index as ix};
-            if boundaries.dim() != 1 {
-                return Err(Error::runtime(format!(
-                    "boundaries tensor must be 1 dimension, but got dim({})",
-                    boundaries.dim()
-                )));
-            }
-            let v = ix::scalar_tensor(s, DType::from_scalar_type(boundaries.dtype())?)?;
-            let out = ix::new_tensor(&[], if out_int32 { DType::I32 } else { DType::I64 })?;
-            ix::searchsorted(boundaries, v.as_ref(), out_int32, right, None, None, out.as_ref())?;
-            Ok(out)
-        }
-    };
+        let v = ix::scalar_tensor(s, DType::from_scalar_type(boundaries.dtype())?)?;
+        let out = ix::new_tensor(&[], if out_int32 { DType::I32 } else { DType::I64 })?;
+        ix::searchsorted(boundaries, v.as_ref(), out_int32, right, None, None, out.as_ref())?;
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

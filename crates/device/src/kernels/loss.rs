@@ -1054,307 +1054,298 @@ pub fn multilabel_backward(
     Ok(gi)
 }
 
-/// The `Kernels` methods of the losses, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! loss_methods {
-    () => {
-        fn nll_loss_forward_output(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-            output: TensorRef<'_>,
-            total_weight: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::{Nll, forward};
-            forward(Nll::D1, self_, target, weight, reduction, ignore_index, output, total_weight)
-        }
-        fn nll_loss_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-            total_weight: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::{Nll, backward};
-            backward(Nll::D1, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
-        }
-        fn nll_loss2d_forward_output(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-            output: TensorRef<'_>,
-            total_weight: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::{Nll, forward};
-            forward(Nll::D2, self_, target, weight, reduction, ignore_index, output, total_weight)
-        }
-        fn nll_loss2d_forward(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-        ) -> Result<(Tensor, Tensor)> {
-            use $crate::kernels::loss::{Nll, forward_new};
-            forward_new(Nll::D2, self_, target, weight, reduction, ignore_index)
-        }
-        fn nll_loss2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-            total_weight: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::{Nll, backward};
-            backward(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
-        }
-        fn nll_loss2d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            ignore_index: i64,
-            total_weight: TensorRef<'_>,
-        ) -> Result<Tensor> {
-            use $crate::kernels::loss::{Nll, backward_new};
-            backward_new(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight)
-        }
-        fn mse_loss_out(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{loss, pointwise::ops as pw};
-            loss::loss_out(&pw::MseLoss {}, self_, target, reduction, out)
-        }
-        fn mse_loss_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{loss, pointwise::ops as pw};
-            let op = pw::MseLossBackward { norm: loss::norm(&self_, reduction, 2.0) };
-            loss::grad_out(&op, grad_output, self_, target, grad_input)
-        }
-        fn mse_loss_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-        ) -> Result<Tensor> {
-            use $crate::kernels::{loss, pointwise::ops as pw};
-            let op = pw::MseLossBackward { norm: loss::norm(&self_, reduction, 2.0) };
-            loss::grad_new(&op, grad_output, self_, target)
-        }
-        fn smooth_l1_loss_out(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            beta: f64,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss;
-            loss::loss_out(&loss::smooth_l1(beta)?, self_, target, reduction, out)
-        }
-        fn smooth_l1_loss_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            beta: f64,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{loss, pointwise::ops as pw};
-            let op = pw::SmoothL1LossBackward { norm: loss::norm(&self_, reduction, 1.0), beta };
-            loss::grad_out(&op, grad_output, self_, target, grad_input)
-        }
-        fn huber_loss_out(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            delta: f64,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss;
-            loss::loss_out(&loss::huber(delta)?, self_, target, reduction, out)
-        }
-        fn huber_loss(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            delta: f64,
-        ) -> Result<Tensor> {
-            use $crate::kernels::loss;
-            loss::loss_new(&loss::huber(delta)?, self_, target, reduction)
-        }
-        fn huber_loss_backward_out(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            delta: f64,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{loss, pointwise::ops as pw};
-            let op = pw::HuberLossBackward { norm: loss::norm(&self_, reduction, 1.0), delta };
-            loss::grad_out(&op, grad_output, self_, target, grad_input)
-        }
-        fn binary_cross_entropy(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::loss::bce(self_, target, weight, reduction)
-        }
-        fn binary_cross_entropy_out(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::loss::bce_out(self_, target, weight, reduction, out)
-        }
-        fn binary_cross_entropy_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::loss::bce_backward(grad_output, self_, target, weight, reduction)
-        }
-        fn binary_cross_entropy_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::loss::bce_backward_out(grad_output, self_, target, weight, reduction, grad_input)
-        }
-        fn multi_margin_loss_out(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            p: Scalar,
-            margin: Scalar,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::loss::multi_margin_out(self_, target, p, margin, weight, reduction, out)
-        }
-        fn multi_margin_loss(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            p: Scalar,
-            margin: Scalar,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::loss::multi_margin(self_, target, p, margin, weight, reduction)
-        }
-        fn multi_margin_loss_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            p: Scalar,
-            margin: Scalar,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::multi_margin_backward_out;
-            multi_margin_backward_out(grad_output, self_, target, p, margin, weight, reduction, grad_input)
-        }
-        fn multi_margin_loss_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            p: Scalar,
-            margin: Scalar,
-            weight: Option<TensorRef<'_>>,
-            reduction: i64,
-        ) -> Result<Tensor> {
-            $crate::kernels::loss::multi_margin_backward(grad_output, self_, target, p, margin, weight, reduction)
-        }
-        fn multilabel_margin_loss_forward_output(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            output: TensorRef<'_>,
-            is_target: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::loss::multilabel_forward_out(self_, target, reduction, output, is_target)
-        }
-        fn multilabel_margin_loss_forward(
-            &self,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::loss::multilabel_forward(self_, target, reduction)
-        }
-        fn multilabel_margin_loss_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            is_target: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::loss::multilabel_backward_out;
-            multilabel_backward_out(grad_output, self_, target, reduction, is_target, grad_input)
-        }
-        fn multilabel_margin_loss_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            target: TensorRef<'_>,
-            reduction: i64,
-            is_target: TensorRef<'_>,
-        ) -> Result<Tensor> {
-            $crate::kernels::loss::multilabel_backward(grad_output, self_, target, reduction, is_target)
-        }
-    };
+/// This family's kernels: group `loss` of regen.toml's `[implement]`.
+impl crate::generated::LossKernels for crate::backend::Backend {
+    fn nll_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::{Nll, forward};
+        forward(Nll::D1, self_, target, weight, reduction, ignore_index, output, total_weight)
+    }
+    fn nll_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::{Nll, backward};
+        backward(Nll::D1, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
+    }
+    fn nll_loss2d_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        output: TensorRef<'_>,
+        total_weight: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::{Nll, forward};
+        forward(Nll::D2, self_, target, weight, reduction, ignore_index, output, total_weight)
+    }
+    fn nll_loss2d_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+    ) -> Result<(Tensor, Tensor)> {
+        use crate::kernels::loss::{Nll, forward_new};
+        forward_new(Nll::D2, self_, target, weight, reduction, ignore_index)
+    }
+    fn nll_loss2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::{Nll, backward};
+        backward(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
+    }
+    fn nll_loss2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        ignore_index: i64,
+        total_weight: TensorRef<'_>,
+    ) -> Result<Tensor> {
+        use crate::kernels::loss::{Nll, backward_new};
+        backward_new(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight)
+    }
+    fn mse_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{loss, pointwise::ops as pw};
+        loss::loss_out(&pw::MseLoss {}, self_, target, reduction, out)
+    }
+    fn mse_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{loss, pointwise::ops as pw};
+        let op = pw::MseLossBackward { norm: loss::norm(&self_, reduction, 2.0) };
+        loss::grad_out(&op, grad_output, self_, target, grad_input)
+    }
+    fn mse_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        use crate::kernels::{loss, pointwise::ops as pw};
+        let op = pw::MseLossBackward { norm: loss::norm(&self_, reduction, 2.0) };
+        loss::grad_new(&op, grad_output, self_, target)
+    }
+    fn smooth_l1_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss;
+        loss::loss_out(&loss::smooth_l1(beta)?, self_, target, reduction, out)
+    }
+    fn smooth_l1_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        beta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{loss, pointwise::ops as pw};
+        let op = pw::SmoothL1LossBackward { norm: loss::norm(&self_, reduction, 1.0), beta };
+        loss::grad_out(&op, grad_output, self_, target, grad_input)
+    }
+    fn huber_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss;
+        loss::loss_out(&loss::huber(delta)?, self_, target, reduction, out)
+    }
+    fn huber_loss(&self, self_: TensorRef<'_>, target: TensorRef<'_>, reduction: i64, delta: f64) -> Result<Tensor> {
+        use crate::kernels::loss;
+        loss::loss_new(&loss::huber(delta)?, self_, target, reduction)
+    }
+    fn huber_loss_backward_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        delta: f64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{loss, pointwise::ops as pw};
+        let op = pw::HuberLossBackward { norm: loss::norm(&self_, reduction, 1.0), delta };
+        loss::grad_out(&op, grad_output, self_, target, grad_input)
+    }
+    fn binary_cross_entropy(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::loss::bce(self_, target, weight, reduction)
+    }
+    fn binary_cross_entropy_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::loss::bce_out(self_, target, weight, reduction, out)
+    }
+    fn binary_cross_entropy_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::loss::bce_backward(grad_output, self_, target, weight, reduction)
+    }
+    fn binary_cross_entropy_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::loss::bce_backward_out(grad_output, self_, target, weight, reduction, grad_input)
+    }
+    fn multi_margin_loss_out(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::loss::multi_margin_out(self_, target, p, margin, weight, reduction, out)
+    }
+    fn multi_margin_loss(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::loss::multi_margin(self_, target, p, margin, weight, reduction)
+    }
+    fn multi_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::multi_margin_backward_out;
+        multi_margin_backward_out(grad_output, self_, target, p, margin, weight, reduction, grad_input)
+    }
+    fn multi_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<TensorRef<'_>>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        crate::kernels::loss::multi_margin_backward(grad_output, self_, target, p, margin, weight, reduction)
+    }
+    fn multilabel_margin_loss_forward_output(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        output: TensorRef<'_>,
+        is_target: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::loss::multilabel_forward_out(self_, target, reduction, output, is_target)
+    }
+    fn multilabel_margin_loss_forward(
+        &self,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::loss::multilabel_forward(self_, target, reduction)
+    }
+    fn multilabel_margin_loss_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::loss::multilabel_backward_out;
+        multilabel_backward_out(grad_output, self_, target, reduction, is_target, grad_input)
+    }
+    fn multilabel_margin_loss_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        target: TensorRef<'_>,
+        reduction: i64,
+        is_target: TensorRef<'_>,
+    ) -> Result<Tensor> {
+        crate::kernels::loss::multilabel_backward(grad_output, self_, target, reduction, is_target)
+    }
 }

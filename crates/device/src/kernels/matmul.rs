@@ -1371,314 +1371,282 @@ pub fn linear_backward(
     Ok((grad_input, grad_weight, grad_bias))
 }
 
-/// The one-line `Kernels` methods of the matrix ops (invoked in `backend.rs`'s impl).
-#[macro_export]
-macro_rules! matmul_methods {
-    () => {
-        fn mm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(
-                &$crate::kernels::matmul::MM,
-                None,
-                self_,
-                mat2,
-                regen_runtime::Scalar::Int(1),
-                out,
-            )
-        }
+/// This family's kernels: group `matmul` of regen.toml's `[implement]`.
+impl crate::generated::MatmulKernels for crate::backend::Backend {
+    fn mm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::MM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
+    }
 
-        fn addmm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat1: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(&$crate::kernels::matmul::MM, Some((self_, beta)), mat1, mat2, alpha, out)
-        }
+    fn addmm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat1: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::MM, Some((self_, beta)), mat1, mat2, alpha, out)
+    }
 
-        fn _addmm_activation_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat1: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            use_gelu: bool,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            // As ATen's CPU kernel: addmm, then the exact gelu or relu in place.
-            $crate::kernels::matmul::run_then(
-                &$crate::kernels::matmul::MM,
-                Some((self_, beta)),
-                mat1,
-                mat2,
-                alpha,
-                out,
-                |o| {
-                    if use_gelu { self.gelu_out(o, "none", o) } else { $crate::kernels::unary::relu(o, o) }
-                },
-            )
-        }
+    fn _addmm_activation_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat1: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        use_gelu: bool,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        // As ATen's CPU kernel: addmm, then the exact gelu or relu in place.
+        crate::kernels::matmul::run_then(
+            &crate::kernels::matmul::MM,
+            Some((self_, beta)),
+            mat1,
+            mat2,
+            alpha,
+            out,
+            |o| {
+                if use_gelu { crate::kernels::pointwise::gelu(o, "none", o) } else { crate::kernels::unary::relu(o, o) }
+            },
+        )
+    }
 
-        fn bmm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(
-                &$crate::kernels::matmul::BMM,
-                None,
-                self_,
-                mat2,
-                regen_runtime::Scalar::Int(1),
-                out,
-            )
-        }
+    fn bmm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::BMM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
+    }
 
-        fn baddbmm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(&$crate::kernels::matmul::BMM, Some((self_, beta)), batch1, batch2, alpha, out)
-        }
+    fn baddbmm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::BMM, Some((self_, beta)), batch1, batch2, alpha, out)
+    }
 
-        fn addbmm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(
-                &$crate::kernels::matmul::ADDBMM,
-                Some((self_, beta)),
-                batch1,
-                batch2,
-                alpha,
-                out,
-            )
-        }
+    fn addbmm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::ADDBMM, Some((self_, beta)), batch1, batch2, alpha, out)
+    }
 
-        fn addbmm(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
-            self.addbmm_out(self_, batch1, batch2, beta, alpha, out.as_ref())?;
-            Ok(out)
-        }
+    fn addbmm(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], self_.dtype().0)?;
+        self.addbmm_out(self_, batch1, batch2, beta, alpha, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn addbmm_inplace(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-        ) -> regen_runtime::Result<()> {
-            self.addbmm_out(self_, batch1, batch2, beta, alpha, self_)
-        }
+    fn addbmm_inplace(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+    ) -> regen_runtime::Result<()> {
+        self.addbmm_out(self_, batch1, batch2, beta, alpha, self_)
+    }
 
-        fn addmv_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat: regen_runtime::TensorRef<'_>,
-            vec: regen_runtime::TensorRef<'_>,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::run(&$crate::kernels::matmul::ADDMV, Some((self_, beta)), mat, vec, alpha, out)
-        }
+    fn addmv_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat: regen_runtime::TensorRef<'_>,
+        vec: regen_runtime::TensorRef<'_>,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::run(&crate::kernels::matmul::ADDMV, Some((self_, beta)), mat, vec, alpha, out)
+    }
 
-        #[cfg(regen_has_op = "mm.dtype_out")]
-        fn mm_dtype_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            let one = regen_runtime::Scalar::Int(1);
-            $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::MM, None, self_, mat2, one, out_dtype, out)
-        }
+    #[cfg(regen_has_op = "mm.dtype_out")]
+    fn mm_dtype_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        let one = regen_runtime::Scalar::Int(1);
+        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::MM, None, self_, mat2, one, out_dtype, out)
+    }
 
-        #[cfg(regen_has_op = "mm.dtype")]
-        fn mm_dtype(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
-            self.mm_dtype_out(self_, mat2, out_dtype, out.as_ref())?;
-            Ok(out)
-        }
+    #[cfg(regen_has_op = "mm.dtype")]
+    fn mm_dtype(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
+        self.mm_dtype_out(self_, mat2, out_dtype, out.as_ref())?;
+        Ok(out)
+    }
 
-        #[cfg(regen_has_op = "bmm.dtype_out")]
-        fn bmm_dtype_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            let one = regen_runtime::Scalar::Int(1);
-            $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::BMM, None, self_, mat2, one, out_dtype, out)
-        }
+    #[cfg(regen_has_op = "bmm.dtype_out")]
+    fn bmm_dtype_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        let one = regen_runtime::Scalar::Int(1);
+        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::BMM, None, self_, mat2, one, out_dtype, out)
+    }
 
-        #[cfg(regen_has_op = "bmm.dtype")]
-        fn bmm_dtype(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
-            self.bmm_dtype_out(self_, mat2, out_dtype, out.as_ref())?;
-            Ok(out)
-        }
+    #[cfg(regen_has_op = "bmm.dtype")]
+    fn bmm_dtype(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
+        self.bmm_dtype_out(self_, mat2, out_dtype, out.as_ref())?;
+        Ok(out)
+    }
 
-        #[cfg(regen_has_op = "addmm.dtype_out")]
-        fn addmm_dtype_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat1: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            let bias = Some((self_, beta));
-            $crate::kernels::matmul::run_dtype(&$crate::kernels::matmul::MM, bias, mat1, mat2, alpha, out_dtype, out)
-        }
+    #[cfg(regen_has_op = "addmm.dtype_out")]
+    fn addmm_dtype_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat1: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        let bias = Some((self_, beta));
+        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::MM, bias, mat1, mat2, alpha, out_dtype, out)
+    }
 
-        #[cfg(regen_has_op = "addmm.dtype")]
-        fn addmm_dtype(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat1: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
-            self.addmm_dtype_out(self_, mat1, mat2, out_dtype, beta, alpha, out.as_ref())?;
-            Ok(out)
-        }
+    #[cfg(regen_has_op = "addmm.dtype")]
+    fn addmm_dtype(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat1: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
+        self.addmm_dtype_out(self_, mat1, mat2, out_dtype, beta, alpha, out.as_ref())?;
+        Ok(out)
+    }
 
-        #[cfg(regen_has_op = "baddbmm.dtype_out")]
-        fn baddbmm_dtype_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            let bias = Some((self_, beta));
-            $crate::kernels::matmul::run_dtype(
-                &$crate::kernels::matmul::BMM,
-                bias,
-                batch1,
-                batch2,
-                alpha,
-                out_dtype,
-                out,
-            )
-        }
+    #[cfg(regen_has_op = "baddbmm.dtype_out")]
+    fn baddbmm_dtype_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        let bias = Some((self_, beta));
+        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::BMM, bias, batch1, batch2, alpha, out_dtype, out)
+    }
 
-        #[cfg(regen_has_op = "baddbmm.dtype")]
-        fn baddbmm_dtype(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            batch1: regen_runtime::TensorRef<'_>,
-            batch2: regen_runtime::TensorRef<'_>,
-            out_dtype: regen_runtime::ScalarType,
-            beta: regen_runtime::Scalar,
-            alpha: regen_runtime::Scalar,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
-            self.baddbmm_dtype_out(self_, batch1, batch2, out_dtype, beta, alpha, out.as_ref())?;
-            Ok(out)
-        }
+    #[cfg(regen_has_op = "baddbmm.dtype")]
+    fn baddbmm_dtype(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        batch1: regen_runtime::TensorRef<'_>,
+        batch2: regen_runtime::TensorRef<'_>,
+        out_dtype: regen_runtime::ScalarType,
+        beta: regen_runtime::Scalar,
+        alpha: regen_runtime::Scalar,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        let out = regen_runtime::host::empty_strided(&[0], &[1], out_dtype.0)?;
+        self.baddbmm_dtype_out(self_, batch1, batch2, out_dtype, beta, alpha, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn matmul_backward(
-            &self,
-            grad: regen_runtime::TensorRef<'_>,
-            self_: regen_runtime::TensorRef<'_>,
-            other: regen_runtime::TensorRef<'_>,
-            mask: &[bool],
-        ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor)> {
-            $crate::kernels::matmul::matmul_backward(grad, self_, other, mask)
-        }
+    fn matmul_backward(
+        &self,
+        grad: regen_runtime::TensorRef<'_>,
+        self_: regen_runtime::TensorRef<'_>,
+        other: regen_runtime::TensorRef<'_>,
+        mask: &[bool],
+    ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor)> {
+        crate::kernels::matmul::matmul_backward(grad, self_, other, mask)
+    }
 
-        fn linear_backward(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            grad_output: regen_runtime::TensorRef<'_>,
-            weight: regen_runtime::TensorRef<'_>,
-            output_mask: &[bool],
-        ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-            $crate::kernels::matmul::linear_backward(self_, grad_output, weight, output_mask)
-        }
+    fn linear_backward(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        grad_output: regen_runtime::TensorRef<'_>,
+        weight: regen_runtime::TensorRef<'_>,
+        output_mask: &[bool],
+    ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
+        crate::kernels::matmul::linear_backward(self_, grad_output, weight, output_mask)
+    }
 
-        fn _int_mm(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            $crate::kernels::matmul::int_mm(self_, mat2)
-        }
+    fn _int_mm(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        crate::kernels::matmul::int_mm(self_, mat2)
+    }
 
-        fn _int_mm_out(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            mat2: regen_runtime::TensorRef<'_>,
-            out: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<()> {
-            $crate::kernels::matmul::int_mm_out(self_, mat2, out)
-        }
+    fn _int_mm_out(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        mat2: regen_runtime::TensorRef<'_>,
+        out: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<()> {
+        crate::kernels::matmul::int_mm_out(self_, mat2, out)
+    }
 
-        fn dot(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            tensor: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            $crate::kernels::matmul::dot(&$crate::kernels::matmul::DOT, self_, tensor)
-        }
+    fn dot(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        tensor: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        crate::kernels::matmul::dot(&crate::kernels::matmul::DOT, self_, tensor)
+    }
 
-        fn vdot(
-            &self,
-            self_: regen_runtime::TensorRef<'_>,
-            other: regen_runtime::TensorRef<'_>,
-        ) -> regen_runtime::Result<regen_runtime::Tensor> {
-            $crate::kernels::matmul::dot(&$crate::kernels::matmul::VDOT, self_, other)
-        }
-    };
+    fn vdot(
+        &self,
+        self_: regen_runtime::TensorRef<'_>,
+        other: regen_runtime::TensorRef<'_>,
+    ) -> regen_runtime::Result<regen_runtime::Tensor> {
+        crate::kernels::matmul::dot(&crate::kernels::matmul::VDOT, self_, other)
+    }
 }
 
 #[cfg(test)]

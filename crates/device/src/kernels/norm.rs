@@ -2026,359 +2026,342 @@ pub fn assign(dst: TensorRef<'_>, src: &Tensor) -> Result<()> {
     with_size(&dst, s.sizes(), |d| copy::copy_(*d, s))
 }
 
-/// The `Kernels` methods of this family, expanded in [`crate::backend`].
-#[macro_export]
-macro_rules! norm_methods {
-    () => {
-        fn _softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
-            $crate::kernels::norm::softmax(self_, dim, half_to_float, $crate::kernels::norm::Kind::Softmax)
-        }
-        fn _softmax_out(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::norm::softmax_out(self_, dim, half_to_float, $crate::kernels::norm::Kind::Softmax, out)
-        }
-        fn _log_softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
-            $crate::kernels::norm::softmax(self_, dim, half_to_float, $crate::kernels::norm::Kind::LogSoftmax)
-        }
-        fn _log_softmax_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            half_to_float: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::norm::softmax_out(self_, dim, half_to_float, $crate::kernels::norm::Kind::LogSoftmax, out)
-        }
-        fn _softmax_backward_data(
-            &self,
-            grad_output: TensorRef<'_>,
-            output: TensorRef<'_>,
-            dim: i64,
-            input_dtype: ScalarType,
-        ) -> Result<Tensor> {
-            use $crate::kernels::norm::{Kind, softmax_backward};
-            softmax_backward(grad_output, output, dim, input_dtype, Kind::Softmax)
-        }
-        fn _softmax_backward_data_out(
-            &self,
-            grad_output: TensorRef<'_>,
-            output: TensorRef<'_>,
-            dim: i64,
-            input_dtype: ScalarType,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{Kind, softmax_backward_out};
-            softmax_backward_out(grad_output, output, dim, input_dtype, Kind::Softmax, grad_input)
-        }
-        fn _log_softmax_backward_data(
-            &self,
-            grad_output: TensorRef<'_>,
-            output: TensorRef<'_>,
-            dim: i64,
-            input_dtype: ScalarType,
-        ) -> Result<Tensor> {
-            use $crate::kernels::norm::{Kind, softmax_backward};
-            softmax_backward(grad_output, output, dim, input_dtype, Kind::LogSoftmax)
-        }
-        fn _log_softmax_backward_data_out(
-            &self,
-            grad_output: TensorRef<'_>,
-            output: TensorRef<'_>,
-            dim: i64,
-            input_dtype: ScalarType,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{Kind, softmax_backward_out};
-            softmax_backward_out(grad_output, output, dim, input_dtype, Kind::LogSoftmax, out)
-        }
-        fn native_layer_norm(
-            &self,
-            input: TensorRef<'_>,
-            normalized_shape: &[i64],
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::layer_norm(input, normalized_shape, weight, bias, eps)
-        }
-        fn native_layer_norm_backward(
-            &self,
-            grad_out: TensorRef<'_>,
-            input: TensorRef<'_>,
-            normalized_shape: &[i64],
-            mean: TensorRef<'_>,
-            rstd: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            output_mask: &[bool],
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::layer_norm_backward(
-                grad_out,
-                input,
-                normalized_shape,
-                mean,
-                rstd,
-                weight,
-                bias,
-                output_mask,
-            )
-        }
-        fn native_group_norm(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            n: i64,
-            c: i64,
-            hx_w: i64,
-            group: i64,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::group_norm(input, weight, bias, [n, c, hx_w, group], eps)
-        }
-        fn native_group_norm_backward(
-            &self,
-            grad_out: TensorRef<'_>,
-            input: TensorRef<'_>,
-            mean: TensorRef<'_>,
-            rstd: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            n: i64,
-            c: i64,
-            hx_w: i64,
-            group: i64,
-            output_mask: &[bool],
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::group_norm_backward(
-                grad_out,
-                input,
-                mean,
-                rstd,
-                weight,
-                [n, c, hx_w, group],
-                output_mask,
-            )
-        }
-        fn native_batch_norm(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: Option<TensorRef<'_>>,
-            running_var: Option<TensorRef<'_>>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
-        }
-        fn native_batch_norm_out(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: Option<TensorRef<'_>>,
-            running_var: Option<TensorRef<'_>>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-            out: TensorRef<'_>,
-            save_mean: TensorRef<'_>,
-            save_invstd: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{assign, batch_norm};
-            let r = batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)?;
-            assign(out, &r.0)?;
-            assign(save_mean, &r.1)?;
-            assign(save_invstd, &r.2)
-        }
-        fn _native_batch_norm_legit(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: TensorRef<'_>,
-            running_var: TensorRef<'_>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::batch_norm(
-                input,
-                weight,
-                bias,
-                Some(running_mean),
-                Some(running_var),
-                training,
-                momentum,
-                eps,
-            )
-        }
-        fn _native_batch_norm_legit_out(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: TensorRef<'_>,
-            running_var: TensorRef<'_>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-            out: TensorRef<'_>,
-            save_mean: TensorRef<'_>,
-            save_invstd: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{assign, batch_norm};
-            let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), training, momentum, eps)?;
-            assign(out, &r.0)?;
-            assign(save_mean, &r.1)?;
-            assign(save_invstd, &r.2)
-        }
-        fn _native_batch_norm_legit_no_stats(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::batch_norm(input, weight, bias, None, None, training, momentum, eps)
-        }
-        fn _native_batch_norm_legit_no_stats_out(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            training: bool,
-            momentum: f64,
-            eps: f64,
-            out: TensorRef<'_>,
-            save_mean: TensorRef<'_>,
-            save_invstd: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{assign, batch_norm};
-            let r = batch_norm(input, weight, bias, None, None, training, momentum, eps)?;
-            assign(out, &r.0)?;
-            assign(save_mean, &r.1)?;
-            assign(save_invstd, &r.2)
-        }
-        #[cfg(regen_has_op = "_batch_norm_with_update")]
-        fn _batch_norm_with_update(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: TensorRef<'_>,
-            running_var: TensorRef<'_>,
-            momentum: f64,
-            eps: f64,
-        ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-            let (o, m, s) = $crate::kernels::norm::batch_norm(
-                input,
-                weight,
-                bias,
-                Some(running_mean),
-                Some(running_var),
-                true,
-                momentum,
-                eps,
-            )?;
-            let reserve = $crate::kernels::iter::new_tensor(&[0], $crate::kernels::dtype::DType::U8)?;
-            Ok((o, m, s, reserve))
-        }
-        #[cfg(regen_has_op = "_batch_norm_with_update.out")]
-        fn _batch_norm_with_update_out(
-            &self,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            bias: Option<TensorRef<'_>>,
-            running_mean: TensorRef<'_>,
-            running_var: TensorRef<'_>,
-            momentum: f64,
-            eps: f64,
-            out: TensorRef<'_>,
-            save_mean: TensorRef<'_>,
-            save_invstd: TensorRef<'_>,
-            reserve: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::norm::{assign, batch_norm};
-            let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), true, momentum, eps)?;
-            assign(out, &r.0)?;
-            assign(save_mean, &r.1)?;
-            assign(save_invstd, &r.2)?;
-            regen_runtime::bootstrap::with_size(&reserve, &[0], |_| Ok(()))
-        }
-        fn native_batch_norm_backward(
-            &self,
-            grad_out: TensorRef<'_>,
-            input: TensorRef<'_>,
-            weight: Option<TensorRef<'_>>,
-            running_mean: Option<TensorRef<'_>>,
-            running_var: Option<TensorRef<'_>>,
-            save_mean: Option<TensorRef<'_>>,
-            save_invstd: Option<TensorRef<'_>>,
-            train: bool,
-            eps: f64,
-            output_mask: &[bool],
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::batch_norm_backward(
-                grad_out,
-                input,
-                weight,
-                running_mean,
-                running_var,
-                save_mean,
-                save_invstd,
-                train,
-                eps,
-                output_mask,
-            )
-        }
-        #[cfg(regen_has_op = "batch_norm_backward")]
-        fn batch_norm_backward(
-            &self,
-            grad_out: TensorRef<'_>,
-            input: TensorRef<'_>,
-            weight: TensorRef<'_>,
-            running_mean: Option<TensorRef<'_>>,
-            running_var: Option<TensorRef<'_>>,
-            save_mean: Option<TensorRef<'_>>,
-            save_var: Option<TensorRef<'_>>,
-            update: bool,
-            eps: f64,
-            output_mask: &[bool],
-            _reserve: TensorRef<'_>,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::norm::batch_norm_backward(
-                grad_out,
-                input,
-                Some(weight),
-                running_mean,
-                running_var,
-                save_mean,
-                save_var,
-                update,
-                eps,
-                output_mask,
-            )
-        }
-        fn _masked_softmax(
-            &self,
-            self_: TensorRef<'_>,
-            mask: TensorRef<'_>,
-            dim: Option<i64>,
-            mask_type: Option<i64>,
-        ) -> Result<Tensor> {
-            $crate::kernels::norm::masked_softmax(self_, mask, dim, mask_type)
-        }
-        fn _masked_softmax_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            output: TensorRef<'_>,
-            mask: TensorRef<'_>,
-            dim: Option<i64>,
-        ) -> Result<Tensor> {
-            $crate::kernels::norm::masked_softmax_backward(grad_output, output, mask, dim)
-        }
-    };
+/// This family's kernels: group `norm` of regen.toml's `[implement]`.
+impl crate::generated::NormKernels for crate::backend::Backend {
+    fn _softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
+        crate::kernels::norm::softmax(self_, dim, half_to_float, crate::kernels::norm::Kind::Softmax)
+    }
+    fn _softmax_out(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::norm::softmax_out(self_, dim, half_to_float, crate::kernels::norm::Kind::Softmax, out)
+    }
+    fn _log_softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
+        crate::kernels::norm::softmax(self_, dim, half_to_float, crate::kernels::norm::Kind::LogSoftmax)
+    }
+    fn _log_softmax_out(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::norm::softmax_out(self_, dim, half_to_float, crate::kernels::norm::Kind::LogSoftmax, out)
+    }
+    fn _softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor> {
+        use crate::kernels::norm::{Kind, softmax_backward};
+        softmax_backward(grad_output, output, dim, input_dtype, Kind::Softmax)
+    }
+    fn _softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{Kind, softmax_backward_out};
+        softmax_backward_out(grad_output, output, dim, input_dtype, Kind::Softmax, grad_input)
+    }
+    fn _log_softmax_backward_data(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+    ) -> Result<Tensor> {
+        use crate::kernels::norm::{Kind, softmax_backward};
+        softmax_backward(grad_output, output, dim, input_dtype, Kind::LogSoftmax)
+    }
+    fn _log_softmax_backward_data_out(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        dim: i64,
+        input_dtype: ScalarType,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{Kind, softmax_backward_out};
+        softmax_backward_out(grad_output, output, dim, input_dtype, Kind::LogSoftmax, out)
+    }
+    fn native_layer_norm(
+        &self,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::layer_norm(input, normalized_shape, weight, bias, eps)
+    }
+    fn native_layer_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        normalized_shape: &[i64],
+        mean: TensorRef<'_>,
+        rstd: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::layer_norm_backward(
+            grad_out,
+            input,
+            normalized_shape,
+            mean,
+            rstd,
+            weight,
+            bias,
+            output_mask,
+        )
+    }
+    fn native_group_norm(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        n: i64,
+        c: i64,
+        hx_w: i64,
+        group: i64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::group_norm(input, weight, bias, [n, c, hx_w, group], eps)
+    }
+    fn native_group_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        mean: TensorRef<'_>,
+        rstd: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        n: i64,
+        c: i64,
+        hx_w: i64,
+        group: i64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::group_norm_backward(grad_out, input, mean, rstd, weight, [n, c, hx_w, group], output_mask)
+    }
+    fn native_batch_norm(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    }
+    fn native_batch_norm_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{assign, batch_norm};
+        let r = batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)?;
+        assign(out, &r.0)?;
+        assign(save_mean, &r.1)?;
+        assign(save_invstd, &r.2)
+    }
+    fn _native_batch_norm_legit(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::batch_norm(
+            input,
+            weight,
+            bias,
+            Some(running_mean),
+            Some(running_var),
+            training,
+            momentum,
+            eps,
+        )
+    }
+    fn _native_batch_norm_legit_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{assign, batch_norm};
+        let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), training, momentum, eps)?;
+        assign(out, &r.0)?;
+        assign(save_mean, &r.1)?;
+        assign(save_invstd, &r.2)
+    }
+    fn _native_batch_norm_legit_no_stats(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::batch_norm(input, weight, bias, None, None, training, momentum, eps)
+    }
+    fn _native_batch_norm_legit_no_stats_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{assign, batch_norm};
+        let r = batch_norm(input, weight, bias, None, None, training, momentum, eps)?;
+        assign(out, &r.0)?;
+        assign(save_mean, &r.1)?;
+        assign(save_invstd, &r.2)
+    }
+    #[cfg(regen_has_op = "_batch_norm_with_update")]
+    fn _batch_norm_with_update(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        let (o, m, s) = crate::kernels::norm::batch_norm(
+            input,
+            weight,
+            bias,
+            Some(running_mean),
+            Some(running_var),
+            true,
+            momentum,
+            eps,
+        )?;
+        let reserve = crate::kernels::iter::new_tensor(&[0], crate::kernels::dtype::DType::U8)?;
+        Ok((o, m, s, reserve))
+    }
+    #[cfg(regen_has_op = "_batch_norm_with_update.out")]
+    fn _batch_norm_with_update_out(
+        &self,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        bias: Option<TensorRef<'_>>,
+        running_mean: TensorRef<'_>,
+        running_var: TensorRef<'_>,
+        momentum: f64,
+        eps: f64,
+        out: TensorRef<'_>,
+        save_mean: TensorRef<'_>,
+        save_invstd: TensorRef<'_>,
+        reserve: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::norm::{assign, batch_norm};
+        let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), true, momentum, eps)?;
+        assign(out, &r.0)?;
+        assign(save_mean, &r.1)?;
+        assign(save_invstd, &r.2)?;
+        regen_runtime::bootstrap::with_size(&reserve, &[0], |_| Ok(()))
+    }
+    fn native_batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: Option<TensorRef<'_>>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_invstd: Option<TensorRef<'_>>,
+        train: bool,
+        eps: f64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::batch_norm_backward(
+            grad_out,
+            input,
+            weight,
+            running_mean,
+            running_var,
+            save_mean,
+            save_invstd,
+            train,
+            eps,
+            output_mask,
+        )
+    }
+    #[cfg(regen_has_op = "batch_norm_backward")]
+    fn batch_norm_backward(
+        &self,
+        grad_out: TensorRef<'_>,
+        input: TensorRef<'_>,
+        weight: TensorRef<'_>,
+        running_mean: Option<TensorRef<'_>>,
+        running_var: Option<TensorRef<'_>>,
+        save_mean: Option<TensorRef<'_>>,
+        save_var: Option<TensorRef<'_>>,
+        update: bool,
+        eps: f64,
+        output_mask: &[bool],
+        _reserve: TensorRef<'_>,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::norm::batch_norm_backward(
+            grad_out,
+            input,
+            Some(weight),
+            running_mean,
+            running_var,
+            save_mean,
+            save_var,
+            update,
+            eps,
+            output_mask,
+        )
+    }
+    fn _masked_softmax(
+        &self,
+        self_: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+        mask_type: Option<i64>,
+    ) -> Result<Tensor> {
+        crate::kernels::norm::masked_softmax(self_, mask, dim, mask_type)
+    }
+    fn _masked_softmax_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        output: TensorRef<'_>,
+        mask: TensorRef<'_>,
+        dim: Option<i64>,
+    ) -> Result<Tensor> {
+        crate::kernels::norm::masked_softmax_backward(grad_output, output, mask, dim)
+    }
 }

@@ -364,264 +364,261 @@ pub fn lr_of(lr: TensorRef<'_>) -> Result<f64> {
     scalar_of(&lr, "lr")
 }
 
-/// The `Kernels` methods of the fused optimizers, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! optim_methods {
-    () => {
-        fn _fused_adam_inplace(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            exp_avgs: regen_runtime::TensorList<'_>,
-            exp_avg_sqs: regen_runtime::TensorList<'_>,
-            max_exp_avg_sqs: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: f64,
-            beta1: f64,
-            beta2: f64,
-            weight_decay: f64,
-            eps: f64,
-            amsgrad: bool,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            $crate::kernels::optim::adam(
-                false,
-                self_,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                lr,
-                [beta1, beta2, weight_decay, eps],
-                amsgrad,
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
+/// This family's kernels: group `optim` of regen.toml's `[implement]`.
+impl crate::generated::OptimKernels for crate::backend::Backend {
+    fn _fused_adam_inplace(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        exp_avgs: regen_runtime::TensorList<'_>,
+        exp_avg_sqs: regen_runtime::TensorList<'_>,
+        max_exp_avg_sqs: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        crate::kernels::optim::adam(
+            false,
+            self_,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs,
+            state_steps,
+            lr,
+            [beta1, beta2, weight_decay, eps],
+            amsgrad,
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        fn _fused_adam_inplace_tensor_lr(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            exp_avgs: regen_runtime::TensorList<'_>,
-            exp_avg_sqs: regen_runtime::TensorList<'_>,
-            max_exp_avg_sqs: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: TensorRef<'_>,
-            beta1: f64,
-            beta2: f64,
-            weight_decay: f64,
-            eps: f64,
-            amsgrad: bool,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            use $crate::kernels::optim as o;
-            o::adam(
-                false,
-                self_,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                o::lr_of(lr)?,
-                [beta1, beta2, weight_decay, eps],
-                amsgrad,
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
+    fn _fused_adam_inplace_tensor_lr(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        exp_avgs: regen_runtime::TensorList<'_>,
+        exp_avg_sqs: regen_runtime::TensorList<'_>,
+        max_exp_avg_sqs: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: TensorRef<'_>,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        use crate::kernels::optim as o;
+        o::adam(
+            false,
+            self_,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs,
+            state_steps,
+            o::lr_of(lr)?,
+            [beta1, beta2, weight_decay, eps],
+            amsgrad,
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        fn _fused_adamw_inplace(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            exp_avgs: regen_runtime::TensorList<'_>,
-            exp_avg_sqs: regen_runtime::TensorList<'_>,
-            max_exp_avg_sqs: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: f64,
-            beta1: f64,
-            beta2: f64,
-            weight_decay: f64,
-            eps: f64,
-            amsgrad: bool,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            $crate::kernels::optim::adam(
-                true,
-                self_,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                lr,
-                [beta1, beta2, weight_decay, eps],
-                amsgrad,
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
+    fn _fused_adamw_inplace(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        exp_avgs: regen_runtime::TensorList<'_>,
+        exp_avg_sqs: regen_runtime::TensorList<'_>,
+        max_exp_avg_sqs: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        crate::kernels::optim::adam(
+            true,
+            self_,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs,
+            state_steps,
+            lr,
+            [beta1, beta2, weight_decay, eps],
+            amsgrad,
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        fn _fused_adamw_inplace_tensor_lr(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            exp_avgs: regen_runtime::TensorList<'_>,
-            exp_avg_sqs: regen_runtime::TensorList<'_>,
-            max_exp_avg_sqs: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: TensorRef<'_>,
-            beta1: f64,
-            beta2: f64,
-            weight_decay: f64,
-            eps: f64,
-            amsgrad: bool,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            use $crate::kernels::optim as o;
-            o::adam(
-                true,
-                self_,
-                grads,
-                exp_avgs,
-                exp_avg_sqs,
-                max_exp_avg_sqs,
-                state_steps,
-                o::lr_of(lr)?,
-                [beta1, beta2, weight_decay, eps],
-                amsgrad,
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
+    fn _fused_adamw_inplace_tensor_lr(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        exp_avgs: regen_runtime::TensorList<'_>,
+        exp_avg_sqs: regen_runtime::TensorList<'_>,
+        max_exp_avg_sqs: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: TensorRef<'_>,
+        beta1: f64,
+        beta2: f64,
+        weight_decay: f64,
+        eps: f64,
+        amsgrad: bool,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        use crate::kernels::optim as o;
+        o::adam(
+            true,
+            self_,
+            grads,
+            exp_avgs,
+            exp_avg_sqs,
+            max_exp_avg_sqs,
+            state_steps,
+            o::lr_of(lr)?,
+            [beta1, beta2, weight_decay, eps],
+            amsgrad,
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        #[cfg(regen_has_op = "_fused_sgd_")]
-        fn _fused_sgd_inplace(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            momentum_buffer_list: regen_runtime::TensorList<'_>,
-            weight_decay: f64,
-            momentum: f64,
-            lr: f64,
-            dampening: f64,
-            nesterov: bool,
-            maximize: bool,
-            is_first_step: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            $crate::kernels::optim::sgd(
-                self_,
-                grads,
-                momentum_buffer_list,
-                [weight_decay, momentum, lr, dampening],
-                nesterov,
-                maximize,
-                is_first_step,
-                grad_scale,
-                found_inf,
-            )
-        }
+    #[cfg(regen_has_op = "_fused_sgd_")]
+    fn _fused_sgd_inplace(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        momentum_buffer_list: regen_runtime::TensorList<'_>,
+        weight_decay: f64,
+        momentum: f64,
+        lr: f64,
+        dampening: f64,
+        nesterov: bool,
+        maximize: bool,
+        is_first_step: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        crate::kernels::optim::sgd(
+            self_,
+            grads,
+            momentum_buffer_list,
+            [weight_decay, momentum, lr, dampening],
+            nesterov,
+            maximize,
+            is_first_step,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        #[cfg(regen_has_op = "_fused_sgd_.tensor_lr")]
-        fn _fused_sgd_inplace_tensor_lr(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            momentum_buffer_list: regen_runtime::TensorList<'_>,
-            weight_decay: f64,
-            momentum: f64,
-            lr: TensorRef<'_>,
-            dampening: f64,
-            nesterov: bool,
-            maximize: bool,
-            is_first_step: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            use $crate::kernels::optim as o;
-            o::sgd(
-                self_,
-                grads,
-                momentum_buffer_list,
-                [weight_decay, momentum, o::lr_of(lr)?, dampening],
-                nesterov,
-                maximize,
-                is_first_step,
-                grad_scale,
-                found_inf,
-            )
-        }
+    #[cfg(regen_has_op = "_fused_sgd_.tensor_lr")]
+    fn _fused_sgd_inplace_tensor_lr(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        momentum_buffer_list: regen_runtime::TensorList<'_>,
+        weight_decay: f64,
+        momentum: f64,
+        lr: TensorRef<'_>,
+        dampening: f64,
+        nesterov: bool,
+        maximize: bool,
+        is_first_step: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        use crate::kernels::optim as o;
+        o::sgd(
+            self_,
+            grads,
+            momentum_buffer_list,
+            [weight_decay, momentum, o::lr_of(lr)?, dampening],
+            nesterov,
+            maximize,
+            is_first_step,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        #[cfg(regen_has_op = "_fused_adagrad_")]
-        fn _fused_adagrad_inplace(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            state_sums: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: f64,
-            lr_decay: f64,
-            weight_decay: f64,
-            eps: f64,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            $crate::kernels::optim::adagrad(
-                self_,
-                grads,
-                state_sums,
-                state_steps,
-                [lr, lr_decay, weight_decay, eps],
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
+    #[cfg(regen_has_op = "_fused_adagrad_")]
+    fn _fused_adagrad_inplace(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        state_sums: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: f64,
+        lr_decay: f64,
+        weight_decay: f64,
+        eps: f64,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        crate::kernels::optim::adagrad(
+            self_,
+            grads,
+            state_sums,
+            state_steps,
+            [lr, lr_decay, weight_decay, eps],
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 
-        #[cfg(regen_has_op = "_fused_adagrad_.tensor_lr")]
-        fn _fused_adagrad_inplace_tensor_lr(
-            &self,
-            self_: regen_runtime::TensorList<'_>,
-            grads: regen_runtime::TensorList<'_>,
-            state_sums: regen_runtime::TensorList<'_>,
-            state_steps: regen_runtime::TensorList<'_>,
-            lr: TensorRef<'_>,
-            lr_decay: f64,
-            weight_decay: f64,
-            eps: f64,
-            maximize: bool,
-            grad_scale: Option<TensorRef<'_>>,
-            found_inf: Option<TensorRef<'_>>,
-        ) -> Result<()> {
-            use $crate::kernels::optim as o;
-            o::adagrad(
-                self_,
-                grads,
-                state_sums,
-                state_steps,
-                [o::lr_of(lr)?, lr_decay, weight_decay, eps],
-                maximize,
-                grad_scale,
-                found_inf,
-            )
-        }
-    };
+    #[cfg(regen_has_op = "_fused_adagrad_.tensor_lr")]
+    fn _fused_adagrad_inplace_tensor_lr(
+        &self,
+        self_: regen_runtime::TensorList<'_>,
+        grads: regen_runtime::TensorList<'_>,
+        state_sums: regen_runtime::TensorList<'_>,
+        state_steps: regen_runtime::TensorList<'_>,
+        lr: TensorRef<'_>,
+        lr_decay: f64,
+        weight_decay: f64,
+        eps: f64,
+        maximize: bool,
+        grad_scale: Option<TensorRef<'_>>,
+        found_inf: Option<TensorRef<'_>>,
+    ) -> Result<()> {
+        use crate::kernels::optim as o;
+        o::adagrad(
+            self_,
+            grads,
+            state_sums,
+            state_steps,
+            [o::lr_of(lr)?, lr_decay, weight_decay, eps],
+            maximize,
+            grad_scale,
+            found_inf,
+        )
+    }
 }

@@ -2,8 +2,8 @@
 //! addcmul, addcdiv, clamp), activations and their backward ops, and one-tensor predicates.
 //! [`pointwise_ops!`] defines each op once — its parameters, the promotion rule, and its scalar
 //! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
-//! [`Real`], `c` complex) over the inputs `[x, y, ...]` — and [`pointwise_methods!`] holds the
-//! generated `Kernels` methods, one line each. `where`, `masked_fill_`, the shifts and the ops
+//! [`Real`], `c` complex) over the inputs `[x, y, ...]` — and the `PointwiseKernels` impl holds
+//! the generated trait's methods, one line each. `where`, `masked_fill_`, the shifts and the ops
 //! with two outputs or special checks are small functions below.
 
 use half::{bf16, f16};
@@ -765,445 +765,389 @@ pub fn shift_in_place(a: TensorRef<'_>, b: Input<'_>, left: bool) -> Result<()> 
     shift(Input::Tensor(a), b, left, a)
 }
 
-/// The `Kernels` methods of the ops in this module, for `impl Kernels for ...`.
-#[macro_export]
-macro_rules! pointwise_methods {
-    () => {
-        fn where_self_out(
-            &self,
-            c: TensorRef<'_>,
-            a: TensorRef<'_>,
-            b: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::where_(c, a, b, out)
-        }
-        fn where_self(&self, c: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::where_functional(c, a, b)
-        }
-        fn masked_fill_inplace_scalar(&self, x: TensorRef<'_>, mask: TensorRef<'_>, value: Scalar) -> Result<()> {
-            pointwise::masked_fill(x, mask, value)
-        }
-        fn masked_fill_inplace_tensor(
-            &self,
-            x: TensorRef<'_>,
-            mask: TensorRef<'_>,
-            value: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::masked_fill(x, mask, pointwise::item(&value, "masked_fill_")?)
-        }
-        fn lerp_scalar_out(&self, x: TensorRef<'_>, end: TensorRef<'_>, w: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::lerp(x, end, Input::Scalar(w), out)
-        }
-        fn lerp_tensor_out(
-            &self,
-            x: TensorRef<'_>,
-            end: TensorRef<'_>,
-            w: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::lerp(x, end, Input::Tensor(w), out)
-        }
-        fn addcmul_out(
-            &self,
-            x: TensorRef<'_>,
-            a: TensorRef<'_>,
-            b: TensorRef<'_>,
-            value: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let op = pw::Addcmul { value: Num::from_scalar(value) };
-            pointwise::run(&op, [Input::Tensor(x), Input::Tensor(a), Input::Tensor(b)], out)
-        }
-        fn addcdiv_out(
-            &self,
-            x: TensorRef<'_>,
-            a: TensorRef<'_>,
-            b: TensorRef<'_>,
-            value: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::addcdiv(x, a, b, value, out)
-        }
-        fn clamp_out(
-            &self,
-            x: TensorRef<'_>,
-            lo: Option<Scalar>,
-            hi: Option<Scalar>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::clamp(x, lo.map(Input::Scalar), hi.map(Input::Scalar), out)
-        }
-        fn clamp_tensor_out(
-            &self,
-            x: TensorRef<'_>,
-            lo: Option<TensorRef<'_>>,
-            hi: Option<TensorRef<'_>>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::clamp(x, lo.map(Input::Tensor), hi.map(Input::Tensor), out)
-        }
-        fn clamp_min_out(&self, x: TensorRef<'_>, lo: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::clamp(x, Some(Input::Scalar(lo)), None, out)
-        }
-        fn clamp_min_tensor_out(&self, x: TensorRef<'_>, lo: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::clamp(x, Some(Input::Tensor(lo)), None, out)
-        }
-        fn clamp_max_out(&self, x: TensorRef<'_>, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::clamp(x, None, Some(Input::Scalar(hi)), out)
-        }
-        fn clamp_max_tensor_out(&self, x: TensorRef<'_>, hi: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::clamp(x, None, Some(Input::Tensor(hi)), out)
-        }
-        fn threshold_out(&self, x: TensorRef<'_>, threshold: Scalar, value: Scalar, out: TensorRef<'_>) -> Result<()> {
-            let op = pw::Threshold { threshold: Num::from_scalar(threshold), value: Num::from_scalar(value) };
-            pointwise::run(&op, [Input::Tensor(x)], out)
-        }
-        fn threshold_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            threshold: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(
-                &pw::ThresholdBackward { threshold: Num::from_scalar(threshold) },
-                [Input::Tensor(g), Input::Tensor(x)],
-                out,
-            )
-        }
-        fn gelu_out(&self, x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Gelu { tanh: pointwise::gelu_tanh(approximate)? }, [Input::Tensor(x)], out)
-        }
-        fn gelu_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            approximate: &str,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let op = pw::GeluBackward { tanh: pointwise::gelu_tanh(approximate)? };
-            pointwise::run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn silu_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Silu {}, [Input::Tensor(x)], out)
-        }
-        fn silu_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn silu_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::functional(&pw::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)])
-        }
-        fn mish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Mish {}, [Input::Tensor(x)], out)
-        }
-        fn elu_out(
-            &self,
-            x: TensorRef<'_>,
-            alpha: Scalar,
-            scale: Scalar,
-            input_scale: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let op = pw::Elu { alpha: alpha.to_f64(), scale: scale.to_f64(), input_scale: input_scale.to_f64() };
-            pointwise::run(&op, [Input::Tensor(x)], out)
-        }
-        fn elu_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            alpha: Scalar,
-            scale: Scalar,
-            input_scale: Scalar,
-            is_result: bool,
-            y: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let op = pw::EluBackward {
-                alpha: alpha.to_f64(),
-                scale: scale.to_f64(),
-                input_scale: input_scale.to_f64(),
-                is_result,
-            };
-            pointwise::run(&op, [Input::Tensor(g), Input::Tensor(y)], out)
-        }
-        fn leaky_relu_out(&self, x: TensorRef<'_>, slope: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::LeakyRelu { slope: slope.to_f64() }, [Input::Tensor(x)], out)
-        }
-        fn leaky_relu_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            slope: Scalar,
-            _is_result: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::LeakyReluBackward { slope: slope.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn hardtanh_out(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(
-                &pw::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) },
-                [Input::Tensor(x)],
-                out,
-            )
-        }
-        fn hardtanh(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
-            pointwise::functional(
-                &pw::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) },
-                [Input::Tensor(x)],
-            )
-        }
-        fn hardtanh_inplace(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<()> {
-            pointwise::in_place(
-                &pw::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) },
-                [Input::Tensor(x)],
-            )
-        }
-        fn hardtanh_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            lo: Scalar,
-            hi: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(
-                &pw::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() },
-                [Input::Tensor(g), Input::Tensor(x)],
-                out,
-            )
-        }
-        fn hardtanh_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
-            pointwise::functional(
-                &pw::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() },
-                [Input::Tensor(g), Input::Tensor(x)],
-            )
-        }
-        fn hardsigmoid_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Hardsigmoid {}, [Input::Tensor(x)], out)
-        }
-        fn hardsigmoid_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::HardsigmoidBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn hardswish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Hardswish {}, [Input::Tensor(x)], out)
-        }
-        fn hardswish(&self, x: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::functional(&pw::Hardswish {}, [Input::Tensor(x)])
-        }
-        fn hardswish_inplace(&self, x: TensorRef<'_>) -> Result<()> {
-            pointwise::in_place(&pw::Hardswish {}, [Input::Tensor(x)])
-        }
-        fn hardswish_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::functional(&pw::HardswishBackward {}, [Input::Tensor(g), Input::Tensor(x)])
-        }
-        fn softplus_out(&self, x: TensorRef<'_>, beta: Scalar, threshold: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(
-                &pw::Softplus { beta: beta.to_f64(), threshold: threshold.to_f64() },
-                [Input::Tensor(x)],
-                out,
-            )
-        }
-        fn softplus_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            beta: Scalar,
-            threshold: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let op = pw::SoftplusBackward { beta: beta.to_f64(), threshold: threshold.to_f64() };
-            pointwise::run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn softshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Softshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
-        }
-        fn softshrink_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            lambd: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn hardshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::Hardshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
-        }
-        fn hardshrink_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            lambd: Scalar,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn sigmoid_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::SigmoidBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
-        }
-        fn tanh_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::TanhBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
-        }
-        fn log_sigmoid_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            buffer: TensorRef<'_>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::LogSigmoidBackward {}, [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)], out)
-        }
-        fn log_sigmoid_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, buffer: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::functional(
-                &pw::LogSigmoidBackward {},
-                [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)],
-            )
-        }
-        fn log_sigmoid_forward_output(
-            &self,
-            x: TensorRef<'_>,
-            output: TensorRef<'_>,
-            buffer: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::LogSigmoid {}, [Input::Tensor(x)], output)?;
-            pointwise::run(&pw::LogSigmoidBuffer {}, [Input::Tensor(x)], buffer)
-        }
-        fn log_sigmoid_forward(&self, x: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
-            Ok((
-                pointwise::functional(&pw::LogSigmoid {}, [Input::Tensor(x)])?,
-                pointwise::functional(&pw::LogSigmoidBuffer {}, [Input::Tensor(x)])?,
-            ))
-        }
-        fn _prelu_kernel(&self, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::functional(&pw::Prelu {}, [Input::Tensor(x), Input::Tensor(w)])
-        }
-        fn _prelu_kernel_backward(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            w: TensorRef<'_>,
-        ) -> Result<(Tensor, Tensor)> {
-            let inputs = [Input::Tensor(x), Input::Tensor(w), Input::Tensor(g)];
-            Ok((
-                pointwise::functional(&pw::PreluGradInput {}, inputs)?,
-                pointwise::functional(&pw::PreluGradWeight {}, inputs)?,
-            ))
-        }
-        fn frexp_tensor_out(&self, x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
-            pointwise::frexp(x, mantissa, exponent)
-        }
-        fn nan_to_num_out(
-            &self,
-            x: TensorRef<'_>,
-            nan: Option<f64>,
-            posinf: Option<f64>,
-            neginf: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::nan_to_num(x, nan, posinf, neginf, out)
-        }
-        fn round_decimals_out(&self, x: TensorRef<'_>, decimals: i64, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pw::RoundDecimals { decimals }, [Input::Tensor(x)], out)
-        }
-        fn rsub_tensor(&self, x: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar) -> Result<Tensor> {
-            // other - alpha * self.
-            let (a, b) = (Input::Tensor(other), Input::Tensor(x));
-            let out = iter::new_output(iter::result_dtype(iter::Config::ARITHMETIC, &[b, a])?, &[b, a])?;
-            binary::run::<binary::ops::Sub>(a, b, Some(alpha), out.as_ref())?;
-            Ok(out)
-        }
-        fn complex_out(&self, re: TensorRef<'_>, im: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::complex(re, im, out, false)
-        }
-        fn polar_out(&self, abs: TensorRef<'_>, angle: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::complex(abs, angle, out, true)
-        }
-        fn fill_inplace_tensor(&self, x: TensorRef<'_>, value: TensorRef<'_>) -> Result<()> {
-            regen_runtime::bootstrap::fill_(x, pointwise::item(&value, "fill_")?)
-        }
-        fn zero_inplace(&self, x: TensorRef<'_>) -> Result<()> {
-            regen_runtime::bootstrap::fill_(x, Scalar::Int(0))
-        }
-        fn polygamma_out(&self, n: i64, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            if n < 0 {
-                return Err(Error::runtime("polygamma(n, x) does not support negative n."));
-            }
-            pointwise::run(&pw::Polygamma { n }, [Input::Tensor(x)], out)
-        }
-        fn mvlgamma_out(&self, x: TensorRef<'_>, p: i64, out: TensorRef<'_>) -> Result<()> {
-            pointwise::mvlgamma(x, p, out)
-        }
-        fn logit_out(&self, x: TensorRef<'_>, eps: Option<f64>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run(&pointwise::logit(&x, eps)?, [Input::Tensor(x)], out)
-        }
-        fn logit(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<Tensor> {
-            pointwise::functional(&pointwise::logit(&x, eps)?, [Input::Tensor(x)])
-        }
-        fn logit_inplace(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<()> {
-            pointwise::in_place(&pointwise::logit(&x, eps)?, [Input::Tensor(x)])
-        }
-        fn logit_backward_grad_input(
-            &self,
-            g: TensorRef<'_>,
-            x: TensorRef<'_>,
-            eps: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            pointwise::run(&pw::LogitBackward { eps }, [Input::Tensor(g), Input::Tensor(x)], out)
-        }
-        fn isnan(&self, x: TensorRef<'_>) -> Result<Tensor> {
-            let out = iter::new_output($crate::kernels::dtype::DType::Bool, &[Input::Tensor(x)])?;
-            pointwise::run_test(&pw::Isnan {}, [Input::Tensor(x)], out.as_ref())?;
-            Ok(out)
-        }
-        fn isposinf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run_test(&pw::Isposinf {}, [Input::Tensor(x)], out)
-        }
-        fn isneginf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run_test(&pw::Isneginf {}, [Input::Tensor(x)], out)
-        }
-        fn signbit_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run_test(&pw::Signbit {}, [Input::Tensor(x)], out)
-        }
-        fn logical_not_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::run_test(&pw::LogicalNot {}, [Input::Tensor(x)], out)
-        }
-        fn bitwise_left_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::shift(Input::Tensor(a), Input::Tensor(b), true, out)
-        }
-        fn bitwise_right_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            pointwise::shift(Input::Tensor(a), Input::Tensor(b), false, out)
-        }
-        fn dunder_lshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
-            pointwise::shift_functional(a, Input::Scalar(b), true)
-        }
-        fn dunder_lshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::shift_functional(a, Input::Tensor(b), true)
-        }
-        fn dunder_ilshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
-            pointwise::shift_in_place(a, Input::Scalar(b), true)
-        }
-        fn dunder_ilshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
-            pointwise::shift_in_place(a, Input::Tensor(b), true)
-        }
-        fn dunder_rshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
-            pointwise::shift_functional(a, Input::Scalar(b), false)
-        }
-        fn dunder_rshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
-            pointwise::shift_functional(a, Input::Tensor(b), false)
-        }
-        fn dunder_irshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
-            pointwise::shift_in_place(a, Input::Scalar(b), false)
-        }
-        fn dunder_irshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
-            pointwise::shift_in_place(a, Input::Tensor(b), false)
-        }
-    };
+/// `torch.nn.functional.gelu(x, approximate)` into `out` (also addmm's fused epilogue, matmul.rs).
+pub fn gelu(x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
+    run(&ops::Gelu { tanh: gelu_tanh(approximate)? }, [Input::Tensor(x)], out)
+}
+
+/// This family's kernels: group `pointwise` of regen.toml's `[implement]`.
+impl crate::generated::PointwiseKernels for crate::backend::Backend {
+    fn where_self_out(&self, c: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        where_(c, a, b, out)
+    }
+    fn where_self(&self, c: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        where_functional(c, a, b)
+    }
+    fn masked_fill_inplace_scalar(&self, x: TensorRef<'_>, mask: TensorRef<'_>, value: Scalar) -> Result<()> {
+        masked_fill(x, mask, value)
+    }
+    fn masked_fill_inplace_tensor(&self, x: TensorRef<'_>, mask: TensorRef<'_>, value: TensorRef<'_>) -> Result<()> {
+        masked_fill(x, mask, item(&value, "masked_fill_")?)
+    }
+    fn lerp_scalar_out(&self, x: TensorRef<'_>, end: TensorRef<'_>, w: Scalar, out: TensorRef<'_>) -> Result<()> {
+        lerp(x, end, Input::Scalar(w), out)
+    }
+    fn lerp_tensor_out(
+        &self,
+        x: TensorRef<'_>,
+        end: TensorRef<'_>,
+        w: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        lerp(x, end, Input::Tensor(w), out)
+    }
+    fn addcmul_out(
+        &self,
+        x: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::Addcmul { value: Num::from_scalar(value) };
+        run(&op, [Input::Tensor(x), Input::Tensor(a), Input::Tensor(b)], out)
+    }
+    fn addcdiv_out(
+        &self,
+        x: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        addcdiv(x, a, b, value, out)
+    }
+    fn clamp_out(&self, x: TensorRef<'_>, lo: Option<Scalar>, hi: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, lo.map(Input::Scalar), hi.map(Input::Scalar), out)
+    }
+    fn clamp_tensor_out(
+        &self,
+        x: TensorRef<'_>,
+        lo: Option<TensorRef<'_>>,
+        hi: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        clamp(x, lo.map(Input::Tensor), hi.map(Input::Tensor), out)
+    }
+    fn clamp_min_out(&self, x: TensorRef<'_>, lo: Scalar, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, Some(Input::Scalar(lo)), None, out)
+    }
+    fn clamp_min_tensor_out(&self, x: TensorRef<'_>, lo: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, Some(Input::Tensor(lo)), None, out)
+    }
+    fn clamp_max_out(&self, x: TensorRef<'_>, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, None, Some(Input::Scalar(hi)), out)
+    }
+    fn clamp_max_tensor_out(&self, x: TensorRef<'_>, hi: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, None, Some(Input::Tensor(hi)), out)
+    }
+    fn threshold_out(&self, x: TensorRef<'_>, threshold: Scalar, value: Scalar, out: TensorRef<'_>) -> Result<()> {
+        let op = ops::Threshold { threshold: Num::from_scalar(threshold), value: Num::from_scalar(value) };
+        run(&op, [Input::Tensor(x)], out)
+    }
+    fn threshold_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        threshold: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(
+            &ops::ThresholdBackward { threshold: Num::from_scalar(threshold) },
+            [Input::Tensor(g), Input::Tensor(x)],
+            out,
+        )
+    }
+    fn gelu_out(&self, x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
+        gelu(x, approximate, out)
+    }
+    fn gelu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        approximate: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::GeluBackward { tanh: gelu_tanh(approximate)? };
+        run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn silu_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Silu {}, [Input::Tensor(x)], out)
+    }
+    fn silu_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn silu_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn mish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Mish {}, [Input::Tensor(x)], out)
+    }
+    fn elu_out(
+        &self,
+        x: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::Elu { alpha: alpha.to_f64(), scale: scale.to_f64(), input_scale: input_scale.to_f64() };
+        run(&op, [Input::Tensor(x)], out)
+    }
+    fn elu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        is_result: bool,
+        y: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::EluBackward {
+            alpha: alpha.to_f64(),
+            scale: scale.to_f64(),
+            input_scale: input_scale.to_f64(),
+            is_result,
+        };
+        run(&op, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn leaky_relu_out(&self, x: TensorRef<'_>, slope: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::LeakyRelu { slope: slope.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn leaky_relu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        slope: Scalar,
+        _is_result: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LeakyReluBackward { slope: slope.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardtanh_out(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)], out)
+    }
+    fn hardtanh(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
+        functional(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+    }
+    fn hardtanh_inplace(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<()> {
+        in_place(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+    }
+    fn hardtanh_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lo: Scalar,
+        hi: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardtanh_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
+        functional(&ops::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() }, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn hardsigmoid_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardsigmoid {}, [Input::Tensor(x)], out)
+    }
+    fn hardsigmoid_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::HardsigmoidBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardswish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardswish {}, [Input::Tensor(x)], out)
+    }
+    fn hardswish(&self, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::Hardswish {}, [Input::Tensor(x)])
+    }
+    fn hardswish_inplace(&self, x: TensorRef<'_>) -> Result<()> {
+        in_place(&ops::Hardswish {}, [Input::Tensor(x)])
+    }
+    fn hardswish_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::HardswishBackward {}, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn softplus_out(&self, x: TensorRef<'_>, beta: Scalar, threshold: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Softplus { beta: beta.to_f64(), threshold: threshold.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn softplus_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        beta: Scalar,
+        threshold: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::SoftplusBackward { beta: beta.to_f64(), threshold: threshold.to_f64() };
+        run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn softshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Softshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn softshrink_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn hardshrink_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn sigmoid_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::SigmoidBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn tanh_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::TanhBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn log_sigmoid_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        buffer: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LogSigmoidBackward {}, [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)], out)
+    }
+    fn log_sigmoid_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, buffer: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::LogSigmoidBackward {}, [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)])
+    }
+    fn log_sigmoid_forward_output(&self, x: TensorRef<'_>, output: TensorRef<'_>, buffer: TensorRef<'_>) -> Result<()> {
+        run(&ops::LogSigmoid {}, [Input::Tensor(x)], output)?;
+        run(&ops::LogSigmoidBuffer {}, [Input::Tensor(x)], buffer)
+    }
+    fn log_sigmoid_forward(&self, x: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
+        Ok((
+            functional(&ops::LogSigmoid {}, [Input::Tensor(x)])?,
+            functional(&ops::LogSigmoidBuffer {}, [Input::Tensor(x)])?,
+        ))
+    }
+    fn _prelu_kernel(&self, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::Prelu {}, [Input::Tensor(x), Input::Tensor(w)])
+    }
+    fn _prelu_kernel_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
+        let inputs = [Input::Tensor(x), Input::Tensor(w), Input::Tensor(g)];
+        Ok((functional(&ops::PreluGradInput {}, inputs)?, functional(&ops::PreluGradWeight {}, inputs)?))
+    }
+    fn frexp_tensor_out(&self, x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
+        frexp(x, mantissa, exponent)
+    }
+    fn nan_to_num_out(
+        &self,
+        x: TensorRef<'_>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        nan_to_num(x, nan, posinf, neginf, out)
+    }
+    fn round_decimals_out(&self, x: TensorRef<'_>, decimals: i64, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::RoundDecimals { decimals }, [Input::Tensor(x)], out)
+    }
+    fn rsub_tensor(&self, x: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar) -> Result<Tensor> {
+        // other - alpha * self.
+        let (a, b) = (Input::Tensor(other), Input::Tensor(x));
+        let out =
+            super::iter::new_output(super::iter::result_dtype(super::iter::Config::ARITHMETIC, &[b, a])?, &[b, a])?;
+        super::binary::run::<super::binary::ops::Sub>(a, b, Some(alpha), out.as_ref())?;
+        Ok(out)
+    }
+    fn complex_out(&self, re: TensorRef<'_>, im: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        complex(re, im, out, false)
+    }
+    fn polar_out(&self, abs: TensorRef<'_>, angle: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        complex(abs, angle, out, true)
+    }
+    fn fill_inplace_tensor(&self, x: TensorRef<'_>, value: TensorRef<'_>) -> Result<()> {
+        regen_runtime::bootstrap::fill_(x, item(&value, "fill_")?)
+    }
+    fn zero_inplace(&self, x: TensorRef<'_>) -> Result<()> {
+        regen_runtime::bootstrap::fill_(x, Scalar::Int(0))
+    }
+    fn polygamma_out(&self, n: i64, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        if n < 0 {
+            return Err(Error::runtime("polygamma(n, x) does not support negative n."));
+        }
+        run(&ops::Polygamma { n }, [Input::Tensor(x)], out)
+    }
+    fn mvlgamma_out(&self, x: TensorRef<'_>, p: i64, out: TensorRef<'_>) -> Result<()> {
+        mvlgamma(x, p, out)
+    }
+    fn logit_out(&self, x: TensorRef<'_>, eps: Option<f64>, out: TensorRef<'_>) -> Result<()> {
+        run(&logit(&x, eps)?, [Input::Tensor(x)], out)
+    }
+    fn logit(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<Tensor> {
+        functional(&logit(&x, eps)?, [Input::Tensor(x)])
+    }
+    fn logit_inplace(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<()> {
+        in_place(&logit(&x, eps)?, [Input::Tensor(x)])
+    }
+    fn logit_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        eps: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LogitBackward { eps }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn isnan(&self, x: TensorRef<'_>) -> Result<Tensor> {
+        let out = super::iter::new_output(crate::kernels::dtype::DType::Bool, &[Input::Tensor(x)])?;
+        run_test(&ops::Isnan {}, [Input::Tensor(x)], out.as_ref())?;
+        Ok(out)
+    }
+    fn isposinf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Isposinf {}, [Input::Tensor(x)], out)
+    }
+    fn isneginf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Isneginf {}, [Input::Tensor(x)], out)
+    }
+    fn signbit_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Signbit {}, [Input::Tensor(x)], out)
+    }
+    fn logical_not_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::LogicalNot {}, [Input::Tensor(x)], out)
+    }
+    fn bitwise_left_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        shift(Input::Tensor(a), Input::Tensor(b), true, out)
+    }
+    fn bitwise_right_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        shift(Input::Tensor(a), Input::Tensor(b), false, out)
+    }
+    fn dunder_lshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
+        shift_functional(a, Input::Scalar(b), true)
+    }
+    fn dunder_lshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        shift_functional(a, Input::Tensor(b), true)
+    }
+    fn dunder_ilshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
+        shift_in_place(a, Input::Scalar(b), true)
+    }
+    fn dunder_ilshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
+        shift_in_place(a, Input::Tensor(b), true)
+    }
+    fn dunder_rshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
+        shift_functional(a, Input::Scalar(b), false)
+    }
+    fn dunder_rshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        shift_functional(a, Input::Tensor(b), false)
+    }
+    fn dunder_irshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
+        shift_in_place(a, Input::Scalar(b), false)
+    }
+    fn dunder_irshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
+        shift_in_place(a, Input::Tensor(b), false)
+    }
 }
 
 /// `approximate` of gelu: true for "tanh".

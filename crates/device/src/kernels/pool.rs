@@ -1633,562 +1633,531 @@ pub fn fractional_backward(
     Ok(gi)
 }
 
-/// The `Kernels` methods of pooling, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! pool_methods {
-    () => {
-        fn max_pool2d_with_indices_out(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-            out: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_pool_out(
-                2,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-                out,
-                indices,
-            )
-        }
-        fn max_pool3d_with_indices_out(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-            out: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_pool_out(
-                3,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-                out,
-                indices,
-            )
-        }
-        fn max_pool3d_with_indices(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::pool::max_pool(3, self_, kernel_size, stride, padding, dilation, ceil_mode)
-        }
-        fn max_pool2d_with_indices_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_pool_backward_out(
-                2,
-                grad_output,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-                indices,
-                grad_input,
-            )
-        }
-        fn max_pool3d_with_indices_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_pool_backward_out(
-                3,
-                grad_output,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-                indices,
-                grad_input,
-            )
-        }
-        fn max_pool3d_with_indices_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            dilation: &[i64],
-            ceil_mode: bool,
-            indices: TensorRef<'_>,
-        ) -> Result<Tensor> {
-            $crate::kernels::pool::max_pool_backward(
-                3,
-                grad_output,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                dilation,
-                ceil_mode,
-                indices,
-            )
-        }
-        fn avg_pool2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            ceil_mode: bool,
-            count_include_pad: bool,
-            divisor_override: Option<i64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::avg_pool_out(
-                2,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-                out,
-            )
-        }
-        fn avg_pool3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            ceil_mode: bool,
-            count_include_pad: bool,
-            divisor_override: Option<i64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::avg_pool_out(
-                3,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-                out,
-            )
-        }
-        fn avg_pool2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            ceil_mode: bool,
-            count_include_pad: bool,
-            divisor_override: Option<i64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::avg_pool_backward_out(
-                2,
-                grad_output,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-                grad_input,
-            )
-        }
-        fn avg_pool3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            ceil_mode: bool,
-            count_include_pad: bool,
-            divisor_override: Option<i64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::avg_pool_backward_out(
-                3,
-                grad_output,
-                self_,
-                kernel_size,
-                stride,
-                padding,
-                ceil_mode,
-                count_include_pad,
-                divisor_override,
-                grad_input,
-            )
-        }
-        fn adaptive_avg_pool2d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::pool::adaptive_out(false, 2, self_, output_size, out, None)
-        }
-        fn adaptive_avg_pool3d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::pool::adaptive_out(false, 3, self_, output_size, out, None)
-        }
-        fn _adaptive_avg_pool2d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-            $crate::kernels::pool::adaptive_avg(2, self_, output_size)
-        }
-        fn _adaptive_avg_pool3d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-            $crate::kernels::pool::adaptive_avg(3, self_, output_size)
-        }
-        fn _adaptive_avg_pool2d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::pool::adaptive_avg_backward(2, grad_output, self_)
-        }
-        fn _adaptive_avg_pool3d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::pool::adaptive_avg_backward(3, grad_output, self_)
-        }
-        fn adaptive_avg_pool3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::adaptive_backward_out(false, 3, grad_output, self_, None, grad_input)
-        }
-        fn adaptive_max_pool2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            out: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::adaptive_out(true, 2, self_, output_size, out, Some(indices))
-        }
-        fn adaptive_max_pool3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            out: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::adaptive_out(true, 3, self_, output_size, out, Some(indices))
-        }
-        fn adaptive_max_pool2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::adaptive_backward_out(true, 2, grad_output, self_, Some(indices), grad_input)
-        }
-        fn adaptive_max_pool3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
-        }
-        fn upsample_nearest1d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(1, false, self_, output_size, &[scales], out)
-        }
-        fn upsample_nearest1d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                1,
-                false,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales],
-                grad_input,
-            )
-        }
-        fn _upsample_nearest_exact1d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(1, true, self_, output_size, &[scales], out)
-        }
-        fn _upsample_nearest_exact1d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                1,
-                true,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales],
-                grad_input,
-            )
-        }
-        fn upsample_nearest2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
-        }
-        fn upsample_nearest2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                2,
-                false,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales_h, scales_w],
-                grad_input,
-            )
-        }
-        fn _upsample_nearest_exact2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
-        }
-        fn _upsample_nearest_exact2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                2,
-                true,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales_h, scales_w],
-                grad_input,
-            )
-        }
-        fn upsample_nearest3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
-        }
-        fn upsample_nearest3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                3,
-                false,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales_d, scales_h, scales_w],
-                grad_input,
-            )
-        }
-        fn _upsample_nearest_exact3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
-        }
-        fn _upsample_nearest_exact3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::nearest_backward_out(
-                3,
-                true,
-                grad_output,
-                output_size,
-                input_size,
-                &[scales_d, scales_h, scales_w],
-                grad_input,
-            )
-        }
-        fn max_unpool2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            output_size: &[i64],
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_unpool_out(2, self_, indices, output_size, &[], &[], out)
-        }
-        fn max_unpool2d(&self, self_: TensorRef<'_>, indices: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-            $crate::kernels::pool::max_unpool(2, self_, indices, output_size, &[], &[])
-        }
-        fn max_unpool3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            output_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::pool::max_unpool_out(3, self_, indices, output_size, stride, padding, out)
-        }
-        fn max_unpool3d(
-            &self,
-            self_: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            output_size: &[i64],
-            stride: &[i64],
-            padding: &[i64],
-        ) -> Result<Tensor> {
-            $crate::kernels::pool::max_unpool(3, self_, indices, output_size, stride, padding)
-        }
-        fn fractional_max_pool2d_output(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            output_size: &[i64],
-            random_samples: TensorRef<'_>,
-            output: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::pool::fractional_out;
-            fractional_out(2, self_, kernel_size, output_size, random_samples, output, indices)
-        }
-        fn fractional_max_pool2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            _kernel_size: &[i64],
-            output_size: &[i64],
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::pool::fractional_backward_out;
-            fractional_backward_out(2, grad_output, self_, output_size, indices, grad_input)
-        }
-        fn fractional_max_pool3d_output(
-            &self,
-            self_: TensorRef<'_>,
-            kernel_size: &[i64],
-            output_size: &[i64],
-            random_samples: TensorRef<'_>,
-            output: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::pool::fractional_out;
-            fractional_out(3, self_, kernel_size, output_size, random_samples, output, indices)
-        }
-        fn fractional_max_pool3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            _kernel_size: &[i64],
-            output_size: &[i64],
-            indices: TensorRef<'_>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::pool::fractional_backward_out;
-            fractional_backward_out(3, grad_output, self_, output_size, indices, grad_input)
-        }
-        fn fractional_max_pool3d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            _kernel_size: &[i64],
-            output_size: &[i64],
-            indices: TensorRef<'_>,
-        ) -> Result<Tensor> {
-            $crate::kernels::pool::fractional_backward(3, grad_output, self_, output_size, indices)
-        }
-    };
+/// This family's kernels: group `pool` of regen.toml's `[implement]`.
+impl crate::generated::PoolKernels for crate::backend::Backend {
+    fn max_pool2d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_pool_out(2, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+    }
+    fn max_pool3d_with_indices_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_pool_out(3, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+    }
+    fn max_pool3d_with_indices(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::pool::max_pool(3, self_, kernel_size, stride, padding, dilation, ceil_mode)
+    }
+    fn max_pool2d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_pool_backward_out(
+            2,
+            grad_output,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+            grad_input,
+        )
+    }
+    fn max_pool3d_with_indices_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_pool_backward_out(
+            3,
+            grad_output,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+            grad_input,
+        )
+    }
+    fn max_pool3d_with_indices_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        ceil_mode: bool,
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor> {
+        crate::kernels::pool::max_pool_backward(
+            3,
+            grad_output,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            indices,
+        )
+    }
+    fn avg_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::avg_pool_out(
+            2,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            out,
+        )
+    }
+    fn avg_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::avg_pool_out(
+            3,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            out,
+        )
+    }
+    fn avg_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::avg_pool_backward_out(
+            2,
+            grad_output,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            grad_input,
+        )
+    }
+    fn avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Option<i64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::avg_pool_backward_out(
+            3,
+            grad_output,
+            self_,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            grad_input,
+        )
+    }
+    fn adaptive_avg_pool2d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::pool::adaptive_out(false, 2, self_, output_size, out, None)
+    }
+    fn adaptive_avg_pool3d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::pool::adaptive_out(false, 3, self_, output_size, out, None)
+    }
+    fn _adaptive_avg_pool2d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+        crate::kernels::pool::adaptive_avg(2, self_, output_size)
+    }
+    fn _adaptive_avg_pool3d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+        crate::kernels::pool::adaptive_avg(3, self_, output_size)
+    }
+    fn _adaptive_avg_pool2d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::pool::adaptive_avg_backward(2, grad_output, self_)
+    }
+    fn _adaptive_avg_pool3d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::pool::adaptive_avg_backward(3, grad_output, self_)
+    }
+    fn adaptive_avg_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::adaptive_backward_out(false, 3, grad_output, self_, None, grad_input)
+    }
+    fn adaptive_max_pool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::adaptive_out(true, 2, self_, output_size, out, Some(indices))
+    }
+    fn adaptive_max_pool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::adaptive_out(true, 3, self_, output_size, out, Some(indices))
+    }
+    fn adaptive_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::adaptive_backward_out(true, 2, grad_output, self_, Some(indices), grad_input)
+    }
+    fn adaptive_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
+    }
+    fn upsample_nearest1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(1, false, self_, output_size, &[scales], out)
+    }
+    fn upsample_nearest1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(
+            1,
+            false,
+            grad_output,
+            output_size,
+            input_size,
+            &[scales],
+            grad_input,
+        )
+    }
+    fn _upsample_nearest_exact1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(1, true, self_, output_size, &[scales], out)
+    }
+    fn _upsample_nearest_exact1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(1, true, grad_output, output_size, input_size, &[scales], grad_input)
+    }
+    fn upsample_nearest2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
+    }
+    fn upsample_nearest2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(
+            2,
+            false,
+            grad_output,
+            output_size,
+            input_size,
+            &[scales_h, scales_w],
+            grad_input,
+        )
+    }
+    fn _upsample_nearest_exact2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
+    }
+    fn _upsample_nearest_exact2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(
+            2,
+            true,
+            grad_output,
+            output_size,
+            input_size,
+            &[scales_h, scales_w],
+            grad_input,
+        )
+    }
+    fn upsample_nearest3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
+    }
+    fn upsample_nearest3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(
+            3,
+            false,
+            grad_output,
+            output_size,
+            input_size,
+            &[scales_d, scales_h, scales_w],
+            grad_input,
+        )
+    }
+    fn _upsample_nearest_exact3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
+    }
+    fn _upsample_nearest_exact3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::nearest_backward_out(
+            3,
+            true,
+            grad_output,
+            output_size,
+            input_size,
+            &[scales_d, scales_h, scales_w],
+            grad_input,
+        )
+    }
+    fn max_unpool2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_unpool_out(2, self_, indices, output_size, &[], &[], out)
+    }
+    fn max_unpool2d(&self, self_: TensorRef<'_>, indices: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
+        crate::kernels::pool::max_unpool(2, self_, indices, output_size, &[], &[])
+    }
+    fn max_unpool3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::pool::max_unpool_out(3, self_, indices, output_size, stride, padding, out)
+    }
+    fn max_unpool3d(
+        &self,
+        self_: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        output_size: &[i64],
+        stride: &[i64],
+        padding: &[i64],
+    ) -> Result<Tensor> {
+        crate::kernels::pool::max_unpool(3, self_, indices, output_size, stride, padding)
+    }
+    fn fractional_max_pool2d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::pool::fractional_out;
+        fractional_out(2, self_, kernel_size, output_size, random_samples, output, indices)
+    }
+    fn fractional_max_pool2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        _kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::pool::fractional_backward_out;
+        fractional_backward_out(2, grad_output, self_, output_size, indices, grad_input)
+    }
+    fn fractional_max_pool3d_output(
+        &self,
+        self_: TensorRef<'_>,
+        kernel_size: &[i64],
+        output_size: &[i64],
+        random_samples: TensorRef<'_>,
+        output: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::pool::fractional_out;
+        fractional_out(3, self_, kernel_size, output_size, random_samples, output, indices)
+    }
+    fn fractional_max_pool3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        _kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::pool::fractional_backward_out;
+        fractional_backward_out(3, grad_output, self_, output_size, indices, grad_input)
+    }
+    fn fractional_max_pool3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        _kernel_size: &[i64],
+        output_size: &[i64],
+        indices: TensorRef<'_>,
+    ) -> Result<Tensor> {
+        crate::kernels::pool::fractional_backward(3, grad_output, self_, output_size, indices)
+    }
 }

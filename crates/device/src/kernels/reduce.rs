@@ -1315,288 +1315,312 @@ pub fn correction(c: Option<Scalar>) -> f64 {
     c.map_or(1.0, |s| s.to_f64())
 }
 
-/// The `Kernels` methods of the reductions, one small body each, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! reduce_methods {
-    () => {
-        fn sum_int_list_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            keepdim: bool,
-            _dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = r::dim_mask(dim, self_.dim())?;
-            r::reduce_into(&r::Sum::<false, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
-        }
+/// This family's kernels: group `reduce` of regen.toml's `[implement]`.
+impl crate::generated::ReduceKernels for crate::backend::Backend {
+    fn sum_int_list_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        _dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = r::dim_mask(dim, self_.dim())?;
+        r::reduce_into(&r::Sum::<false, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    }
 
-        fn nansum_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            keepdim: bool,
-            _dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            if r::dtype_of(&self_)?.is_complex() {
-                return Err(Error::not_implemented("nansum does not support complex inputs"));
-            }
-            let mask = r::dim_mask(dim, self_.dim())?;
-            r::reduce_into(&r::Sum::<true, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    fn nansum_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        _dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::reduce as r;
+        if r::dtype_of(&self_)?.is_complex() {
+            return Err(Error::not_implemented("nansum does not support complex inputs"));
         }
+        let mask = r::dim_mask(dim, self_.dim())?;
+        r::reduce_into(&r::Sum::<true, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    }
 
-        fn nansum(&self, self_: TensorRef<'_>, dim: Option<&[i64]>, keepdim: bool, dtype: Option<ScalarType>) -> Result<Tensor> {
-            use $crate::kernels::reduce as r;
-            let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
-            let mask = r::dim_mask(dim, self_.dim())?;
-            let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, keepdim), d)?;
-            self.nansum_out(self_, dim, keepdim, dtype, out.as_ref())?;
-            Ok(out)
-        }
+    fn nansum(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+    ) -> Result<Tensor> {
+        use crate::kernels::reduce as r;
+        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
+        let mask = r::dim_mask(dim, self_.dim())?;
+        let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, keepdim), d)?;
+        self.nansum_out(self_, dim, keepdim, dtype, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn mean_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            keepdim: bool,
-            dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let input = r::dtype_of(&self_)?;
-            if dtype.is_none() && !(input.is_floating() || input.is_complex()) {
-                return Err(Error::runtime(format!(
-                    "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
-                    input.name()
-                )));
-            }
-            let mask = r::dim_mask(dim, self_.dim())?;
-            r::reduce_into(&r::Sum::<false, true>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    fn mean_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let input = r::dtype_of(&self_)?;
+        if dtype.is_none() && !(input.is_floating() || input.is_complex()) {
+            return Err(Error::runtime(format!(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+                input.name()
+            )));
         }
+        let mask = r::dim_mask(dim, self_.dim())?;
+        r::reduce_into(&r::Sum::<false, true>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    }
 
-        fn prod(&self, self_: TensorRef<'_>, dtype: Option<ScalarType>) -> Result<Tensor> {
-            use $crate::kernels::reduce as r;
-            let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
-            let out = r::new_tensor(&[], d)?;
-            let mask = vec![true; self_.dim()];
-            r::reduce_into(&r::Prod, self_, d, &mask, false, &[out.as_ref()])?;
-            Ok(out)
-        }
+    fn prod(&self, self_: TensorRef<'_>, dtype: Option<ScalarType>) -> Result<Tensor> {
+        use crate::kernels::reduce as r;
+        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
+        let out = r::new_tensor(&[], d)?;
+        let mask = vec![true; self_.dim()];
+        r::reduce_into(&r::Prod, self_, d, &mask, false, &[out.as_ref()])?;
+        Ok(out)
+    }
 
-        fn prod_int_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            keepdim: bool,
-            _dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-            r::reduce_into(&r::Prod, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
-        }
+    fn prod_int_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        _dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
+        r::reduce_into(&r::Prod, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+    }
 
-        fn amax_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_value::<true>("amax", self_, dim, keepdim, out)
-        }
+    fn amax_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_value::<true>("amax", self_, dim, keepdim, out)
+    }
 
-        fn amin_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_value::<false>("amin", self_, dim, keepdim, out)
-        }
+    fn amin_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_value::<false>("amin", self_, dim, keepdim, out)
+    }
 
-        fn aminmax_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<i64>,
-            keepdim: bool,
-            min: TensorRef<'_>,
-            max: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let dims = dim.map(|d| [d]);
-            let mask = r::dim_mask(dims.as_ref().map(|d| &d[..]), self_.dim())?;
-            r::check_ordered("aminmax", &self_, &mask)?;
-            if self_.numel() == 0 && dim.is_none() {
-                return Err(Error::runtime("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."));
-            }
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::MinMax, self_, d, &mask, keepdim, &[min, max])
+    fn aminmax_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<i64>,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        max: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let dims = dim.map(|d| [d]);
+        let mask = r::dim_mask(dims.as_ref().map(|d| &d[..]), self_.dim())?;
+        r::check_ordered("aminmax", &self_, &mask)?;
+        if self_.numel() == 0 && dim.is_none() {
+            return Err(Error::runtime(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
+            ));
         }
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::MinMax, self_, d, &mask, keepdim, &[min, max])
+    }
 
-        fn max_dim_max(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            keepdim: bool,
-            max: TensorRef<'_>,
-            max_values: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::reduce::extremum_dim::<true>("max", self_, Some(dim), keepdim, Some(max), max_values)
-        }
+    fn max_dim_max(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        max: TensorRef<'_>,
+        max_values: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::reduce::extremum_dim::<true>("max", self_, Some(dim), keepdim, Some(max), max_values)
+    }
 
-        fn min_dim_min(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            keepdim: bool,
-            min: TensorRef<'_>,
-            min_indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::reduce::extremum_dim::<false>("min", self_, Some(dim), keepdim, Some(min), min_indices)
-        }
+    fn min_dim_min(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        min: TensorRef<'_>,
+        min_indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::reduce::extremum_dim::<false>("min", self_, Some(dim), keepdim, Some(min), min_indices)
+    }
 
-        fn max(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-            let out = $crate::kernels::reduce::new_tensor(&[], $crate::kernels::reduce::dtype_of(&self_)?)?;
-            self.max_unary_out(self_, out.as_ref())?;
-            Ok(out)
-        }
+    fn max(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        let out = crate::kernels::reduce::new_tensor(&[], crate::kernels::reduce::dtype_of(&self_)?)?;
+        self.max_unary_out(self_, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn max_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_all::<true>("max", self_, out)
-        }
+    fn max_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_all::<true>("max", self_, out)
+    }
 
-        fn min(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-            let out = $crate::kernels::reduce::new_tensor(&[], $crate::kernels::reduce::dtype_of(&self_)?)?;
-            self.min_unary_out(self_, out.as_ref())?;
-            Ok(out)
-        }
+    fn min(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        let out = crate::kernels::reduce::new_tensor(&[], crate::kernels::reduce::dtype_of(&self_)?)?;
+        self.min_unary_out(self_, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn min_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_all::<false>("min", self_, out)
-        }
+    fn min_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_all::<false>("min", self_, out)
+    }
 
-        fn argmax_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_dim::<true>("argmax", self_, dim, keepdim, None, out)
-        }
+    fn argmax_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_dim::<true>("argmax", self_, dim, keepdim, None, out)
+    }
 
-        fn argmin_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::reduce::extremum_dim::<false>("argmin", self_, dim, keepdim, None, out)
-        }
+    fn argmin_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::reduce::extremum_dim::<false>("argmin", self_, dim, keepdim, None, out)
+    }
 
-        fn var_correction_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            correction: Option<Scalar>,
-            keepdim: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::reduce::moments("var", self_, dim, correction, keepdim, false, &[out])
-        }
+    fn var_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::reduce::moments("var", self_, dim, correction, keepdim, false, &[out])
+    }
 
-        fn std_correction_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            correction: Option<Scalar>,
-            keepdim: bool,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::reduce::moments("std", self_, dim, correction, keepdim, true, &[out])
-        }
+    fn std_correction_out(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::reduce::moments("std", self_, dim, correction, keepdim, true, &[out])
+    }
 
-        fn var_correction(&self, self_: TensorRef<'_>, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
-            let [v, _] = $crate::kernels::reduce::moments_new("var", self_, dim, correction, keepdim, false, false)?;
-            Ok(v)
-        }
+    fn var_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let [v, _] = crate::kernels::reduce::moments_new("var", self_, dim, correction, keepdim, false, false)?;
+        Ok(v)
+    }
 
-        fn std_correction(&self, self_: TensorRef<'_>, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
-            let [v, _] = $crate::kernels::reduce::moments_new("std", self_, dim, correction, keepdim, true, false)?;
-            Ok(v)
-        }
+    fn std_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let [v, _] = crate::kernels::reduce::moments_new("std", self_, dim, correction, keepdim, true, false)?;
+        Ok(v)
+    }
 
-        fn var_mean_correction(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            correction: Option<Scalar>,
-            keepdim: bool,
-        ) -> Result<(Tensor, Tensor)> {
-            let [v, m] = $crate::kernels::reduce::moments_new("var_mean", self_, dim, correction, keepdim, false, true)?;
-            Ok((v, m))
-        }
+    fn var_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let [v, m] = crate::kernels::reduce::moments_new("var_mean", self_, dim, correction, keepdim, false, true)?;
+        Ok((v, m))
+    }
 
-        fn std_mean_correction(
-            &self,
-            self_: TensorRef<'_>,
-            dim: Option<&[i64]>,
-            correction: Option<Scalar>,
-            keepdim: bool,
-        ) -> Result<(Tensor, Tensor)> {
-            let [v, m] = $crate::kernels::reduce::moments_new("std_mean", self_, dim, correction, keepdim, true, true)?;
-            Ok((v, m))
-        }
+    fn std_mean_correction(
+        &self,
+        self_: TensorRef<'_>,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let [v, m] = crate::kernels::reduce::moments_new("std_mean", self_, dim, correction, keepdim, true, true)?;
+        Ok((v, m))
+    }
 
-        fn norm_out(&self, self_: TensorRef<'_>, p: Option<Scalar>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            let ord = p.map_or(2.0, |p| p.to_f64());
-            $crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, None, out)
-        }
+    fn norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let ord = p.map_or(2.0, |p| p.to_f64());
+        crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, None, out)
+    }
 
-        fn norm_dtype_out(
-            &self,
-            self_: TensorRef<'_>,
-            p: Option<Scalar>,
-            dim: &[i64],
-            keepdim: bool,
-            dtype: ScalarType,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            let ord = p.map_or(2.0, |p| p.to_f64());
-            $crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, Some(dtype), out)
-        }
+    fn norm_dtype_out(
+        &self,
+        self_: TensorRef<'_>,
+        p: Option<Scalar>,
+        dim: &[i64],
+        keepdim: bool,
+        dtype: ScalarType,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let ord = p.map_or(2.0, |p| p.to_f64());
+        crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, Some(dtype), out)
+    }
 
-        fn linalg_vector_norm_out(
-            &self,
-            self_: TensorRef<'_>,
-            ord: Scalar,
-            dim: Option<&[i64]>,
-            keepdim: bool,
-            dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::reduce::norm("linalg.vector_norm", self_, ord.to_f64(), dim, keepdim, dtype, out)
-        }
+    fn linalg_vector_norm_out(
+        &self,
+        self_: TensorRef<'_>,
+        ord: Scalar,
+        dim: Option<&[i64]>,
+        keepdim: bool,
+        dtype: Option<ScalarType>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::reduce::norm("linalg.vector_norm", self_, ord.to_f64(), dim, keepdim, dtype, out)
+    }
 
-        fn any_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, keepdim, &[out])
-        }
+    fn any_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, keepdim, &[out])
+    }
 
-        fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = vec![true; self_.dim()];
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, false, &[out])
-        }
+    fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = vec![true; self_.dim()];
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, false, &[out])
+    }
 
-        fn all_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, keepdim, &[out])
-        }
+    fn all_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, keepdim, &[out])
+    }
 
-        fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::reduce as r;
-            let mask = vec![true; self_.dim()];
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, false, &[out])
-        }
+    fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::reduce as r;
+        let mask = vec![true; self_.dim()];
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, false, &[out])
+    }
 
-        fn count_nonzero_dim_int_list(&self, self_: TensorRef<'_>, dim: &[i64]) -> Result<Tensor> {
-            use $crate::kernels::reduce as r;
-            let mask = r::dim_mask(Some(dim), self_.dim())?;
-            let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, false), r::DType::I64)?;
-            let d = r::dtype_of(&self_)?;
-            r::reduce_into(&r::CountNonzero, self_, d, &mask, false, &[out.as_ref()])?;
-            Ok(out)
-        }
-    };
+    fn count_nonzero_dim_int_list(&self, self_: TensorRef<'_>, dim: &[i64]) -> Result<Tensor> {
+        use crate::kernels::reduce as r;
+        let mask = r::dim_mask(Some(dim), self_.dim())?;
+        let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, false), r::DType::I64)?;
+        let d = r::dtype_of(&self_)?;
+        r::reduce_into(&r::CountNonzero, self_, d, &mask, false, &[out.as_ref()])?;
+        Ok(out)
+    }
 }
 
 /// amax / amin.

@@ -1700,292 +1700,289 @@ pub fn grid_sample_backward(
     Ok((gi, gg))
 }
 
-/// The `Kernels` methods of resampling, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! resample_methods {
-    () => {
-        fn upsample_linear1d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_out};
-            up_out(Kind::Linear, 1, self_, output_size, align_corners, &[scales], out)
-        }
-        fn upsample_linear1d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_backward_out};
-            up_backward_out(Kind::Linear, 1, grad_output, output_size, input_size, align_corners, &[scales], grad_input)
-        }
-        fn upsample_bilinear2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_out};
-            up_out(Kind::Linear, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
-        }
-        fn upsample_bilinear2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_backward_out};
-            let s = [scales_h, scales_w];
-            up_backward_out(Kind::Linear, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
-        }
-        fn upsample_bicubic2d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_out};
-            up_out(Kind::Cubic, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
-        }
-        fn upsample_bicubic2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_backward_out};
-            let s = [scales_h, scales_w];
-            up_backward_out(Kind::Cubic, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
-        }
-        fn upsample_trilinear3d_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_out};
-            up_out(Kind::Linear, 3, self_, output_size, align_corners, &[scales_d, scales_h, scales_w], out)
-        }
-        #[allow(clippy::too_many_arguments)]
-        fn upsample_trilinear3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales_d: Option<f64>,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Kind, up_backward_out};
-            let s = [scales_d, scales_h, scales_w];
-            up_backward_out(Kind::Linear, 3, grad_output, output_size, input_size, align_corners, &s, grad_input)
-        }
-        fn reflection_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Reflect, 1, self_, padding, out)
-        }
-        fn reflection_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Reflect, 2, self_, padding, out)
-        }
-        fn reflection_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Reflect, 3, self_, padding, out)
-        }
-        fn reflection_pad2d(&self, self_: TensorRef<'_>, padding: &[i64]) -> Result<Tensor> {
-            use $crate::kernels::resample::{Pad, pad};
-            pad(Pad::Reflect, 2, self_, padding)
-        }
-        fn replication_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Replicate, 1, self_, padding, out)
-        }
-        fn replication_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Replicate, 2, self_, padding, out)
-        }
-        fn replication_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_out};
-            pad_out(Pad::Replicate, 3, self_, padding, out)
-        }
-        fn reflection_pad1d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Reflect, 1, grad_output, self_, padding, grad_input)
-        }
-        fn reflection_pad2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Reflect, 2, grad_output, self_, padding, grad_input)
-        }
-        fn reflection_pad3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Reflect, 3, grad_output, self_, padding, grad_input)
-        }
-        fn replication_pad1d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Replicate, 1, grad_output, self_, padding, grad_input)
-        }
-        fn replication_pad2d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Replicate, 2, grad_output, self_, padding, grad_input)
-        }
-        fn replication_pad3d_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::resample::{Pad, pad_backward_out};
-            pad_backward_out(Pad::Replicate, 3, grad_output, self_, padding, grad_input)
-        }
-        fn reflection_pad2d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-        ) -> Result<Tensor> {
-            use $crate::kernels::resample::{Pad, pad_backward_new};
-            pad_backward_new(Pad::Reflect, 2, grad_output, self_, padding)
-        }
-        fn replication_pad2d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-        ) -> Result<Tensor> {
-            use $crate::kernels::resample::{Pad, pad_backward_new};
-            pad_backward_new(Pad::Replicate, 2, grad_output, self_, padding)
-        }
-        fn replication_pad3d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            self_: TensorRef<'_>,
-            padding: &[i64],
-        ) -> Result<Tensor> {
-            use $crate::kernels::resample::{Pad, pad_backward_new};
-            pad_backward_new(Pad::Replicate, 3, grad_output, self_, padding)
-        }
-        fn grid_sampler_2d(
-            &self,
-            input: TensorRef<'_>,
-            grid: TensorRef<'_>,
-            interpolation_mode: i64,
-            padding_mode: i64,
-            align_corners: bool,
-        ) -> Result<Tensor> {
-            $crate::kernels::resample::grid_sample(2, input, grid, interpolation_mode, padding_mode, align_corners)
-        }
-        fn grid_sampler_3d(
-            &self,
-            input: TensorRef<'_>,
-            grid: TensorRef<'_>,
-            interpolation_mode: i64,
-            padding_mode: i64,
-            align_corners: bool,
-        ) -> Result<Tensor> {
-            $crate::kernels::resample::grid_sample(3, input, grid, interpolation_mode, padding_mode, align_corners)
-        }
-        #[allow(clippy::too_many_arguments)]
-        fn grid_sampler_2d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            input: TensorRef<'_>,
-            grid: TensorRef<'_>,
-            interpolation_mode: i64,
-            padding_mode: i64,
-            align_corners: bool,
-            output_mask: &[bool],
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::resample::grid_sample_backward(
-                2,
-                grad_output,
-                input,
-                grid,
-                interpolation_mode,
-                padding_mode,
-                align_corners,
-                output_mask,
-            )
-        }
-        #[allow(clippy::too_many_arguments)]
-        fn grid_sampler_3d_backward(
-            &self,
-            grad_output: TensorRef<'_>,
-            input: TensorRef<'_>,
-            grid: TensorRef<'_>,
-            interpolation_mode: i64,
-            padding_mode: i64,
-            align_corners: bool,
-            output_mask: &[bool],
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::resample::grid_sample_backward(
-                3,
-                grad_output,
-                input,
-                grid,
-                interpolation_mode,
-                padding_mode,
-                align_corners,
-                output_mask,
-            )
-        }
-    };
+/// This family's kernels: group `resample` of regen.toml's `[implement]`.
+impl crate::generated::ResampleKernels for crate::backend::Backend {
+    fn upsample_linear1d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_out};
+        up_out(Kind::Linear, 1, self_, output_size, align_corners, &[scales], out)
+    }
+    fn upsample_linear1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_backward_out};
+        up_backward_out(Kind::Linear, 1, grad_output, output_size, input_size, align_corners, &[scales], grad_input)
+    }
+    fn upsample_bilinear2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_out};
+        up_out(Kind::Linear, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
+    }
+    fn upsample_bilinear2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_backward_out};
+        let s = [scales_h, scales_w];
+        up_backward_out(Kind::Linear, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
+    }
+    fn upsample_bicubic2d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_out};
+        up_out(Kind::Cubic, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
+    }
+    fn upsample_bicubic2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_backward_out};
+        let s = [scales_h, scales_w];
+        up_backward_out(Kind::Cubic, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
+    }
+    fn upsample_trilinear3d_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_out};
+        up_out(Kind::Linear, 3, self_, output_size, align_corners, &[scales_d, scales_h, scales_w], out)
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn upsample_trilinear3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_d: Option<f64>,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Kind, up_backward_out};
+        let s = [scales_d, scales_h, scales_w];
+        up_backward_out(Kind::Linear, 3, grad_output, output_size, input_size, align_corners, &s, grad_input)
+    }
+    fn reflection_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Reflect, 1, self_, padding, out)
+    }
+    fn reflection_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Reflect, 2, self_, padding, out)
+    }
+    fn reflection_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Reflect, 3, self_, padding, out)
+    }
+    fn reflection_pad2d(&self, self_: TensorRef<'_>, padding: &[i64]) -> Result<Tensor> {
+        use crate::kernels::resample::{Pad, pad};
+        pad(Pad::Reflect, 2, self_, padding)
+    }
+    fn replication_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Replicate, 1, self_, padding, out)
+    }
+    fn replication_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Replicate, 2, self_, padding, out)
+    }
+    fn replication_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_out};
+        pad_out(Pad::Replicate, 3, self_, padding, out)
+    }
+    fn reflection_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Reflect, 1, grad_output, self_, padding, grad_input)
+    }
+    fn reflection_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Reflect, 2, grad_output, self_, padding, grad_input)
+    }
+    fn reflection_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Reflect, 3, grad_output, self_, padding, grad_input)
+    }
+    fn replication_pad1d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Replicate, 1, grad_output, self_, padding, grad_input)
+    }
+    fn replication_pad2d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Replicate, 2, grad_output, self_, padding, grad_input)
+    }
+    fn replication_pad3d_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::resample::{Pad, pad_backward_out};
+        pad_backward_out(Pad::Replicate, 3, grad_output, self_, padding, grad_input)
+    }
+    fn reflection_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor> {
+        use crate::kernels::resample::{Pad, pad_backward_new};
+        pad_backward_new(Pad::Reflect, 2, grad_output, self_, padding)
+    }
+    fn replication_pad2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor> {
+        use crate::kernels::resample::{Pad, pad_backward_new};
+        pad_backward_new(Pad::Replicate, 2, grad_output, self_, padding)
+    }
+    fn replication_pad3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        self_: TensorRef<'_>,
+        padding: &[i64],
+    ) -> Result<Tensor> {
+        use crate::kernels::resample::{Pad, pad_backward_new};
+        pad_backward_new(Pad::Replicate, 3, grad_output, self_, padding)
+    }
+    fn grid_sampler_2d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor> {
+        crate::kernels::resample::grid_sample(2, input, grid, interpolation_mode, padding_mode, align_corners)
+    }
+    fn grid_sampler_3d(
+        &self,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+    ) -> Result<Tensor> {
+        crate::kernels::resample::grid_sample(3, input, grid, interpolation_mode, padding_mode, align_corners)
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn grid_sampler_2d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::resample::grid_sample_backward(
+            2,
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+        )
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn grid_sampler_3d_backward(
+        &self,
+        grad_output: TensorRef<'_>,
+        input: TensorRef<'_>,
+        grid: TensorRef<'_>,
+        interpolation_mode: i64,
+        padding_mode: i64,
+        align_corners: bool,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::resample::grid_sample_backward(
+            3,
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            output_mask,
+        )
+    }
 }

@@ -616,60 +616,58 @@ pub fn up_backward_out(
     })
 }
 
-#[macro_export]
-macro_rules! resample_aa_methods {
-    () => {
-        fn _upsample_bilinear2d_aa_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{resample::Kind, resample_aa::up_out};
-            up_out(Kind::Linear, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
-        }
-        fn _upsample_bilinear2d_aa_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{resample::Kind, resample_aa::up_backward_out};
-            let s = [scales_h, scales_w];
-            up_backward_out(Kind::Linear, grad_output, output_size, input_size, align_corners, &s, grad_input)
-        }
-        fn _upsample_bicubic2d_aa_out(
-            &self,
-            self_: TensorRef<'_>,
-            output_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{resample::Kind, resample_aa::up_out};
-            up_out(Kind::Cubic, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
-        }
-        fn _upsample_bicubic2d_aa_backward_grad_input(
-            &self,
-            grad_output: TensorRef<'_>,
-            output_size: &[i64],
-            input_size: &[i64],
-            align_corners: bool,
-            scales_h: Option<f64>,
-            scales_w: Option<f64>,
-            grad_input: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::{resample::Kind, resample_aa::up_backward_out};
-            let s = [scales_h, scales_w];
-            up_backward_out(Kind::Cubic, grad_output, output_size, input_size, align_corners, &s, grad_input)
-        }
-    };
+/// This family's kernels: group `resample_aa` of regen.toml's `[implement]`.
+impl crate::generated::ResampleAaKernels for crate::backend::Backend {
+    fn _upsample_bilinear2d_aa_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{resample::Kind, resample_aa::up_out};
+        up_out(Kind::Linear, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
+    }
+    fn _upsample_bilinear2d_aa_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{resample::Kind, resample_aa::up_backward_out};
+        let s = [scales_h, scales_w];
+        up_backward_out(Kind::Linear, grad_output, output_size, input_size, align_corners, &s, grad_input)
+    }
+    fn _upsample_bicubic2d_aa_out(
+        &self,
+        self_: TensorRef<'_>,
+        output_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{resample::Kind, resample_aa::up_out};
+        up_out(Kind::Cubic, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
+    }
+    fn _upsample_bicubic2d_aa_backward_grad_input(
+        &self,
+        grad_output: TensorRef<'_>,
+        output_size: &[i64],
+        input_size: &[i64],
+        align_corners: bool,
+        scales_h: Option<f64>,
+        scales_w: Option<f64>,
+        grad_input: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::{resample::Kind, resample_aa::up_backward_out};
+        let s = [scales_h, scales_w];
+        up_backward_out(Kind::Cubic, grad_output, output_size, input_size, align_corners, &s, grad_input)
+    }
 }

@@ -430,51 +430,48 @@ fn gru_backward<T: Elem>(n: usize, h: usize, [gop, wp]: [usize; 2], [gip, ghp, g
     });
 }
 
-/// The `Kernels` methods of the fused RNN cells, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! rnn_methods {
-    () => {
-        fn _thnn_fused_lstm_cell(
-            &self,
-            input_gates: TensorRef<'_>,
-            hidden_gates: TensorRef<'_>,
-            cx: TensorRef<'_>,
-            input_bias: Option<TensorRef<'_>>,
-            hidden_bias: Option<TensorRef<'_>>,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::rnn::lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias)
-        }
+/// This family's kernels: group `rnn` of regen.toml's `[implement]`.
+impl crate::generated::RnnKernels for crate::backend::Backend {
+    fn _thnn_fused_lstm_cell(
+        &self,
+        input_gates: TensorRef<'_>,
+        hidden_gates: TensorRef<'_>,
+        cx: TensorRef<'_>,
+        input_bias: Option<TensorRef<'_>>,
+        hidden_bias: Option<TensorRef<'_>>,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::rnn::lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+    }
 
-        fn _thnn_fused_lstm_cell_backward_impl(
-            &self,
-            grad_hy: Option<TensorRef<'_>>,
-            grad_cy: Option<TensorRef<'_>>,
-            cx: TensorRef<'_>,
-            cy: TensorRef<'_>,
-            workspace: TensorRef<'_>,
-            has_bias: bool,
-        ) -> Result<(Tensor, Tensor, Tensor)> {
-            $crate::kernels::rnn::lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias)
-        }
+    fn _thnn_fused_lstm_cell_backward_impl(
+        &self,
+        grad_hy: Option<TensorRef<'_>>,
+        grad_cy: Option<TensorRef<'_>>,
+        cx: TensorRef<'_>,
+        cy: TensorRef<'_>,
+        workspace: TensorRef<'_>,
+        has_bias: bool,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        crate::kernels::rnn::lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias)
+    }
 
-        fn _thnn_fused_gru_cell(
-            &self,
-            input_gates: TensorRef<'_>,
-            hidden_gates: TensorRef<'_>,
-            hx: TensorRef<'_>,
-            input_bias: Option<TensorRef<'_>>,
-            hidden_bias: Option<TensorRef<'_>>,
-        ) -> Result<(Tensor, Tensor)> {
-            $crate::kernels::rnn::gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias)
-        }
+    fn _thnn_fused_gru_cell(
+        &self,
+        input_gates: TensorRef<'_>,
+        hidden_gates: TensorRef<'_>,
+        hx: TensorRef<'_>,
+        input_bias: Option<TensorRef<'_>>,
+        hidden_bias: Option<TensorRef<'_>>,
+    ) -> Result<(Tensor, Tensor)> {
+        crate::kernels::rnn::gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+    }
 
-        fn _thnn_fused_gru_cell_backward(
-            &self,
-            grad_hy: TensorRef<'_>,
-            workspace: TensorRef<'_>,
-            has_bias: bool,
-        ) -> Result<(Tensor, Tensor, Tensor, Tensor, Tensor)> {
-            $crate::kernels::rnn::gru_cell_backward(grad_hy, workspace, has_bias)
-        }
-    };
+    fn _thnn_fused_gru_cell_backward(
+        &self,
+        grad_hy: TensorRef<'_>,
+        workspace: TensorRef<'_>,
+        has_bias: bool,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor, Tensor)> {
+        crate::kernels::rnn::gru_cell_backward(grad_hy, workspace, has_bias)
+    }
 }

@@ -488,31 +488,28 @@ pub fn standard_gamma_grad(alpha: TensorRef<'_>, output: TensorRef<'_>) -> Resul
     Ok(out)
 }
 
-/// The `Kernels` methods of the samplers, expanded inside `impl Kernels for Backend`.
-#[macro_export]
-macro_rules! sampler_methods {
-    () => {
-        fn poisson(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-            $crate::kernels::samplers::poisson(s, g)
-        }
-        fn binomial(
-            &self,
-            count: TensorRef<'_>,
-            prob: TensorRef<'_>,
-            g: Option<regen_runtime::Generator>,
-        ) -> Result<Tensor> {
-            $crate::kernels::samplers::binomial(count, prob, g)
-        }
-        fn _standard_gamma(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-            $crate::kernels::samplers::standard_gamma(s, g)
-        }
-        fn _standard_gamma_grad(&self, s: TensorRef<'_>, output: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::samplers::standard_gamma_grad(s, output)
-        }
-        fn _sample_dirichlet(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-            $crate::kernels::samplers::sample_dirichlet(s, g)
-        }
-    };
+/// This family's kernels: group `samplers` of regen.toml's `[implement]`.
+impl crate::generated::SamplersKernels for crate::backend::Backend {
+    fn poisson(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
+        crate::kernels::samplers::poisson(s, g)
+    }
+    fn binomial(
+        &self,
+        count: TensorRef<'_>,
+        prob: TensorRef<'_>,
+        g: Option<regen_runtime::Generator>,
+    ) -> Result<Tensor> {
+        crate::kernels::samplers::binomial(count, prob, g)
+    }
+    fn _standard_gamma(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
+        crate::kernels::samplers::standard_gamma(s, g)
+    }
+    fn _standard_gamma_grad(&self, s: TensorRef<'_>, output: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::samplers::standard_gamma_grad(s, output)
+    }
+    fn _sample_dirichlet(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
+        crate::kernels::samplers::sample_dirichlet(s, g)
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! the others'. The loops run as pulp jobs, compiled for AVX-512 and AVX2.
 
 use regen_runtime::bootstrap::with_size;
-use regen_runtime::{Error, Result, ScalarType, TensorRef};
+use regen_runtime::{Error, Result, ScalarType, Tensor, TensorRef};
 
 use num_complex::Complex64;
 
@@ -416,62 +416,47 @@ pub fn logcumsumexp(t: TensorRef<'_>, dim: i64, out: TensorRef<'_>) -> Result<()
     scan_into(&LogCumSumExp, t, dim, d, out, None)
 }
 
-/// The `Kernels` methods of the scans, invoked once in `backend.rs`.
-#[macro_export]
-macro_rules! scan_methods {
-    () => {
-        fn cumsum_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::scan::cumulative(&$crate::kernels::scan::CumSum, self_, dim, dtype, out)
-        }
+/// This family's kernels: group `scan` of regen.toml's `[implement]`.
+impl crate::generated::ScanKernels for crate::backend::Backend {
+    fn cumsum_out(&self, self_: TensorRef<'_>, dim: i64, dtype: Option<ScalarType>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::scan::cumulative(&crate::kernels::scan::CumSum, self_, dim, dtype, out)
+    }
 
-        fn cumprod_out(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            dtype: Option<ScalarType>,
-            out: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::scan::cumulative(&$crate::kernels::scan::CumProd, self_, dim, dtype, out)
-        }
+    fn cumprod_out(&self, self_: TensorRef<'_>, dim: i64, dtype: Option<ScalarType>, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::scan::cumulative(&crate::kernels::scan::CumProd, self_, dim, dtype, out)
+    }
 
-        fn _cummax_helper(
-            &self,
-            self_: TensorRef<'_>,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            dim: i64,
-        ) -> Result<()> {
-            $crate::kernels::scan::cum_extremum::<true>(self_, values, indices, dim)
-        }
+    fn _cummax_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()> {
+        crate::kernels::scan::cum_extremum::<true>(self_, values, indices, dim)
+    }
 
-        fn _cummin_helper(
-            &self,
-            self_: TensorRef<'_>,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-            dim: i64,
-        ) -> Result<()> {
-            $crate::kernels::scan::cum_extremum::<false>(self_, values, indices, dim)
-        }
+    fn _cummin_helper(
+        &self,
+        self_: TensorRef<'_>,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+        dim: i64,
+    ) -> Result<()> {
+        crate::kernels::scan::cum_extremum::<false>(self_, values, indices, dim)
+    }
 
-        fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor> {
-            let d = $crate::kernels::reduce::dtype_of(&self_)?;
-            let d = if d.is_floating() || d.is_complex() { d } else { $crate::kernels::dtype::DType::DEFAULT_FLOAT };
-            let out = $crate::kernels::reduce::new_tensor(self_.sizes(), d)?;
-            $crate::kernels::scan::logcumsumexp(self_, dim, out.as_ref())?;
-            Ok(out)
-        }
+    fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor> {
+        let d = crate::kernels::reduce::dtype_of(&self_)?;
+        let d = if d.is_floating() || d.is_complex() { d } else { crate::kernels::dtype::DType::DEFAULT_FLOAT };
+        let out = crate::kernels::reduce::new_tensor(self_.sizes(), d)?;
+        crate::kernels::scan::logcumsumexp(self_, dim, out.as_ref())?;
+        Ok(out)
+    }
 
-        fn _logcumsumexp_out(&self, self_: TensorRef<'_>, dim: i64, out: TensorRef<'_>) -> Result<()> {
-            $crate::kernels::scan::logcumsumexp(self_, dim, out)
-        }
-    };
+    fn _logcumsumexp_out(&self, self_: TensorRef<'_>, dim: i64, out: TensorRef<'_>) -> Result<()> {
+        crate::kernels::scan::logcumsumexp(self_, dim, out)
+    }
 }
 
 #[cfg(test)]

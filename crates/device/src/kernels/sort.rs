@@ -529,89 +529,86 @@ fn median_all_index<V: Copy + PartialOrd>(mut v: Vec<(V, u64)>, ignore_nan: bool
     Some(v[nth].1)
 }
 
-/// The `Kernels` methods of this module, for `backend.rs`'s impl.
-#[macro_export]
-macro_rules! sort_methods {
-    () => {
-        fn sort_values_stable(
-            &self,
-            self_: TensorRef<'_>,
-            stable: Option<bool>,
-            dim: i64,
-            descending: bool,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::sort::sort(self_, dim, descending, stable.unwrap_or(false), values, indices)
+/// This family's kernels: group `sort` of regen.toml's `[implement]`.
+impl crate::generated::SortKernels for crate::backend::Backend {
+    fn sort_values_stable(
+        &self,
+        self_: TensorRef<'_>,
+        stable: Option<bool>,
+        dim: i64,
+        descending: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::sort::sort(self_, dim, descending, stable.unwrap_or(false), values, indices)
+    }
+    fn topk_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        largest: bool,
+        sorted: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        crate::kernels::sort::topk(self_, k, dim, largest, sorted, values, indices)
+    }
+    fn kthvalue_values(
+        &self,
+        self_: TensorRef<'_>,
+        k: i64,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::sort::{Select, select_dim};
+        let n = self_.sizes().get(crate::kernels::shape::wrap_dim(dim, self_.dim())?).copied().unwrap_or(1);
+        if (k < 1 || k > n) && n > 0 {
+            let d = crate::kernels::shape::wrap_dim(dim, self_.dim())?;
+            return Err(regen_runtime::Error::runtime(format!(
+                "kthvalue(): selected number k out of range for dimension {d}"
+            )));
         }
-        fn topk_values(
-            &self,
-            self_: TensorRef<'_>,
-            k: i64,
-            dim: i64,
-            largest: bool,
-            sorted: bool,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            $crate::kernels::sort::topk(self_, k, dim, largest, sorted, values, indices)
-        }
-        fn kthvalue_values(
-            &self,
-            self_: TensorRef<'_>,
-            k: i64,
-            dim: i64,
-            keepdim: bool,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::sort::{Select, select_dim};
-            let n = self_.sizes().get($crate::kernels::shape::wrap_dim(dim, self_.dim())?).copied().unwrap_or(1);
-            if (k < 1 || k > n) && n > 0 {
-                let d = $crate::kernels::shape::wrap_dim(dim, self_.dim())?;
-                return Err(regen_runtime::Error::runtime(format!(
-                    "kthvalue(): selected number k out of range for dimension {d}"
-                )));
-            }
-            select_dim(self_, dim, keepdim, Select::Kth((k - 1).max(0) as usize), "kthvalue", values, indices)
-        }
-        fn median(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::sort::select_all(self_, $crate::kernels::sort::Select::Median)
-        }
-        fn median_dim_values(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            keepdim: bool,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::sort::{Select, select_dim};
-            select_dim(self_, dim, keepdim, Select::Median, "median", values, indices)
-        }
-        fn nanmedian(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-            $crate::kernels::sort::select_all(self_, $crate::kernels::sort::Select::NanMedian)
-        }
-        fn nanmedian_dim_values(
-            &self,
-            self_: TensorRef<'_>,
-            dim: i64,
-            keepdim: bool,
-            values: TensorRef<'_>,
-            indices: TensorRef<'_>,
-        ) -> Result<()> {
-            use $crate::kernels::sort::{Select, select_dim};
-            select_dim(self_, dim, keepdim, Select::NanMedian, "nanmedian", values, indices)
-        }
-        fn mode(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-            use $crate::kernels::sort::{Select, select_dim};
-            let dtype = $crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
-            let values = regen_runtime::host::empty_strided(&[0], &[1], dtype.code())?;
-            let indices = regen_runtime::host::empty_strided(&[0], &[1], $crate::kernels::dtype::DType::I64.code())?;
-            select_dim(self_, dim, keepdim, Select::Mode, "mode", values.as_ref(), indices.as_ref())?;
-            Ok((values, indices))
-        }
-    };
+        select_dim(self_, dim, keepdim, Select::Kth((k - 1).max(0) as usize), "kthvalue", values, indices)
+    }
+    fn median(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::sort::select_all(self_, crate::kernels::sort::Select::Median)
+    }
+    fn median_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::sort::{Select, select_dim};
+        select_dim(self_, dim, keepdim, Select::Median, "median", values, indices)
+    }
+    fn nanmedian(&self, self_: TensorRef<'_>) -> Result<Tensor> {
+        crate::kernels::sort::select_all(self_, crate::kernels::sort::Select::NanMedian)
+    }
+    fn nanmedian_dim_values(
+        &self,
+        self_: TensorRef<'_>,
+        dim: i64,
+        keepdim: bool,
+        values: TensorRef<'_>,
+        indices: TensorRef<'_>,
+    ) -> Result<()> {
+        use crate::kernels::sort::{Select, select_dim};
+        select_dim(self_, dim, keepdim, Select::NanMedian, "nanmedian", values, indices)
+    }
+    fn mode(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        use crate::kernels::sort::{Select, select_dim};
+        let dtype = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
+        let values = regen_runtime::host::empty_strided(&[0], &[1], dtype.code())?;
+        let indices = regen_runtime::host::empty_strided(&[0], &[1], crate::kernels::dtype::DType::I64.code())?;
+        select_dim(self_, dim, keepdim, Select::Mode, "mode", values.as_ref(), indices.as_ref())?;
+        Ok((values, indices))
+    }
 }
 
 #[cfg(test)]

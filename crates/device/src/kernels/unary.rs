@@ -2,8 +2,8 @@
 //! generated trait method (the op's `.out` form), the op, and its scalar function per dtype
 //! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `c` complex),
 //! optionally a vector function for contiguous f32/f64 runs. The same table defines the op
-//! structs here and the `Kernels` methods in `backend.rs`, so adding an op is one row (and its
-//! regen.toml entry).
+//! structs here and their `UnaryKernels` methods, so adding an op is one row (and its regen.toml
+//! entry in group `unary`).
 
 use half::{bf16, f16};
 use num_complex::{Complex, Complex32, Complex64};
@@ -188,8 +188,8 @@ pub mod ops {
     crate::unary_table!(define_unary_ops);
 }
 
-/// The `Kernels` methods of the table, for `impl Kernels for ...` (the callback of
-/// [`unary_table!`] in backend.rs).
+/// The trait methods of the table's rows (the callback of [`unary_table!`] in the
+/// `UnaryKernels` impl below).
 #[macro_export]
 macro_rules! unary_methods {
     ($($method:ident, $op:ident, $name:literal, $int_to_float:literal { $($rest:tt)* })*) => {$(
@@ -197,6 +197,35 @@ macro_rules! unary_methods {
             $crate::kernels::unary::run::<$crate::kernels::unary::ops::$op>(self_, out)
         }
     )*};
+}
+
+/// This family's kernels: group `unary` of regen.toml's `[implement]`, every row of the table and
+/// the ops that are not rows.
+impl crate::generated::UnaryKernels for crate::backend::Backend {
+    crate::unary_table!(unary_methods);
+
+    fn relu(&self, self_: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        let dtype = DType::from_scalar_type(self_.dtype())?;
+        let out = super::iter::new_output(dtype, &[Input::Tensor(self_)])?;
+        relu(self_, out.as_ref())?;
+        Ok(out)
+    }
+
+    fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()> {
+        relu(self_, self_)
+    }
+
+    fn angle(&self, self_: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        let input = DType::from_scalar_type(self_.dtype())?;
+        let dtype = if input.is_complex() {
+            input.to_real()
+        } else {
+            super::iter::result_dtype(Config::FLOATING, &[Input::Tensor(self_)])?
+        };
+        let out = super::iter::new_output(dtype, &[Input::Tensor(self_)])?;
+        run::<ops::Angle>(self_, out.as_ref())?;
+        Ok(out)
+    }
 }
 
 /// `torch.relu` (functional and in place): no `.out` form exists, so it is not a table row.
