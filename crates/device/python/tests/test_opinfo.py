@@ -175,6 +175,8 @@ def test_op_matches_cpu(key, dtype):
         if record["status"] == "fail":
             pytest.xfail(f"varies: {known[1]}")
     elif known:
+        if record["status"] == "pass" and not PINNED:
+            return  # the list is the pinned release's: CPU of another release may agree with the device
         if record["status"] == "pass":
             pytest.fail(f"{key} {dtype} is listed in opinfo_known_failures.txt as {known[0]} but now passes: "
                         "remove its line")

@@ -176,7 +176,7 @@ impl crate::generated::AmpKernels for crate::backend::Backend {
         found_inf: TensorRef<'_>,
         inv_scale: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::amp::non_finite_check_and_unscale(self_, found_inf, inv_scale)
+        non_finite_check_and_unscale(self_, found_inf, inv_scale)
     }
 
     fn _amp_update_scale_inplace(
@@ -188,13 +188,6 @@ impl crate::generated::AmpKernels for crate::backend::Backend {
         scale_backoff_factor: f64,
         growth_interval: i64,
     ) -> Result<()> {
-        crate::kernels::amp::update_scale(
-            self_,
-            growth_tracker,
-            found_inf,
-            scale_growth_factor,
-            scale_backoff_factor,
-            growth_interval,
-        )
+        update_scale(self_, growth_tracker, found_inf, scale_growth_factor, scale_backoff_factor, growth_interval)
     }
 }

@@ -1325,17 +1325,7 @@ impl crate::generated::ConvKernels for crate::backend::Backend {
         output_padding: &[i64],
         groups: i64,
     ) -> regen_runtime::Result<regen_runtime::Tensor> {
-        crate::kernels::conv::convolution(
-            input,
-            weight,
-            bias,
-            stride,
-            padding,
-            dilation,
-            transposed,
-            output_padding,
-            groups,
-        )
+        convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     }
 
     fn convolution_backward_overrideable(
@@ -1351,7 +1341,7 @@ impl crate::generated::ConvKernels for crate::backend::Backend {
         groups: i64,
         output_mask: &[bool],
     ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-        crate::kernels::conv::convolution_backward(
+        convolution_backward(
             grad_output,
             input,
             weight,
@@ -1374,7 +1364,7 @@ impl crate::generated::ConvKernels for crate::backend::Backend {
         stride: &[i64],
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::conv::im2col_out(self_, kernel_size, dilation, padding, stride, out)
+        im2col_out(self_, kernel_size, dilation, padding, stride, out)
     }
 
     fn im2col(
@@ -1400,7 +1390,7 @@ impl crate::generated::ConvKernels for crate::backend::Backend {
         stride: &[i64],
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::conv::col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out)
+        col2im_out(self_, output_size, kernel_size, dilation, padding, stride, out)
     }
 
     fn col2im(
@@ -1454,18 +1444,7 @@ impl crate::generated::ConvKernels for crate::backend::Backend {
         padding: &[i64],
         output_mask: &[bool],
     ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-        crate::kernels::conv::convolution_backward(
-            grad_output,
-            self_,
-            weight,
-            stride,
-            padding,
-            &[1],
-            false,
-            &[0],
-            1,
-            output_mask,
-        )
+        convolution_backward(grad_output, self_, weight, stride, padding, &[1], false, &[0], 1, output_mask)
     }
 
     fn slow_conv3d_forward(

@@ -234,10 +234,10 @@ pub fn scatter_max_backward(
 /// The device's own ops (regen.toml's `[[custom_op]]`): the `Kernels` trait's own methods.
 impl crate::generated::Kernels for crate::backend::Backend {
     fn regen_scatter_sum(&self, src: TensorRef<'_>, index: TensorRef<'_>, dim: i64, dim_size: i64) -> Result<Tensor> {
-        crate::kernels::custom::scatter_sum(src, index, dim, dim_size)
+        scatter_sum(src, index, dim, dim_size)
     }
     fn regen_scatter_sum_backward(&self, grad: TensorRef<'_>, index: TensorRef<'_>, dim: i64) -> Result<Tensor> {
-        crate::kernels::custom::scatter_sum_backward(grad, index, dim)
+        scatter_sum_backward(grad, index, dim)
     }
     fn regen_scatter_max(
         &self,
@@ -246,7 +246,7 @@ impl crate::generated::Kernels for crate::backend::Backend {
         dim: i64,
         dim_size: i64,
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::custom::scatter_max(src, index, dim, dim_size)
+        scatter_max(src, index, dim, dim_size)
     }
     fn regen_scatter_max_backward(
         &self,
@@ -255,6 +255,6 @@ impl crate::generated::Kernels for crate::backend::Backend {
         argmax: TensorRef<'_>,
         dim: i64,
     ) -> Result<Tensor> {
-        crate::kernels::custom::scatter_max_backward(grad_out, src, argmax, dim)
+        scatter_max_backward(grad_out, src, argmax, dim)
     }
 }

@@ -1039,7 +1039,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         padding_idx: i64,
         scale_grad_by_freq: bool,
     ) -> Result<Tensor> {
-        crate::kernels::embedding::dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     }
     fn embedding_renorm_inplace(
         &self,
@@ -1048,7 +1048,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         max_norm: f64,
         norm_type: f64,
     ) -> Result<()> {
-        crate::kernels::embedding::renorm_(self_, indices, max_norm, norm_type)
+        renorm_(self_, indices, max_norm, norm_type)
     }
     fn _embedding_bag_forward_only(
         &self,
@@ -1062,7 +1062,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         include_last_offset: bool,
         padding_idx: i64,
     ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-        use crate::kernels::embedding::embedding_bag;
+        use embedding_bag;
         embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, false)
     }
     fn _embedding_bag(
@@ -1077,7 +1077,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         include_last_offset: bool,
         padding_idx: i64,
     ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-        use crate::kernels::embedding::embedding_bag;
+        use embedding_bag;
         embedding_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true)
     }
     #[cfg(regen_has_op = "_embedding_bag_backward")]
@@ -1096,7 +1096,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         per_sample_weights: Option<TensorRef<'_>>,
         padding_idx: i64,
     ) -> Result<Tensor> {
-        crate::kernels::embedding::bag_backward(
+        bag_backward(
             grad,
             indices,
             offsets,
@@ -1124,7 +1124,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         per_sample_weights: Option<TensorRef<'_>>,
         padding_idx: i64,
     ) -> Result<Tensor> {
-        crate::kernels::embedding::bag_dense_backward(
+        bag_dense_backward(
             grad,
             indices,
             offset2bag,
@@ -1147,7 +1147,7 @@ impl crate::generated::EmbeddingKernels for crate::backend::Backend {
         mode: i64,
         padding_idx: i64,
     ) -> Result<Tensor> {
-        use crate::kernels::embedding::per_sample_weights_backward;
+        use per_sample_weights_backward;
         per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx)
     }
 }

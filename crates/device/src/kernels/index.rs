@@ -1880,10 +1880,10 @@ impl NumOrder for Num {
 /// This family's kernels: group `index` of regen.toml's `[implement]`.
 impl crate::generated::IndexKernels for crate::backend::Backend {
     fn index_select_out(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::index_select(s, dim, index, out)
+        index_select(s, dim, index, out)
     }
     fn index_select(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::index::index_select_new(s, dim, index)
+        index_select_new(s, dim, index)
     }
     fn gather_out(
         &self,
@@ -1893,7 +1893,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         _sparse: bool,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::index::gather(s, dim, index, out)
+        gather(s, dim, index, out)
     }
     fn scatter_src_out(
         &self,
@@ -2016,7 +2016,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         ix::index_combine("index_reduce", s, dim, index, source, r, one, include_self, out)
     }
     fn index_fill_inplace_int_scalar(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, v: Scalar) -> Result<()> {
-        crate::kernels::index::index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(v))
+        index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(v))
     }
     fn index_fill_inplace_int_tensor(
         &self,
@@ -2032,13 +2032,13 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
             )));
         }
         let value = regen_runtime::bootstrap::_local_scalar_dense(v)?;
-        crate::kernels::index::index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(value))
+        index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(value))
     }
     fn take_out(&self, s: TensorRef<'_>, index: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::take(s, index, out)
+        take(s, index, out)
     }
     fn take(&self, s: TensorRef<'_>, index: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::index::take_new(s, index)
+        take_new(s, index)
     }
     fn put_inplace(
         &self,
@@ -2047,28 +2047,28 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         source: TensorRef<'_>,
         accumulate: bool,
     ) -> Result<()> {
-        crate::kernels::index::put(s, index, source, accumulate)
+        put(s, index, source, accumulate)
     }
     fn nonzero(&self, s: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::index::nonzero(s)
+        nonzero(s)
     }
     fn nonzero_out(&self, s: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::nonzero_out(s, out)
+        nonzero_out(s, out)
     }
     fn nonzero_static(&self, s: TensorRef<'_>, size: i64, fill_value: i64) -> Result<Tensor> {
-        crate::kernels::index::nonzero_static(s, size, fill_value)
+        nonzero_static(s, size, fill_value)
     }
     fn nonzero_static_out(&self, s: TensorRef<'_>, size: i64, fill_value: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::nonzero_static_out(s, size, fill_value, out)
+        nonzero_static_out(s, size, fill_value, out)
     }
     fn masked_select(&self, s: TensorRef<'_>, mask: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::index::masked_select(s, mask)
+        masked_select(s, mask)
     }
     fn masked_select_out(&self, s: TensorRef<'_>, mask: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::masked_select_out(s, mask, out)
+        masked_select_out(s, mask, out)
     }
     fn masked_scatter_inplace(&self, s: TensorRef<'_>, mask: TensorRef<'_>, source: TensorRef<'_>) -> Result<()> {
-        crate::kernels::index::masked_scatter(s, mask, source)
+        masked_scatter(s, mask, source)
     }
     fn index_tensor_out(
         &self,
@@ -2076,7 +2076,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         indices: regen_runtime::OptionalTensorList<'_>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::index::index_out(s, indices, out)
+        index_out(s, indices, out)
     }
     fn _index_put_impl_inplace(
         &self,
@@ -2086,7 +2086,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         accumulate: bool,
         _unsafe: bool,
     ) -> Result<()> {
-        crate::kernels::index::index_put(s, indices, values, accumulate)
+        index_put(s, indices, values, accumulate)
     }
     fn searchsorted_tensor(
         &self,
@@ -2112,7 +2112,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         sorter: Option<TensorRef<'_>>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::index::searchsorted(seq, s, out_int32, right, side, sorter, out)
+        searchsorted(seq, s, out_int32, right, side, sorter, out)
     }
     fn searchsorted_scalar(
         &self,
@@ -2169,7 +2169,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
                 boundaries.dim()
             )));
         }
-        crate::kernels::index::searchsorted(boundaries, s, out_int32, right, None, None, out)
+        searchsorted(boundaries, s, out_int32, right, None, None, out)
     }
     fn isin_tensor_tensor_out(
         &self,
@@ -2179,7 +2179,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
         invert: bool,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::index::isin(e, t, invert, out)
+        isin(e, t, invert, out)
     }
     fn isin_tensor_scalar_out(
         &self,

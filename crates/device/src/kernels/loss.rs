@@ -1066,7 +1066,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         output: TensorRef<'_>,
         total_weight: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::{Nll, forward};
+        use {Nll, forward};
         forward(Nll::D1, self_, target, weight, reduction, ignore_index, output, total_weight)
     }
     fn nll_loss_backward_grad_input(
@@ -1080,7 +1080,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         total_weight: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::{Nll, backward};
+        use {Nll, backward};
         backward(Nll::D1, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
     }
     fn nll_loss2d_forward_output(
@@ -1093,7 +1093,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         output: TensorRef<'_>,
         total_weight: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::{Nll, forward};
+        use {Nll, forward};
         forward(Nll::D2, self_, target, weight, reduction, ignore_index, output, total_weight)
     }
     fn nll_loss2d_forward(
@@ -1104,7 +1104,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         ignore_index: i64,
     ) -> Result<(Tensor, Tensor)> {
-        use crate::kernels::loss::{Nll, forward_new};
+        use {Nll, forward_new};
         forward_new(Nll::D2, self_, target, weight, reduction, ignore_index)
     }
     fn nll_loss2d_backward_grad_input(
@@ -1118,7 +1118,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         total_weight: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::{Nll, backward};
+        use {Nll, backward};
         backward(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight, grad_input)
     }
     fn nll_loss2d_backward(
@@ -1131,7 +1131,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         ignore_index: i64,
         total_weight: TensorRef<'_>,
     ) -> Result<Tensor> {
-        use crate::kernels::loss::{Nll, backward_new};
+        use {Nll, backward_new};
         backward_new(Nll::D2, grad_output, self_, target, weight, reduction, ignore_index, total_weight)
     }
     fn mse_loss_out(
@@ -1226,7 +1226,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         weight: Option<TensorRef<'_>>,
         reduction: i64,
     ) -> Result<Tensor> {
-        crate::kernels::loss::bce(self_, target, weight, reduction)
+        bce(self_, target, weight, reduction)
     }
     fn binary_cross_entropy_out(
         &self,
@@ -1236,7 +1236,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::loss::bce_out(self_, target, weight, reduction, out)
+        bce_out(self_, target, weight, reduction, out)
     }
     fn binary_cross_entropy_backward(
         &self,
@@ -1246,7 +1246,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         weight: Option<TensorRef<'_>>,
         reduction: i64,
     ) -> Result<Tensor> {
-        crate::kernels::loss::bce_backward(grad_output, self_, target, weight, reduction)
+        bce_backward(grad_output, self_, target, weight, reduction)
     }
     fn binary_cross_entropy_backward_grad_input(
         &self,
@@ -1257,7 +1257,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::loss::bce_backward_out(grad_output, self_, target, weight, reduction, grad_input)
+        bce_backward_out(grad_output, self_, target, weight, reduction, grad_input)
     }
     fn multi_margin_loss_out(
         &self,
@@ -1269,7 +1269,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::loss::multi_margin_out(self_, target, p, margin, weight, reduction, out)
+        multi_margin_out(self_, target, p, margin, weight, reduction, out)
     }
     fn multi_margin_loss(
         &self,
@@ -1280,7 +1280,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         weight: Option<TensorRef<'_>>,
         reduction: i64,
     ) -> Result<Tensor> {
-        crate::kernels::loss::multi_margin(self_, target, p, margin, weight, reduction)
+        multi_margin(self_, target, p, margin, weight, reduction)
     }
     fn multi_margin_loss_backward_grad_input(
         &self,
@@ -1293,7 +1293,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::multi_margin_backward_out;
+        use multi_margin_backward_out;
         multi_margin_backward_out(grad_output, self_, target, p, margin, weight, reduction, grad_input)
     }
     fn multi_margin_loss_backward(
@@ -1306,7 +1306,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         weight: Option<TensorRef<'_>>,
         reduction: i64,
     ) -> Result<Tensor> {
-        crate::kernels::loss::multi_margin_backward(grad_output, self_, target, p, margin, weight, reduction)
+        multi_margin_backward(grad_output, self_, target, p, margin, weight, reduction)
     }
     fn multilabel_margin_loss_forward_output(
         &self,
@@ -1316,7 +1316,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         output: TensorRef<'_>,
         is_target: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::loss::multilabel_forward_out(self_, target, reduction, output, is_target)
+        multilabel_forward_out(self_, target, reduction, output, is_target)
     }
     fn multilabel_margin_loss_forward(
         &self,
@@ -1324,7 +1324,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         target: TensorRef<'_>,
         reduction: i64,
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::loss::multilabel_forward(self_, target, reduction)
+        multilabel_forward(self_, target, reduction)
     }
     fn multilabel_margin_loss_backward_grad_input(
         &self,
@@ -1335,7 +1335,7 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         is_target: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::loss::multilabel_backward_out;
+        use multilabel_backward_out;
         multilabel_backward_out(grad_output, self_, target, reduction, is_target, grad_input)
     }
     fn multilabel_margin_loss_backward(
@@ -1346,6 +1346,6 @@ impl crate::generated::LossKernels for crate::backend::Backend {
         reduction: i64,
         is_target: TensorRef<'_>,
     ) -> Result<Tensor> {
-        crate::kernels::loss::multilabel_backward(grad_output, self_, target, reduction, is_target)
+        multilabel_backward(grad_output, self_, target, reduction, is_target)
     }
 }

@@ -1379,7 +1379,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         mat2: regen_runtime::TensorRef<'_>,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::MM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
+        run(&MM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
     }
 
     fn addmm_out(
@@ -1391,7 +1391,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         alpha: regen_runtime::Scalar,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::MM, Some((self_, beta)), mat1, mat2, alpha, out)
+        run(&MM, Some((self_, beta)), mat1, mat2, alpha, out)
     }
 
     fn _addmm_activation_out(
@@ -1405,17 +1405,9 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
         // As ATen's CPU kernel: addmm, then the exact gelu or relu in place.
-        crate::kernels::matmul::run_then(
-            &crate::kernels::matmul::MM,
-            Some((self_, beta)),
-            mat1,
-            mat2,
-            alpha,
-            out,
-            |o| {
-                if use_gelu { crate::kernels::pointwise::gelu(o, "none", o) } else { crate::kernels::unary::relu(o, o) }
-            },
-        )
+        run_then(&MM, Some((self_, beta)), mat1, mat2, alpha, out, |o| {
+            if use_gelu { crate::kernels::pointwise::gelu(o, "none", o) } else { crate::kernels::unary::relu(o, o) }
+        })
     }
 
     fn bmm_out(
@@ -1424,7 +1416,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         mat2: regen_runtime::TensorRef<'_>,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::BMM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
+        run(&BMM, None, self_, mat2, regen_runtime::Scalar::Int(1), out)
     }
 
     fn baddbmm_out(
@@ -1436,7 +1428,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         alpha: regen_runtime::Scalar,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::BMM, Some((self_, beta)), batch1, batch2, alpha, out)
+        run(&BMM, Some((self_, beta)), batch1, batch2, alpha, out)
     }
 
     fn addbmm_out(
@@ -1448,7 +1440,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         alpha: regen_runtime::Scalar,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::ADDBMM, Some((self_, beta)), batch1, batch2, alpha, out)
+        run(&ADDBMM, Some((self_, beta)), batch1, batch2, alpha, out)
     }
 
     fn addbmm(
@@ -1484,7 +1476,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         alpha: regen_runtime::Scalar,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::run(&crate::kernels::matmul::ADDMV, Some((self_, beta)), mat, vec, alpha, out)
+        run(&ADDMV, Some((self_, beta)), mat, vec, alpha, out)
     }
 
     #[cfg(regen_has_op = "mm.dtype_out")]
@@ -1496,7 +1488,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
         let one = regen_runtime::Scalar::Int(1);
-        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::MM, None, self_, mat2, one, out_dtype, out)
+        run_dtype(&MM, None, self_, mat2, one, out_dtype, out)
     }
 
     #[cfg(regen_has_op = "mm.dtype")]
@@ -1520,7 +1512,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
         let one = regen_runtime::Scalar::Int(1);
-        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::BMM, None, self_, mat2, one, out_dtype, out)
+        run_dtype(&BMM, None, self_, mat2, one, out_dtype, out)
     }
 
     #[cfg(regen_has_op = "bmm.dtype")]
@@ -1547,7 +1539,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
         let bias = Some((self_, beta));
-        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::MM, bias, mat1, mat2, alpha, out_dtype, out)
+        run_dtype(&MM, bias, mat1, mat2, alpha, out_dtype, out)
     }
 
     #[cfg(regen_has_op = "addmm.dtype")]
@@ -1577,7 +1569,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
         let bias = Some((self_, beta));
-        crate::kernels::matmul::run_dtype(&crate::kernels::matmul::BMM, bias, batch1, batch2, alpha, out_dtype, out)
+        run_dtype(&BMM, bias, batch1, batch2, alpha, out_dtype, out)
     }
 
     #[cfg(regen_has_op = "baddbmm.dtype")]
@@ -1602,7 +1594,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         other: regen_runtime::TensorRef<'_>,
         mask: &[bool],
     ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor)> {
-        crate::kernels::matmul::matmul_backward(grad, self_, other, mask)
+        matmul_backward(grad, self_, other, mask)
     }
 
     fn linear_backward(
@@ -1612,7 +1604,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         weight: regen_runtime::TensorRef<'_>,
         output_mask: &[bool],
     ) -> regen_runtime::Result<(regen_runtime::Tensor, regen_runtime::Tensor, regen_runtime::Tensor)> {
-        crate::kernels::matmul::linear_backward(self_, grad_output, weight, output_mask)
+        linear_backward(self_, grad_output, weight, output_mask)
     }
 
     fn _int_mm(
@@ -1620,7 +1612,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         self_: regen_runtime::TensorRef<'_>,
         mat2: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<regen_runtime::Tensor> {
-        crate::kernels::matmul::int_mm(self_, mat2)
+        int_mm(self_, mat2)
     }
 
     fn _int_mm_out(
@@ -1629,7 +1621,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         mat2: regen_runtime::TensorRef<'_>,
         out: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<()> {
-        crate::kernels::matmul::int_mm_out(self_, mat2, out)
+        int_mm_out(self_, mat2, out)
     }
 
     fn dot(
@@ -1637,7 +1629,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         self_: regen_runtime::TensorRef<'_>,
         tensor: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<regen_runtime::Tensor> {
-        crate::kernels::matmul::dot(&crate::kernels::matmul::DOT, self_, tensor)
+        dot(&DOT, self_, tensor)
     }
 
     fn vdot(
@@ -1645,7 +1637,7 @@ impl crate::generated::MatmulKernels for crate::backend::Backend {
         self_: regen_runtime::TensorRef<'_>,
         other: regen_runtime::TensorRef<'_>,
     ) -> regen_runtime::Result<regen_runtime::Tensor> {
-        crate::kernels::matmul::dot(&crate::kernels::matmul::VDOT, self_, other)
+        dot(&VDOT, self_, other)
     }
 }
 

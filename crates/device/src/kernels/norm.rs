@@ -2029,16 +2029,16 @@ pub fn assign(dst: TensorRef<'_>, src: &Tensor) -> Result<()> {
 /// This family's kernels: group `norm` of regen.toml's `[implement]`.
 impl crate::generated::NormKernels for crate::backend::Backend {
     fn _softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
-        crate::kernels::norm::softmax(self_, dim, half_to_float, crate::kernels::norm::Kind::Softmax)
+        softmax(self_, dim, half_to_float, Kind::Softmax)
     }
     fn _softmax_out(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::norm::softmax_out(self_, dim, half_to_float, crate::kernels::norm::Kind::Softmax, out)
+        softmax_out(self_, dim, half_to_float, Kind::Softmax, out)
     }
     fn _log_softmax(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool) -> Result<Tensor> {
-        crate::kernels::norm::softmax(self_, dim, half_to_float, crate::kernels::norm::Kind::LogSoftmax)
+        softmax(self_, dim, half_to_float, Kind::LogSoftmax)
     }
     fn _log_softmax_out(&self, self_: TensorRef<'_>, dim: i64, half_to_float: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::norm::softmax_out(self_, dim, half_to_float, crate::kernels::norm::Kind::LogSoftmax, out)
+        softmax_out(self_, dim, half_to_float, Kind::LogSoftmax, out)
     }
     fn _softmax_backward_data(
         &self,
@@ -2047,7 +2047,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         dim: i64,
         input_dtype: ScalarType,
     ) -> Result<Tensor> {
-        use crate::kernels::norm::{Kind, softmax_backward};
+        use {Kind, softmax_backward};
         softmax_backward(grad_output, output, dim, input_dtype, Kind::Softmax)
     }
     fn _softmax_backward_data_out(
@@ -2058,7 +2058,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         input_dtype: ScalarType,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{Kind, softmax_backward_out};
+        use {Kind, softmax_backward_out};
         softmax_backward_out(grad_output, output, dim, input_dtype, Kind::Softmax, grad_input)
     }
     fn _log_softmax_backward_data(
@@ -2068,7 +2068,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         dim: i64,
         input_dtype: ScalarType,
     ) -> Result<Tensor> {
-        use crate::kernels::norm::{Kind, softmax_backward};
+        use {Kind, softmax_backward};
         softmax_backward(grad_output, output, dim, input_dtype, Kind::LogSoftmax)
     }
     fn _log_softmax_backward_data_out(
@@ -2079,7 +2079,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         input_dtype: ScalarType,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{Kind, softmax_backward_out};
+        use {Kind, softmax_backward_out};
         softmax_backward_out(grad_output, output, dim, input_dtype, Kind::LogSoftmax, out)
     }
     fn native_layer_norm(
@@ -2090,7 +2090,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         bias: Option<TensorRef<'_>>,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::layer_norm(input, normalized_shape, weight, bias, eps)
+        layer_norm(input, normalized_shape, weight, bias, eps)
     }
     fn native_layer_norm_backward(
         &self,
@@ -2103,16 +2103,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         bias: Option<TensorRef<'_>>,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::layer_norm_backward(
-            grad_out,
-            input,
-            normalized_shape,
-            mean,
-            rstd,
-            weight,
-            bias,
-            output_mask,
-        )
+        layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     }
     fn native_group_norm(
         &self,
@@ -2125,7 +2116,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         group: i64,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::group_norm(input, weight, bias, [n, c, hx_w, group], eps)
+        group_norm(input, weight, bias, [n, c, hx_w, group], eps)
     }
     fn native_group_norm_backward(
         &self,
@@ -2140,7 +2131,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         group: i64,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::group_norm_backward(grad_out, input, mean, rstd, weight, [n, c, hx_w, group], output_mask)
+        group_norm_backward(grad_out, input, mean, rstd, weight, [n, c, hx_w, group], output_mask)
     }
     fn native_batch_norm(
         &self,
@@ -2153,7 +2144,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         momentum: f64,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+        batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
     }
     fn native_batch_norm_out(
         &self,
@@ -2169,7 +2160,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         save_mean: TensorRef<'_>,
         save_invstd: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{assign, batch_norm};
+        use {assign, batch_norm};
         let r = batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)?;
         assign(out, &r.0)?;
         assign(save_mean, &r.1)?;
@@ -2186,16 +2177,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         momentum: f64,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::batch_norm(
-            input,
-            weight,
-            bias,
-            Some(running_mean),
-            Some(running_var),
-            training,
-            momentum,
-            eps,
-        )
+        batch_norm(input, weight, bias, Some(running_mean), Some(running_var), training, momentum, eps)
     }
     fn _native_batch_norm_legit_out(
         &self,
@@ -2211,7 +2193,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         save_mean: TensorRef<'_>,
         save_invstd: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{assign, batch_norm};
+        use {assign, batch_norm};
         let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), training, momentum, eps)?;
         assign(out, &r.0)?;
         assign(save_mean, &r.1)?;
@@ -2226,7 +2208,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         momentum: f64,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::batch_norm(input, weight, bias, None, None, training, momentum, eps)
+        batch_norm(input, weight, bias, None, None, training, momentum, eps)
     }
     fn _native_batch_norm_legit_no_stats_out(
         &self,
@@ -2240,7 +2222,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         save_mean: TensorRef<'_>,
         save_invstd: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{assign, batch_norm};
+        use {assign, batch_norm};
         let r = batch_norm(input, weight, bias, None, None, training, momentum, eps)?;
         assign(out, &r.0)?;
         assign(save_mean, &r.1)?;
@@ -2257,16 +2239,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         momentum: f64,
         eps: f64,
     ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
-        let (o, m, s) = crate::kernels::norm::batch_norm(
-            input,
-            weight,
-            bias,
-            Some(running_mean),
-            Some(running_var),
-            true,
-            momentum,
-            eps,
-        )?;
+        let (o, m, s) = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), true, momentum, eps)?;
         let reserve = crate::kernels::iter::new_tensor(&[0], crate::kernels::dtype::DType::U8)?;
         Ok((o, m, s, reserve))
     }
@@ -2285,7 +2258,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         save_invstd: TensorRef<'_>,
         reserve: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::norm::{assign, batch_norm};
+        use {assign, batch_norm};
         let r = batch_norm(input, weight, bias, Some(running_mean), Some(running_var), true, momentum, eps)?;
         assign(out, &r.0)?;
         assign(save_mean, &r.1)?;
@@ -2305,7 +2278,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         eps: f64,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::batch_norm_backward(
+        batch_norm_backward(
             grad_out,
             input,
             weight,
@@ -2333,7 +2306,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         output_mask: &[bool],
         _reserve: TensorRef<'_>,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::norm::batch_norm_backward(
+        batch_norm_backward(
             grad_out,
             input,
             Some(weight),
@@ -2353,7 +2326,7 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         dim: Option<i64>,
         mask_type: Option<i64>,
     ) -> Result<Tensor> {
-        crate::kernels::norm::masked_softmax(self_, mask, dim, mask_type)
+        masked_softmax(self_, mask, dim, mask_type)
     }
     fn _masked_softmax_backward(
         &self,
@@ -2362,6 +2335,6 @@ impl crate::generated::NormKernels for crate::backend::Backend {
         mask: TensorRef<'_>,
         dim: Option<i64>,
     ) -> Result<Tensor> {
-        crate::kernels::norm::masked_softmax_backward(grad_output, output, mask, dim)
+        masked_softmax_backward(grad_output, output, mask, dim)
     }
 }

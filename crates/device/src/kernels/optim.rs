@@ -384,7 +384,7 @@ impl crate::generated::OptimKernels for crate::backend::Backend {
         grad_scale: Option<TensorRef<'_>>,
         found_inf: Option<TensorRef<'_>>,
     ) -> Result<()> {
-        crate::kernels::optim::adam(
+        adam(
             false,
             self_,
             grads,
@@ -455,7 +455,7 @@ impl crate::generated::OptimKernels for crate::backend::Backend {
         grad_scale: Option<TensorRef<'_>>,
         found_inf: Option<TensorRef<'_>>,
     ) -> Result<()> {
-        crate::kernels::optim::adam(
+        adam(
             true,
             self_,
             grads,
@@ -524,7 +524,7 @@ impl crate::generated::OptimKernels for crate::backend::Backend {
         grad_scale: Option<TensorRef<'_>>,
         found_inf: Option<TensorRef<'_>>,
     ) -> Result<()> {
-        crate::kernels::optim::sgd(
+        sgd(
             self_,
             grads,
             momentum_buffer_list,
@@ -582,7 +582,7 @@ impl crate::generated::OptimKernels for crate::backend::Backend {
         grad_scale: Option<TensorRef<'_>>,
         found_inf: Option<TensorRef<'_>>,
     ) -> Result<()> {
-        crate::kernels::optim::adagrad(
+        adagrad(
             self_,
             grads,
             state_sums,

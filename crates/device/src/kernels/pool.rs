@@ -1646,7 +1646,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         out: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_pool_out(2, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+        max_pool_out(2, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
     }
     fn max_pool3d_with_indices_out(
         &self,
@@ -1659,7 +1659,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         out: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_pool_out(3, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
+        max_pool_out(3, self_, kernel_size, stride, padding, dilation, ceil_mode, out, indices)
     }
     fn max_pool3d_with_indices(
         &self,
@@ -1670,7 +1670,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         dilation: &[i64],
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::pool::max_pool(3, self_, kernel_size, stride, padding, dilation, ceil_mode)
+        max_pool(3, self_, kernel_size, stride, padding, dilation, ceil_mode)
     }
     fn max_pool2d_with_indices_backward_grad_input(
         &self,
@@ -1684,7 +1684,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_pool_backward_out(
+        max_pool_backward_out(
             2,
             grad_output,
             self_,
@@ -1709,7 +1709,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_pool_backward_out(
+        max_pool_backward_out(
             3,
             grad_output,
             self_,
@@ -1733,17 +1733,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         ceil_mode: bool,
         indices: TensorRef<'_>,
     ) -> Result<Tensor> {
-        crate::kernels::pool::max_pool_backward(
-            3,
-            grad_output,
-            self_,
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            ceil_mode,
-            indices,
-        )
+        max_pool_backward(3, grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices)
     }
     fn avg_pool2d_out(
         &self,
@@ -1756,17 +1746,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         divisor_override: Option<i64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::avg_pool_out(
-            2,
-            self_,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
-            out,
-        )
+        avg_pool_out(2, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
     }
     fn avg_pool3d_out(
         &self,
@@ -1779,17 +1759,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         divisor_override: Option<i64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::avg_pool_out(
-            3,
-            self_,
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad,
-            divisor_override,
-            out,
-        )
+        avg_pool_out(3, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
     }
     fn avg_pool2d_backward_grad_input(
         &self,
@@ -1803,7 +1773,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         divisor_override: Option<i64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::avg_pool_backward_out(
+        avg_pool_backward_out(
             2,
             grad_output,
             self_,
@@ -1828,7 +1798,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         divisor_override: Option<i64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::avg_pool_backward_out(
+        avg_pool_backward_out(
             3,
             grad_output,
             self_,
@@ -1842,22 +1812,22 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         )
     }
     fn adaptive_avg_pool2d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::pool::adaptive_out(false, 2, self_, output_size, out, None)
+        adaptive_out(false, 2, self_, output_size, out, None)
     }
     fn adaptive_avg_pool3d_out(&self, self_: TensorRef<'_>, output_size: &[i64], out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::pool::adaptive_out(false, 3, self_, output_size, out, None)
+        adaptive_out(false, 3, self_, output_size, out, None)
     }
     fn _adaptive_avg_pool2d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-        crate::kernels::pool::adaptive_avg(2, self_, output_size)
+        adaptive_avg(2, self_, output_size)
     }
     fn _adaptive_avg_pool3d(&self, self_: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-        crate::kernels::pool::adaptive_avg(3, self_, output_size)
+        adaptive_avg(3, self_, output_size)
     }
     fn _adaptive_avg_pool2d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::pool::adaptive_avg_backward(2, grad_output, self_)
+        adaptive_avg_backward(2, grad_output, self_)
     }
     fn _adaptive_avg_pool3d_backward(&self, grad_output: TensorRef<'_>, self_: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::pool::adaptive_avg_backward(3, grad_output, self_)
+        adaptive_avg_backward(3, grad_output, self_)
     }
     fn adaptive_avg_pool3d_backward_grad_input(
         &self,
@@ -1865,7 +1835,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         self_: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::adaptive_backward_out(false, 3, grad_output, self_, None, grad_input)
+        adaptive_backward_out(false, 3, grad_output, self_, None, grad_input)
     }
     fn adaptive_max_pool2d_out(
         &self,
@@ -1874,7 +1844,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         out: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::adaptive_out(true, 2, self_, output_size, out, Some(indices))
+        adaptive_out(true, 2, self_, output_size, out, Some(indices))
     }
     fn adaptive_max_pool3d_out(
         &self,
@@ -1883,7 +1853,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         out: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::adaptive_out(true, 3, self_, output_size, out, Some(indices))
+        adaptive_out(true, 3, self_, output_size, out, Some(indices))
     }
     fn adaptive_max_pool2d_backward_grad_input(
         &self,
@@ -1892,7 +1862,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::adaptive_backward_out(true, 2, grad_output, self_, Some(indices), grad_input)
+        adaptive_backward_out(true, 2, grad_output, self_, Some(indices), grad_input)
     }
     fn adaptive_max_pool3d_backward_grad_input(
         &self,
@@ -1901,7 +1871,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
+        adaptive_backward_out(true, 3, grad_output, self_, Some(indices), grad_input)
     }
     fn upsample_nearest1d_out(
         &self,
@@ -1910,7 +1880,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(1, false, self_, output_size, &[scales], out)
+        nearest_out(1, false, self_, output_size, &[scales], out)
     }
     fn upsample_nearest1d_backward_grad_input(
         &self,
@@ -1920,15 +1890,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(
-            1,
-            false,
-            grad_output,
-            output_size,
-            input_size,
-            &[scales],
-            grad_input,
-        )
+        nearest_backward_out(1, false, grad_output, output_size, input_size, &[scales], grad_input)
     }
     fn _upsample_nearest_exact1d_out(
         &self,
@@ -1937,7 +1899,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(1, true, self_, output_size, &[scales], out)
+        nearest_out(1, true, self_, output_size, &[scales], out)
     }
     fn _upsample_nearest_exact1d_backward_grad_input(
         &self,
@@ -1947,7 +1909,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(1, true, grad_output, output_size, input_size, &[scales], grad_input)
+        nearest_backward_out(1, true, grad_output, output_size, input_size, &[scales], grad_input)
     }
     fn upsample_nearest2d_out(
         &self,
@@ -1957,7 +1919,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
+        nearest_out(2, false, self_, output_size, &[scales_h, scales_w], out)
     }
     fn upsample_nearest2d_backward_grad_input(
         &self,
@@ -1968,15 +1930,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(
-            2,
-            false,
-            grad_output,
-            output_size,
-            input_size,
-            &[scales_h, scales_w],
-            grad_input,
-        )
+        nearest_backward_out(2, false, grad_output, output_size, input_size, &[scales_h, scales_w], grad_input)
     }
     fn _upsample_nearest_exact2d_out(
         &self,
@@ -1986,7 +1940,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
+        nearest_out(2, true, self_, output_size, &[scales_h, scales_w], out)
     }
     fn _upsample_nearest_exact2d_backward_grad_input(
         &self,
@@ -1997,15 +1951,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(
-            2,
-            true,
-            grad_output,
-            output_size,
-            input_size,
-            &[scales_h, scales_w],
-            grad_input,
-        )
+        nearest_backward_out(2, true, grad_output, output_size, input_size, &[scales_h, scales_w], grad_input)
     }
     fn upsample_nearest3d_out(
         &self,
@@ -2016,7 +1962,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        nearest_out(3, false, self_, output_size, &[scales_d, scales_h, scales_w], out)
     }
     fn upsample_nearest3d_backward_grad_input(
         &self,
@@ -2028,7 +1974,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(
+        nearest_backward_out(
             3,
             false,
             grad_output,
@@ -2047,7 +1993,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
+        nearest_out(3, true, self_, output_size, &[scales_d, scales_h, scales_w], out)
     }
     fn _upsample_nearest_exact3d_backward_grad_input(
         &self,
@@ -2059,15 +2005,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::nearest_backward_out(
-            3,
-            true,
-            grad_output,
-            output_size,
-            input_size,
-            &[scales_d, scales_h, scales_w],
-            grad_input,
-        )
+        nearest_backward_out(3, true, grad_output, output_size, input_size, &[scales_d, scales_h, scales_w], grad_input)
     }
     fn max_unpool2d_out(
         &self,
@@ -2076,10 +2014,10 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         output_size: &[i64],
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_unpool_out(2, self_, indices, output_size, &[], &[], out)
+        max_unpool_out(2, self_, indices, output_size, &[], &[], out)
     }
     fn max_unpool2d(&self, self_: TensorRef<'_>, indices: TensorRef<'_>, output_size: &[i64]) -> Result<Tensor> {
-        crate::kernels::pool::max_unpool(2, self_, indices, output_size, &[], &[])
+        max_unpool(2, self_, indices, output_size, &[], &[])
     }
     fn max_unpool3d_out(
         &self,
@@ -2090,7 +2028,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         padding: &[i64],
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::pool::max_unpool_out(3, self_, indices, output_size, stride, padding, out)
+        max_unpool_out(3, self_, indices, output_size, stride, padding, out)
     }
     fn max_unpool3d(
         &self,
@@ -2100,7 +2038,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         stride: &[i64],
         padding: &[i64],
     ) -> Result<Tensor> {
-        crate::kernels::pool::max_unpool(3, self_, indices, output_size, stride, padding)
+        max_unpool(3, self_, indices, output_size, stride, padding)
     }
     fn fractional_max_pool2d_output(
         &self,
@@ -2111,7 +2049,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         output: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::pool::fractional_out;
+        use fractional_out;
         fractional_out(2, self_, kernel_size, output_size, random_samples, output, indices)
     }
     fn fractional_max_pool2d_backward_grad_input(
@@ -2123,7 +2061,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::pool::fractional_backward_out;
+        use fractional_backward_out;
         fractional_backward_out(2, grad_output, self_, output_size, indices, grad_input)
     }
     fn fractional_max_pool3d_output(
@@ -2135,7 +2073,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         output: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::pool::fractional_out;
+        use fractional_out;
         fractional_out(3, self_, kernel_size, output_size, random_samples, output, indices)
     }
     fn fractional_max_pool3d_backward_grad_input(
@@ -2147,7 +2085,7 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::pool::fractional_backward_out;
+        use fractional_backward_out;
         fractional_backward_out(3, grad_output, self_, output_size, indices, grad_input)
     }
     fn fractional_max_pool3d_backward(
@@ -2158,6 +2096,6 @@ impl crate::generated::PoolKernels for crate::backend::Backend {
         output_size: &[i64],
         indices: TensorRef<'_>,
     ) -> Result<Tensor> {
-        crate::kernels::pool::fractional_backward(3, grad_output, self_, output_size, indices)
+        fractional_backward(3, grad_output, self_, output_size, indices)
     }
 }

@@ -1111,13 +1111,13 @@ pub fn normal_functional(mean: Param<'_>, std: Param<'_>, generator: Option<Gene
 /// This family's kernels: group `random` of regen.toml's `[implement]`.
 impl crate::generated::RandomKernels for crate::backend::Backend {
     fn uniform_inplace(&self, s: TensorRef<'_>, from: f64, to: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::uniform_(s, from, to, g)
+        uniform_(s, from, to, g)
     }
     fn normal_inplace(&self, s: TensorRef<'_>, mean: f64, std: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::normal_(s, mean, std, g)
+        normal_(s, mean, std, g)
     }
     fn random_inplace(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::random_(s, g)
+        random_(s, g)
     }
     fn random_inplace_from(
         &self,
@@ -1126,10 +1126,10 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         to: Option<i64>,
         g: Option<regen_runtime::Generator>,
     ) -> Result<()> {
-        crate::kernels::random::random_from(s, from, to, g)
+        random_from(s, from, to, g)
     }
     fn random_inplace_to(&self, s: TensorRef<'_>, to: i64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::random_from(s, 0, Some(to), g)
+        random_from(s, 0, Some(to), g)
     }
     fn bernoulli_inplace_tensor(
         &self,
@@ -1137,19 +1137,19 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         p: TensorRef<'_>,
         g: Option<regen_runtime::Generator>,
     ) -> Result<()> {
-        crate::kernels::random::bernoulli_tensor_(s, p, g)
+        bernoulli_tensor_(s, p, g)
     }
     fn bernoulli_inplace_float(&self, s: TensorRef<'_>, p: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::bernoulli_float_(s, p, g)
+        bernoulli_float_(s, p, g)
     }
     fn bernoulli_out(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::random::bernoulli_out(s, g, out)
+        bernoulli_out(s, g, out)
     }
     fn exponential_inplace(&self, s: TensorRef<'_>, lambd: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::exponential_(s, lambd, g)
+        exponential_(s, lambd, g)
     }
     fn geometric_inplace(&self, s: TensorRef<'_>, p: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
-        crate::kernels::random::geometric_(s, p, g)
+        geometric_(s, p, g)
     }
     fn log_normal_inplace(
         &self,
@@ -1158,7 +1158,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         std: f64,
         g: Option<regen_runtime::Generator>,
     ) -> Result<()> {
-        crate::kernels::random::log_normal_(s, mean, std, g)
+        log_normal_(s, mean, std, g)
     }
     fn cauchy_inplace(
         &self,
@@ -1167,10 +1167,10 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         sigma: f64,
         g: Option<regen_runtime::Generator>,
     ) -> Result<()> {
-        crate::kernels::random::cauchy_(s, median, sigma, g)
+        cauchy_(s, median, sigma, g)
     }
     fn randperm_generator_out(&self, n: i64, g: Option<regen_runtime::Generator>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::random::randperm_out(n, g, out)
+        randperm_out(n, g, out)
     }
     fn multinomial_out(
         &self,
@@ -1180,7 +1180,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         g: Option<regen_runtime::Generator>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::random::multinomial_out(s, n, replacement, g, out)
+        multinomial_out(s, n, replacement, g, out)
     }
     fn multinomial(
         &self,
@@ -1190,14 +1190,14 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         g: Option<regen_runtime::Generator>,
     ) -> Result<Tensor> {
         let out = crate::kernels::iter::new_tensor(&[0], crate::kernels::dtype::DType::I64)?;
-        crate::kernels::random::multinomial_out(s, n, replacement, g, out.as_ref())?;
+        multinomial_out(s, n, replacement, g, out.as_ref())?;
         Ok(out)
     }
     fn native_dropout(&self, input: TensorRef<'_>, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
-        crate::kernels::random::native_dropout(input, p, train)
+        native_dropout(input, p, train)
     }
     fn native_dropout_backward(&self, grad: TensorRef<'_>, mask: TensorRef<'_>, scale: f64) -> Result<Tensor> {
-        crate::kernels::random::native_dropout_backward(grad, mask, scale)
+        native_dropout_backward(grad, mask, scale)
     }
     fn normal_tensor_float(
         &self,
@@ -1205,7 +1205,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         std: f64,
         g: Option<regen_runtime::Generator>,
     ) -> Result<Tensor> {
-        use crate::kernels::random::{Param, normal_functional};
+        use {Param, normal_functional};
         normal_functional(Param::Tensor(mean), Param::Float(std), g)
     }
     fn normal_float_tensor(
@@ -1214,7 +1214,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         std: TensorRef<'_>,
         g: Option<regen_runtime::Generator>,
     ) -> Result<Tensor> {
-        use crate::kernels::random::{Param, normal_functional};
+        use {Param, normal_functional};
         normal_functional(Param::Float(mean), Param::Tensor(std), g)
     }
     fn normal_tensor_tensor(
@@ -1223,7 +1223,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         std: TensorRef<'_>,
         g: Option<regen_runtime::Generator>,
     ) -> Result<Tensor> {
-        use crate::kernels::random::{Param, normal_functional};
+        use {Param, normal_functional};
         normal_functional(Param::Tensor(mean), Param::Tensor(std), g)
     }
     fn normal_tensor_float_out(
@@ -1233,7 +1233,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         g: Option<regen_runtime::Generator>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::random::{Param, normal_params};
+        use {Param, normal_params};
         normal_params(Param::Tensor(mean), Param::Float(std), g, out)
     }
     fn normal_float_tensor_out(
@@ -1243,7 +1243,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         g: Option<regen_runtime::Generator>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::random::{Param, normal_params};
+        use {Param, normal_params};
         normal_params(Param::Float(mean), Param::Tensor(std), g, out)
     }
     fn normal_tensor_tensor_out(
@@ -1253,7 +1253,7 @@ impl crate::generated::RandomKernels for crate::backend::Backend {
         g: Option<regen_runtime::Generator>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::random::{Param, normal_params};
+        use {Param, normal_params};
         normal_params(Param::Tensor(mean), Param::Tensor(std), g, out)
     }
 }

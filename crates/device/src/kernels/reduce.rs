@@ -1404,11 +1404,11 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
     }
 
     fn amax_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_value::<true>("amax", self_, dim, keepdim, out)
+        extremum_value::<true>("amax", self_, dim, keepdim, out)
     }
 
     fn amin_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_value::<false>("amin", self_, dim, keepdim, out)
+        extremum_value::<false>("amin", self_, dim, keepdim, out)
     }
 
     fn aminmax_out(
@@ -1440,7 +1440,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         max: TensorRef<'_>,
         max_values: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::reduce::extremum_dim::<true>("max", self_, Some(dim), keepdim, Some(max), max_values)
+        extremum_dim::<true>("max", self_, Some(dim), keepdim, Some(max), max_values)
     }
 
     fn min_dim_min(
@@ -1451,35 +1451,35 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         min: TensorRef<'_>,
         min_indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::reduce::extremum_dim::<false>("min", self_, Some(dim), keepdim, Some(min), min_indices)
+        extremum_dim::<false>("min", self_, Some(dim), keepdim, Some(min), min_indices)
     }
 
     fn max(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-        let out = crate::kernels::reduce::new_tensor(&[], crate::kernels::reduce::dtype_of(&self_)?)?;
+        let out = new_tensor(&[], dtype_of(&self_)?)?;
         self.max_unary_out(self_, out.as_ref())?;
         Ok(out)
     }
 
     fn max_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_all::<true>("max", self_, out)
+        extremum_all::<true>("max", self_, out)
     }
 
     fn min(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-        let out = crate::kernels::reduce::new_tensor(&[], crate::kernels::reduce::dtype_of(&self_)?)?;
+        let out = new_tensor(&[], dtype_of(&self_)?)?;
         self.min_unary_out(self_, out.as_ref())?;
         Ok(out)
     }
 
     fn min_unary_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_all::<false>("min", self_, out)
+        extremum_all::<false>("min", self_, out)
     }
 
     fn argmax_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_dim::<true>("argmax", self_, dim, keepdim, None, out)
+        extremum_dim::<true>("argmax", self_, dim, keepdim, None, out)
     }
 
     fn argmin_out(&self, self_: TensorRef<'_>, dim: Option<i64>, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::reduce::extremum_dim::<false>("argmin", self_, dim, keepdim, None, out)
+        extremum_dim::<false>("argmin", self_, dim, keepdim, None, out)
     }
 
     fn var_correction_out(
@@ -1490,7 +1490,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         keepdim: bool,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::reduce::moments("var", self_, dim, correction, keepdim, false, &[out])
+        moments("var", self_, dim, correction, keepdim, false, &[out])
     }
 
     fn std_correction_out(
@@ -1501,7 +1501,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         keepdim: bool,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::reduce::moments("std", self_, dim, correction, keepdim, true, &[out])
+        moments("std", self_, dim, correction, keepdim, true, &[out])
     }
 
     fn var_correction(
@@ -1511,7 +1511,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<Tensor> {
-        let [v, _] = crate::kernels::reduce::moments_new("var", self_, dim, correction, keepdim, false, false)?;
+        let [v, _] = moments_new("var", self_, dim, correction, keepdim, false, false)?;
         Ok(v)
     }
 
@@ -1522,7 +1522,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<Tensor> {
-        let [v, _] = crate::kernels::reduce::moments_new("std", self_, dim, correction, keepdim, true, false)?;
+        let [v, _] = moments_new("std", self_, dim, correction, keepdim, true, false)?;
         Ok(v)
     }
 
@@ -1533,7 +1533,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let [v, m] = crate::kernels::reduce::moments_new("var_mean", self_, dim, correction, keepdim, false, true)?;
+        let [v, m] = moments_new("var_mean", self_, dim, correction, keepdim, false, true)?;
         Ok((v, m))
     }
 
@@ -1544,7 +1544,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let [v, m] = crate::kernels::reduce::moments_new("std_mean", self_, dim, correction, keepdim, true, true)?;
+        let [v, m] = moments_new("std_mean", self_, dim, correction, keepdim, true, true)?;
         Ok((v, m))
     }
 
@@ -1557,7 +1557,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let ord = p.map_or(2.0, |p| p.to_f64());
-        crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, None, out)
+        norm("norm", self_, ord, Some(dim), keepdim, None, out)
     }
 
     fn norm_dtype_out(
@@ -1570,7 +1570,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         out: TensorRef<'_>,
     ) -> Result<()> {
         let ord = p.map_or(2.0, |p| p.to_f64());
-        crate::kernels::reduce::norm("norm", self_, ord, Some(dim), keepdim, Some(dtype), out)
+        norm("norm", self_, ord, Some(dim), keepdim, Some(dtype), out)
     }
 
     fn linalg_vector_norm_out(
@@ -1582,7 +1582,7 @@ impl crate::generated::ReduceKernels for crate::backend::Backend {
         dtype: Option<ScalarType>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::reduce::norm("linalg.vector_norm", self_, ord.to_f64(), dim, keepdim, dtype, out)
+        norm("linalg.vector_norm", self_, ord.to_f64(), dim, keepdim, dtype, out)
     }
 
     fn any_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {

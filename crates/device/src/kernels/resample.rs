@@ -1710,7 +1710,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_out};
+        use {Kind, up_out};
         up_out(Kind::Linear, 1, self_, output_size, align_corners, &[scales], out)
     }
     fn upsample_linear1d_backward_grad_input(
@@ -1722,7 +1722,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_backward_out};
+        use {Kind, up_backward_out};
         up_backward_out(Kind::Linear, 1, grad_output, output_size, input_size, align_corners, &[scales], grad_input)
     }
     fn upsample_bilinear2d_out(
@@ -1734,7 +1734,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_out};
+        use {Kind, up_out};
         up_out(Kind::Linear, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn upsample_bilinear2d_backward_grad_input(
@@ -1747,7 +1747,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_backward_out};
+        use {Kind, up_backward_out};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Linear, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
@@ -1760,7 +1760,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_out};
+        use {Kind, up_out};
         up_out(Kind::Cubic, 2, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn upsample_bicubic2d_backward_grad_input(
@@ -1773,7 +1773,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_backward_out};
+        use {Kind, up_backward_out};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Cubic, 2, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
@@ -1787,7 +1787,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_out};
+        use {Kind, up_out};
         up_out(Kind::Linear, 3, self_, output_size, align_corners, &[scales_d, scales_h, scales_w], out)
     }
     #[allow(clippy::too_many_arguments)]
@@ -1802,36 +1802,36 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Kind, up_backward_out};
+        use {Kind, up_backward_out};
         let s = [scales_d, scales_h, scales_w];
         up_backward_out(Kind::Linear, 3, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
     fn reflection_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Reflect, 1, self_, padding, out)
     }
     fn reflection_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Reflect, 2, self_, padding, out)
     }
     fn reflection_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Reflect, 3, self_, padding, out)
     }
     fn reflection_pad2d(&self, self_: TensorRef<'_>, padding: &[i64]) -> Result<Tensor> {
-        use crate::kernels::resample::{Pad, pad};
+        use {Pad, pad};
         pad(Pad::Reflect, 2, self_, padding)
     }
     fn replication_pad1d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Replicate, 1, self_, padding, out)
     }
     fn replication_pad2d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Replicate, 2, self_, padding, out)
     }
     fn replication_pad3d_out(&self, self_: TensorRef<'_>, padding: &[i64], out: TensorRef<'_>) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_out};
+        use {Pad, pad_out};
         pad_out(Pad::Replicate, 3, self_, padding, out)
     }
     fn reflection_pad1d_backward_grad_input(
@@ -1841,7 +1841,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Reflect, 1, grad_output, self_, padding, grad_input)
     }
     fn reflection_pad2d_backward_grad_input(
@@ -1851,7 +1851,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Reflect, 2, grad_output, self_, padding, grad_input)
     }
     fn reflection_pad3d_backward_grad_input(
@@ -1861,7 +1861,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Reflect, 3, grad_output, self_, padding, grad_input)
     }
     fn replication_pad1d_backward_grad_input(
@@ -1871,7 +1871,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Replicate, 1, grad_output, self_, padding, grad_input)
     }
     fn replication_pad2d_backward_grad_input(
@@ -1881,7 +1881,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Replicate, 2, grad_output, self_, padding, grad_input)
     }
     fn replication_pad3d_backward_grad_input(
@@ -1891,7 +1891,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding: &[i64],
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::resample::{Pad, pad_backward_out};
+        use {Pad, pad_backward_out};
         pad_backward_out(Pad::Replicate, 3, grad_output, self_, padding, grad_input)
     }
     fn reflection_pad2d_backward(
@@ -1900,7 +1900,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         self_: TensorRef<'_>,
         padding: &[i64],
     ) -> Result<Tensor> {
-        use crate::kernels::resample::{Pad, pad_backward_new};
+        use {Pad, pad_backward_new};
         pad_backward_new(Pad::Reflect, 2, grad_output, self_, padding)
     }
     fn replication_pad2d_backward(
@@ -1909,7 +1909,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         self_: TensorRef<'_>,
         padding: &[i64],
     ) -> Result<Tensor> {
-        use crate::kernels::resample::{Pad, pad_backward_new};
+        use {Pad, pad_backward_new};
         pad_backward_new(Pad::Replicate, 2, grad_output, self_, padding)
     }
     fn replication_pad3d_backward(
@@ -1918,7 +1918,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         self_: TensorRef<'_>,
         padding: &[i64],
     ) -> Result<Tensor> {
-        use crate::kernels::resample::{Pad, pad_backward_new};
+        use {Pad, pad_backward_new};
         pad_backward_new(Pad::Replicate, 3, grad_output, self_, padding)
     }
     fn grid_sampler_2d(
@@ -1929,7 +1929,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding_mode: i64,
         align_corners: bool,
     ) -> Result<Tensor> {
-        crate::kernels::resample::grid_sample(2, input, grid, interpolation_mode, padding_mode, align_corners)
+        grid_sample(2, input, grid, interpolation_mode, padding_mode, align_corners)
     }
     fn grid_sampler_3d(
         &self,
@@ -1939,7 +1939,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         padding_mode: i64,
         align_corners: bool,
     ) -> Result<Tensor> {
-        crate::kernels::resample::grid_sample(3, input, grid, interpolation_mode, padding_mode, align_corners)
+        grid_sample(3, input, grid, interpolation_mode, padding_mode, align_corners)
     }
     #[allow(clippy::too_many_arguments)]
     fn grid_sampler_2d_backward(
@@ -1952,16 +1952,7 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         align_corners: bool,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::resample::grid_sample_backward(
-            2,
-            grad_output,
-            input,
-            grid,
-            interpolation_mode,
-            padding_mode,
-            align_corners,
-            output_mask,
-        )
+        grid_sample_backward(2, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
     }
     #[allow(clippy::too_many_arguments)]
     fn grid_sampler_3d_backward(
@@ -1974,15 +1965,6 @@ impl crate::generated::ResampleKernels for crate::backend::Backend {
         align_corners: bool,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::resample::grid_sample_backward(
-            3,
-            grad_output,
-            input,
-            grid,
-            interpolation_mode,
-            padding_mode,
-            align_corners,
-            output_mask,
-        )
+        grid_sample_backward(3, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask)
     }
 }

@@ -440,7 +440,7 @@ impl crate::generated::RnnKernels for crate::backend::Backend {
         input_bias: Option<TensorRef<'_>>,
         hidden_bias: Option<TensorRef<'_>>,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::rnn::lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias)
     }
 
     fn _thnn_fused_lstm_cell_backward_impl(
@@ -452,7 +452,7 @@ impl crate::generated::RnnKernels for crate::backend::Backend {
         workspace: TensorRef<'_>,
         has_bias: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::rnn::lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias)
+        lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias)
     }
 
     fn _thnn_fused_gru_cell(
@@ -463,7 +463,7 @@ impl crate::generated::RnnKernels for crate::backend::Backend {
         input_bias: Option<TensorRef<'_>>,
         hidden_bias: Option<TensorRef<'_>>,
     ) -> Result<(Tensor, Tensor)> {
-        crate::kernels::rnn::gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias)
     }
 
     fn _thnn_fused_gru_cell_backward(
@@ -472,6 +472,6 @@ impl crate::generated::RnnKernels for crate::backend::Backend {
         workspace: TensorRef<'_>,
         has_bias: bool,
     ) -> Result<(Tensor, Tensor, Tensor, Tensor, Tensor)> {
-        crate::kernels::rnn::gru_cell_backward(grad_hy, workspace, has_bias)
+        gru_cell_backward(grad_hy, workspace, has_bias)
     }
 }

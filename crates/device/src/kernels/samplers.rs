@@ -491,7 +491,7 @@ pub fn standard_gamma_grad(alpha: TensorRef<'_>, output: TensorRef<'_>) -> Resul
 /// This family's kernels: group `samplers` of regen.toml's `[implement]`.
 impl crate::generated::SamplersKernels for crate::backend::Backend {
     fn poisson(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-        crate::kernels::samplers::poisson(s, g)
+        poisson(s, g)
     }
     fn binomial(
         &self,
@@ -499,16 +499,16 @@ impl crate::generated::SamplersKernels for crate::backend::Backend {
         prob: TensorRef<'_>,
         g: Option<regen_runtime::Generator>,
     ) -> Result<Tensor> {
-        crate::kernels::samplers::binomial(count, prob, g)
+        binomial(count, prob, g)
     }
     fn _standard_gamma(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-        crate::kernels::samplers::standard_gamma(s, g)
+        standard_gamma(s, g)
     }
     fn _standard_gamma_grad(&self, s: TensorRef<'_>, output: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::samplers::standard_gamma_grad(s, output)
+        standard_gamma_grad(s, output)
     }
     fn _sample_dirichlet(&self, s: TensorRef<'_>, g: Option<regen_runtime::Generator>) -> Result<Tensor> {
-        crate::kernels::samplers::sample_dirichlet(s, g)
+        sample_dirichlet(s, g)
     }
 }
 

@@ -419,11 +419,11 @@ pub fn logcumsumexp(t: TensorRef<'_>, dim: i64, out: TensorRef<'_>) -> Result<()
 /// This family's kernels: group `scan` of regen.toml's `[implement]`.
 impl crate::generated::ScanKernels for crate::backend::Backend {
     fn cumsum_out(&self, self_: TensorRef<'_>, dim: i64, dtype: Option<ScalarType>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::scan::cumulative(&crate::kernels::scan::CumSum, self_, dim, dtype, out)
+        cumulative(&CumSum, self_, dim, dtype, out)
     }
 
     fn cumprod_out(&self, self_: TensorRef<'_>, dim: i64, dtype: Option<ScalarType>, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::scan::cumulative(&crate::kernels::scan::CumProd, self_, dim, dtype, out)
+        cumulative(&CumProd, self_, dim, dtype, out)
     }
 
     fn _cummax_helper(
@@ -433,7 +433,7 @@ impl crate::generated::ScanKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         dim: i64,
     ) -> Result<()> {
-        crate::kernels::scan::cum_extremum::<true>(self_, values, indices, dim)
+        cum_extremum::<true>(self_, values, indices, dim)
     }
 
     fn _cummin_helper(
@@ -443,19 +443,19 @@ impl crate::generated::ScanKernels for crate::backend::Backend {
         indices: TensorRef<'_>,
         dim: i64,
     ) -> Result<()> {
-        crate::kernels::scan::cum_extremum::<false>(self_, values, indices, dim)
+        cum_extremum::<false>(self_, values, indices, dim)
     }
 
     fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor> {
         let d = crate::kernels::reduce::dtype_of(&self_)?;
         let d = if d.is_floating() || d.is_complex() { d } else { crate::kernels::dtype::DType::DEFAULT_FLOAT };
         let out = crate::kernels::reduce::new_tensor(self_.sizes(), d)?;
-        crate::kernels::scan::logcumsumexp(self_, dim, out.as_ref())?;
+        logcumsumexp(self_, dim, out.as_ref())?;
         Ok(out)
     }
 
     fn _logcumsumexp_out(&self, self_: TensorRef<'_>, dim: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::scan::logcumsumexp(self_, dim, out)
+        logcumsumexp(self_, dim, out)
     }
 }
 

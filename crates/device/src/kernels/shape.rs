@@ -983,19 +983,19 @@ pub fn triangle_indices(row: i64, col: i64, offset: i64, dtype: Option<ScalarTyp
 /// This family's kernels: group `shape` of regen.toml's `[implement]`.
 impl crate::generated::ShapeKernels for crate::backend::Backend {
     fn cat_out(&self, tensors: regen_runtime::TensorList<'_>, dim: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::cat(tensors, dim, out)
+        cat(tensors, dim, out)
     }
     fn flip(&self, self_: TensorRef<'_>, dims: &[i64]) -> Result<Tensor> {
-        crate::kernels::shape::flip(self_, dims)
+        flip(self_, dims)
     }
     fn roll(&self, self_: TensorRef<'_>, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
-        crate::kernels::shape::roll(self_, shifts, dims)
+        roll(self_, shifts, dims)
     }
     fn tril_out(&self, self_: TensorRef<'_>, diagonal: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::triangle(self_, diagonal, out, true)
+        triangle(self_, diagonal, out, true)
     }
     fn triu_out(&self, self_: TensorRef<'_>, diagonal: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::triangle(self_, diagonal, out, false)
+        triangle(self_, diagonal, out, false)
     }
     fn tril_indices(
         &self,
@@ -1008,7 +1008,7 @@ impl crate::generated::ShapeKernels for crate::backend::Backend {
         _pin_memory: Option<bool>,
     ) -> Result<Tensor> {
         regen_runtime::bootstrap::check_device(device)?;
-        crate::kernels::shape::triangle_indices(row, col, offset, dtype, true)
+        triangle_indices(row, col, offset, dtype, true)
     }
     fn triu_indices(
         &self,
@@ -1021,13 +1021,13 @@ impl crate::generated::ShapeKernels for crate::backend::Backend {
         _pin_memory: Option<bool>,
     ) -> Result<Tensor> {
         regen_runtime::bootstrap::check_device(device)?;
-        crate::kernels::shape::triangle_indices(row, col, offset, dtype, false)
+        triangle_indices(row, col, offset, dtype, false)
     }
     fn repeat_interleave_tensor(&self, repeats: TensorRef<'_>, output_size: Option<i64>) -> Result<Tensor> {
-        crate::kernels::shape::repeat_interleave(repeats, output_size)
+        repeat_interleave(repeats, output_size)
     }
     fn unfold(&self, self_: TensorRef<'_>, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
-        crate::kernels::shape::unfold(self_, dimension, size, step)
+        unfold(self_, dimension, size, step)
     }
     fn unfold_backward(
         &self,
@@ -1037,7 +1037,7 @@ impl crate::generated::ShapeKernels for crate::backend::Backend {
         size: i64,
         step: i64,
     ) -> Result<Tensor> {
-        crate::kernels::shape::unfold_backward(grad_in, input_sizes, dim, size, step)
+        unfold_backward(grad_in, input_sizes, dim, size, step)
     }
     fn narrow_copy_out(
         &self,
@@ -1047,24 +1047,24 @@ impl crate::generated::ShapeKernels for crate::backend::Backend {
         length: i64,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::shape::narrow_copy(self_, dim, start, length, out)
+        narrow_copy(self_, dim, start, length, out)
     }
     fn arange_start_out(&self, start: Scalar, end: Scalar, step: Scalar, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::arange(start, end, step, out)
+        arange(start, end, step, out)
     }
     fn range_out(&self, start: Scalar, end: Scalar, step: Scalar, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::range(start, end, step, out)
+        range(start, end, step, out)
     }
     fn linspace_out(&self, start: Scalar, end: Scalar, steps: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::linspace(start, end, steps, out)
+        linspace(start, end, steps, out)
     }
     fn logspace_out(&self, start: Scalar, end: Scalar, steps: i64, base: f64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::logspace(start, end, steps, base, out)
+        logspace(start, end, steps, base, out)
     }
     fn eye_out(&self, n: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::eye(n, n, out)
+        eye(n, n, out)
     }
     fn eye_m_out(&self, n: i64, m: i64, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::shape::eye(n, m, out)
+        eye(n, m, out)
     }
 }

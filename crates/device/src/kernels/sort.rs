@@ -540,7 +540,7 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::sort::sort(self_, dim, descending, stable.unwrap_or(false), values, indices)
+        sort(self_, dim, descending, stable.unwrap_or(false), values, indices)
     }
     fn topk_values(
         &self,
@@ -552,7 +552,7 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        crate::kernels::sort::topk(self_, k, dim, largest, sorted, values, indices)
+        topk(self_, k, dim, largest, sorted, values, indices)
     }
     fn kthvalue_values(
         &self,
@@ -563,7 +563,7 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::sort::{Select, select_dim};
+        use {Select, select_dim};
         let n = self_.sizes().get(crate::kernels::shape::wrap_dim(dim, self_.dim())?).copied().unwrap_or(1);
         if (k < 1 || k > n) && n > 0 {
             let d = crate::kernels::shape::wrap_dim(dim, self_.dim())?;
@@ -574,7 +574,7 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         select_dim(self_, dim, keepdim, Select::Kth((k - 1).max(0) as usize), "kthvalue", values, indices)
     }
     fn median(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::sort::select_all(self_, crate::kernels::sort::Select::Median)
+        select_all(self_, Select::Median)
     }
     fn median_dim_values(
         &self,
@@ -584,11 +584,11 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::sort::{Select, select_dim};
+        use {Select, select_dim};
         select_dim(self_, dim, keepdim, Select::Median, "median", values, indices)
     }
     fn nanmedian(&self, self_: TensorRef<'_>) -> Result<Tensor> {
-        crate::kernels::sort::select_all(self_, crate::kernels::sort::Select::NanMedian)
+        select_all(self_, Select::NanMedian)
     }
     fn nanmedian_dim_values(
         &self,
@@ -598,11 +598,11 @@ impl crate::generated::SortKernels for crate::backend::Backend {
         values: TensorRef<'_>,
         indices: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::sort::{Select, select_dim};
+        use {Select, select_dim};
         select_dim(self_, dim, keepdim, Select::NanMedian, "nanmedian", values, indices)
     }
     fn mode(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        use crate::kernels::sort::{Select, select_dim};
+        use {Select, select_dim};
         let dtype = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
         let values = regen_runtime::host::empty_strided(&[0], &[1], dtype.code())?;
         let indices = regen_runtime::host::empty_strided(&[0], &[1], crate::kernels::dtype::DType::I64.code())?;

@@ -716,7 +716,7 @@ pub fn bincount(t: TensorRef<'_>, weights: Option<TensorRef<'_>>, minlength: i64
 /// This family's kernels: group `unique` of regen.toml's `[implement]`.
 impl crate::generated::UniqueKernels for crate::backend::Backend {
     fn _unique(&self, self_: TensorRef<'_>, _sorted: bool, return_inverse: bool) -> Result<(Tensor, Tensor)> {
-        let (values, inverse, _) = crate::kernels::unique::unique(self_, return_inverse, false)?;
+        let (values, inverse, _) = unique(self_, return_inverse, false)?;
         Ok((values, inverse))
     }
     fn _unique2(
@@ -726,7 +726,7 @@ impl crate::generated::UniqueKernels for crate::backend::Backend {
         return_inverse: bool,
         return_counts: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::unique::unique(self_, return_inverse, return_counts)
+        unique(self_, return_inverse, return_counts)
     }
     fn unique_consecutive(
         &self,
@@ -735,7 +735,7 @@ impl crate::generated::UniqueKernels for crate::backend::Backend {
         return_counts: bool,
         dim: Option<i64>,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::unique::unique_consecutive(self_, return_inverse, return_counts, dim)
+        unique_consecutive(self_, return_inverse, return_counts, dim)
     }
     fn unique_dim(
         &self,
@@ -745,7 +745,7 @@ impl crate::generated::UniqueKernels for crate::backend::Backend {
         _return_inverse: bool,
         _return_counts: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::unique::unique_dim(self_, dim, false)
+        unique_dim(self_, dim, false)
     }
     fn unique_dim_consecutive(
         &self,
@@ -754,19 +754,19 @@ impl crate::generated::UniqueKernels for crate::backend::Backend {
         _return_inverse: bool,
         _return_counts: bool,
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        crate::kernels::unique::unique_dim(self_, dim, true)
+        unique_dim(self_, dim, true)
     }
     fn histc_out(&self, self_: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: TensorRef<'_>) -> Result<()> {
-        crate::kernels::unique::histc_out(self_, bins, min, max, out)
+        histc_out(self_, bins, min, max, out)
     }
     fn histc(&self, self_: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar) -> Result<Tensor> {
         let dtype = crate::kernels::dtype::DType::from_scalar_type(self_.dtype())?;
         let out = crate::kernels::iter::new_tensor(&[0], dtype)?;
-        crate::kernels::unique::histc_out(self_, bins, min, max, out.as_ref())?;
+        histc_out(self_, bins, min, max, out.as_ref())?;
         Ok(out)
     }
     fn bincount(&self, self_: TensorRef<'_>, weights: Option<TensorRef<'_>>, minlength: i64) -> Result<Tensor> {
-        crate::kernels::unique::bincount(self_, weights, minlength)
+        bincount(self_, weights, minlength)
     }
 }
 
