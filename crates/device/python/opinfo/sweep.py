@@ -85,9 +85,10 @@ def read_native_ops(path=REGEN_TOML):
 
 
 def torch_has(op):
+    """Whether this torch has `op` (`name.overload` of aten, or `ns::name.overload`)."""
     name, _, overload = op.partition(".")
     try:
-        torch._C._get_schema(f"aten::{name}", overload)
+        torch._C._get_schema(name if "::" in name else f"aten::{name}", overload)
         return True
     except RuntimeError:
         return False

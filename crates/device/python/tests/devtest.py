@@ -58,15 +58,6 @@ def make(shape, dtype, seed=0):
     return torch.randint(low, 6, shape, generator=g, dtype=dtype)
 
 
-def _torch_has(op):
-    name, _, overload = op.partition(".")
-    try:
-        torch._C._get_schema(name if "::" in name else f"aten::{name}", overload)
-        return True
-    except RuntimeError:
-        return False
-
-
 class counted:
     """Asserts that the native kernel of each of `ops` (regen.toml keys, e.g. "sum.IntList_out") ran
     inside the block and that the CPU fallback served none of them: a test of a native op fails
@@ -78,7 +69,7 @@ class counted:
         # An op newer than an older torch under test (`_batch_norm_with_update` before 2.4) has no
         # kernel there: that release's PyTorch calls another op, which the native-op guard of
         # conftest.py still watches. On the pinned release every name must exist.
-        self.ops = ops if PINNED else tuple(op for op in ops if _torch_has(op))
+        self.ops = ops if PINNED else tuple(op for op in ops if sweep.torch_has(op))
 
     def __enter__(self):
         self.before = {op: (regen_device.native_calls(op), regen_device.fallback_calls(op)) for op in self.ops}
