@@ -1,6 +1,7 @@
 """What the device's test files share: inputs made the same way on every run, and the
 native-call counter and the profiler check that keep a CPU fallback from passing as a native kernel."""
 
+import re
 from pathlib import Path
 
 import torch
@@ -41,6 +42,26 @@ sweep = _load_sweep()
 # The ops regen.toml implements that this torch has (sweep.NATIVE_OPS): a native kernel is
 # claimed for each, and the suite fails when the CPU fallback serves one.
 NATIVE_OPS = frozenset(sweep.NATIVE_OPS)
+
+# CPU's messages when it has no kernel for a dtype or for an op at all: `"GroupNormKernelImpl" not
+# implemented for 'Half'` or `"slow_conv_dilated<>" not implemented for 'Half'` (AT_DISPATCH), "could
+# not create a primitive descriptor for a matmul primitive" (oneDNN of torch 2.1 has no BFloat16
+# kernels for a CPU lowered to AVX2) and "Could not run 'aten::x' with arguments from the 'CPU'
+# backend" (the dispatcher).
+_CPU_HAS_NO_KERNEL = re.compile(
+    r"\"(?P<kernel>[^\"]+)\" not implemented for '(?P<dtype>\w+)'"
+    r"|Could not run '(?P<op>[\w:.]+)' with arguments from the 'CPU' backend"
+    r"|could not create a primitive descriptor for an? (?P<primitive>[\w ]+) primitive"
+)
+
+
+def cpu_has_no_kernel(error):
+    """The match when `error` (an exception, or the text of one) is CPU saying it has no kernel
+    for a dtype or an op (groups `kernel` and `dtype`, `op`, or oneDNN's `primitive`), else None. On a release older than the pinned one such a case has
+    nothing to compare the device with: conftest's pytest_runtest_makereport reports it skipped."""
+    if not isinstance(error, (RuntimeError, NotImplementedError, str)):
+        return None
+    return _CPU_HAS_NO_KERNEL.search(str(error))
 
 
 def make(shape, dtype, seed=0):
