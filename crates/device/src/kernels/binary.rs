@@ -12,8 +12,8 @@ use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 use super::dtype::{DType, Num};
-use super::iter::{Config, Input, elementwise};
 use super::loops;
+use super::operands::{Config, Input, elementwise};
 use super::scalar::Real;
 use super::unary::not_implemented_for;
 
@@ -519,49 +519,49 @@ macro_rules! binary_methods {
     )*};
     (@one $method:ident tt $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), None, out)
         }
     };
     (@one $method:ident ts $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b), None, out)
         }
     };
     (@one $method:ident st $op:ident) => {
         fn $method(&self, a: regen_runtime::Scalar, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run::<$crate::kernels::binary::ops::$op>(Input::Scalar(a), Input::Tensor(b), None, out)
         }
     };
     (@one $method:ident tta $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, alpha: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha), out)
         }
     };
     (@one $method:ident ftt $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::functional_alpha::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), None)
         }
     };
     (@one $method:ident ftta $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, alpha: regen_runtime::Scalar) -> regen_runtime::Result<regen_runtime::Tensor> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::functional_alpha::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha))
         }
     };
     (@one $method:ident ptt $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run_predicate::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), out)
         }
     };
     (@one $method:ident pts $op:ident) => {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
-            use $crate::kernels::iter::Input;
+            use $crate::kernels::operands::Input;
             $crate::kernels::binary::run_predicate::<$crate::kernels::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b), out)
         }
     };
@@ -608,8 +608,8 @@ pub fn functional_alpha<Op: Binary>(
     alpha: Option<Scalar>,
 ) -> Result<regen_runtime::Tensor> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
-    let dtype = super::iter::result_dtype(config, &[a, b])?;
-    let out = super::iter::new_output(dtype, &[a, b])?;
+    let dtype = super::operands::result_dtype(config, &[a, b])?;
+    let out = super::operands::new_output(dtype, &[a, b])?;
     run::<Op>(a, b, alpha, out.as_ref())?;
     Ok(out)
 }

@@ -7,7 +7,8 @@ use regen_runtime::bootstrap::{copy_into, copy_needed, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use super::dtype::DType;
-use super::iter::{GRAIN, Iter, Operand, copy_cast};
+use super::iter::{GRAIN, Iter, Operand};
+use super::loops::copy_cast;
 use super::unary::{self, ops};
 
 /// `dst.copy_(src)`.

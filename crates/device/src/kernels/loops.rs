@@ -3,7 +3,9 @@
 //! an [`Iter`] produces. Contiguous runs and runs where one input is a broadcast scalar get loops
 //! the compiler vectorises; anything else is a strided loop. Operand 0 is the output.
 
-use super::iter::Iter;
+use super::dtype::cast;
+use super::iter::{Iter, Operand};
+use crate::dispatch_all;
 
 /// Whether a run of operand `k` is contiguous for elements of `T`.
 #[inline(always)]
@@ -128,4 +130,66 @@ pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(it: &I
             }
         }
     });
+}
+
+/// Copies `src` (any strides, broadcast to `dst`'s shape) into `dst`, converting the dtype.
+///
+/// # Safety
+/// Both operands describe live memory; `dst` is writable and does not partially overlap `src`.
+pub unsafe fn copy_cast(src: &Operand, dst: &Operand) {
+    let it = Iter::new(std::slice::from_ref(dst), std::slice::from_ref(src), &dst.sizes);
+    dispatch_all!(src.dtype, |S| dispatch_all!(dst.dtype, |D| unary::<S, D>(&it, cast::<S, D>)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::dtype::DType;
+    use crate::kernels::iter::{GRAIN, broadcast_shapes};
+
+    #[test]
+    fn runs_cover_every_element_once_in_parallel_too() {
+        let n = 3 * GRAIN + 17;
+        let mut src: Vec<i64> = (0..n as i64).collect();
+        let mut dst = vec![0i64; n];
+        // One contiguous run longer than three grains: split across threads.
+        let s = [n as i64];
+        let it = Iter::new(
+            &[Operand::over(&mut dst, &s, &[1], DType::I64)],
+            &[Operand::over(&mut src, &s, &[1], DType::I64)],
+            &s,
+        );
+        unary::<i64, i64>(&it, |x| x * 2);
+        assert!(dst.iter().enumerate().all(|(k, &v)| v == 2 * k as i64));
+        // A non-coalescible strided shape: every other column of a [7, 10] matrix.
+        let mut m: Vec<f32> = (0..70).map(|x| x as f32).collect();
+        let mut out = vec![0f32; 35];
+        let it = Iter::new(
+            &[Operand::over(&mut out, &[7, 5], &[5, 1], DType::F32)],
+            &[Operand::over(&mut m, &[7, 5], &[10, 2], DType::F32)],
+            &[7, 5],
+        );
+        unary::<f32, f32>(&it, |x| x + 0.5);
+        for r in 0..7 {
+            for c in 0..5 {
+                assert_eq!(out[r * 5 + c], (r * 10 + c * 2) as f32 + 0.5);
+            }
+        }
+    }
+
+    #[test]
+    fn copy_cast_converts_and_broadcasts() {
+        let mut src = vec![1.5f32, -2.5, 3.0];
+        let mut dst = vec![0i32; 6];
+        // SAFETY: both live for the call.
+        unsafe {
+            copy_cast(
+                &Operand::over(&mut src, &[3], &[1], DType::F32),
+                &Operand::over(&mut dst, &[2, 3], &[3, 1], DType::I32),
+            )
+        };
+        assert_eq!(dst, [1, -2, 3, 1, -2, 3]);
+        assert!(broadcast_shapes(&[&[2, 1, 4], &[3, 1]]).unwrap() == [2, 3, 4]);
+        assert!(broadcast_shapes(&[&[2], &[3]]).is_err());
+    }
 }

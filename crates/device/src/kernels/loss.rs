@@ -13,8 +13,9 @@ use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
 use super::binary;
 use super::dtype::DType;
-use super::iter::{Input, fmt_sizes, new_tensor};
+use super::iter::{fmt_sizes, new_tensor};
 use super::norm::{Elem, dense, float_dtype, into_out, read_f64};
+use super::operands::Input;
 use super::pointwise::{self, Pointwise, ops as pw};
 use super::reduce as r;
 use super::scalar::Real;

@@ -160,6 +160,7 @@ pub mod loops;
 pub mod loss;
 pub mod matmul;
 pub mod norm;
+pub mod operands;
 pub mod optim;
 pub mod pointwise;
 pub mod pool;

@@ -11,8 +11,9 @@ use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
 use super::dtype::{DType, Num};
-use super::iter::{Config, Input, elementwise, new_output, result_dtype, scalar_as};
+use super::iter::scalar_as;
 use super::loops;
+use super::operands::{Config, Input, elementwise, new_output, result_dtype};
 use super::scalar::Real;
 use super::unary::not_implemented_for;
 use crate::dispatch_all;
@@ -205,7 +206,7 @@ pub mod ops {
     use num_complex::Complex;
     use num_traits::{One, Zero};
 
-    use super::super::iter::Config;
+    use super::super::operands::Config;
     use super::super::scalar::{self as s, Real};
     use super::{Pointwise, Test};
 
@@ -1057,8 +1058,10 @@ impl crate::generated::PointwiseKernels for crate::backend::Backend {
     fn rsub_tensor(&self, x: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar) -> Result<Tensor> {
         // other - alpha * self.
         let (a, b) = (Input::Tensor(other), Input::Tensor(x));
-        let out =
-            super::iter::new_output(super::iter::result_dtype(super::iter::Config::ARITHMETIC, &[b, a])?, &[b, a])?;
+        let out = super::operands::new_output(
+            super::operands::result_dtype(super::operands::Config::ARITHMETIC, &[b, a])?,
+            &[b, a],
+        )?;
         super::binary::run::<super::binary::ops::Sub>(a, b, Some(alpha), out.as_ref())?;
         Ok(out)
     }
@@ -1102,7 +1105,7 @@ impl crate::generated::PointwiseKernels for crate::backend::Backend {
         run(&ops::LogitBackward { eps }, [Input::Tensor(g), Input::Tensor(x)], out)
     }
     fn isnan(&self, x: TensorRef<'_>) -> Result<Tensor> {
-        let out = super::iter::new_output(crate::kernels::dtype::DType::Bool, &[Input::Tensor(x)])?;
+        let out = super::operands::new_output(crate::kernels::dtype::DType::Bool, &[Input::Tensor(x)])?;
         run_test(&ops::Isnan {}, [Input::Tensor(x)], out.as_ref())?;
         Ok(out)
     }

@@ -15,7 +15,8 @@ use regen_runtime::{Error, Generator, Result, Scalar, Tensor, TensorRef};
 
 use super::binary::{self, ops as bin};
 use super::dtype::{DType, Element, Num};
-use super::iter::{self, Input, Iter, Operand};
+use super::iter::{self, Iter, Operand};
+use super::operands::{self, Input};
 use super::shape::{not_implemented, torch_name};
 
 /// Visits every element of `ops[0]` (and the matching elements of the other operands) serially
@@ -841,9 +842,9 @@ pub fn randperm_out(n: i64, generator: Option<Generator>, out: TensorRef<'_>) ->
 pub fn native_dropout(input: TensorRef<'_>, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
     let dtype = dtype_of(&input)?;
     if input.numel() == 0 {
-        return Ok((input.retain()?, iter::new_output(dtype, &[Input::Tensor(input)])?));
+        return Ok((input.retain()?, operands::new_output(dtype, &[Input::Tensor(input)])?));
     }
-    let mask = iter::new_output(DType::Bool, &[Input::Tensor(input)])?;
+    let mask = operands::new_output(DType::Bool, &[Input::Tensor(input)])?;
     if train.unwrap_or(true) {
         let p1m = 1.0 - p;
         let scale = if p1m == 0.0 { 0.0 } else { 1.0 / p1m };
@@ -853,7 +854,7 @@ pub fn native_dropout(input: TensorRef<'_>, p: f64, train: Option<bool>) -> Resu
         return Ok((out, mask));
     }
     regen_runtime::bootstrap::fill_(mask.as_ref(), Scalar::Bool(true))?;
-    let out = iter::new_output(dtype, &[Input::Tensor(input)])?;
+    let out = operands::new_output(dtype, &[Input::Tensor(input)])?;
     super::copy::copy_(out.as_ref(), input)?;
     Ok((out, mask))
 }
@@ -957,7 +958,7 @@ pub fn multinomial_out(
             if (0..n_dist).any(|i| (0..n_categories).all(|j| row(i, j) == 0.0)) {
                 return Err(Error::runtime("invalid multinomial distribution (sum of probabilities <= 0)"));
             }
-            let q = iter::new_output(dtype, &[Input::Tensor(p)])?;
+            let q = operands::new_output(dtype, &[Input::Tensor(p)])?;
             exponential_(q.as_ref(), 1.0, generator)?;
             binary::run::<bin::Div>(Input::Tensor(p), Input::Tensor(q.as_ref()), None, q.as_ref())?;
             if n_sample == 1 {

@@ -26,7 +26,8 @@ use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 pub use super::dtype::DType;
 use super::dtype::{Category, Element, Num};
-use super::iter::{Dims, GRAIN, Operand, contiguous_strides, copy_cast};
+use super::iter::{Dims, GRAIN, Operand, contiguous_strides};
+use super::loops::copy_cast;
 use crate::dispatch;
 
 /// Rows combined into a fresh block of accumulators, and blocks merged per cascade level, for

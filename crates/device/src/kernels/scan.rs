@@ -377,7 +377,7 @@ where
             else unreachable!()
         );
         if !direct {
-            super::iter::copy_cast(&target, &vo);
+            super::loops::copy_cast(&target, &vo);
         }
     }
     Ok(())

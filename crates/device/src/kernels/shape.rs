@@ -12,7 +12,9 @@ use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorList, Tenso
 
 use super::copy::{copy_, copy_same};
 use super::dtype::{DType, Element, Num, PromotionOperand, can_cast, result_type};
-use super::iter::{Dims, GRAIN, Input, Operand, copy_cast, new_output, new_tensor};
+use super::iter::{Dims, GRAIN, Operand, new_tensor};
+use super::loops::copy_cast;
+use super::operands::{Input, new_output};
 
 /// A view of a tensor's memory in elements: `offset` elements from its first element.
 fn view(o: &Operand, offset: i64, sizes: &[i64], strides: &[i64]) -> Operand {

@@ -10,8 +10,8 @@ use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, TensorRef};
 
 use super::dtype::DType;
-use super::iter::{Config, Input, elementwise};
 use super::loops;
+use super::operands::{Config, Input, elementwise};
 use super::scalar::{self, Real};
 
 /// A vectorised function over `n` contiguous elements (`x` may equal `out`).
@@ -206,7 +206,7 @@ impl crate::generated::UnaryKernels for crate::backend::Backend {
 
     fn relu(&self, self_: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
         let dtype = DType::from_scalar_type(self_.dtype())?;
-        let out = super::iter::new_output(dtype, &[Input::Tensor(self_)])?;
+        let out = super::operands::new_output(dtype, &[Input::Tensor(self_)])?;
         relu(self_, out.as_ref())?;
         Ok(out)
     }
@@ -220,9 +220,9 @@ impl crate::generated::UnaryKernels for crate::backend::Backend {
         let dtype = if input.is_complex() {
             input.to_real()
         } else {
-            super::iter::result_dtype(Config::FLOATING, &[Input::Tensor(self_)])?
+            super::operands::result_dtype(Config::FLOATING, &[Input::Tensor(self_)])?
         };
-        let out = super::iter::new_output(dtype, &[Input::Tensor(self_)])?;
+        let out = super::operands::new_output(dtype, &[Input::Tensor(self_)])?;
         run::<ops::Angle>(self_, out.as_ref())?;
         Ok(out)
     }
