@@ -174,6 +174,7 @@ pub mod scalar;
 pub mod scan;
 pub mod shape;
 pub mod sort;
+pub mod spatial;
 pub mod special;
 pub mod stl;
 pub mod unary;

@@ -13,117 +13,15 @@
 //! strided tensors need no copies. Sums run in the window's order in the op-math type (f32 for
 //! float16/bfloat16), so results equal CPU's bit for bit.
 
-use regen_runtime::args::MemoryFormat;
-use regen_runtime::bootstrap::{strides_for, with_size};
+use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use half::{bf16, f16};
 
 use super::dtype::DType;
 use super::iter::{GRAIN, fmt_sizes};
-use super::norm::suggest_format;
-use super::shape::{not_implemented, torch_name};
-
-// ---------------------------------------------------------------------------------------------
-// Elements
-// ---------------------------------------------------------------------------------------------
-
-/// A pooled element and its op-math type.
-pub trait Px: Copy + Send + Sync + 'static {
-    type A: Copy + PartialOrd + Send + Sync;
-    fn ld(self) -> Self::A;
-    fn st(a: Self::A) -> Self;
-    /// The start of a max: -inf for floats, the lowest value for integers.
-    fn lowest() -> Self::A;
-    fn zero() -> Self::A;
-    fn is_nan(a: Self::A) -> bool;
-    fn add(a: Self::A, b: Self::A) -> Self::A;
-    /// `a / n` as CPU divides an accumulator by an integer count.
-    fn div(a: Self::A, n: i64) -> Self::A;
-}
-
-macro_rules! px_float {
-    ($($t:ty => $a:ty, $ld:expr, $st:expr;)*) => {$(
-        impl Px for $t {
-            type A = $a;
-            #[inline(always)]
-            fn ld(self) -> $a {
-                $ld(self)
-            }
-            #[inline(always)]
-            fn st(a: $a) -> $t {
-                $st(a)
-            }
-            fn lowest() -> $a {
-                <$a>::NEG_INFINITY
-            }
-            fn zero() -> $a {
-                0.0
-            }
-            #[inline(always)]
-            fn is_nan(a: $a) -> bool {
-                a.is_nan()
-            }
-            #[inline(always)]
-            fn add(a: $a, b: $a) -> $a {
-                a + b
-            }
-            #[inline(always)]
-            fn div(a: $a, n: i64) -> $a {
-                a / n as $a
-            }
-        }
-    )*};
-}
-
-px_float! {
-    f32 => f32, |x| x, |a| a;
-    f64 => f64, |x| x, |a| a;
-    f16 => f32, f16::to_f32, f16::from_f32;
-    bf16 => f32, bf16::to_f32, bf16::from_f32;
-}
-
-macro_rules! px_int {
-    ($($t:ty),*) => {$(
-        impl Px for $t {
-            type A = $t;
-            #[inline(always)]
-            fn ld(self) -> $t {
-                self
-            }
-            #[inline(always)]
-            fn st(a: $t) -> $t {
-                a
-            }
-            fn lowest() -> $t {
-                <$t>::MIN
-            }
-            fn zero() -> $t {
-                0
-            }
-            #[inline(always)]
-            fn is_nan(_: $t) -> bool {
-                false
-            }
-            #[inline(always)]
-            fn add(a: $t, b: $t) -> $t {
-                a.wrapping_add(b)
-            }
-            #[inline(always)]
-            fn div(a: $t, n: i64) -> $t {
-                (a as i64).wrapping_div(n) as $t
-            }
-        }
-    )*};
-}
-
-px_int!(u8, i8, i16, i32, i64);
-
-/// A float element's rounding of its op-math value (CPU's `scalar_t` arithmetic in backward).
-#[inline(always)]
-pub(crate) fn rd<T: Px>(a: T::A) -> T::A {
-    T::st(a).ld()
-}
+use super::shape::not_implemented;
+use super::spatial::{Px, View, check_out_dtype, new_like, rd, resolved, sizes_of, upsample_common_check, view};
 
 // ---------------------------------------------------------------------------------------------
 // The plan
@@ -154,13 +52,6 @@ impl Win {
     }
 }
 
-/// The sizes of a pooled or resampled tensor: `[n,] c, spatial...` (no batch dimension when the
-/// input had none).
-pub(crate) fn sizes_of(batched: bool, n: usize, c: usize, spatial: &[usize]) -> Vec<i64> {
-    let lead = if batched { vec![n as i64, c as i64] } else { vec![c as i64] };
-    lead.into_iter().chain(spatial.iter().map(|&v| v as i64)).collect()
-}
-
 pub struct Plan {
     mode: Mode,
     /// 2 or 3 spatial dimensions.
@@ -180,47 +71,6 @@ impl Plan {
 
     fn plane(&self) -> usize {
         self.inp.iter().product()
-    }
-}
-
-/// A tensor's data and its strides as `[batch, channel, depth, height, width]` (0 for the
-/// dimensions it lacks).
-#[derive(Clone, Copy)]
-pub(crate) struct View {
-    pub(crate) ptr: usize,
-    pub(crate) st: [isize; 5],
-}
-
-pub(crate) fn view(t: &TensorRef<'_>, nd: usize) -> View {
-    let s = t.strides();
-    let k = s.len();
-    let mut st = [0isize; 5];
-    st[0] = if k == nd + 2 { s[0] as isize } else { 0 };
-    st[1] = s[k - nd - 1] as isize;
-    for j in 0..nd {
-        st[5 - nd + j] = s[k - nd + j] as isize;
-    }
-    View { ptr: t.data_ptr() as usize, st }
-}
-
-/// A contiguous copy of a lazily negated tensor (its data is not its values); `None` otherwise.
-pub(crate) fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
-    if !t.is_neg() {
-        return Ok(None);
-    }
-    let c = super::iter::new_tensor(t.sizes(), DType::from_scalar_type(t.dtype())?)?;
-    super::copy::copy_(c.as_ref(), *t)?;
-    Ok(Some(c))
-}
-
-impl View {
-    #[inline(always)]
-    pub(crate) fn at(&self, b: usize, c: usize, d: usize, h: usize, w: usize) -> isize {
-        b as isize * self.st[0]
-            + c as isize * self.st[1]
-            + d as isize * self.st[2]
-            + h as isize * self.st[3]
-            + w as isize * self.st[4]
     }
 }
 
@@ -437,7 +287,7 @@ fn adaptive_plan(mode: Mode, nd: usize, input: &TensorRef<'_>, output_size: &[i6
 /// `1/scales` when given, else `in/out`, in float as CPU computes it.
 fn nearest_plan(nd: usize, exact: bool, in_sizes: &[i64], output_size: &[i64], scales: &[Option<f64>]) -> Result<Plan> {
     let mode = Mode::Nearest { exact };
-    super::resample::upsample_common_check(nd, in_sizes, output_size)?;
+    upsample_common_check(nd, in_sizes, output_size)?;
     let spatial = &in_sizes[2..];
     let (batched, n, c, inp) = input_dims(in_sizes, nd, mode).or_else(|_| {
         // A batch or channel of 0: no planes, nothing to compute.
@@ -866,32 +716,6 @@ fn check_dtype(mode: Mode, nd: usize, t: &TensorRef<'_>) -> Result<DType> {
         (Mode::Nearest { .. }, _) => "compute_indices_weights_nearest",
     };
     Err(not_implemented(kernel, d))
-}
-
-pub(crate) fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
-    let have = DType::from_scalar_type(out.dtype())?;
-    if have != want {
-        return Err(Error::runtime(format!(
-            "Expected out tensor to have dtype {}, but got {} instead",
-            torch_name(want),
-            torch_name(have)
-        )));
-    }
-    Ok(())
-}
-
-/// Strides of a new tensor of `sizes` in the memory format of `like` (CPU's outputs follow
-/// the input's `suggest_memory_format`).
-fn like_strides(like: &TensorRef<'_>, sizes: &[i64]) -> Vec<i64> {
-    let fmt = suggest_format(like).filter(|f| {
-        (*f == MemoryFormat::CHANNELS_LAST && sizes.len() == 4)
-            || (*f == MemoryFormat::CHANNELS_LAST_3D && sizes.len() == 5)
-    });
-    strides_for(sizes, fmt)
-}
-
-pub(crate) fn new_like(like: &TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
-    regen_runtime::host::empty_strided(sizes, &like_strides(like, sizes), dtype.code())
 }
 
 /// The forward pass into `out` (and `indices` for the max ops), both resized to the plan's

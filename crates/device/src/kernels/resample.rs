@@ -20,9 +20,11 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use super::dtype::DType;
 use super::iter::{GRAIN, fmt_sizes};
-use super::pool::{Px, View, check_out_dtype, new_like, rd, resolved, view};
 use super::scalar::Real;
 use super::shape::not_implemented;
+use super::spatial::{
+    Kind, Px, Up, View, c, check_out_dtype, guard, new_like, pixel_scale, rd, resolved, sizes_of, up_plan, view,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Elements
@@ -50,11 +52,6 @@ impl Fx for f16 {
 impl Fx for bf16 {
     type M = f32;
     const REDUCED: bool = true;
-}
-
-#[inline(always)]
-fn c<A: Real>(v: f64) -> A {
-    A::from_f64(v)
 }
 
 /// An integer as `static_cast<int64_t>` of a float gives it on x86: NaN and values out of range
@@ -101,12 +98,6 @@ fn grain(work_per_plane: usize) -> usize {
 // Upsampling
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    Linear,
-    Cubic,
-}
-
 /// How an output element combines its taps: CPU's generic kernel (`Interpolate`: per dimension,
 /// innermost first, weights stored in the element type) or its channels-last kernel (the product
 /// of the dimensions' weights in op-math per corner, summed in corner order).
@@ -114,28 +105,6 @@ pub enum Kind {
 enum Formula {
     Separable,
     Product,
-}
-
-/// An upsampling op's geometry: planes, spatial extents (a 1-d or 2-d op is a 3-d one with
-/// leading extents of 1), and the rule's parameters.
-#[derive(Clone, Debug)]
-pub struct Up {
-    kind: Kind,
-    nd: usize,
-    n: usize,
-    c: usize,
-    inp: [usize; 3],
-    out: [usize; 3],
-    align: bool,
-    scales: [Option<f64>; 3],
-}
-
-impl Up {
-    fn out_sizes(&self) -> Vec<i64> {
-        let mut s = vec![self.n as i64, self.c as i64];
-        s.extend(self.out[3 - self.nd..].iter().map(|&v| v as i64));
-        s
-    }
 }
 
 fn up_name(kind: Kind, nd: usize) -> &'static str {
@@ -147,71 +116,6 @@ fn up_name(kind: Kind, nd: usize) -> &'static str {
     }
 }
 
-/// `upsample_{1,2,3}d_common_check` (`UpSample.h`), shared by every upsampling mode (nearest
-/// too, in pool.rs): the ranks of the sizes, and every spatial size positive.
-pub(super) fn upsample_common_check(nd: usize, in_sizes: &[i64], output_size: &[i64]) -> Result<()> {
-    if output_size.len() != nd {
-        return Err(Error::runtime(format!(
-            "It is expected output_size equals to {nd}, but got size {}",
-            output_size.len()
-        )));
-    }
-    if in_sizes.len() != nd + 2 {
-        return Err(Error::runtime(format!(
-            "It is expected input_size equals to {}, but got size {}",
-            nd + 2,
-            in_sizes.len()
-        )));
-    }
-    let spatial = &in_sizes[2..];
-    if spatial.iter().chain(output_size).any(|&v| v <= 0) {
-        let names = &["D", "H", "W"][3 - nd..];
-        let show = |v: &[i64]| names.iter().zip(v).map(|(n, x)| format!("{n}: {x}")).collect::<Vec<_>>().join(", ");
-        let sep = if nd == 1 { " and" } else { "" };
-        return Err(Error::runtime(format!(
-            "Input and output sizes should be greater than 0, but got input ({}){sep} output ({})",
-            show(spatial),
-            show(output_size)
-        )));
-    }
-    Ok(())
-}
-
-/// The plan of an upsampling (after `upsample_common_check`).
-pub(super) fn up_plan(
-    kind: Kind,
-    nd: usize,
-    in_sizes: &[i64],
-    output_size: &[i64],
-    align: bool,
-    scales: &[Option<f64>],
-) -> Result<Up> {
-    upsample_common_check(nd, in_sizes, output_size)?;
-    let spatial = &in_sizes[2..];
-    let mut inp = [1usize; 3];
-    let mut out = [1usize; 3];
-    let mut sc = [None; 3];
-    for j in 0..nd {
-        inp[3 - nd + j] = spatial[j] as usize;
-        out[3 - nd + j] = output_size[j] as usize;
-        sc[3 - nd + j] = scales.get(j).copied().flatten();
-    }
-    let (n, c) = (in_sizes[0].max(0) as usize, in_sizes[1].max(0) as usize);
-    Ok(Up { kind, nd, n, c, inp, out, align, scales: sc })
-}
-
-/// `area_pixel_compute_scale`.
-pub(super) fn pixel_scale<A: Real>(inp: usize, out: usize, align: bool, scale: Option<f64>) -> A {
-    if align {
-        if out > 1 { c::<A>((inp - 1) as f64) / c::<A>((out - 1) as f64) } else { A::zero() }
-    } else {
-        match scale {
-            Some(s) if s > 0.0 => c::<A>(1.0 / s),
-            _ => c::<A>(inp as f64) / c::<A>(out as f64),
-        }
-    }
-}
-
 /// `area_pixel_compute_source_index`.
 fn source_index<A: Real>(scale: A, o: usize, align: bool, cubic: bool) -> A {
     if align {
@@ -220,13 +124,6 @@ fn source_index<A: Real>(scale: A, o: usize, align: bool, cubic: bool) -> A {
         let s = scale * (c::<A>(o as f64) + c::<A>(0.5)) - c::<A>(0.5);
         if !cubic && s < A::zero() { A::zero() } else { s }
     }
-}
-
-/// `guard_index_and_lambda`: the index through `floorf` (a double goes through float, as there).
-pub(super) fn guard<A: Real>(real: A, size: usize) -> (i64, A) {
-    let i = ((real.to_f64() as f32).floor() as i64).min(size as i64 - 1);
-    let l = (real - c::<A>(i as f64)).max(A::zero()).min(A::one());
-    (i, l)
 }
 
 /// `get_cubic_upsample_coefficients` (A = -0.75).
@@ -760,7 +657,7 @@ pub struct PadPlan {
 
 impl PadPlan {
     fn out_sizes(&self) -> Vec<i64> {
-        super::pool::sizes_of(self.batched, self.n, self.c, &self.out[3 - self.nd..])
+        sizes_of(self.batched, self.n, self.c, &self.out[3 - self.nd..])
     }
 }
 

@@ -22,10 +22,9 @@ use regen_runtime::{Error, Result, TensorRef};
 
 use super::dtype::DType;
 use super::iter::{GRAIN, fmt_sizes};
-use super::pool::{View, check_out_dtype, resolved, view};
-use super::resample::{Kind, guard, pixel_scale, up_plan};
 use super::scalar::Real;
 use super::shape::not_implemented;
+use super::spatial::{Kind, View, check_out_dtype, guard, pixel_scale, resolved, up_plan, view};
 
 // ---------------------------------------------------------------------------------------------
 // Windows and weights
@@ -627,7 +626,7 @@ impl crate::generated::ResampleAaKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::{resample::Kind, resample_aa::up_out};
+        use crate::kernels::{resample_aa::up_out, spatial::Kind};
         up_out(Kind::Linear, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn _upsample_bilinear2d_aa_backward_grad_input(
@@ -640,7 +639,7 @@ impl crate::generated::ResampleAaKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::{resample::Kind, resample_aa::up_backward_out};
+        use crate::kernels::{resample_aa::up_backward_out, spatial::Kind};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Linear, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
@@ -653,7 +652,7 @@ impl crate::generated::ResampleAaKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::{resample::Kind, resample_aa::up_out};
+        use crate::kernels::{resample_aa::up_out, spatial::Kind};
         up_out(Kind::Cubic, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn _upsample_bicubic2d_aa_backward_grad_input(
@@ -666,7 +665,7 @@ impl crate::generated::ResampleAaKernels for crate::backend::Backend {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::kernels::{resample::Kind, resample_aa::up_backward_out};
+        use crate::kernels::{resample_aa::up_backward_out, spatial::Kind};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Cubic, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
