@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use regen_kernels_check::configured as generated;
 use regen_runtime::abi::*;
+use regen_runtime::error::regen_error;
 use regen_runtime::{Error, Result, Scalar, TensorList, TensorRef};
 
 /// What the kernels saw, for the test to inspect.

@@ -170,6 +170,3 @@ pub const REGEN_ERROR_VALUE: i32 = 2;
 pub const REGEN_ERROR_TYPE: i32 = 3;
 pub const REGEN_ERROR_INDEX: i32 = 4;
 pub const REGEN_ERROR_OUT_OF_MEMORY: i32 = 5;
-
-/// Opaque to C: a boxed [`crate::Error`].
-pub type regen_error = crate::error::Error;

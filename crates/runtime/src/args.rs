@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use crate::abi::*;
 use crate::error::{Error, Result};
-use crate::host::host;
+use crate::glue::host;
 
 /// Converts an ABI value (borrowed for the call) into a safe argument.
 pub trait FromAbi<'a>: Sized {

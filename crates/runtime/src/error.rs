@@ -37,6 +37,10 @@ pub struct Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Opaque to C (`regen_abi.h`): a boxed [`Error`], read and freed through the functions below.
+#[allow(non_camel_case_types)]
+pub type regen_error = Error;
+
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error { kind, message: message.into() }

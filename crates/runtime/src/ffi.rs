@@ -10,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::abi::regen_error;
+use crate::error::regen_error;
 use crate::error::{Error, Result};
 
 /// The generated `native_calls` of the installed kernels.

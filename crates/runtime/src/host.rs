@@ -1,111 +1,14 @@
-//! Services the C++ host glue provides to Rust (`cpp/regen_host.h`): reference counting,
-//! creating device tensors, the metadata changes only c10 can make, and torch.autocast's state.
-//! Installed once at load.
+//! Services the C++ host glue provides to Rust over tensors (`cpp/regen_host.h`): creating device
+//! tensors, the metadata changes only c10 can make, and torch.autocast's state. The table itself,
+//! installed once at load, is [`crate::glue`]'s.
 
-use std::ffi::{CStr, c_char, c_void};
-use std::sync::OnceLock;
+use std::ffi::{c_char, c_void};
 
 use crate::abi::regen_tensor;
-use crate::args::{Generator, Storage, Tensor, TensorRef};
+use crate::args::{Storage, Tensor, TensorRef};
 use crate::error::{Error, Result};
-
-/// Mirror of `regen_host` in `cpp/regen_host.h`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct Host {
-    pub size: usize,
-    pub retain: unsafe extern "C" fn(*mut c_void),
-    pub release: unsafe extern "C" fn(*mut c_void),
-    pub empty_strided: unsafe extern "C" fn(*const i64, *const i64, i64, i32, *mut regen_tensor) -> *const c_char,
-    pub resize: unsafe extern "C" fn(*mut c_void, *const i64, i64, *mut regen_tensor) -> *const c_char,
-    pub as_strided:
-        unsafe extern "C" fn(*mut c_void, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
-    pub set_storage: unsafe extern "C" fn(
-        *mut c_void,
-        *mut c_void,
-        i64,
-        *const i64,
-        *const i64,
-        i64,
-        *mut regen_tensor,
-    ) -> *const c_char,
-    pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
-    pub parallel_for: unsafe extern "C" fn(i64, i64, unsafe extern "C" fn(*mut c_void, i64, i64), *mut c_void),
-    pub num_threads: unsafe extern "C" fn() -> i32,
-    pub view_dtype:
-        unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
-    pub generator_engine: unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> *const c_char,
-    pub autocast_state: unsafe extern "C" fn(*mut bool, *mut i32) -> *const c_char,
-    pub set_autocast_enabled: unsafe extern "C" fn(bool) -> *const c_char,
-    pub set_autocast_dtype: unsafe extern "C" fn(i32) -> *const c_char,
-}
-
-static HOST: OnceLock<Host> = OnceLock::new();
-
-/// Installs the host services; the first installation wins.
-pub fn set_host(host: Host) -> bool {
-    HOST.set(host).is_ok()
-}
-
-/// Installs the table the C++ glue passes at load (a NULL table is ignored).
-///
-/// # Safety
-/// `host` is NULL or points to a `regen_host` that lives as long as the process.
-pub unsafe fn init(host: *const Host) {
-    // SAFETY: per the contract.
-    if let Some(h) = unsafe { host.as_ref() } {
-        set_host(*h);
-    }
-}
-
-pub fn host() -> Option<&'static Host> {
-    HOST.get()
-}
-
-/// PyTorch's intra-op thread count (`torch.get_num_threads()`); 1 without the host.
-pub fn num_threads() -> usize {
-    // SAFETY: a service of the installed table.
-    host().map_or(1, |h| unsafe { (h.num_threads)() }.max(1) as usize)
-}
-
-/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long, on PyTorch's
-/// intra-op thread pool (`at::parallel_for`), so device and CPU kernels share one warm pool. Without
-/// the host (unit tests) it runs `f(0, n)`. A panic in `f` is carried back to the caller's thread
-/// (it must not unwind through C++), where the kernel boundary turns it into an error.
-pub fn parallel_for<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, f: F) {
-    struct Ctx<'a, F> {
-        f: &'a F,
-        panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    }
-    unsafe extern "C" fn chunk<F: Fn(usize, usize) + Sync>(ctx: *mut c_void, begin: i64, end: i64) {
-        // SAFETY: `ctx` is the `Ctx` below, alive until `parallel_for` returns.
-        let ctx = unsafe { &*ctx.cast::<Ctx<'_, F>>() };
-        let run = std::panic::AssertUnwindSafe(|| (ctx.f)(begin as usize, end as usize));
-        if let Err(payload) = std::panic::catch_unwind(run) {
-            ctx.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
-        }
-    }
-    let Some(h) = host() else { return f(0, n) };
-    let ctx = Ctx { f: &f, panic: std::sync::Mutex::new(None) };
-    // SAFETY: `chunk::<F>` matches the callback type and `ctx` outlives the call.
-    unsafe { (h.parallel_for)(n as i64, grain as i64, chunk::<F>, std::ptr::from_ref(&ctx).cast_mut().cast()) };
-    if let Some(payload) = ctx.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        std::panic::resume_unwind(payload);
-    }
-}
-
-fn installed() -> Result<&'static Host> {
-    host().ok_or_else(|| Error::runtime("regen host services are not installed (is the C++ glue loaded?)"))
-}
-
-/// Turns a service's returned message (NULL on success) into a result.
-fn status(message: *const c_char) -> Result<()> {
-    if message.is_null() {
-        return Ok(());
-    }
-    // SAFETY: the host returns a NUL-terminated message valid until its next call on this thread.
-    Err(Error::runtime(unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()))
-}
+pub use crate::glue::{Host, host, init, num_threads, parallel_for, set_host};
+use crate::glue::{installed, status};
 
 fn impl_of(t: &TensorRef<'_>) -> Result<*mut c_void> {
     if t.is_defined() {
@@ -204,19 +107,6 @@ pub fn set_tensor(t: &TensorRef<'_>, source: &TensorRef<'_>) -> Result<regen_ten
     let (t, source) = (impl_of(t)?, impl_of(source)?);
     // SAFETY: as above.
     describe(|h, out| unsafe { (h.set_tensor)(t, source, out) })
-}
-
-/// The engine (`rng::Engine`) of a generator passed to a kernel; CPU's error when it belongs to
-/// another device.
-pub fn generator_engine(generator: Generator) -> Result<*mut crate::rng::Engine> {
-    let host = installed()?;
-    let mut engine = std::ptr::null_mut();
-    // SAFETY: `generator` is a live `at::GeneratorImpl` (a kernel argument); `engine` is writable.
-    status(unsafe { (host.generator_engine)(generator.0.as_ptr(), &mut engine) })?;
-    if engine.is_null() {
-        return Err(Error::runtime("a generator without an engine"));
-    }
-    Ok(engine.cast())
 }
 
 /// torch.autocast's state for the device: whether it is on, and the dtype it casts to (a

@@ -172,7 +172,7 @@ macro_rules! __kernel_entry {
         // One result binds as `let (v) = ...`: the parentheses are the tuple case's.
         #[allow(unused_parens)]
         #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::abi::regen_error {
+        pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::error::regen_error {
             $crate::ffi::call($qualified, &CALLS[$k], || {
                 let ($($value),*) = <dyn Kernels as $trait>::$method(
                     kernels()?,

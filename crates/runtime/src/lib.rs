@@ -27,6 +27,7 @@ pub mod element;
 pub mod error;
 pub mod fallback;
 pub mod ffi;
+pub mod glue;
 pub mod host;
 pub mod kernels;
 pub mod rng;

@@ -12,7 +12,7 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::args::Generator;
 use crate::error::{Error, Result};
-use crate::host;
+use crate::glue::{installed, status};
 
 const N: usize = 624;
 const M: usize = 397;
@@ -265,7 +265,7 @@ pub fn default_engine() -> &'static Engine {
 /// generator, locked for the whole call. A generator of another device is CPU's error.
 pub fn with_generator<R>(generator: Option<Generator>, f: impl FnOnce(&mut CpuGenerator) -> R) -> Result<R> {
     let Some(generator) = generator else { return Ok(default_engine().with(f)) };
-    let engine = host::generator_engine(generator)?;
+    let engine = generator_engine(generator)?;
     // SAFETY: the glue returns the engine its generator owns (or the default engine); the
     // generator is an argument of the running kernel, alive until it returns.
     Ok(unsafe { &*engine }.with(f))
@@ -365,6 +365,19 @@ pub unsafe extern "C" fn regen_runtime_rng_set_state(
         unsafe { std::slice::from_raw_parts(bytes, len) }
     };
     crate::c_status(e.with(|g| g.set_state(bytes)))
+}
+
+/// The engine of a generator passed to a kernel; CPU's error when it belongs to
+/// another device.
+fn generator_engine(generator: Generator) -> Result<*mut Engine> {
+    let host = installed()?;
+    let mut engine = std::ptr::null_mut();
+    // SAFETY: `generator` is a live `at::GeneratorImpl` (a kernel argument); `engine` is writable.
+    status(unsafe { (host.generator_engine)(generator.0.as_ptr(), &mut engine) })?;
+    if engine.is_null() {
+        return Err(Error::runtime("a generator without an engine"));
+    }
+    Ok(engine.cast())
 }
 
 #[cfg(test)]

@@ -1,0 +1,107 @@
+//! The table of services the C++ host glue installs once at load (`cpp/regen_host.h`), and the
+//! two that need no tensor types: PyTorch's intra-op thread count and pool. The typed services
+//! over tensors are [`crate::host`]'s.
+
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::OnceLock;
+
+use crate::abi::regen_tensor;
+use crate::error::{Error, Result};
+
+/// Mirror of `regen_host` in `cpp/regen_host.h`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Host {
+    pub size: usize,
+    pub retain: unsafe extern "C" fn(*mut c_void),
+    pub release: unsafe extern "C" fn(*mut c_void),
+    pub empty_strided: unsafe extern "C" fn(*const i64, *const i64, i64, i32, *mut regen_tensor) -> *const c_char,
+    pub resize: unsafe extern "C" fn(*mut c_void, *const i64, i64, *mut regen_tensor) -> *const c_char,
+    pub as_strided:
+        unsafe extern "C" fn(*mut c_void, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
+    pub set_storage: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        i64,
+        *const i64,
+        *const i64,
+        i64,
+        *mut regen_tensor,
+    ) -> *const c_char,
+    pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
+    pub parallel_for: unsafe extern "C" fn(i64, i64, unsafe extern "C" fn(*mut c_void, i64, i64), *mut c_void),
+    pub num_threads: unsafe extern "C" fn() -> i32,
+    pub view_dtype:
+        unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
+    pub generator_engine: unsafe extern "C" fn(*mut c_void, *mut *mut c_void) -> *const c_char,
+    pub autocast_state: unsafe extern "C" fn(*mut bool, *mut i32) -> *const c_char,
+    pub set_autocast_enabled: unsafe extern "C" fn(bool) -> *const c_char,
+    pub set_autocast_dtype: unsafe extern "C" fn(i32) -> *const c_char,
+}
+
+static HOST: OnceLock<Host> = OnceLock::new();
+
+/// Installs the host services; the first installation wins.
+pub fn set_host(host: Host) -> bool {
+    HOST.set(host).is_ok()
+}
+
+/// Installs the table the C++ glue passes at load (a NULL table is ignored).
+///
+/// # Safety
+/// `host` is NULL or points to a `regen_host` that lives as long as the process.
+pub unsafe fn init(host: *const Host) {
+    // SAFETY: per the contract.
+    if let Some(h) = unsafe { host.as_ref() } {
+        set_host(*h);
+    }
+}
+
+pub fn host() -> Option<&'static Host> {
+    HOST.get()
+}
+
+/// PyTorch's intra-op thread count (`torch.get_num_threads()`); 1 without the host.
+pub fn num_threads() -> usize {
+    // SAFETY: a service of the installed table.
+    host().map_or(1, |h| unsafe { (h.num_threads)() }.max(1) as usize)
+}
+
+/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long, on PyTorch's
+/// intra-op thread pool (`at::parallel_for`), so device and CPU kernels share one warm pool. Without
+/// the host (unit tests) it runs `f(0, n)`. A panic in `f` is carried back to the caller's thread
+/// (it must not unwind through C++), where the kernel boundary turns it into an error.
+pub fn parallel_for<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, f: F) {
+    struct Ctx<'a, F> {
+        f: &'a F,
+        panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    }
+    unsafe extern "C" fn chunk<F: Fn(usize, usize) + Sync>(ctx: *mut c_void, begin: i64, end: i64) {
+        // SAFETY: `ctx` is the `Ctx` below, alive until `parallel_for` returns.
+        let ctx = unsafe { &*ctx.cast::<Ctx<'_, F>>() };
+        let run = std::panic::AssertUnwindSafe(|| (ctx.f)(begin as usize, end as usize));
+        if let Err(payload) = std::panic::catch_unwind(run) {
+            ctx.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
+        }
+    }
+    let Some(h) = host() else { return f(0, n) };
+    let ctx = Ctx { f: &f, panic: std::sync::Mutex::new(None) };
+    // SAFETY: `chunk::<F>` matches the callback type and `ctx` outlives the call.
+    unsafe { (h.parallel_for)(n as i64, grain as i64, chunk::<F>, std::ptr::from_ref(&ctx).cast_mut().cast()) };
+    if let Some(payload) = ctx.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+pub(crate) fn installed() -> Result<&'static Host> {
+    host().ok_or_else(|| Error::runtime("regen host services are not installed (is the C++ glue loaded?)"))
+}
+
+/// Turns a service's returned message (NULL on success) into a result.
+pub(crate) fn status(message: *const c_char) -> Result<()> {
+    if message.is_null() {
+        return Ok(());
+    }
+    // SAFETY: the host returns a NUL-terminated message valid until its next call on this thread.
+    Err(Error::runtime(unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()))
+}
