@@ -15,7 +15,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::diagnostic::{Diagnostic, column_at};
+use crate::diagnostic::{Diagnostic, diag_at};
 use crate::emit_manifest::JsonLayout;
 use crate::policy::Family;
 use crate::rust_name::{default_symbol_prefix, is_c_identifier, is_c_name};
@@ -180,16 +180,6 @@ impl Default for Config {
             source: String::new(),
         }
     }
-}
-
-pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
-    let start = span.start.min(source.len());
-    let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
-    let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
-    // The line as shown, without a CRLF's `\r`; a position on that `\r` is the line's end.
-    let line = source[line_start..line_end].trim_end_matches('\r');
-    let line_no = source[..start].matches('\n').count() as u32 + 1;
-    Diagnostic::error(line_no, column_at(line, start - line_start), message, line)
 }
 
 fn named(v: Vec<Spanned<String>>) -> Vec<Named> {

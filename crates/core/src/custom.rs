@@ -18,8 +18,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::config::diag_at;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, diag_at};
 use crate::ir::{Op, SchemaType};
 use crate::lower::kind_of;
 use crate::rust_name::{custom_rust_name, is_c_name, qualified_name};

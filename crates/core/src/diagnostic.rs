@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::ops::Range;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -92,4 +93,16 @@ pub fn column_at(line: &str, offset: usize) -> u32 {
     let offset = offset.min(line.len());
     let prefix = line.get(..offset).unwrap_or(line);
     prefix.chars().count() as u32 + 1
+}
+
+/// An error at byte range `span` of `source` (a config file): its line and column, and the line
+/// as shown.
+pub(crate) fn diag_at(source: &str, span: &Range<usize>, message: String) -> Diagnostic {
+    let start = span.start.min(source.len());
+    let line_start = source[..start].rfind('\n').map_or(0, |k| k + 1);
+    let line_end = source[start..].find('\n').map_or(source.len(), |k| start + k);
+    // The line as shown, without a CRLF's `\r`; a position on that `\r` is the line's end.
+    let line = source[line_start..line_end].trim_end_matches('\r');
+    let line_no = source[..start].matches('\n').count() as u32 + 1;
+    Diagnostic::error(line_no, column_at(line, start - line_start), message, line)
 }

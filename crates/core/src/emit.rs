@@ -4,8 +4,9 @@
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::autocast::{Cast, emit_autocast};
+use crate::autocast::Cast;
 use crate::config::Config;
+use crate::emit_autocast::emit_autocast;
 use crate::emit_cpp::emit_cpp;
 use crate::emit_manifest::emit_manifest;
 use crate::emit_rust::emit_rust;

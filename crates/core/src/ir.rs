@@ -411,12 +411,13 @@ impl Op {
     }
     /// `namespace::name.overload`; a custom op's key already is.
     pub fn qualified(&self) -> String {
-        if self.key.contains("::") {
-            self.key.clone()
-        } else {
-            crate::rust_name::qualified_name(&self.schema.namespace, &self.key)
-        }
+        if self.key.contains("::") { self.key.clone() } else { qualified_name(&self.schema.namespace, &self.key) }
     }
+}
+
+/// `namespace::key`: how an op is named to the dispatcher and in error messages.
+pub fn qualified_name(namespace: &str, key: &str) -> String {
+    format!("{namespace}::{key}")
 }
 
 /// Every op of one header, in header order.

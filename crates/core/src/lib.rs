@@ -11,6 +11,7 @@ pub mod custom;
 pub mod diagnostic;
 pub mod diff;
 pub mod emit;
+pub mod emit_autocast;
 pub mod emit_cpp;
 pub mod emit_custom;
 pub mod emit_manifest;

@@ -224,10 +224,8 @@ pub fn custom_rust_name(namespace: &str, name: &str, overload: &str) -> String {
     rust_name(&format!("{namespace}_{name}"), overload)
 }
 
-/// `namespace::key`: how an op is named to the dispatcher and in error messages.
-pub fn qualified_name(namespace: &str, key: &str) -> String {
-    format!("{namespace}::{key}")
-}
+/// `namespace::key` (the IR's, which names ops so).
+pub use crate::ir::qualified_name;
 
 /// The entry-point prefix when regen.toml names none: `{device}_kernel`.
 pub fn default_symbol_prefix(device: &str) -> String {

@@ -3,8 +3,8 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::config::{Config, Fallback, Named, diag_at};
-use crate::diagnostic::Diagnostic;
+use crate::config::{Config, Fallback, Named};
+use crate::diagnostic::{Diagnostic, diag_at};
 use crate::ir::{Model, Op, OpClass};
 use crate::policy::{self, Family};
 use crate::suggest::unknown_op_message;
@@ -186,7 +186,7 @@ impl Config {
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
         let custom = self.select_custom(&selected, &mut errors);
-        let autocast = crate::autocast::plan(model, self);
+        let autocast = crate::autocast::plan(model, self.autocast);
         crate::diagnostic::sort(&mut errors);
         (Selection { selected, skipped, cpu_less, absent, custom, autocast }, errors)
     }
