@@ -115,6 +115,10 @@ NOT_IN_OPINFO = {
     "dtype.rs": "the engine's dtype table: every family above runs through it",
     "iter.rs": "the engine's TensorIterator: every family above runs through it",
     "loops.rs": "the engine's inner loops: every elementwise family above runs through them",
+    "operands.rs": "the engine's TensorIterator build (promotion, conversion, outputs): every elementwise family "
+                   "above runs through it",
+    "spatial.rs": "what pool.rs, resample.rs and resample_aa.rs share (elements, views, upsampling geometry): "
+                  "their OpInfos above run it",
     "scalar.rs": "the scalar math the op tables are written in: binary.rs, unary.rs and special.rs run it",
     "stl.rs": "sort.rs's sorting algorithms: sort, topk and median run them",
     "amp.rs": "GradScaler's kernels have no OpInfo: test_amp.py",
