@@ -301,20 +301,29 @@ fn glue_dir() -> Result<PathBuf, Error> {
     })
 }
 
+/// The files of `dir` named `*.{extension}`, sorted (so the build's inputs have one order).
+fn files_with_extension(dir: &Path, extension: &str) -> Result<Vec<PathBuf>, Error> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| error(format!("{}: {e}", dir.display())))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// Compiles each translation unit unless an object of the same inputs exists, archives them and
 /// links the archive whole (static registrations would otherwise be dropped), plus torch.
 fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str) -> Result<(), Error> {
     let glue = glue_dir()?;
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(gen_dir)
-        .map_err(|e| error(format!("{}: {e}", gen_dir.display())))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
-        .collect();
-    sources.sort();
-    sources.push(glue.join("regen_host_glue.cpp"));
+    // The generated registrations, then the glue's units (one per role: allocators, guard,
+    // generator, hooks, services, init).
+    let mut sources = files_with_extension(gen_dir, "cpp")?;
+    sources.extend(files_with_extension(&glue, "cpp")?);
     // Every unit may include these; their bytes are part of each object's key.
-    let headers = [gen_dir.join("regen_abi.h"), gen_dir.join("regen_marshal.h"), glue.join("regen_host.h")];
+    let mut headers = vec![gen_dir.join("regen_abi.h"), gen_dir.join("regen_marshal.h")];
+    headers.extend(files_with_extension(&glue, "h")?);
     // The glue is an input; the generated files are outputs of inputs already watched (the
     // header, regen.toml), and watching them would rerun this script after every write.
     println!("cargo::rerun-if-changed={}", glue.display());

@@ -1,4 +1,4 @@
-/* Services the C++ host glue (regen_host_glue.cpp) of a regen PrivateUse1 backend gives the
+/* Services the C++ host glue (this folder's units, glue.h) of a regen PrivateUse1 backend gives the
  * backend's Rust code: reference counting, tensor creation, the metadata changes only c10 can
  * make, and torch.autocast's state. Mirrored by regen_runtime::host.
  *

@@ -1,5 +1,5 @@
 """Streams, events, pinned memory and torch.accelerator on the "regen" device, as users of
-torch.cuda expect them. Every kernel runs synchronously on the host (regen_host_glue.cpp), so
+torch.cuda expect them. Every kernel runs synchronously on the host (crates/runtime/cpp/guard.cpp), so
 streams are always idle and events complete when recorded, but the bookkeeping is CUDA's: distinct
 streams, a per-thread current stream, events that time the work between them, and CUDA's errors."""
 

@@ -1,0 +1,69 @@
+// The PrivateUse1 hooks of a regen backend (see glue.h): what torch asks a backend about its
+// devices, pinned memory, generators and storages.
+#include "glue.h"
+
+#include <ATen/core/Generator.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/native/Resize.h>
+
+namespace regen_host_glue {
+namespace {
+
+// No method of PrivateUse1HooksInterface is pure virtual at that level in any release (from 2.3
+// its base AcceleratorHooksInterface declares hasPrimaryContext pure, and PrivateUse1 gives it a
+// throwing default); a method left out throws "You should register `PrivateUse1HooksInterface`"
+// when torch calls it. The set and signatures changed as follows (ATen/detail/*HooksInterface.h):
+//   2.1-2.2  own base: getDefaultGenerator (not const), getDeviceFromPtr
+//   2.3      AcceleratorHooksInterface base (hasPrimaryContext); getPinnedMemoryAllocator,
+//            resizePrivateUse1Bytes, initPrivateUse1
+//   2.4      deviceCount, getCurrentDevice (and set/exchange/maybeExchangeDevice) in the base
+//   2.5      getDefaultGenerator const; isPinnedPtr
+//   2.6      getNewGenerator; init replaces initPrivateUse1
+//   2.7      isBuilt, isAvailable in the base (default false); from 2.8 PrivateUse1 makes them throw
+//   2.8-2.15 unchanged
+struct Hooks final : at::PrivateUse1HooksInterface {
+#if REGEN_TORCH_AT_LEAST(2, 7)
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 3)
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return pinned_allocator(); }
+  // resize_bytes_nocuda exists from 2.3 too (ATen/native/Resize.h).
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    at::native::resize_bytes_nocuda(storage, static_cast<int64_t>(newsize));
+  }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 4)
+  c10::DeviceIndex deviceCount() const override { return 1; }
+  c10::DeviceIndex getCurrentDevice() const override { return 0; }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 5)
+  bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
+    check_device_index(index);
+    return default_generator();
+  }
+#else
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) override {
+    check_device_index(index);
+    return default_generator();
+  }
+#endif
+#if REGEN_TORCH_AT_LEAST(2, 6)
+  at::Generator getNewGenerator(c10::DeviceIndex index) const override {
+    check_device_index(index);
+    return new_generator();
+  }
+#endif
+  at::Device getDeviceFromPtr(void*) const override { return kOnlyDevice; }
+};
+
+}  // namespace
+
+void register_hooks() {
+  static Hooks hooks;
+  at::RegisterPrivateUse1HooksInterface(&hooks);
+}
+
+}  // namespace regen_host_glue
