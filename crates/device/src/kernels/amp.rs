@@ -11,11 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use regen_runtime::{Error, Result, TensorList, TensorRef};
 
-use super::dtype::DType;
+use super::dtype::{DType, not_implemented};
 use super::iter::GRAIN;
 use super::norm::Elem;
 use super::scalar::Real;
-use super::shape::not_implemented;
 
 /// The device type of the device's tensors (PrivateUse1) and the device's name in messages.
 const PRIVATE_USE1: i32 = 20;

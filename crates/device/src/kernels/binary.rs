@@ -11,11 +11,10 @@ use half::{bf16, f16};
 use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
-use super::dtype::{DType, Num};
+use super::dtype::{DType, Num, not_implemented};
 use super::loops;
 use super::operands::{Config, Input, elementwise};
 use super::scalar::Real;
-use super::unary::not_implemented_for;
 
 /// One binary op.
 pub trait Binary: Sync {
@@ -251,7 +250,7 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
             DType::BF16 if Op::FLOAT => real!(bf16, f32, bf16::to_f32, bf16::from_f32),
             DType::C64 if Op::COMPLEX => complex!(Complex32, f32),
             DType::C128 if Op::COMPLEX => complex!(Complex64, f64),
-            other => return Err(not_implemented_for(Op::NAME, other)),
+            other => return Err(not_implemented(Op::NAME, other)),
         }
         zero_division_check()
     })
@@ -279,7 +278,7 @@ pub fn run_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>, out: TensorRef<'
             DType::BF16 if Op::FLOAT => loops::binary::<bf16, bf16, bool>(it, |x, y| Op::f(x.to_f32(), y.to_f32())),
             DType::C64 if Op::COMPLEX => loops::binary::<Complex32, Complex32, bool>(it, Op::c::<f32>),
             DType::C128 if Op::COMPLEX => loops::binary::<Complex64, Complex64, bool>(it, Op::c::<f64>),
-            other => return Err(not_implemented_for(Op::NAME, other)),
+            other => return Err(not_implemented(Op::NAME, other)),
         }
         Ok(())
     })

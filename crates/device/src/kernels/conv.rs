@@ -19,9 +19,8 @@ use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Tensor, TensorRef, host};
 
 use super::copy;
-use super::dtype::DType;
+use super::dtype::{DType, not_implemented};
 use super::matmul::{self, Raw};
-use super::shape::not_implemented;
 
 /// The most bytes of unfolded columns held at once (a chunk holds at least one sample).
 const COLS_BUDGET: usize = 32 << 20;

@@ -527,6 +527,42 @@ pub fn check_can_cast(from: DType, to: DType) -> Result<()> {
     }
 }
 
+/// The dtype as Python spells it (`float`, `c10::BFloat16`...): as ATen prints a `caffe2::TypeMeta`.
+pub fn torch_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::U8 => "unsigned char",
+        DType::I8 => "signed char",
+        DType::I16 => "short int",
+        DType::I32 => "int",
+        DType::I64 => "long int",
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::C64 => "c10::complex<float>",
+        DType::C128 => "c10::complex<double>",
+    }
+}
+
+/// The error ATen's dispatch macros raise for a dtype without a kernel (NotImplementedError).
+pub fn not_implemented(op: &str, d: DType) -> Error {
+    Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name()))
+}
+
+/// An `out=` tensor must have the dtype the op computes (ATen's message).
+pub fn check_out_dtype(out: &regen_runtime::TensorRef<'_>, want: DType) -> Result<()> {
+    let have = DType::from_scalar_type(out.dtype())?;
+    if have != want {
+        return Err(Error::runtime(format!(
+            "Expected out tensor to have dtype {}, but got {} instead",
+            torch_name(want),
+            torch_name(have)
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

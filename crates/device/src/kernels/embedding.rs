@@ -16,10 +16,9 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use half::{bf16, f16};
 
-use super::dtype::DType;
+use super::dtype::{DType, not_implemented};
 use super::iter::{fmt_sizes, new_tensor};
 use super::norm::dense;
-use super::shape::not_implemented;
 
 /// A float element and its row update `a + scale·b` (CPU's `add_stub` with alpha: fused
 /// multiply-add in its vector loop; with scale 1 exactly `a + b`).
@@ -76,7 +75,7 @@ pub fn dense_backward(
     if idt != DType::I64 && idt != DType::I32 {
         return Err(Error::runtime(format!(
             "Expected tensor for argument #2 'indices' to have one of the following scalar types: Long, Int; but got {} instead (while checking arguments for embedding_backward)",
-            super::shape::torch_name(idt)
+            super::dtype::torch_name(idt)
         )));
     }
     let dtype = DType::from_scalar_type(grad.dtype())?;

@@ -209,7 +209,7 @@ pub fn forward(
             unsafe { std::ptr::copy_nonoverlapping(loss.as_ptr(), p as *mut T, loss.len()) };
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented(name, dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented(name, dtype)))
 }
 
 /// `-x[b, t, m] · w[t]` per target, 0 where ignored.
@@ -418,7 +418,7 @@ pub fn backward(
             }
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented(name, dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented(name, dtype)))
 }
 
 /// `nll_loss2d_backward`: a new gradient, then the `.grad_input` form.
@@ -649,7 +649,7 @@ fn f32_or_f64(t: &TensorRef<'_>, op: &str) -> Result<DType> {
     let d = DType::from_scalar_type(t.dtype())?;
     match d {
         DType::F32 | DType::F64 => Ok(d),
-        _ => Err(crate::kernels::shape::not_implemented(op, d)),
+        _ => Err(crate::kernels::dtype::not_implemented(op, d)),
     }
 }
 
@@ -769,7 +769,7 @@ pub fn multi_margin_out(
             unsafe { std::ptr::copy_nonoverlapping(loss.as_ptr(), o as *mut T, loss.len()) };
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented("multi_margin_loss_cpu_kernel", dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented("multi_margin_loss_cpu_kernel", dtype)))
 }
 
 pub fn multi_margin(
@@ -856,7 +856,7 @@ pub fn multi_margin_backward_out(
             unsafe { std::ptr::copy_nonoverlapping(gi.as_ptr(), o as *mut T, gi.len()) };
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented("multi_margin_loss_backward_cpu_kernel", dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented("multi_margin_loss_backward_cpu_kernel", dtype)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -974,7 +974,7 @@ pub fn multilabel_forward_out(
             unsafe { std::ptr::copy_nonoverlapping(loss.as_ptr(), o as *mut T, loss.len()) };
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented("multilabel_margin_loss_forward_out_frame", dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented("multilabel_margin_loss_forward_out_frame", dtype)))
 }
 
 pub fn multilabel_forward(input: TensorRef<'_>, target: TensorRef<'_>, reduction: i64) -> Result<(Tensor, Tensor)> {
@@ -1040,7 +1040,7 @@ pub fn multilabel_backward_out(
             unsafe { std::ptr::copy_nonoverlapping(gi.as_ptr(), o as *mut T, gi.len()) };
             Ok(())
         })
-    }, else Err(crate::kernels::shape::not_implemented("multilabel_margin_loss_backward_out_frame", dtype)))
+    }, else Err(crate::kernels::dtype::not_implemented("multilabel_margin_loss_backward_out_frame", dtype)))
 }
 
 pub fn multilabel_backward(

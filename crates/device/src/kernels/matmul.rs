@@ -80,7 +80,7 @@ pub const VDOT: MatOp =
 
 /// The dtype's C++ name, as PyTorch's `TypeMeta` prints it in some messages.
 fn cpp_name(t: &TensorRef<'_>) -> &'static str {
-    DType::from_scalar_type(t.dtype()).map_or("unknown", super::shape::torch_name)
+    DType::from_scalar_type(t.dtype()).map_or("unknown", super::dtype::torch_name)
 }
 
 /// The `c10::ScalarType` name (`Float`).
@@ -439,7 +439,7 @@ fn compute(
         }
         crate::dispatch!(dtype, [F32, F64, C64, C128], |T| execute(&p, &Gemm::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
         crate::dispatch!(dtype, [U8, I8, I16, I32, I64], |T| execute(&p, &Loop::<T> { alpha: T::from_num(alpha), beta: T::from_num(beta) }), else
-            return Err(super::shape::not_implemented(op.kernel, dtype))))
+            return Err(super::dtype::not_implemented(op.kernel, dtype))))
     }
     Ok(())
 }

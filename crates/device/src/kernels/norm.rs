@@ -19,10 +19,9 @@ use half::{bf16, f16};
 use num_traits::{Float, One, Zero};
 
 use super::copy;
-use super::dtype::DType;
+use super::dtype::{DType, check_out_dtype, not_implemented, torch_name};
 use super::iter::{GRAIN, fmt_sizes, new_tensor, wrap_dim};
 use super::scalar::Real;
-use super::shape::{not_implemented, torch_name};
 use super::vmath;
 
 // ---------------------------------------------------------------------------------------------
@@ -213,14 +212,7 @@ pub(crate) fn into_out(
     dtype: DType,
     f: impl FnOnce(usize) -> Result<()>,
 ) -> Result<()> {
-    let have = DType::from_scalar_type(out.dtype())?;
-    if have != dtype {
-        return Err(Error::runtime(format!(
-            "Expected out tensor to have dtype {}, but got {} instead",
-            torch_name(dtype),
-            torch_name(have)
-        )));
-    }
+    check_out_dtype(out, dtype)?;
     with_size(out, sizes, |o| {
         if is_contiguous(o) {
             return f(o.data_ptr() as usize);

@@ -10,12 +10,11 @@ use half::{bf16, f16};
 use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
-use super::dtype::{DType, Num};
+use super::dtype::{DType, Num, not_implemented};
 use super::iter::scalar_as;
 use super::loops;
 use super::operands::{Config, Input, elementwise, new_output, result_dtype};
 use super::scalar::Real;
-use super::unary::not_implemented_for;
 use crate::dispatch_all;
 
 /// An op of `N` inputs whose result has the computation dtype.
@@ -83,7 +82,7 @@ pub fn run<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], ou
             DType::BF16 if Op::FLOAT => loops::nary::<bf16, bf16, N>(it, |x| bf16::from_f32(op.f(x.map(bf16::to_f32)))),
             DType::C64 if Op::COMPLEX => loops::nary::<Complex32, Complex32, N>(it, |x| op.c(x)),
             DType::C128 if Op::COMPLEX => loops::nary::<Complex64, Complex64, N>(it, |x| op.c(x)),
-            other => return Err(not_implemented_for(Op::NAME, other)),
+            other => return Err(not_implemented(Op::NAME, other)),
         }
         Ok(())
     })
@@ -111,7 +110,7 @@ pub fn run_test<Op: Test<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], ou
             DType::BF16 if Op::FLOAT => loops::nary::<bf16, bool, N>(it, |x| op.f(x.map(bf16::to_f32))),
             DType::C64 if Op::COMPLEX => loops::nary::<Complex32, bool, N>(it, |x| op.c(x)),
             DType::C128 if Op::COMPLEX => loops::nary::<Complex64, bool, N>(it, |x| op.c(x)),
-            other => return Err(not_implemented_for(Op::NAME, other)),
+            other => return Err(not_implemented(Op::NAME, other)),
         }
         Ok(())
     })
@@ -637,7 +636,7 @@ pub fn complex(re: TensorRef<'_>, im: TensorRef<'_>, out: TensorRef<'_>, polar: 
             (DType::F64, false) => loops::binary::<f64, f64, Complex64>(&p.iter, Complex::new),
             (DType::F32, true) => loops::binary::<f32, f32, Complex32>(&p.iter, Complex::from_polar),
             (DType::F64, true) => loops::binary::<f64, f64, Complex64>(&p.iter, Complex::from_polar),
-            (other, _) => return Err(not_implemented_for("complex", other)),
+            (other, _) => return Err(not_implemented("complex", other)),
         }
         Ok(())
     })
@@ -690,7 +689,7 @@ pub fn frexp(x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>)
             DType::F64 => loops::unary::<f64, i32>(it, |v| libm::frexp(v).1),
             DType::F16 => loops::unary::<f16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
             DType::BF16 => loops::unary::<bf16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
-            other => return Err(not_implemented_for("frexp", other)),
+            other => return Err(not_implemented("frexp", other)),
         }
         Ok(())
     })
@@ -747,7 +746,7 @@ pub fn shift(a: Input<'_>, b: Input<'_>, left: bool, out: TensorRef<'_>) -> Resu
             DType::I16 => shift!(i16, u16),
             DType::I32 => shift!(i32, u32),
             DType::I64 => shift!(i64, u64),
-            other => return Err(not_implemented_for(name, other)),
+            other => return Err(not_implemented(name, other)),
         }
         Ok(())
     })

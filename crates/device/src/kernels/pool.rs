@@ -18,10 +18,9 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use half::{bf16, f16};
 
-use super::dtype::DType;
+use super::dtype::{DType, check_out_dtype, not_implemented};
 use super::iter::{GRAIN, fmt_sizes};
-use super::shape::not_implemented;
-use super::spatial::{Px, View, check_out_dtype, new_like, rd, resolved, sizes_of, upsample_common_check, view};
+use super::spatial::{Px, View, new_like, rd, resolved, sizes_of, upsample_common_check, view};
 
 // ---------------------------------------------------------------------------------------------
 // The plan

@@ -14,10 +14,9 @@ use regen_runtime::rng::{CpuGenerator, with_generator};
 use regen_runtime::{Error, Generator, Result, Scalar, Tensor, TensorRef};
 
 use super::binary::{self, ops as bin};
-use super::dtype::{DType, Element, Num};
+use super::dtype::{DType, Element, Num, not_implemented, torch_name};
 use super::iter::{self, Iter, Operand};
 use super::operands::{self, Input};
-use super::shape::{not_implemented, torch_name};
 
 /// Visits every element of `ops[0]` (and the matching elements of the other operands) serially
 /// in ATen's TensorIterator order, passing the element pointers.

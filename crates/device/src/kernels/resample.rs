@@ -18,13 +18,10 @@ use regen_runtime::args::MemoryFormat;
 use regen_runtime::bootstrap::{strides_for, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use super::dtype::DType;
+use super::dtype::{DType, check_out_dtype, not_implemented};
 use super::iter::{GRAIN, fmt_sizes};
 use super::scalar::Real;
-use super::shape::not_implemented;
-use super::spatial::{
-    Kind, Px, Up, View, c, check_out_dtype, guard, new_like, pixel_scale, rd, resolved, sizes_of, up_plan, view,
-};
+use super::spatial::{Kind, Px, Up, View, c, guard, new_like, pixel_scale, rd, resolved, sizes_of, up_plan, view};
 
 // ---------------------------------------------------------------------------------------------
 // Elements

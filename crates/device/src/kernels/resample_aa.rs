@@ -20,11 +20,10 @@
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, TensorRef};
 
-use super::dtype::DType;
+use super::dtype::{DType, check_out_dtype, not_implemented};
 use super::iter::{GRAIN, fmt_sizes};
 use super::scalar::Real;
-use super::shape::not_implemented;
-use super::spatial::{Kind, View, check_out_dtype, guard, pixel_scale, resolved, up_plan, view};
+use super::spatial::{Kind, View, guard, pixel_scale, resolved, up_plan, view};
 
 // ---------------------------------------------------------------------------------------------
 // Windows and weights

@@ -116,7 +116,7 @@ unsafe fn st<T: Elem>(p: usize, i: usize, v: T::A) {
 
 macro_rules! float_dispatch {
     ($op:expr, $dtype:expr, |$T:ident| $body:expr) => {
-        $crate::dispatch!($dtype, [F16, BF16, F32, F64], |$T| $body, else Err(super::shape::not_implemented($op, $dtype)))
+        $crate::dispatch!($dtype, [F16, BF16, F32, F64], |$T| $body, else Err(super::dtype::not_implemented($op, $dtype)))
     };
 }
 

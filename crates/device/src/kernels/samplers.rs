@@ -12,12 +12,11 @@
 use regen_runtime::rng::{CpuGenerator, with_generator};
 use regen_runtime::{Error, Generator, Result, Tensor, TensorRef};
 
-use super::dtype::{DType, Element};
+use super::dtype::{DType, Element, not_implemented};
 use super::iter::{self, Operand};
 use super::random::{FromI64, serial};
 use super::reduce::{self, dtype_of};
 use super::scalar::Real;
-use super::shape::not_implemented;
 
 /// What one element of each op is drawn from, and the dtypes CPU's kernel dispatches over.
 #[derive(Clone, Copy)]

@@ -11,7 +11,7 @@ use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorList, TensorRef};
 
 use super::copy::{copy_, copy_same};
-use super::dtype::{DType, Element, Num, PromotionOperand, can_cast, result_type};
+use super::dtype::{DType, Element, Num, PromotionOperand, can_cast, check_out_dtype, not_implemented, result_type};
 use super::iter::{Dims, GRAIN, Operand, new_tensor};
 use super::loops::copy_cast;
 use super::operands::{Input, new_output};
@@ -43,41 +43,6 @@ fn run(pieces: &[Piece]) {
 }
 
 pub use super::iter::wrap_dim;
-
-fn check_out_dtype(out: &TensorRef<'_>, dtype: DType) -> Result<()> {
-    let o = DType::from_scalar_type(out.dtype())?;
-    if o != dtype {
-        return Err(Error::runtime(format!(
-            "Expected out tensor to have dtype {}, but got {} instead",
-            torch_name(dtype),
-            torch_name(o)
-        )));
-    }
-    Ok(())
-}
-
-/// The dtype as Python spells it (`float`, `c10::BFloat16`...): as ATen prints a `caffe2::TypeMeta`.
-pub fn torch_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool",
-        DType::U8 => "unsigned char",
-        DType::I8 => "signed char",
-        DType::I16 => "short int",
-        DType::I32 => "int",
-        DType::I64 => "long int",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::C64 => "c10::complex<float>",
-        DType::C128 => "c10::complex<double>",
-    }
-}
-
-/// The error ATen's dispatch macros raise for a dtype without a kernel (NotImplementedError).
-pub fn not_implemented(op: &str, d: DType) -> Error {
-    Error::not_implemented(format!("\"{op}\" not implemented for '{}'", d.name()))
-}
 
 // ---------------------------------------------------------------------------------------------
 // Data movement.

@@ -10,9 +10,9 @@
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use super::dtype::{DType, Element, Num};
+use super::dtype::{DType, Element, Num, not_implemented};
 use super::iter::GRAIN;
-use super::shape::{not_implemented, wrap_dim};
+use super::shape::wrap_dim;
 use super::stl;
 
 /// The order key of an element: unsigned order is PyTorch's order of the values.

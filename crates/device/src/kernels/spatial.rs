@@ -10,7 +10,6 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 use super::dtype::DType;
 use super::norm::suggest_format;
 use super::scalar::Real;
-use super::shape::torch_name;
 
 // ---------------------------------------------------------------------------------------------
 // Elements
@@ -163,18 +162,6 @@ pub(crate) fn resolved(t: &TensorRef<'_>) -> Result<Option<Tensor>> {
     let c = super::iter::new_tensor(t.sizes(), DType::from_scalar_type(t.dtype())?)?;
     super::copy::copy_(c.as_ref(), *t)?;
     Ok(Some(c))
-}
-
-pub(crate) fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
-    let have = DType::from_scalar_type(out.dtype())?;
-    if have != want {
-        return Err(Error::runtime(format!(
-            "Expected out tensor to have dtype {}, but got {} instead",
-            torch_name(want),
-            torch_name(have)
-        )));
-    }
-    Ok(())
 }
 
 /// Strides of a new tensor of `sizes` in the memory format of `like` (CPU's outputs follow

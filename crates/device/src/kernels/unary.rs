@@ -7,9 +7,9 @@
 
 use half::{bf16, f16};
 use num_complex::{Complex, Complex32, Complex64};
-use regen_runtime::{Error, Result, TensorRef};
+use regen_runtime::{Result, TensorRef};
 
-use super::dtype::DType;
+use super::dtype::{DType, not_implemented};
 use super::loops;
 use super::operands::{Config, Input, elementwise};
 use super::scalar::{self, Real};
@@ -47,11 +47,6 @@ pub trait Unary: Sync {
     }
 }
 
-/// The error PyTorch raises for a dtype an op has no kernel for.
-pub fn not_implemented_for(op: &str, dtype: DType) -> Error {
-    Error::runtime(format!("\"{op}\" not implemented for '{}'", dtype.name()))
-}
-
 /// Runs `Op` as `out = op(self)`.
 pub fn run<Op: Unary>(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
     let mut config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
@@ -76,7 +71,7 @@ pub fn run<Op: Unary>(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
             DType::C128 if Op::COMPLEX_TO_REAL => loops::unary::<Complex64, f64>(it, Op::cr::<f64>),
             DType::C64 if Op::COMPLEX => loops::unary::<Complex32, Complex32>(it, Op::c::<f32>),
             DType::C128 if Op::COMPLEX => loops::unary::<Complex64, Complex64>(it, Op::c::<f64>),
-            other => return Err(not_implemented_for(Op::NAME, other)),
+            other => return Err(not_implemented(Op::NAME, other)),
         }
         Ok(())
     })

@@ -14,9 +14,9 @@
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
-use super::dtype::{DType, Element, Num};
+use super::dtype::{DType, Element, Num, not_implemented, torch_name};
 use super::iter::{contiguous_strides, is_contiguous, new_tensor, wrap_dim};
-use super::shape::{fmt_g, not_implemented, torch_name};
+use super::shape::fmt_g;
 use super::stl;
 use crate::dispatch;
 
