@@ -4,8 +4,9 @@
 //! safe, typed kernel arguments and results; [`error`] carries failures back to C++, where they
 //! become Python exceptions; [`ffi`] runs a kernel call so that neither an error nor a panic
 //! crosses the C boundary as anything but a returned error, and counts calls; [`fallback`] counts
-//! what the CPU fallback served and warns or raises when asked; [`host`] holds the
-//! services of the C++ host glue (`cpp/`, compiled into each backend by regen-build); [`alloc`]
+//! what the CPU fallback served and warns or raises when asked; [`glue`] holds the table of
+//! services the C++ host glue installs (`cpp/`, compiled into each backend by regen-build) and
+//! [`host`] the typed services over tensors; [`alloc`]
 //! is the default device memory (aligned host memory); [`rng`] the device's random generator
 //! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
 //! and default kernels a host-memory device starts from; [`element`] the typed elements and
@@ -15,6 +16,9 @@
 //! [`include_kernels!`], implements the generated `Kernels` trait, and exports it with
 //! [`export_kernels!`]. This crate has no device and no kernel symbols of its own; it builds and
 //! tests without PyTorch.
+
+// Every unsafe block says why it is sound (CI's clippy runs with -D warnings).
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 // Generated kernels.rs files name this crate by its external name, as in a backend crate.
 extern crate self as regen_runtime;
