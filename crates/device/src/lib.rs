@@ -6,6 +6,9 @@
 //! engines in [`kernels`]), and
 //! [`regen_runtime::export_kernels!`] hands it to the host glue at load time.
 
+// Every unsafe block says why it is sound (CI's clippy runs with -D warnings).
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod backend;
 pub mod kernels;
 

@@ -122,6 +122,19 @@ def test_scatter_reduce(dtype, reduce, include_self):
               op="scatter_reduce.two_out", layout=layout)
 
 
+@pytest.mark.parametrize("op", ["index_add", "index_copy", "index_reduce"])
+def test_index_ops_refuse_source_slices_of_another_shape(op):
+    """A source slice of another shape is refused with CPU's error, even with as many elements
+    (the `.out` forms reach the kernel without PyTorch's own checks; the slices are walked with
+    the destination's sizes, so such a source would be read past its end)."""
+    kw = {"reduce": "prod"} if op == "index_reduce" else {}
+    x, i = make((3, 6, 2), torch.float32), idx(0, 1, 2)
+    for src_shape in [(3, 4, 3), (3, 5, 2), (3, 12)]:
+        src = make(src_shape, torch.float32, seed=3)
+        check(lambda x, i, s: getattr(torch, op)(x, 0, i, s, out=torch.empty_like(x), **kw), x, i, src,
+              op=f"{op}.out")
+
+
 def test_scatter_errors():
     x = make((3, 4), torch.float32)
     check(lambda x, i: x.scatter(0, i, 1.0), x, torch.tensor([[5]]), op="scatter.value_out")

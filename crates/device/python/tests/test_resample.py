@@ -257,6 +257,28 @@ def test_pad_errors():
         A.reflection_pad1d(f(1, 2, 3).to("regen"), [3, 0])
 
 
+@pytest.mark.parametrize("kind", ["reflection", "replication"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_pad_backward_checks_every_size_of_grad_output(kind, nd):
+    """grad_output's channels are checked as CPU checks them; its batch, which CPU leaves
+    unchecked, too: the kernel walks the input's batch and channels through grad_output, and a
+    smaller one would be read past its end."""
+    op = getattr(torch.ops.aten, f"{kind}_pad{nd}d_backward", None)
+    if op is None:
+        pytest.skip(f"no {kind}_pad{nd}d_backward")
+    spatial, padding = (5, 4, 4)[:nd], [1] * (2 * nd)
+    grown = tuple(s + 2 for s in spatial)
+    inp = make((2, 3, *spatial), torch.float32)
+    for channels in (1, 2):
+        go = make((2, channels, *grown), torch.float32, seed=5)
+        raises_like(op, (go, inp, padding), (go.to("regen"), inp.to("regen"), padding))
+    with pytest.raises(RuntimeError, match=r"grad_output batch unexpected\. Expected: 2, Got: 1"):
+        op(make((1, 3, *grown), torch.float32).to("regen"), inp.to("regen"), padding)
+    # The sizes it checks are what it reads: a matching grad_output is summed back exactly.
+    go = make((2, 3, *grown), torch.float32, seed=6)
+    torch.testing.assert_close(op(go.to("regen"), inp.to("regen"), padding).cpu(), op(go, inp, padding))
+
+
 # ---------------------------------------------------------------------------------------------
 # Grid sampling
 

@@ -77,6 +77,8 @@ struct View {
 // SAFETY: a view describes a tensor kept alive by the kernel call; threads touch disjoint planes
 // of outputs.
 unsafe impl Sync for View {}
+// SAFETY: a View carries only a pointer and geometry; the tensor it describes outlives every
+// thread of the kernel call it is sent to.
 unsafe impl Send for View {}
 
 impl View {
@@ -321,6 +323,7 @@ unsafe fn fold(
 struct Addr(*mut u8);
 // SAFETY: the loops write disjoint parts of the memory behind it.
 unsafe impl Sync for Addr {}
+// SAFETY: the memory behind it outlives the parallel loop whose threads it is sent to.
 unsafe impl Send for Addr {}
 impl Addr {
     fn get(self) -> *mut u8 {
@@ -337,8 +340,11 @@ struct Matrix {
     esize: usize,
 }
 
-// SAFETY: as for `View`.
+// SAFETY: as for `View`: a weight kept alive by the kernel call, whose threads write disjoint
+// outputs (never the weight).
 unsafe impl Sync for Matrix {}
+// SAFETY: a Matrix carries only a pointer and geometry; the weight outlives every thread of the
+// kernel call it is sent to.
 unsafe impl Send for Matrix {}
 
 impl Matrix {

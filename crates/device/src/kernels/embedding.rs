@@ -981,6 +981,8 @@ pub fn renorm_(self_: TensorRef<'_>, indices: TensorRef<'_>, max_norm: f64, norm
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
             // SAFETY: row k of self through its strides.
             let at = |j: usize| unsafe { (base as *mut T).offset(k * s0 + j as isize * s1) };
+            // SAFETY: j < width and k was wrapped into 0..rows above, so at(j) is element (k, j) of
+            // self, a live 2-d tensor of the dispatched dtype T.
             let norm = row_norm((0..width).map(|j| <T as Bag>::to_f64(unsafe { *at(j) }.ld())), norm_type);
             let norm = <T as Bag>::to_f64(<T as Bag>::st(<T as Bag>::from_f64(norm)).ld());
             if norm > max_norm {

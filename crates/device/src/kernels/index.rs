@@ -236,8 +236,12 @@ fn read_indices(t: &Operand) -> Vec<i64> {
     // SAFETY: the offsets come from the tensor's own geometry.
     match t.dtype {
         DType::I32 => {
+            // SAFETY: o is an offset of t's own sizes and strides, so an element of the live
+            // index tensor t, whose dtype is int32 in this arm.
             for_each_offset(sizes, [strides], |[o]| out.push(i64::from(unsafe { *t.data.cast::<i32>().offset(o) })))
         }
+        // SAFETY: o is an offset of t's own geometry; every caller checked t is int32 or int64
+        // (slice_indices, put, advanced indexing, searchsorted's sorter), so int64 in this arm.
         _ => for_each_offset(sizes, [strides], |[o]| out.push(unsafe { *t.data.cast::<i64>().offset(o) })),
     }
     out
@@ -287,6 +291,8 @@ unsafe fn at<T>(base: *mut u8, offset: isize) -> *mut T {
 struct Ptr(*mut u8);
 // SAFETY: see above.
 unsafe impl Send for Ptr {}
+// SAFETY: the threads sharing a Ptr touch disjoint elements of tensor memory that outlives the
+// kernel call (see the doc comment above).
 unsafe impl Sync for Ptr {}
 impl Ptr {
     /// Through a method, so closures capture the `Sync` wrapper, not its raw field.
@@ -753,12 +759,18 @@ where
 /// Copies or combines a run of `n` elements.
 ///
 /// # Safety
-/// The runs are inside their tensors.
+/// The runs are inside their tensors, and `src` is either `dst` itself (a fill or an in-place
+/// scaling of the run) or does not overlap it.
 #[inline(always)]
 unsafe fn run_combine<T: Arith>(dst: *mut T, ds: isize, src: *const T, ss: isize, n: usize, op: impl Fn(T, T) -> T) {
     // SAFETY: per the contract.
     unsafe {
-        if ds == 1 && ss == 1 {
+        if ds == 1 && ss == 1 && std::ptr::eq(dst.cast_const(), src) {
+            // The same run: one `&mut` slice, no `&` to the same memory beside it.
+            for x in std::slice::from_raw_parts_mut(dst, n) {
+                *x = op(*x, *x);
+            }
+        } else if ds == 1 && ss == 1 {
             let (d, s) = (std::slice::from_raw_parts_mut(dst, n), std::slice::from_raw_parts(src, n));
             for (x, &y) in d.iter_mut().zip(s) {
                 *x = op(*x, y);
@@ -868,12 +880,31 @@ pub fn index_combine(
         && (0..sd).all(|d| {
             d == dim || self_.sizes().get(d).copied().unwrap_or(1) == source.sizes().get(d).copied().unwrap_or(1)
         });
-    if !shapes_ok && self_.numel() / bound.max(1) != source.numel() / ssize.max(1) {
-        return Err(Error::runtime(format!(
-            "{op}(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {dim} and source slice shape: {} at dimension 0.",
-            fmt_sizes(&without(self_.sizes(), dim)),
-            fmt_sizes(&without(source.sizes(), dim)),
+    // ATen's checks (index_copy's, and index_add's and index_reduce's meta function): the
+    // slices are walked with the destination's sizes and the source's strides, so a source
+    // slice of another shape, even of as many elements, would be read outside the source.
+    if op == "index_copy" && self_.dim() > 0 && source.dim() > 0 && self_.dim() != source.dim() {
+        return Err(Error::index(format!(
+            "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
+            source.dim(),
+            self_.dim()
         )));
+    }
+    if !shapes_ok {
+        let spaced = |s: Vec<i64>| s.iter().map(i64::to_string).collect::<Vec<_>>().join(" ");
+        return Err(Error::runtime(if op == "index_copy" {
+            format!(
+                "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {dim} and source slice shape: {} at dimension 0.",
+                spaced(without(self_.sizes(), dim)),
+                spaced(without(source.sizes(), dim)),
+            )
+        } else {
+            format!(
+                "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = {} source.shape = {}",
+                fmt_sizes(self_.sizes()),
+                fmt_sizes(source.sizes()),
+            )
+        }));
     }
     with_size(&out, self_.sizes(), |o| {
         copy::copy_(*o, self_)?;
@@ -887,8 +918,7 @@ pub fn index_combine(
             && ndim > 1
             && (dim == 0 || dim == ndim - 1)
             && alpha.as_complex() == (1.0, 0.0)
-            && dtype_of(&index)? == DType::I64
-            && shapes_ok;
+            && dtype_of(&index)? == DType::I64;
         // Tensors of at most one dim take ATen's scalar loop, `self += source * alpha` in the
         // element type: the product rounds before the sum.
         let scalar_loop = ndim <= 1;
@@ -913,6 +943,10 @@ pub fn index_combine(
         dispatch_all!(dtype, |T| {
             // SAFETY (all loops): runs from the operands' geometry, indices checked.
             if !include_self {
+                // SAFETY: slices() walks d's own geometry with every idx[k] checked in 0..bound
+                // (slice_indices), and this closure touches d only; with write = true each
+                // thread owns its pre/post positions, so runs of different threads are disjoint.
+                // dst and src are the same run, which run_combine allows.
                 slices(&d, Some(&s), dim, &idx, true, |a, _, n, sa, _| unsafe {
                     run_combine::<T>(at(dp.get(), a), sa, at(dp.get(), a), sa, n, |_, _| reduce.identity::<T>())
                 });
@@ -920,12 +954,18 @@ pub fn index_combine(
             match reduce {
                 Reduce::Add if scalar_loop => {
                     let alpha = T::from_num(alpha);
+                    // SAFETY: d's run is at idx[k] (checked in 0..bound) through d's own strides;
+                    // s's run is at k < ssize = idx.len() along dim, walked with d's sizes after
+                    // dim and s's strides: inside s, whose slice shape equals d's (shapes_ok,
+                    // checked above).
                     slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
                         run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x.add(y.mul(alpha)))
                     })
                 }
                 // Slice by slice as ATen's `add` kernel: the vector body of a dense run, then its
                 // scalar tail (they round differently in half types).
+                // SAFETY: as in the scalar loop: d's runs are checked, s's are inside s (the
+                // slice shapes are equal, checked above).
                 Reduce::Add => slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
                     let chunk = 2 * super::binary::vector_bytes() / std::mem::size_of::<T>();
                     let body = if sa == 1 && sb == 1 { n - n % chunk } else { 0 };
@@ -934,6 +974,8 @@ pub fn index_combine(
                     let (x, y) = (x.add(body), y.cast_const().add(body));
                     run_combine::<T>(x, sa, y, sb, n - body, |x, y| x.add_scaled_scalar(y, alpha))
                 }),
+                // SAFETY: as in the scalar loop: d's runs are checked, s's are inside s (the
+                // slice shapes are equal, checked above).
                 _ => slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
                     run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| reduce.apply(x, y))
                 }),
@@ -948,6 +990,10 @@ pub fn index_combine(
                 for (k, &c) in counts.iter().enumerate() {
                     if c > 1 || (c == 1 && !include_self) {
                         let one = [k as i64];
+                        // SAFETY: slice k < bound of d (counts has bound entries), walked through
+                        // d's own geometry; only d is touched, its post positions split across
+                        // threads. dst and src are the same run, which
+                        // run_combine allows.
                         slices(&d, None, dim, &one, true, |a, _, n, sa, _| unsafe {
                             run_combine::<T>(at(dp.get(), a), sa, at(dp.get(), a), sa, n, |x, _| x.div_count(c))
                         });
@@ -1304,6 +1350,9 @@ fn masked_positions(a: &Operand, mask: &Operand, shape: &[i64]) -> Vec<isize> {
     let mut out = Vec::new();
     // SAFETY: offsets from the operands' broadcast geometry; masks are one byte.
     for_each_offset(shape, [&sa, &sm], |[x, m]| {
+        // SAFETY: shape is the broadcast of self's and the mask's shapes (the callers'
+        // broadcast_shapes), so m is an element of the live mask; check_mask made it Bool or
+        // U8, one byte.
         if unsafe { *mask.data.offset(m) } != 0 {
             out.push(x);
         }
@@ -1535,8 +1584,12 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
         // SAFETY: offsets from the index tensor's geometry.
         match t.dtype {
             DType::I32 => {
+                // SAFETY: bshape is the broadcast of every index shape, t's among them, so o (from
+                // t's broadcast strides) is an element of the live index tensor t, int32 here.
                 walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(i64::from(unsafe { *at::<i32>(t.data, o) }), p))
             }
+            // SAFETY: o is an element of t as above; Idx::Tensor holds only int32 or int64 index
+            // tensors, so int64 in this arm.
             _ => walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(unsafe { *at::<i64>(t.data, o) }, p)),
         }
         if bad.get().is_some() {

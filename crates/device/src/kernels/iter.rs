@@ -34,6 +34,8 @@ pub struct Operand {
 // SAFETY: an operand describes tensor memory kept alive by the kernel call that built it; the
 // loops write disjoint output elements from different threads.
 unsafe impl Send for Operand {}
+// SAFETY: shared by the loops' threads, which read its (live) inputs and write disjoint output
+// elements.
 unsafe impl Sync for Operand {}
 
 impl Operand {
@@ -60,8 +62,9 @@ pub struct Iter {
     numel: usize,
 }
 
-// SAFETY: as for Operand.
+// SAFETY: as for Operand: its pointers address tensor memory kept alive by the kernel call.
 unsafe impl Send for Iter {}
+// SAFETY: as for Operand: the threads sharing it write disjoint output elements.
 unsafe impl Sync for Iter {}
 
 impl Iter {

@@ -382,8 +382,9 @@ pub fn backward(
         into_out(&grad_input, input.sizes(), dtype, |p| {
             let gi = p as *mut T;
             let n = shape.batch * shape.classes * shape.map;
-            // SAFETY (all writes below): the contiguous grad_input holds n elements, and the
-            // target's bounds are checked before its class is written.
+            // SAFETY: into_out hands a contiguous buffer of T with input's sizes, whose element
+            // count is batch · classes · map = n (the later writes stay inside it too: the
+            // target's bounds are checked before its class is written).
             unsafe { std::slice::from_raw_parts_mut(gi, n) }.fill(T::st(Default::default()));
             let one = T::st(num_traits::One::one());
             let scalar = if unreduced {

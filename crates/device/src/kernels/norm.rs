@@ -423,7 +423,9 @@ simd_fn! {
         kind: Kind, xp: usize, yp: usize, base: usize, n: usize, inner: usize, len: usize,
         mx: &mut [T::A], sum: &mut [T::A], e: &mut [T::A],
     ) {
-        // SAFETY (all blocks below): rows d of the block lie inside the contiguous tensors.
+        // SAFETY: for d < n, row d (len columns from base + d·inner) lies inside the contiguous
+        // input (and, for the blocks below, output) of outer·n·inner elements: the caller passes
+        // base = o·n·inner + j0 with o < outer and j0 + len <= inner.
         let row = |d: usize| unsafe { std::slice::from_raw_parts((xp as *const T).add(base + d * inner), len) };
         let (mx, sum) = (&mut mx[..len], &mut sum[..len]);
         for (m, &v) in mx.iter_mut().zip(row(0)) {
@@ -586,7 +588,9 @@ simd_fn! {
         sum: &mut [T::A], tmp: &mut [T::A],
     ) {
         let [gp, yp, op] = ptrs;
-        // SAFETY (all rows): rows d of the block lie inside the contiguous tensors.
+        // SAFETY: for d < n, row d (len columns from base + d·inner) lies inside each of the
+        // contiguous grad, output and grad_input of outer·n·inner elements (same sizes, checked):
+        // the caller passes base = o·n·inner + j0 with o < outer and j0 + len <= inner.
         let row = |p: usize, d: usize| unsafe { std::slice::from_raw_parts((p as *const T).add(base + d * inner), len) };
         let (sum, tmp) = (&mut sum[..len], &mut tmp[..len]);
         sum.fill(T::A::zero());
@@ -791,6 +795,8 @@ fn masked_softmax_run<T: Masked>(xp: usize, op: usize, mask: &[bool], outer: usi
             let base = (i / inner) * n * inner + i % inner;
             // SAFETY: `base + k·inner` for k < n lies inside the contiguous input and output.
             let x = |k: usize| unsafe { *(xp as *const T).add(base + k * inner) };
+            // SAFETY: for k < n, base + k·inner < outer·n·inner (i < outer·inner), an element of
+            // the new contiguous output of the input's sizes; position i is this thread's only.
             let y = |k: usize| unsafe { (op as *mut T).add(base + k * inner) };
             let masked = |k: usize| mask[base + k * inner];
             let mut m = x(0);
@@ -1790,10 +1796,13 @@ simd_fn! {
         let (nb, gi, d, hw) = (i / p.g, i % p.g, p.d, p.hw);
         let ([xb, xc, xs], [ob, oc, os]) = (x.st, o.st);
         let c0 = gi * d;
-        // SAFETY (both closures): element (nb, c0 + k, m) of the input or output, k < d, m < hw.
+        // SAFETY: for k < d and m < hw (as every call below passes), element (nb, c0 + k, m) of
+        // the input viewed as N × C × HxW: nb < N (i < N·g) and c0 + k < (gi + 1)·d <= C.
         let at = |k: usize, m: usize| unsafe {
             (x.ptr as *const T).offset(nb as isize * xb + (c0 + k) as isize * xc + m as isize * xs).read()
         };
+        // SAFETY: as for `at`, element (nb, c0 + k, m) of the output y (the input's sizes),
+        // inside group i, which only this thread writes.
         let put = |k: usize, m: usize, v: T::A| unsafe {
             (o.ptr as *mut T).offset(nb as isize * ob + (c0 + k) as isize * oc + m as isize * os).write(T::st(v))
         };

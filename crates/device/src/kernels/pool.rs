@@ -356,8 +356,9 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                 for (oh, wh) in p.win[1].iter().enumerate() {
                     for (ow, ww) in p.win[2].iter().enumerate() {
                         let o = y.at(bn, ch, od, oh, ow);
-                        // SAFETY (all reads and writes): window indices lie inside the input
-                        // (the plan clips them), output indices inside the output.
+                        // SAFETY: every call passes window indices, which lie inside the input
+                        // (the plan clips them to 0..inp, or clamps nearest's), so at() reads
+                        // an element of plane (bn, ch) of the input the plan was built from.
                         let at = |d: usize, h: usize, w: usize| unsafe {
                             *xp.offset(d as isize * x.st[2] + h as isize * x.st[3] + w as isize * x.st[4])
                         };
@@ -382,9 +383,13 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                     });
                                     T::div(sum, div)
                                 };
+                                // SAFETY: o is output element (bn, ch, od, oh, ow) of y (resized
+                                // to the plan's output sizes); plane (bn, ch) is this thread's.
                                 unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
                             }
                             Mode::Nearest { .. } => {
+                                // SAFETY: o is this thread's output element as above; the read is
+                                // at(), of nearest_plan's indices clamped to 0..inp.
                                 unsafe { *(y.ptr as *mut T).offset(o) = at(wd.lo, wh.lo, ww.lo) };
                             }
                             Mode::AdaptiveAvg => {
@@ -404,6 +409,8 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 for k in &[wd.full, wh.full, ww.full][3 - p.nd..] {
                                     v = r(T::div(v, *k as i64));
                                 }
+                                // SAFETY: o is output element (bn, ch, od, oh, ow) of y, in plane
+                                // (bn, ch), which only this thread writes.
                                 unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
                             }
                         }
@@ -458,10 +465,13 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                             }
                             d += wd.step;
                         }
-                        // SAFETY (both writes): output indices inside the output and indices.
+                        // SAFETY: yrow + ow·st[4] is output element (bn, ch, od, oh, ow) of y
+                        // (resized to the plan's output), in this thread's plane.
                         unsafe { *yrow.offset(ow as isize * y.st[4]) = T::st(best) };
                         if let (Some(ip), Some(iv)) = (ip, idx) {
                             let io = od as isize * iv.st[2] + oh as isize * iv.st[3] + ow as isize * iv.st[4];
+                            // SAFETY: ip + io is element (bn, ch, od, oh, ow) of the indices,
+                            // resized to the same output sizes, in this thread's plane.
                             unsafe { *ip.offset(io) = bi as i64 };
                         }
                     }
@@ -514,15 +524,17 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
             let (d_o, h_o, w_o) = (rest / (oh * ow), rest / ow % oh, rest % ow);
             let (wd, wh, ww) = (p.win[0][d_o], p.win[1][h_o], p.win[2][w_o]);
             let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
-            // SAFETY (all reads and writes): window indices lie inside the input (the plan clips
-            // them), channels 0..c are contiguous in every tensor, the output row is this
-            // position's.
+            // SAFETY: every call passes window indices, inside the input (the plan clips them),
+            // and channels 0..c are contiguous (x.st[1] == 1, channels_innermost), so the row is
+            // c elements of batch bn of the input.
             let row = |d: usize, h: usize, w: usize| unsafe {
                 std::slice::from_raw_parts(
                     xp.offset(d as isize * x.st[2] + h as isize * x.st[3] + w as isize * x.st[4]),
                     c,
                 )
             };
+            // SAFETY: the c contiguous channels (y.st[1] == 1) of output position (bn, d_o, h_o,
+            // w_o), inside the output (resized to the plan's); each position is one thread's.
             let yo = unsafe { std::slice::from_raw_parts_mut((y.ptr as *mut T).offset(y.at(bn, 0, d_o, h_o, w_o)), c) };
             match p.mode {
                 Mode::Max => {
@@ -539,6 +551,8 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         *o = T::st(v);
                     }
                     if let Some(iv) = idx {
+                        // SAFETY: as for yo, in the indices (same output sizes, channel stride 1
+                        // by channels_innermost).
                         let io = unsafe {
                             std::slice::from_raw_parts_mut((iv.ptr as *mut i64).offset(iv.at(bn, 0, d_o, h_o, w_o)), c)
                         };
@@ -593,8 +607,10 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
             let gp = (gi.ptr as *mut T).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
             let gat =
                 |d: usize, h: usize, w: usize| d as isize * gi.st[2] + h as isize * gi.st[3] + w as isize * gi.st[4];
-            // SAFETY (all reads and writes): indices inside the plane (checked by the callers for
-            // the max ops' indices), windows clipped to the input.
+            // SAFETY: every call passes an element of plane (bn, ch) of grad_input (the input's
+            // sizes): a max index checked in 0..plane just before (its own offset when the plane
+            // is dense, else through gat), or gat of window indices the plan clipped to the input.
+            // The plane is this thread's only.
             let add = |o: isize, v: T::A| unsafe { *gp.offset(o) = T::st(rd::<T>(T::add((*gp.offset(o)).ld(), v))) };
             // A dense plane takes an index as its offset and is zeroed at once.
             let dense = gi.st[4] == 1 && gi.st[3] == iw as isize && (id == 1 || gi.st[2] == (ih * iw) as isize);
@@ -606,6 +622,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                 for d in 0..id {
                     for h in 0..ih {
                         for w in 0..iw {
+                            // SAFETY: (d, h, w) < (id, ih, iw), an element of this thread's plane
+                            // of grad_input.
                             unsafe { *gp.offset(gat(d, h, w)) = T::st(T::zero()) };
                         }
                     }
@@ -614,6 +632,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
             for (od, wd) in p.win[0].iter().enumerate() {
                 for (oh, wh) in p.win[1].iter().enumerate() {
                     for (ow, ww) in p.win[2].iter().enumerate() {
+                        // SAFETY: grad_output's sizes were checked equal to the plan's output
+                        // sizes (run_backward), so (bn, ch, od, oh, ow) is one of its elements.
                         let g = unsafe { *(go.ptr as *const T).offset(go.at(bn, ch, od, oh, ow)) }.ld();
                         match p.mode {
                             Mode::Nearest { .. } => {
@@ -622,6 +642,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                             }
                             Mode::Max | Mode::AdaptiveMax => {
                                 let Some(iv) = idx else { continue };
+                                // SAFETY: the indices' sizes were checked equal to the plan's
+                                // output sizes (run_backward): an element of the indices.
                                 let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) };
                                 // CPU skips -1 (`maxindex != -1`) and writes any other
                                 // index out of the plane out of bounds.
@@ -675,6 +697,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                     for h in 0..ih {
                         for w in 0..iw {
                             let k = (d * ih + h) * iw + w;
+                            // SAFETY: (d, h, w) < (id, ih, iw), an element of this thread's plane
+                            // of grad_input.
                             unsafe { *gp.offset(gat(d, h, w)) = T::st(acc[k]) };
                             acc[k] = T::zero();
                         }

@@ -791,6 +791,8 @@ struct Ptr(*mut u8);
 // SAFETY: the pointers address tensor memory alive for the whole kernel call; threads write
 // disjoint outputs.
 unsafe impl Send for Ptr {}
+// SAFETY: shared between the worker threads, which only read inputs and write disjoint outputs
+// of that live memory.
 unsafe impl Sync for Ptr {}
 
 impl Ptr {
@@ -1022,9 +1024,14 @@ unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
             let full = n_red / ROW_BLOCK;
             // SAFETY (combine_rows): rows of this block of columns, per the contract.
             if identical && full > 1 {
+                // SAFETY: rows 0..ROW_BLOCK exist (full > 1 means n_red >= 2·ROW_BLOCK); each is
+                // n <= width - o % width contiguous kept columns (kept stride 1) from first, inside
+                // the input per accumulate's contract.
                 unsafe { combine_rows(op, part, first, red, (0, ROW_BLOCK), i0) };
                 levels.push_repeated(op, part, total, full);
                 if full * ROW_BLOCK < n_red {
+                    // SAFETY: the remaining rows full·ROW_BLOCK..n_red of this block of columns,
+                    // inside the input per the contract (as the first block's).
                     unsafe { combine_rows(op, part, first, red, (full * ROW_BLOCK, n_red), i0) };
                     levels.push(op, part);
                 }
@@ -1032,6 +1039,8 @@ unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
                 let mut r = 0;
                 while r < n_red {
                     let r_end = (r + ROW_BLOCK).min(n_red);
+                    // SAFETY: rows r..r_end <= n_red of this block of n contiguous columns from
+                    // first, inside the input per accumulate's contract.
                     unsafe { combine_rows(op, part, first, red, (r, r_end), i0) };
                     levels.push(op, part);
                     r = r_end;
@@ -1052,13 +1061,20 @@ unsafe fn accumulate<T: Load, R: Reducer<T::D>>(
             let mut acc = op.init();
             // SAFETY (reduce_run): every run is in the input, per the contract.
             if identical {
+                // SAFETY: ioff is output o's first input element (g.offsets); from it the
+                // innermost reduced run (inner: size and stride) is inside the input per the
+                // contract.
                 let run = unsafe { reduce_run(op, base.offset(ioff), inner, i0) };
                 for _ in 0..n_outer {
                     acc = op.merge(acc, run);
                 }
             } else {
                 for q in 0..n_outer {
+                    // SAFETY: q < n_outer, so ioff + red_offset(q, outer) is the start of output
+                    // o's q-th run, an element of the input per the contract.
                     let p = unsafe { base.offset(ioff + red_offset(q, outer)) };
+                    // SAFETY: that run (inner.0 elements, inner.1 apart, from p) is reduced
+                    // elements of output o, inside the input per the contract.
                     acc = op.merge(acc, unsafe { reduce_run(op, p, inner, i0 + (q * inner.0) as i64) });
                 }
             }

@@ -72,6 +72,7 @@ fn rr<T: Fx>(v: T::M) -> T::M {
 /// `p.offset(o)` is an element of a live tensor.
 #[inline(always)]
 unsafe fn ld<T: Fx>(p: *const T, o: isize) -> T::M {
+    // SAFETY: the caller guarantees p.offset(o) is an element of a live tensor of T.
     unsafe { (*p.offset(o)).ld() }
 }
 
@@ -240,8 +241,9 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
                 let (d, h, wi) = (rest / (oh * ow), rest / ow % oh, rest % ow);
                 let (bd, bh, bw) = (d * kd, h * kh, wi * kw);
                 let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
-                // SAFETY (all rows): tap indices lie inside the input (taps() clamps them) and a
-                // position's c channels are contiguous in both tensors.
+                // SAFETY: jd < kd, jh < kh, jw < kw pick taps of this position, whose indices lie
+                // inside the input (taps() clamps them to 0..inp), and its c channels are
+                // contiguous (x.st[1] == 1 checked above): c elements of batch bn of the input.
                 let row = |jd: usize, jh: usize, jw: usize| unsafe {
                     std::slice::from_raw_parts(xp.offset(off[0][bd + jd] + off[1][bh + jh] + off[2][bw + jw]), c)
                 };
@@ -340,6 +342,8 @@ unsafe fn taps_row<T: Fx>(
     out: &mut [T::M],
     first: bool,
 ) {
+    // SAFETY: taps_row_k reads rp.offset(off[i]) only for entries of off, each an element of a
+    // live tensor by this function's contract.
     unsafe {
         match k {
             2 => taps_row_k::<T, 2>(rp, off, w, wdh, out, first),
@@ -365,6 +369,8 @@ unsafe fn taps_row_k<T: Fx, const K: usize>(
                 // SAFETY: the caller's.
                 let mut v = unsafe { ld(rp, of[0]) } * wt[0];
                 for j in 1..K {
+                    // SAFETY: of[j] is an entry of off, so rp.offset(of[j]) is an element of a
+                    // live tensor (the caller's contract).
                     v = v + unsafe { ld(rp, of[j]) } * wt[j];
                 }
                 *o = if first { v } else { *o + v };
@@ -812,11 +818,11 @@ fn pad_backward<E: Acc>(p: &PadPlan, go: View, gi: View) {
             let gq = (gi.ptr as *mut E).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
             let at =
                 |d: usize, h: usize, w: usize| d as isize * gi.st[2] + h as isize * gi.st[3] + w as isize * gi.st[4];
-            // SAFETY (all reads and writes): indices inside this plane of grad_input (the maps
-            // stay inside the input) and of grad_output.
             for d in 0..id {
                 for h in 0..ih {
                     for w in 0..iw {
+                        // SAFETY: (d, h, w) < (id, ih, iw) is an element of plane (bn, ch) of
+                        // grad_input (resized to the input's sizes), which only this thread writes.
                         unsafe { *gq.offset(at(d, h, w)) = E::zero() };
                     }
                 }
@@ -825,10 +831,15 @@ fn pad_backward<E: Acc>(p: &PadPlan, go: View, gi: View) {
             for d in 0..od {
                 for h in 0..oh {
                     for w in 0..ow {
+                        // SAFETY: (d, h, w) < (od, oh, ow), bn < n and ch < c are inside
+                        // grad_output, whose sizes pad_backward_out checked against the plan's
+                        // (batch and channel included).
                         let g = unsafe {
                             *gp.offset(d as isize * go.st[2] + h as isize * go.st[3] + w as isize * go.st[4])
                         };
                         let o = at(p.map[0][d], p.map[1][h], p.map[2][w]);
+                        // SAFETY: pad_plan clamps every map entry into 0..inp[j], so o is an element
+                        // of plane (bn, ch) of grad_input, which only this thread writes.
                         unsafe { *gq.offset(o) = (*gq.offset(o)).plus(g) };
                     }
                 }
@@ -891,11 +902,15 @@ pub fn pad_backward_out(
             fmt_sizes(g)
         )));
     }
-    for (j, what) in [(2usize, "width"), (1, "height"), (0, "depth")] {
-        if j + nd < 3 {
-            continue;
-        }
-        let k = want.len() - 3 + j;
+    // CPU's checks (channel, then the spatial sizes), and the batch, which CPU leaves unchecked:
+    // the loop walks the input's batch through grad_output, so a smaller one would be read past
+    // its end.
+    let (channel, batch) = (want.len() - nd - 1, (want.len() == nd + 2).then_some(0));
+    let spatial = [(2usize, "width"), (1, "height"), (0, "depth")]
+        .into_iter()
+        .filter(|&(j, _)| j + nd >= 3)
+        .map(|(j, what)| (want.len() - 3 + j, what));
+    for (k, what) in std::iter::once((channel, "channel")).chain(spatial).chain(batch.map(|b| (b, "batch"))) {
         if g[k] != want[k] {
             return Err(Error::runtime(format!("grad_output {what} unexpected. Expected: {}, Got: {}", want[k], g[k])));
         }
@@ -1251,13 +1266,15 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
             let gp = (g.ptr as *const T).wrapping_offset(
                 bn as isize * g.st[0] + d as isize * g.st[1] + h as isize * g.st[2] + w as isize * g.st[3],
             );
-            // SAFETY (all reads and writes): grid coordinates of this position; input reads are
-            // bounds-checked; outputs are this position's.
             let raw: [T::M; 3] =
+                // SAFETY: gs_plan checked the grid is [N, out…, nd] with N the input's batch, so
+                // for a < nd, gp + a·st[4] is coordinate a of grid position (bn, d, h, w).
                 std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::M::zero() });
             let size = |a: usize| p.inp[2 - a];
             let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
             let yo = |ch: usize| y.at(bn, ch, d, h, w);
+            // SAFETY: for ch < c (every call), element (bn, ch, d, h, w) of the new output
+            // [n, c, out…]; position pos is this thread's only.
             let store = |ch: usize, v: T::M| unsafe { *(y.ptr as *mut T).offset(yo(ch)) = T::st(v) };
             match p.mode {
                 Mode::Bilinear | Mode::Nearest => {
@@ -1271,6 +1288,8 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                         let inb = within(p, i);
                         for ch in 0..p.c {
                             let v = if inb {
+                                // SAFETY: within() checked every coordinate of i in 0..inp, and
+                                // ch < c: an element of batch bn of the input.
                                 unsafe { ld(xp, ch as isize * x.st[1] + at3(&x.st, i)) }
                             } else {
                                 T::M::zero()
@@ -1298,6 +1317,8 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                         let cp = ch as isize * x.st[1];
                         let mut acc = T::M::zero();
                         for (&o, &wt) in offs.iter().zip(wts) {
+                            // SAFETY: offs holds only corners that passed within(), and ch < c:
+                            // an element of batch bn of the input.
                             acc = r(acc + r(unsafe { ld(xp, cp + o) } * wt));
                         }
                         store(ch, acc);
@@ -1337,6 +1358,8 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                     });
                     for ch in 0..p.c {
                         let cp = ch as isize * x.st[1];
+                        // SAFETY: read only when taps[k].1, within()'s check that the tap lies
+                        // inside the input; ch < c: an element of batch bn of the input.
                         let val = |k: usize| if taps[k].1 { unsafe { ld(xp, cp + taps[k].0) } } else { T::M::zero() };
                         let interp = |v: [T::M; 4], cf: &[T::M; 4]| {
                             r(r(r(r(v[0] * cf[0]) + r(v[1] * cf[1])) + r(v[2] * cf[2])) + r(v[3] * cf[3]))
@@ -1388,22 +1411,28 @@ fn gs_backward_at<T: Fx>(
     let ggp = (gg.ptr as *mut T).wrapping_offset(
         bn as isize * gg.st[0] + d as isize * gg.st[1] + h as isize * gg.st[2] + w as isize * gg.st[3],
     );
-    // SAFETY (all reads and writes below): this position's grid and grid-gradient elements,
-    // bounds-checked input and grad_input elements, this position's grad_output elements.
     let raw: [T::M; 3] =
+        // SAFETY: gs_plan checked the grid is [N, out…, nd] with N the input's batch, so for
+        // a < nd, gp + a·st[4] is coordinate a of grid position (bn, d, h, w).
         std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::M::zero() });
     let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
+    // SAFETY: grad_output's sizes were checked equal to [n, c, out…], so for ch < c (every call)
+    // (bn, ch, d, h, w) is one of its elements.
     let gout = |ch: usize| unsafe { ld(go.ptr as *const T, go.at(bn, ch, d, h, w)) };
     let add = |ch: usize, i: [i64; 3], v: T::M| {
         if let Some(gv) = gi
             && within(p, i)
         {
             let q = (gv.ptr as *mut T).wrapping_offset(gv.at(bn, ch, 0, 0, 0) + at3(&gv.st, i));
+            // SAFETY: within() checked i inside the input and ch < c, so q is an element of the
+            // new grad_input (the input's sizes); batch bn is this task's only.
             unsafe { *q = T::st(r((*q).ld() + v)) };
         }
     };
     let set_grid = |vals: [T::M; 3]| {
         for (a, &v) in vals.iter().enumerate().take(p.nd) {
+            // SAFETY: a < nd: coordinate a of position (bn, d, h, w) of the new grid gradient
+            // (the grid's sizes); batch bn is this task's only.
             unsafe { *ggp.offset(a as isize * gg.st[4]) = T::st(v) };
         }
     };
@@ -1443,6 +1472,8 @@ fn gs_backward_at<T: Fx>(
                     if !inb[k] {
                         continue;
                     }
+                    // SAFETY: inb[k] (within()) says this corner is inside the input, and
+                    // ch < c: an element of batch bn of the input.
                     let val = unsafe { ld(xp, cp + offs[k]) };
                     for (a, sum) in gsum.iter_mut().enumerate().take(p.nd) {
                         // val · (the other axes' factors, in x, y, z order) · gOut.
@@ -1502,6 +1533,8 @@ fn gs_backward_at<T: Fx>(
                 for (k, &(id, off, inb)) in taps.iter().enumerate() {
                     let (i, j) = (k / 4, k % 4);
                     add(ch, id, r(r(gv * cx[i]) * cy[j]));
+                    // SAFETY: read only when inb (within()) says the tap is inside the input;
+                    // ch < c: an element of batch bn of the input.
                     let val = if inb { unsafe { ld(xp, cp + off) } } else { T::M::zero() };
                     gx = r(gx - r(r(r(val * gxc[i]) * cy[j]) * gv));
                     gy = r(gy - r(r(r(val * gyc[j]) * cx[i]) * gv));

@@ -102,6 +102,7 @@ fn rows(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
 /// `i` is inside the data.
 #[inline(always)]
 unsafe fn ld<T: Elem>(p: usize, i: usize) -> T::A {
+    // SAFETY: the caller guarantees i is inside the contiguous data of T at p.
     unsafe { (*(p as *const T).add(i)).ld() }
 }
 
@@ -111,6 +112,7 @@ unsafe fn ld<T: Elem>(p: usize, i: usize) -> T::A {
 /// `i` is inside the data, and no other thread writes it.
 #[inline(always)]
 unsafe fn st<T: Elem>(p: usize, i: usize, v: T::A) {
+    // SAFETY: the caller guarantees i is inside the data of T at p and no other thread writes it.
     unsafe { *(p as *mut T).add(i) = T::st(v) }
 }
 

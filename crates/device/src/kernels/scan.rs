@@ -119,6 +119,8 @@ impl<W: Dom> Scanner<W> for LogCumSumExp {
 struct Ptr(*mut u8);
 // SAFETY: tensor memory alive for the kernel call; threads write disjoint lines.
 unsafe impl Send for Ptr {}
+// SAFETY: the threads sharing it read the input and write disjoint lines of the outputs, all
+// alive for the kernel call.
 unsafe impl Sync for Ptr {}
 
 /// Lines scanned side by side when each is scanned alone (the scanned dimension is the
@@ -294,6 +296,8 @@ pub unsafe fn run<T: Load, S: Scanner<T::W>>(
 ) {
     let ndim = input.sizes.len();
     if ndim == 0 {
+        // SAFETY: a zero-dim input holds one element, and it is a live operand of T (the
+        // contract).
         let x = unsafe { input.data.cast::<T>().read() }.wide();
         let acc = op.step(op.init(), x, 0);
         // SAFETY: one element each, per the contract.

@@ -705,6 +705,8 @@ pub fn linspace(start: Scalar, end: Scalar, steps: i64, out: TensorRef<'_>) -> R
         let half = steps / 2;
         let last = steps - 1;
         if n == 1 {
+            // SAFETY: factory hands a contiguous buffer of n = 1 element of out's dtype, which
+            // dispatch_all! maps to T.
             crate::dispatch_all!(dtype, |T| unsafe { p.cast::<T>().write(T::from_num(Num::from_scalar(start))) });
             return Ok(());
         }
@@ -801,6 +803,8 @@ pub fn logspace(start: Scalar, end: Scalar, steps: i64, base: f64, out: TensorRe
             } else {
                 Num::Float(base.powf(start.to_f64()))
             };
+            // SAFETY: factory hands a contiguous buffer of n = 1 element of out's dtype, which
+            // dispatch_all! maps to T.
             crate::dispatch_all!(dtype, |T| unsafe { p.cast::<T>().write(T::from_num(v)) });
             return Ok(());
         }

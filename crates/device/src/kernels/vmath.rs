@@ -1686,6 +1686,9 @@ mod tests {
                 name: $name,
                 slice: $slice,
                 scalar: $sc,
+                // SAFETY: the closure is only reached as a `Run32`/`Run64` unsafe fn pointer,
+                // whose callers uphold $run's contract (x and o hold n elements, o == x or no
+                // overlap, lv at most the detected level).
                 run: |lv, x, o, n| unsafe { $run::<$k>(lv, x, o, n) },
                 reference: $r,
                 lin: $lin,
