@@ -831,11 +831,29 @@ pub fn index_select_new(self_: TensorRef<'_>, dim: i64, index: TensorRef<'_>) ->
     Ok(out)
 }
 
+/// Which of the ops [`index_combine`] runs: their checks and messages differ.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IndexOp {
+    Add,
+    Copy,
+    Reduce,
+}
+
+impl IndexOp {
+    fn name(self) -> &'static str {
+        match self {
+            IndexOp::Add => "index_add",
+            IndexOp::Copy => "index_copy",
+            IndexOp::Reduce => "index_reduce",
+        }
+    }
+}
+
 /// `index_add`, `index_copy`, `index_reduce`: `out = self`, then slice `k` of `source` combines
 /// into slice `index[k]` of `out`.
 #[allow(clippy::too_many_arguments)]
 pub fn index_combine(
-    op: &str,
+    which: IndexOp,
     self_: TensorRef<'_>,
     dim: i64,
     index: TensorRef<'_>,
@@ -845,6 +863,7 @@ pub fn index_combine(
     include_self: bool,
     out: TensorRef<'_>,
 ) -> Result<()> {
+    let op = which.name();
     let dim = wrap_dim(dim, self_.dim())?;
     let dtype = dtype_of(&self_)?;
     if dtype_of(&source)? != dtype {
@@ -860,12 +879,10 @@ pub fn index_combine(
     let bound = self_.sizes().get(dim).copied().unwrap_or(1);
     let idx = slice_indices(&index, op, bound, false, |i| {
         let m = format!("index {i} is out of bounds for dimension {dim} with size {bound}");
-        if op == "index_copy" {
-            Error::index(format!("index_copy_(): {m}"))
-        } else if op == "index_add" {
-            Error::runtime(m)
-        } else {
-            Error::index(m)
+        match which {
+            IndexOp::Copy => Error::index(format!("index_copy_(): {m}")),
+            IndexOp::Add => Error::runtime(m),
+            IndexOp::Reduce => Error::index(m),
         }
     })?;
     let ssize = source.sizes().get(dim).copied().unwrap_or(1);
@@ -883,7 +900,7 @@ pub fn index_combine(
     // ATen's checks (index_copy's, and index_add's and index_reduce's meta function): the
     // slices are walked with the destination's sizes and the source's strides, so a source
     // slice of another shape, even of as many elements, would be read outside the source.
-    if op == "index_copy" && self_.dim() > 0 && source.dim() > 0 && self_.dim() != source.dim() {
+    if which == IndexOp::Copy && self_.dim() > 0 && source.dim() > 0 && self_.dim() != source.dim() {
         return Err(Error::index(format!(
             "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source dimensionality ({}), destination dimensionality ({})",
             source.dim(),
@@ -892,7 +909,7 @@ pub fn index_combine(
     }
     if !shapes_ok {
         let spaced = |s: Vec<i64>| s.iter().map(i64::to_string).collect::<Vec<_>>().join(" ");
-        return Err(Error::runtime(if op == "index_copy" {
+        return Err(Error::runtime(if which == IndexOp::Copy {
             format!(
                 "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at dimension {dim} and source slice shape: {} at dimension 0.",
                 spaced(without(self_.sizes(), dim)),
@@ -2029,7 +2046,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
     ) -> Result<()> {
         use crate::kernels::index as ix;
         let alpha = crate::kernels::dtype::Num::from_scalar(alpha);
-        ix::index_combine("index_add", s, dim, index, source, ix::Reduce::Add, alpha, true, out)
+        ix::index_combine(ix::IndexOp::Add, s, dim, index, source, ix::Reduce::Add, alpha, true, out)
     }
     fn index_copy_out(
         &self,
@@ -2041,7 +2058,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
     ) -> Result<()> {
         use crate::kernels::index as ix;
         let one = crate::kernels::dtype::Num::Int(1);
-        ix::index_combine("index_copy", s, dim, index, source, ix::Reduce::Assign, one, true, out)
+        ix::index_combine(ix::IndexOp::Copy, s, dim, index, source, ix::Reduce::Assign, one, true, out)
     }
     fn index_reduce_out(
         &self,
@@ -2066,7 +2083,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
             }
         };
         let one = crate::kernels::dtype::Num::Int(1);
-        ix::index_combine("index_reduce", s, dim, index, source, r, one, include_self, out)
+        ix::index_combine(ix::IndexOp::Reduce, s, dim, index, source, r, one, include_self, out)
     }
     fn index_fill_inplace_int_scalar(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, v: Scalar) -> Result<()> {
         index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(v))
