@@ -19,9 +19,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::diagnostic::{Diagnostic, diag_at};
-use crate::ir::{Op, SchemaType};
+use crate::ir::{Op, SchemaType, qualified_name};
 use crate::lower::kind_of;
-use crate::rust_name::{custom_rust_name, is_c_name, qualified_name};
+use crate::rust_name::{custom_rust_name, is_c_name};
 
 /// A `[[custom_op]]` table as written.
 #[derive(Deserialize)]

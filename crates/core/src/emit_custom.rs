@@ -14,10 +14,8 @@ use askama::Template;
 use crate::config::Config;
 use crate::custom::{Backward, BackwardInput, CustomOp, Saved, type_row};
 use crate::emit_cpp::{Wrapper, WrapperReturn, render, wrapper};
-use crate::ir::Op;
-use crate::rust_name::{
-    autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, qualified_name, wrapper_name,
-};
+use crate::ir::{Op, qualified_name};
+use crate::rust_name::{autograd_kernel_name, autograd_node_name, cpp_params, cpu_wrapper_name, wrapper_name};
 use crate::select::{Selected, Selection};
 use crate::write::OutputFile;
 

@@ -1,7 +1,7 @@
 //! Every name regen derives for generated code, in one place: an op's Rust name, its entry-point
-//! symbol and C++ wrapper name, its qualified name, a custom op's Rust name, CPU wrapper and
-//! autograd node, argument bindings in Rust and parameter names in C++, and the one
-//! keyword-escaping rule all of them share.
+//! symbol and C++ wrapper name, a custom op's Rust name, CPU wrapper and autograd node, argument
+//! bindings in Rust and parameter names in C++, and the one keyword-escaping rule all of them
+//! share. (An op's qualified name, `aten::add.out`, is the IR's: `ir::qualified_name`.)
 //!
 //! An op's Rust name is derived only from its name and overload, so an op keeps it across
 //! releases. The rule (also in docs/ARCHITECTURE.md):
@@ -223,9 +223,6 @@ pub fn rust_name(name: &str, overload: &str) -> String {
 pub fn custom_rust_name(namespace: &str, name: &str, overload: &str) -> String {
     rust_name(&format!("{namespace}_{name}"), overload)
 }
-
-/// `namespace::key` (the IR's, which names ops so).
-pub use crate::ir::qualified_name;
 
 /// The entry-point prefix when regen.toml names none: `{device}_kernel`.
 pub fn default_symbol_prefix(device: &str) -> String {

@@ -9,7 +9,7 @@ use std::ptr::NonNull;
 
 use crate::abi::*;
 use crate::error::{Error, Result};
-use crate::glue::host;
+use crate::glue::{host, installed};
 
 /// Converts an ABI value (borrowed for the call) into a safe argument.
 pub trait FromAbi<'a>: Sized {
@@ -98,7 +98,7 @@ impl<'a> TensorRef<'a> {
     }
     /// A new owned reference to the same tensor (e.g. to return an input as a result).
     pub fn retain(&self) -> Result<Tensor> {
-        let host = host().ok_or_else(|| Error::runtime("regen host services are not installed"))?;
+        let host = installed()?;
         if self.is_defined() {
             // SAFETY: `impl_` is a live TensorImpl for the call.
             unsafe { (host.retain)(self.raw.impl_) };

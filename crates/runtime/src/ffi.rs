@@ -10,8 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::regen_error;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, regen_error};
 
 /// The generated `native_calls` of the installed kernels.
 static NATIVE_CALLS: OnceLock<fn(&str) -> Option<u64>> = OnceLock::new();

@@ -836,7 +836,8 @@ pub fn index_select_new(self_: TensorRef<'_>, dim: i64, index: TensorRef<'_>) ->
 pub enum IndexOp {
     Add,
     Copy,
-    Reduce,
+    /// `index_reduce` with its reduction (prod, mean, amax or amin).
+    Reduce(Reduce),
 }
 
 impl IndexOp {
@@ -844,7 +845,16 @@ impl IndexOp {
         match self {
             IndexOp::Add => "index_add",
             IndexOp::Copy => "index_copy",
-            IndexOp::Reduce => "index_reduce",
+            IndexOp::Reduce(_) => "index_reduce",
+        }
+    }
+
+    /// How a source element combines with the destination's.
+    fn reduce(self) -> Reduce {
+        match self {
+            IndexOp::Add => Reduce::Add,
+            IndexOp::Copy => Reduce::Assign,
+            IndexOp::Reduce(r) => r,
         }
     }
 }
@@ -858,12 +868,11 @@ pub fn index_combine(
     dim: i64,
     index: TensorRef<'_>,
     source: TensorRef<'_>,
-    reduce: Reduce,
     alpha: Num,
     include_self: bool,
     out: TensorRef<'_>,
 ) -> Result<()> {
-    let op = which.name();
+    let (op, reduce) = (which.name(), which.reduce());
     let dim = wrap_dim(dim, self_.dim())?;
     let dtype = dtype_of(&self_)?;
     if dtype_of(&source)? != dtype {
@@ -882,7 +891,7 @@ pub fn index_combine(
         match which {
             IndexOp::Copy => Error::index(format!("index_copy_(): {m}")),
             IndexOp::Add => Error::runtime(m),
-            IndexOp::Reduce => Error::index(m),
+            IndexOp::Reduce(_) => Error::index(m),
         }
     })?;
     let ssize = source.sizes().get(dim).copied().unwrap_or(1);
@@ -2046,7 +2055,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
     ) -> Result<()> {
         use crate::kernels::index as ix;
         let alpha = crate::kernels::dtype::Num::from_scalar(alpha);
-        ix::index_combine(ix::IndexOp::Add, s, dim, index, source, ix::Reduce::Add, alpha, true, out)
+        ix::index_combine(ix::IndexOp::Add, s, dim, index, source, alpha, true, out)
     }
     fn index_copy_out(
         &self,
@@ -2058,7 +2067,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
     ) -> Result<()> {
         use crate::kernels::index as ix;
         let one = crate::kernels::dtype::Num::Int(1);
-        ix::index_combine(ix::IndexOp::Copy, s, dim, index, source, ix::Reduce::Assign, one, true, out)
+        ix::index_combine(ix::IndexOp::Copy, s, dim, index, source, one, true, out)
     }
     fn index_reduce_out(
         &self,
@@ -2083,7 +2092,7 @@ impl crate::generated::IndexKernels for crate::backend::Backend {
             }
         };
         let one = crate::kernels::dtype::Num::Int(1);
-        ix::index_combine(ix::IndexOp::Reduce, s, dim, index, source, r, one, include_self, out)
+        ix::index_combine(ix::IndexOp::Reduce(r), s, dim, index, source, one, include_self, out)
     }
     fn index_fill_inplace_int_scalar(&self, s: TensorRef<'_>, dim: i64, index: TensorRef<'_>, v: Scalar) -> Result<()> {
         index_fill(s, dim, index, crate::kernels::dtype::Num::from_scalar(v))
