@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use regen_core::generate::generate;
+use regen_core::generate::{generate, generate_groups};
 
 /// Generates with `config` (a regen.toml path) and writes kernels.rs into `out`.
 fn kernels(header: &Path, config: &Path, out: &Path) {
@@ -60,5 +60,20 @@ fn main() {
     let out = out_dir.join("grouped");
     kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &grouped, &out);
     mount("grouped", &out);
+    // A kernel library's group traits (groups.rs), and a backend that calls them (`[reference]`).
+    let header = root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("library/regen.toml");
+    println!("cargo::rerun-if-changed={}", library.display());
+    let generated =
+        generate_groups(&header, &library, "cargo build -p regen-kernels-check").unwrap_or_else(|e| panic!("{e}"));
+    let out = out_dir.join("library");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("groups.rs"), &generated.files[0].contents).unwrap();
+    writeln!(mods, "#[path = {:?}]\npub mod library;", out.join("groups.rs").display().to_string()).unwrap();
+    let referencing = Path::new(env!("CARGO_MANIFEST_DIR")).join("referencing/regen.toml");
+    println!("cargo::rerun-if-changed={}", referencing.display());
+    let out = out_dir.join("referencing");
+    kernels(&header, &referencing, &out);
+    writeln!(mods, "#[path = {:?}]\npub mod referencing;", out.join("kernels.rs").display().to_string()).unwrap();
     std::fs::write(out_dir.join("mods.rs"), mods).unwrap();
 }

@@ -22,7 +22,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use regen_core::generate::generate;
+use regen_core::generate::{generate, generate_groups};
 use regen_core::write::{Mode, OutputFile, ensure};
 use sha2::{Digest, Sha256};
 
@@ -138,6 +138,9 @@ enum HeaderSource {
     Torch,
     /// A pinned file (relative paths: to the crate's manifest directory).
     File(PathBuf),
+    /// A pinned release's file, unless `find_torch` and the found torch is another release: then
+    /// that torch's own ([`Builder::pinned`]).
+    Pinned { release: String, file: PathBuf, find_torch: bool },
 }
 
 /// Configures and runs the build of a backend crate.
@@ -148,6 +151,7 @@ pub struct Builder {
     header: HeaderSource,
     checked_in: Option<PathBuf>,
     compile: bool,
+    library: bool,
     command: String,
 }
 
@@ -167,6 +171,7 @@ impl Builder {
             header: HeaderSource::Torch,
             checked_in: None,
             compile: true,
+            library: false,
             command: "cargo build (regen-build regenerates it)".into(),
         }
     }
@@ -191,6 +196,25 @@ impl Builder {
         self
     }
 
+    /// Generate from the pinned release `release`'s `header` (checked against
+    /// [`check_against`](Self::check_against)'s copy), unless `find_torch` and the active Python's
+    /// torch is another release: then from that torch's own header, with a cargo warning and no
+    /// check (the checked-in copy is the pinned release's). The reference device and kernels build
+    /// so: their generated code is checked in for the pinned release, and builds for any other.
+    pub fn pinned(mut self, release: impl Into<String>, header: impl Into<PathBuf>, find_torch: bool) -> Self {
+        self.header = HeaderSource::Pinned { release: release.into(), file: header.into(), find_torch };
+        self
+    }
+
+    /// Build a kernel library, a crate of kernel groups other backends take through their
+    /// regen.toml's `[reference]`: generate its `groups.rs` only (one trait per group of its
+    /// `[implement]`, mounted with `regen_runtime::include_kernel_groups!()`), and compile nothing.
+    pub fn kernel_library(mut self) -> Self {
+        self.library = true;
+        self.compile = false;
+        self
+    }
+
     /// Whether to compile and link the C++ (default: yes). Off, nothing needs torch unless the
     /// header comes from it: the crate's Rust builds and tests without PyTorch.
     pub fn compile_cpp(mut self, compile: bool) -> Self {
@@ -208,16 +232,28 @@ impl Builder {
             println!("cargo::rerun-if-env-changed={var}");
         }
         match (&self.header, self.compile) {
-            (HeaderSource::File(_), false) => Ok(None),
+            (HeaderSource::Pinned { find_torch: false, .. } | HeaderSource::File(_), false) => Ok(None),
             _ => Torch::find().map(Some),
+        }
+    }
+
+    /// Whether the build is for another release than the pinned one (so its checked-in copy does
+    /// not apply).
+    fn other_release(&self, torch: Option<&Torch>) -> bool {
+        match (&self.header, torch) {
+            (HeaderSource::Pinned { release, find_torch: true, .. }, Some(t)) => t.version != *release,
+            _ => false,
         }
     }
 
     fn header_path(&self, torch: Option<&Torch>) -> Result<PathBuf, Error> {
         match (&self.header, torch) {
             (HeaderSource::File(p), _) => Ok(self.resolve(p)),
-            (HeaderSource::Torch, Some(t)) => t.header(),
-            (HeaderSource::Torch, None) => unreachable!("a torch is found whenever the header comes from it"),
+            (HeaderSource::Pinned { file, .. }, _) if !self.other_release(torch) => Ok(self.resolve(file)),
+            (HeaderSource::Torch | HeaderSource::Pinned { .. }, Some(t)) => t.header(),
+            (HeaderSource::Torch | HeaderSource::Pinned { .. }, None) => {
+                unreachable!("a torch is found whenever the header comes from it")
+            }
         }
     }
 
@@ -232,7 +268,12 @@ impl Builder {
         let config = self.resolve(&self.config);
         println!("cargo::rerun-if-changed={}", header.display());
         println!("cargo::rerun-if-changed={}", config.display());
-        let generated = generate(&header, Some(&config), &self.command).map_err(error)?;
+        let generated = if self.library {
+            generate_groups(&header, &config, &self.command)
+        } else {
+            generate(&header, Some(&config), &self.command)
+        }
+        .map_err(error)?;
         for line in generated.warnings.lines() {
             println!("cargo::warning={line}");
         }
@@ -247,7 +288,16 @@ impl Builder {
         );
         let torch = self.torch()?;
         let generated = self.generate_with(torch.as_ref())?;
-        if let Some(dir) = &self.checked_in {
+        if let (HeaderSource::Pinned { release, .. }, Some(t)) = (&self.header, &torch)
+            && self.other_release(torch.as_ref())
+        {
+            println!(
+                "cargo::warning=building for torch {}, not the pinned {release}: generated from its own header (the \
+                 checked-in copy is the pinned release's)",
+                t.version
+            );
+        }
+        if let Some(dir) = self.checked_in.as_ref().filter(|_| !self.other_release(torch.as_ref())) {
             let dir = self.resolve(dir);
             let ensured =
                 ensure(&dir, &generated.files, Mode::Check).map_err(|e| error(format!("{}: {e}", dir.display())))?;

@@ -59,6 +59,17 @@ struct RawConfig {
     #[serde(default)]
     custom_op: Vec<crate::custom::RawCustomOp>,
     ops_json: Option<Spanned<String>>,
+    reference: Option<RawReference>,
+}
+
+/// `[reference]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReference {
+    #[serde(rename = "crate")]
+    krate: Spanned<String>,
+    config: Spanned<String>,
+    groups: Option<Vec<Spanned<String>>>,
 }
 
 /// `implement` as written: a list of ops, or a table of groups, each a list of ops (in the
@@ -96,16 +107,30 @@ impl<'de> Deserialize<'de> for RawImplement {
 }
 
 /// A kernel group of `[implement]`: its ops are the required methods of the trait
-/// [`KernelGroup::trait_name`] in the generated `kernels.rs`.
+/// [`KernelGroup::trait_name`] in the generated `kernels.rs`; or a group of a kernel library's
+/// (`[reference]`), whose trait and implementation are that crate's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelGroup {
-    /// As written (`resample_aa`), with its position.
+    /// As written (`resample_aa`), with its position (a library's group: that of `[reference]`'s
+    /// `config`).
     pub name: Named,
     /// The group's ops, in the config's order.
     pub ops: Vec<String>,
+    /// The kernel library the group comes from (its Rust crate name, `regen_kernels`); `None` for
+    /// the backend's own groups.
+    pub from: Option<String>,
 }
 
 impl KernelGroup {
+    /// The trait as the generated code names it: `UnaryKernels`, or `regen_kernels::UnaryKernels`
+    /// for a library's group.
+    pub fn trait_path(&self) -> String {
+        match &self.from {
+            Some(krate) => format!("{krate}::{}", self.trait_name()),
+            None => self.trait_name(),
+        }
+    }
+
     /// The group's trait: `resample_aa` -> `ResampleAaKernels`.
     pub fn trait_name(&self) -> String {
         let mut out = String::new();
@@ -155,6 +180,9 @@ pub struct Config {
     pub custom_ops: Vec<crate::custom::CustomOp>,
     /// How ops.json is laid out (`ops_json = "compact"`, the default, or `"pretty"`).
     pub ops_json: JsonLayout,
+    /// `[reference]`: the kernel library whose groups the backend takes (merged in by
+    /// [`Config::add_reference`]).
+    pub reference: Option<Reference>,
     /// The config's text, for positions in diagnostics.
     pub(crate) source: String,
 }
@@ -177,6 +205,7 @@ impl Default for Config {
             autocast: None,
             custom_ops: Vec::new(),
             ops_json: JsonLayout::Compact,
+            reference: None,
             source: String::new(),
         }
     }
@@ -340,6 +369,12 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
             JsonLayout::Compact
         })
     });
+    let reference = raw.reference.map(|r| Reference {
+        krate: rust_crate_name(r.krate, source, &mut errors),
+        config: Named { span: r.config.span(), name: r.config.into_inner() },
+        groups: r.groups.map(named),
+        resolved: false,
+    });
     if !errors.is_empty() {
         crate::diagnostic::sort(&mut errors);
         return Err(errors);
@@ -360,8 +395,117 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         autocast,
         custom_ops,
         ops_json,
+        reference,
         source: source.to_owned(),
     })
+}
+
+/// `[reference]`: a kernel library (a crate of kernel groups, such as the reference kernels,
+/// `regen_kernels`) whose groups a backend takes instead of writing them. The library's own
+/// regen.toml lists its groups; the generated entry points of those ops call
+/// `<crate::Reference as crate::GroupKernels>::method` directly. An op the backend lists in its
+/// own `[implement]` is its own, so its kernels replace the library's one op at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    /// The library's Rust crate name, as the backend's code names it (`regen_kernels`).
+    pub krate: Named,
+    /// The library's regen.toml, relative to this config's directory.
+    pub config: Named,
+    /// The groups taken (`groups = [...]`); `None`: every group of the library.
+    pub groups: Option<Vec<Named>>,
+    /// Whether the library's groups are merged in ([`Config::add_reference`]).
+    pub resolved: bool,
+}
+
+/// `crate` of `[reference]`: the library crate's name as Rust code names it (`regen_kernels`, not
+/// `regen-kernels`), or a path to a module that holds its traits and `Reference`
+/// (`crate::library`).
+fn rust_crate_name(s: Spanned<String>, source: &str, errors: &mut Vec<Diagnostic>) -> Named {
+    let name = Named { span: s.span(), name: s.into_inner() };
+    let identifier = |w: &str| {
+        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !name.name.split("::").all(identifier) {
+        errors.push(diag_at(
+            source,
+            &name.span,
+            format!(
+                "`crate` must be the library's Rust crate name as code names it (`regen_kernels`, with `_` for \
+                 `-`) or a Rust path to its module, found {:?}",
+                name.name
+            ),
+        ));
+    }
+    name
+}
+
+impl Config {
+    /// Merges in the groups of the kernel library `[reference]` names, whose regen.toml is
+    /// `library`: each taken group (all, or `groups`) becomes a group of this config from that
+    /// crate, less the ops this config implements itself, and the library's `optional` marks its
+    /// ops here too. Positions of what came from the library are that of `config`.
+    pub fn add_reference(&mut self, library: Config) -> Result<(), Vec<Diagnostic>> {
+        let Some(mut reference) = self.reference.take() else { return Ok(()) };
+        let result = self.merge_library(&reference, library);
+        reference.resolved = result.is_ok();
+        self.reference = Some(reference);
+        result
+    }
+
+    fn merge_library(&mut self, reference: &Reference, library: Config) -> Result<(), Vec<Diagnostic>> {
+        let at = reference.config.span.clone();
+        let mut errors = Vec::new();
+        if library.groups.is_empty() {
+            errors.push(diag_at(
+                &self.source,
+                &at,
+                format!(
+                    "the kernel library's config {:?} has no kernel groups: its `[implement]` must be a table of \
+                     groups, each the trait of a family of its kernels",
+                    reference.config.name
+                ),
+            ));
+        }
+        if library.reference.is_some() {
+            errors.push(diag_at(
+                &self.source,
+                &at,
+                format!(
+                    "{:?} has a `[reference]` of its own: a kernel library is not a backend",
+                    reference.config.name
+                ),
+            ));
+        }
+        let names: Vec<&str> = library.groups.iter().map(|g| g.name.name.as_str()).collect();
+        for wanted in reference.groups.iter().flatten().filter(|w| !names.contains(&w.name.as_str())) {
+            errors.push(diag_at(
+                &self.source,
+                &wanted.span,
+                format!("the kernel library has no group `{}`; its groups are: {}", wanted.name, names.join(", ")),
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let own: std::collections::HashSet<String> = self.implement.iter().flatten().map(|n| n.name.clone()).collect();
+        let taken = |g: &KernelGroup| reference.groups.as_ref().is_none_or(|w| w.iter().any(|w| w.name == g.name.name));
+        let implement = self.implement.get_or_insert_with(Vec::new);
+        let mut taken_ops = std::collections::HashSet::new();
+        for group in library.groups.into_iter().filter(|g| taken(g)) {
+            let ops: Vec<String> = group.ops.into_iter().filter(|op| !own.contains(op)).collect();
+            implement.extend(ops.iter().map(|op| Named { name: op.clone(), span: at.clone() }));
+            taken_ops.extend(ops.iter().cloned());
+            let name = Named { name: group.name.name, span: at.clone() };
+            self.groups.push(KernelGroup { name, ops, from: Some(reference.krate.name.clone()) });
+        }
+        for n in library.optional.into_iter().filter(|n| taken_ops.contains(&n.name)) {
+            if !self.optional.iter().any(|o| o.name == n.name) {
+                self.optional.push(Named { name: n.name, span: at.clone() });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The groups of `[implement]` and all their ops: a group's name must read as a Rust identifier in
@@ -392,7 +536,7 @@ fn resolve_groups(
                 ),
             ));
         }
-        let mut group = KernelGroup { name, ops: Vec::new() };
+        let mut group = KernelGroup { name, ops: Vec::new(), from: None };
         if let Some(other) = groups.iter().find(|g: &&KernelGroup| g.trait_name() == group.trait_name()) {
             errors.push(diag_at(
                 source,

@@ -75,6 +75,11 @@ fn row(out: &mut String, k: usize, s: &Selected<'_>, config: &Config) {
     out.push_str(if crossing.is_empty() { "};\n" } else { " };\n" });
 }
 
+/// Each grouped op's group (its index in `config.groups`).
+fn group_of(config: &Config) -> FxHashMap<&str, usize> {
+    config.groups.iter().enumerate().flat_map(|(g, group)| group.ops.iter().map(move |op| (op.as_str(), g))).collect()
+}
+
 /// The whole `kernels.rs` text, starting with its `@generated` line. With kernel groups, the rows
 /// come in blocks: `Kernels`' own (ops in no group: stubs, custom ops), then each group's, in the
 /// config's order, counted through in that order.
@@ -89,12 +94,7 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
         out.push_str("}\n");
         return out;
     }
-    let group_of: FxHashMap<&str, usize> = config
-        .groups
-        .iter()
-        .enumerate()
-        .flat_map(|(g, group)| group.ops.iter().map(move |op| (op.as_str(), g)))
-        .collect();
+    let group_of = group_of(config);
     // A custom op's key (`ns::name`) is never an `implement` name: it stays in `Kernels`.
     let group = |s: &Selected<'_>| group_of.get(s.op.key.as_str()).copied();
     let mut k = 0;
@@ -104,14 +104,61 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
         k += 1;
     }
     out.push_str("}\n");
+    // The backend's own groups come first (add_reference appends a library's), as the macro reads them.
     for (g, kernel_group) in config.groups.iter().enumerate() {
+        match &kernel_group.from {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
+                    kernel_group.name.name,
+                    kernel_group.trait_name()
+                );
+            }
+            Some(krate) => {
+                let _ = writeln!(
+                    out,
+                    // A comment, not a doc: the library documents its traits (and a doc here would
+                    // make the macro's blocks ambiguous to match).
+                    "// The kernels of group `{}` of the kernel library `{krate}` (regen.toml `[reference]`).\n\
+                     call <{krate}::{LIBRARY_IMPLEMENTOR} as {}> {{",
+                    kernel_group.name.name,
+                    kernel_group.trait_path()
+                );
+            }
+        }
+        for s in rows.iter().filter(|s| group(s) == Some(g)) {
+            row(&mut out, k, s, config);
+            k += 1;
+        }
+        out.push_str("}\n");
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// The type a kernel library implements its group traits for (`regen_kernels::Reference`): a
+/// unit struct with `Default`, which the entry points of its groups call.
+pub const LIBRARY_IMPLEMENTOR: &str = "Reference";
+
+/// A kernel library's `groups.rs`: the traits of its kernel groups only, one per group of its
+/// `[implement]`, for `regen_runtime::kernel_groups!`. The library implements them; a backend that
+/// names it in `[reference]` calls them from its own entry points. The rows are those a backend's
+/// `kernels.rs` has for the same ops, so the two agree on every signature.
+pub fn emit_groups(selection: &Selection<'_>, config: &Config, note: &str) -> String {
+    let rows: Vec<&Selected<'_>> = selection.entry_points().collect();
+    let mut out = String::with_capacity(512 + rows.len() * 320);
+    let _ = write!(out, "// {note}\n\n{IMPORTS}\nregen_runtime::kernel_groups! {{\n");
+    let group_of = group_of(config);
+    let mut k = 0;
+    for (g, group) in config.groups.iter().enumerate() {
         let _ = writeln!(
             out,
             "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
-            kernel_group.name.name,
-            kernel_group.trait_name()
+            group.name.name,
+            group.trait_name()
         );
-        for s in rows.iter().filter(|s| group(s) == Some(g)) {
+        for s in rows.iter().filter(|s| group_of.get(s.op.key.as_str()) == Some(&g)) {
             row(&mut out, k, s, config);
             k += 1;
         }

@@ -58,9 +58,21 @@ fn load_header_bytes(path: &Path, bytes: &[u8]) -> Result<(crate::Loaded, String
     Ok((loaded, warnings))
 }
 
-/// Reads a regen.toml; `None` is the default config (every required op as a skeleton).
+/// Reads a regen.toml; `None` is the default config (every required op as a skeleton). A
+/// `[reference]` kernel library's config is read too and its groups merged in.
 pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
     let Some(path) = path else { return Ok(Config::default()) };
+    let mut config = read_config(path)?;
+    if let Some(reference) = &config.reference {
+        // Relative to this config's directory. Read as it is (a library has no `[reference]`).
+        let library = read_config(&path.parent().unwrap_or(Path::new("")).join(&reference.config.name))?;
+        config.add_reference(library).map_err(|errors| render_all(&errors, &path.display().to_string()))?;
+    }
+    Ok(config)
+}
+
+/// Reads and parses one regen.toml.
+fn read_config(path: &Path) -> Result<Config, String> {
     let shown = path.display().to_string();
     let bytes = read(path, "config")?;
     // Bad bytes are an error in the file's contents, so it points at them as the header's do.
@@ -71,6 +83,25 @@ pub fn load_config_file(path: Option<&Path>) -> Result<Config, String> {
 /// Generates every output for `header` under `config` (a regen.toml, or none). `command` is
 /// what the `@generated` line names as the way to regenerate.
 pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<Generated, String> {
+    generate_with(header, config, command, Emit::Backend)
+}
+
+/// Generates a kernel library's one output, `groups.rs` (the traits of its `[implement]` groups,
+/// [`crate::emit_rust::emit_groups`]), for `header` under its regen.toml.
+pub fn generate_groups(header: &Path, config: &Path, command: &str) -> Result<Generated, String> {
+    generate_with(header, Some(config), command, Emit::Library)
+}
+
+/// What a generation writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Emit {
+    /// A backend: registrations, ABI, kernels.rs, ops.json, selection.json.
+    Backend,
+    /// A kernel library: the group traits alone.
+    Library,
+}
+
+fn generate_with(header: &Path, config: Option<&Path>, command: &str, emit: Emit) -> Result<Generated, String> {
     let header_path = header.display().to_string();
     let bytes = read(header, "header")?;
     // The header is hashed (for the @generated note) while it is parsed.
@@ -107,7 +138,21 @@ pub fn generate(header: &Path, config: Option<&Path>, command: &str) -> Result<G
             "{config_path}: warning: autocast: `{key}` of {lists}'s autocast lists is not in {header_path}; not registered\n"
         ));
     }
-    let files = emit_all(model, &selection, &config_value, &note);
+    let files = match emit {
+        Emit::Backend => emit_all(model, &selection, &config_value, &note),
+        Emit::Library if config_value.reference.is_some() => {
+            return Err(format!("{config_path}: error: a kernel library takes no `[reference]`: it is one\n"));
+        }
+        Emit::Library if config_value.groups.is_empty() => {
+            return Err(format!(
+                "{config_path}: error: a kernel library's `[implement]` must be a table of kernel groups (its traits)\n"
+            ));
+        }
+        Emit::Library => vec![crate::write::OutputFile {
+            name: "groups.rs".into(),
+            contents: crate::emit_rust::emit_groups(&selection, &config_value, &note).into_bytes(),
+        }],
+    };
     let summary = format!(
         "{} ops ({} required), {} generated, {} registered, {} skipped ({excluded} excluded by the config; see selection.json)",
         model.ops.len(),

@@ -116,6 +116,14 @@ impl Config {
     /// selection rather than a second one.
     pub fn select_reporting<'m>(&'m self, model: &'m Model) -> (Selection<'m>, Vec<Diagnostic>) {
         let mut errors = Vec::new();
+        if let Some(r) = self.reference.as_ref().filter(|r| !r.resolved) {
+            // parse_config alone reads one file; load_config_file also reads the library's.
+            errors.push(diag_at(
+                &self.source,
+                &r.config.span,
+                format!("the kernel library's config {:?} was not read (Config::add_reference)", r.config.name),
+            ));
+        }
         // Looked up once per op of the header: sets, not the lists (hundreds of names each).
         let set = |list: &'m [Named]| list.iter().map(|n| n.name.as_str()).collect::<FxHashSet<&str>>();
         let (implement, exclude, autograd) =

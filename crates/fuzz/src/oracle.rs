@@ -377,14 +377,26 @@ fn check_rust(text: &str) -> Result<(), String> {
         .parse_body_with(|input: syn::parse::ParseStream<'_>| {
             let mut rows = Vec::new();
             if input.peek(syn::Ident) {
-                // Kernel groups: `kernels { rows }`, then `/// doc` `group NameKernels { rows }`s.
+                // Kernel groups: `kernels { rows }`, then `/// doc` `group NameKernels { rows }`s,
+                // then a kernel library's `call <lib::Reference as lib::NameKernels> { rows }`s.
+                let mut calls = false;
                 while !input.is_empty() {
                     syn::Attribute::parse_outer(input)?;
                     let head: syn::Ident = input.parse()?;
-                    if head == "group" {
+                    if head == "group" && !calls {
                         input.parse::<syn::Ident>()?;
+                    } else if head == "call" {
+                        calls = true;
+                        input.parse::<syn::Token![<]>()?;
+                        input.parse::<syn::Type>()?;
+                        input.parse::<syn::Token![as]>()?;
+                        input.parse::<syn::Path>()?;
+                        input.parse::<syn::Token![>]>()?;
                     } else if head != "kernels" || !rows.is_empty() {
-                        return Err(syn::Error::new(head.span(), "expected `kernels { .. }` first, then `group`s"));
+                        return Err(syn::Error::new(
+                            head.span(),
+                            "expected `kernels { .. }` first, then `group`s, then `call`s",
+                        ));
                     }
                     let block;
                     syn::braced!(block in input);
@@ -424,4 +436,33 @@ fn check_rust(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The block grammar the oracle reads is the one regen writes: a kernel library's `call`
+    /// blocks (regen.toml `[reference]`) come after the groups, as the macro needs them.
+    #[test]
+    fn call_blocks_of_a_kernel_library_follow_the_groups() {
+        let row = |k: usize, m: &str| {
+            format!(
+                "{k} kernel \"{m}\" \"aten::{m}\" k_{m}\n fn {m}(x: TensorRef<'_> = abi::regen_tensor) -> () {{}};\n"
+            )
+        };
+        let file = |blocks: &str| format!("regen_runtime::kernels! {{\n{blocks}}}\n");
+        let good = file(&format!(
+            "kernels {{\n}}\n/// doc\ngroup OwnKernels {{\n{}}}\ncall <lib::Reference as lib::UnaryKernels> {{\n{}{}}}\n",
+            row(0, "a"),
+            row(1, "b"),
+            row(2, "c")
+        ));
+        assert_eq!(super::check_rust(&good), Ok(()));
+        let late_group = file(&format!(
+            "kernels {{\n}}\ncall <lib::Reference as lib::UnaryKernels> {{\n{}}}\ngroup OwnKernels {{\n{}}}\n",
+            row(0, "a"),
+            row(1, "b")
+        ));
+        let e = super::check_rust(&late_group).unwrap_err();
+        assert!(e.contains("expected `kernels { .. }` first, then `group`s, then `call`s"), "{e}");
+    }
 }

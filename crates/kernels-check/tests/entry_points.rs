@@ -203,3 +203,38 @@ fn grouped_entry_points_call_their_groups_methods() {
     assert_eq!(grouped::native_calls("split_with_sizes_copy.out"), Some(1));
     assert_eq!(grouped::native_calls("grouped::twice"), Some(1));
 }
+
+/// A backend that takes a kernel library's groups (`[reference]`): their entry points call the
+/// library's `Reference` directly, and an op the backend lists itself calls the backend's kernel.
+#[test]
+fn a_librarys_entry_points_call_its_reference_and_the_backends_own_ops_the_backend() {
+    use regen_kernels_check::referencing;
+    struct Referencing;
+    impl referencing::OwnKernels for Referencing {
+        fn _local_scalar_dense(&self, self_: TensorRef<'_>) -> Result<Scalar> {
+            Ok(Scalar::Int(self_.numel() * 10))
+        }
+    }
+    impl referencing::Kernels for Referencing {}
+    assert_eq!(referencing::OPS, ["_local_scalar_dense", "add.out", "split_with_sizes_copy.out"]);
+    let a = tensor(&[2, 3], &[3, 1], 6);
+    let alpha = regen_scalar { tag: REGEN_SCALAR_INT, reserved: 0, f: 0.0, imag: 0.0, i: 1 };
+    // The library's kernels need no installed backend: they are called on its own type.
+    // SAFETY: arguments are valid for the call, as the C++ wrapper guarantees.
+    let e = take_error(unsafe { referencing::k_referencing_add_out(a, a, alpha, a) });
+    assert_eq!(e, Some((REGEN_ERROR_VALUE, "aten::add.out: the library's add.out".into())));
+    assert!(referencing::install(Referencing));
+    let sizes = [1i64];
+    let split = regen_i64_list { ptr: sizes.as_ptr(), len: 1, has_value: true };
+    let outs = regen_tensor_list { ptr: [a].as_ptr(), len: 1 };
+    // SAFETY: as above.
+    let e = take_error(unsafe { referencing::k_referencing_split_with_sizes_copy_out(a, split, 1, outs) });
+    assert_eq!(e, Some((REGEN_ERROR_INDEX, "aten::split_with_sizes_copy.out: the library's split, dim 1".into())));
+    let mut slot = regen_scalar { tag: REGEN_SCALAR_NONE, reserved: 0, f: 0.0, imag: 0.0, i: 0 };
+    // SAFETY: as above; `slot` is writable.
+    assert_eq!(take_error(unsafe { referencing::k_referencing__local_scalar_dense(a, &mut slot) }), None);
+    assert_eq!((slot.tag, slot.i), (REGEN_SCALAR_INT, 60));
+    assert_eq!(referencing::native_calls("add.out"), Some(1));
+    assert_eq!(referencing::native_calls("split_with_sizes_copy.out"), Some(1));
+    assert_eq!(referencing::native_calls("_local_scalar_dense"), Some(1));
+}

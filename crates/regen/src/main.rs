@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use regen_core::diff::{self, HeaderId};
-use regen_core::generate::{generate, load_config_file, load_header_file};
+use regen_core::generate::{generate, generate_groups, load_config_file, load_header_file};
 use regen_core::write::{Mode, ensure};
 
 /// Generate what an out-of-tree PyTorch backend needs from RegistrationDeclarations.h.
@@ -31,6 +31,10 @@ struct Cli {
     /// Compare DIR with what would be generated; exit 1 with a diff if anything differs. Never writes.
     #[arg(long)]
     check: bool,
+    /// Generate a kernel library's groups.rs only (the traits of its `[implement]` groups, which
+    /// backends take through `[reference]`); needs --config.
+    #[arg(long, requires = "config")]
+    kernel_library: bool,
     /// The command named in the @generated line (default: this invocation, without absolute paths).
     #[arg(long, value_name = "TEXT", hide = true)]
     command: Option<String>,
@@ -155,6 +159,9 @@ fn invocation(cli: &Cli, header: &Path, out: &Path, show: impl Fn(&Path) -> Stri
     if let Some(c) = &cli.config {
         command.push_str(&format!(" --config {}", show(c)));
     }
+    if cli.kernel_library {
+        command.push_str(" --kernel-library");
+    }
     command
 }
 
@@ -260,7 +267,10 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         .command
         .clone()
         .unwrap_or_else(|| invocation(cli, header, out, |p| relative_to(p, out)) + " (run in this file's directory)");
-    let generated = generate(header, cli.config.as_deref(), &command)?;
+    let generated = match cli.config.as_deref().filter(|_| cli.kernel_library) {
+        Some(config) => generate_groups(header, config, &command)?,
+        None => generate(header, cli.config.as_deref(), &command)?,
+    };
     to_stderr(&generated.warnings);
     let mode = if cli.check { Mode::Check } else { Mode::Write };
     let ensured = ensure(out, &generated.files, mode).map_err(|e| output_error(out, &e))?;

@@ -20,7 +20,9 @@
 //!
 //! With kernel groups (`[implement]` as a table in regen.toml) the rows come in blocks, one
 //! `kernels { ... }` for the `Kernels` trait's own methods and one `group NameKernels { ... }` per
-//! group; each group is a trait of its own and `Kernels` their sum.
+//! group; each group is a trait of its own and `Kernels` their sum. A kernel library's groups
+//! (`[reference]`) come last, as `call <lib::Reference as lib::NameKernels> { ... }`; the library
+//! itself expands its `groups.rs` with [`kernel_groups!`](macro@crate::kernel_groups).
 
 /// Expands a generated `kernels.rs` (see the [module](mod@crate::kernels) docs for the row syntax).
 /// The names it defines (`Kernels`, `OPS`, `install`, `native_calls`, and one trait per kernel
@@ -32,6 +34,10 @@
 /// then `group UnaryKernels { rows }` for each group of `[implement]`, whose ops become the
 /// required methods of a trait of that name. `Kernels` is then the sum of the group traits, so a
 /// backend writes one plain `impl UnaryKernels for Backend { ... }` per group, in its own file.
+/// Last, `call <regen_kernels::Reference as regen_kernels::UnaryKernels> { rows }` for each group
+/// a kernel library provides (regen.toml `[reference]`): its trait is the library's
+/// ([`kernel_groups!`](macro@crate::kernel_groups)), not part of `Kernels`, and the entry points
+/// call the library's implementation (a unit struct with `Default`) directly.
 /// Counters run through the blocks in order.
 #[macro_export]
 macro_rules! kernels {
@@ -57,6 +63,17 @@ macro_rules! kernels {
                 )*
             }
         )*
+        $(
+            call <$library:ty as $ltrait:path> {
+                $(
+                    $(#[doc = $lmdoc:literal])*
+                    $lk:literal kernel $lkey:literal $lqualified:literal $lsymbol:ident
+                    fn $lmethod:ident($($larg:ident: $lsafe:ty = $labi:ty),* $(,)?) -> $lret:ty {
+                        $($lvalue:ident => $lslot:ident: $lslot_ty:ty),* $(,)?
+                    };
+                )*
+            }
+        )*
     ) => {
         /// The backend's kernels, one method per registered op, documented with its schema: the
         /// methods of its kernel groups' traits, if it has groups, and its own.
@@ -77,26 +94,23 @@ macro_rules! kernels {
             )*
         }
 
-        $(
-            $(#[doc = $gdoc])*
-            #[allow(
-                clippy::too_many_arguments,
-                clippy::type_complexity,
-                clippy::wrong_self_convention,
-                clippy::should_implement_trait
-            )]
-            pub trait $group {
-                $(
-                    $(#[doc = $gmdoc])*
-                    fn $gmethod(&self, $($garg: $gsafe),*) -> $crate::Result<$gret>;
-                )*
-            }
-        )*
+        $crate::kernel_groups! {
+            $(
+                $(#[doc = $gdoc])*
+                group $group {
+                    $(
+                        $(#[doc = $gmdoc])*
+                        $gk kernel $gkey $gqualified $gsymbol
+                        fn $gmethod($($garg: $gsafe = $gabi),*) -> $gret { $($gvalue => $gslot: $gslot_ty),* };
+                    )*
+                }
+            )*
+        }
 
         static KERNELS: ::std::sync::OnceLock<::std::boxed::Box<dyn Kernels>> = ::std::sync::OnceLock::new();
 
         /// The ops with a Rust entry point here (`name.overload`), in the order of their counters.
-        pub const OPS: &[&str] = &[$($key,)* $($($gkey,)*)*];
+        pub const OPS: &[&str] = &[$($key,)* $($($gkey,)*)* $($($lkey,)*)*];
 
         /// How many times each entry point was called.
         static CALLS: [::std::sync::atomic::AtomicU64; OPS.len()] =
@@ -124,12 +138,20 @@ macro_rules! kernels {
 
         $(
             $crate::__kernel_entry! {
-                Kernels $k $qualified $symbol $method($($arg: $safe = $abi),*) { $($value => $slot: $slot_ty),* }
+                (<dyn Kernels as Kernels>) (kernels()?)
+                $k $qualified $symbol $method($($arg: $safe = $abi),*) { $($value => $slot: $slot_ty),* }
             }
         )*
         $($(
             $crate::__kernel_entry! {
-                $group $gk $gqualified $gsymbol $gmethod($($garg: $gsafe = $gabi),*) { $($gvalue => $gslot: $gslot_ty),* }
+                (<dyn Kernels as $group>) (kernels()?)
+                $gk $gqualified $gsymbol $gmethod($($garg: $gsafe = $gabi),*) { $($gvalue => $gslot: $gslot_ty),* }
+            }
+        )*)*
+        $($(
+            $crate::__kernel_entry! {
+                (<$library as $ltrait>) (&<$library as ::core::default::Default>::default())
+                $lk $lqualified $lsymbol $lmethod($($larg: $lsafe = $labi),*) { $($lvalue => $lslot: $lslot_ty),* }
             }
         )*)*
     };
@@ -155,13 +177,53 @@ macro_rules! kernels {
     };
 }
 
-/// The `extern "C"` entry point of one row: converts the arguments, calls the method of trait
-/// `$trait` (`Kernels` or a group's) on the installed kernels, writes the results to their slots.
+/// Expands a kernel library's generated `groups.rs`: one trait per kernel group of its
+/// `[implement]` (`group UnaryKernels { rows }`, rows as in [`kernels!`](macro@crate::kernels)),
+/// each op a required method. The library implements them for its `Reference` type; a backend
+/// whose regen.toml names the library in `[reference]` calls them from its own entry points, and
+/// a backend's own groups expand through this macro too.
+#[macro_export]
+macro_rules! kernel_groups {
+    (
+        $(
+            $(#[doc = $gdoc:literal])*
+            group $group:ident {
+                $(
+                    $(#[doc = $gmdoc:literal])*
+                    $gk:literal kernel $gkey:literal $gqualified:literal $gsymbol:ident
+                    fn $gmethod:ident($($garg:ident: $gsafe:ty = $gabi:ty),* $(,)?) -> $gret:ty {
+                        $($gvalue:ident => $gslot:ident: $gslot_ty:ty),* $(,)?
+                    };
+                )*
+            }
+        )*
+    ) => {
+        $(
+            $(#[doc = $gdoc])*
+            #[allow(
+                clippy::too_many_arguments,
+                clippy::type_complexity,
+                clippy::wrong_self_convention,
+                clippy::should_implement_trait
+            )]
+            pub trait $group {
+                $(
+                    $(#[doc = $gmdoc])*
+                    fn $gmethod(&self, $($garg: $gsafe),*) -> $crate::Result<$gret>;
+                )*
+            }
+        )*
+    };
+}
+
+/// The `extern "C"` entry point of one row: converts the arguments, calls the method
+/// `<$callee>::$method` (of `Kernels`, a group's trait, or a kernel library's) on `$receiver`,
+/// writes the results to their slots.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel_entry {
     (
-        $trait:ident $k:literal $qualified:literal $symbol:ident
+        ($($callee:tt)*) ($($receiver:tt)*) $k:literal $qualified:literal $symbol:ident
         $method:ident($($arg:ident: $safe:ty = $abi:ty),*) { $($value:ident => $slot:ident: $slot_ty:ty),* }
     ) => {
         #[doc = concat!(" Entry point of `", $qualified, "`, called by its C++ wrapper.")]
@@ -174,8 +236,8 @@ macro_rules! __kernel_entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::error::regen_error {
             $crate::ffi::call($qualified, &CALLS[$k], || {
-                let ($($value),*) = <dyn Kernels as $trait>::$method(
-                    kernels()?,
+                let ($($value),*) = $($callee)*::$method(
+                    $($receiver)*,
                     // SAFETY: the C++ wrapper keeps every argument alive for the call.
                     $(unsafe { <$safe as $crate::args::FromAbi<'_>>::from_abi(&$arg) }?),*
                 )?;

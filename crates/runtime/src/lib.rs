@@ -52,6 +52,15 @@ macro_rules! include_kernels {
     };
 }
 
+/// Mounts a kernel library's `groups.rs` regen-build generated into `OUT_DIR` (its group traits;
+/// `regen_build::Builder::kernel_library`).
+#[macro_export]
+macro_rules! include_kernel_groups {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/regen/groups.rs"));
+    };
+}
+
 /// Exports `regen_backend_init`, which the C++ host glue calls once when the library loads: it
 /// installs the host services, then `$kernels` as the backend's kernels.
 /// `$generated` is the module holding the generated kernels.rs.
