@@ -10,6 +10,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod backend;
+pub mod custom;
 pub mod kernels;
 
 /// Generated from the pinned torch header and `regen.toml` (checked in under `generated/`).
@@ -19,9 +20,10 @@ pub mod generated {
 
 regen_runtime::export_kernels!(generated, backend::Backend);
 
-/// The vector tier the device's kernels run ([`kernels::capability`], `REGEN_CPU_CAPABILITY`),
-/// as a C string (`default`, `avx2` or `avx512`), for the tests' report of each run.
+/// The vector tier the device's kernels run ([`kernels::engine::capability`],
+/// `REGEN_CPU_CAPABILITY`), as a C string (`default`, `avx2` or `avx512`), for the tests' report of
+/// each run.
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_device_cpu_capability() -> *const std::ffi::c_char {
-    kernels::capability().name().as_ptr()
+    kernels::engine::capability().name().as_ptr()
 }

@@ -1,7 +1,7 @@
 """Mixed precision on the "regen" device: torch.autocast(device_type="regen") casts what CPU
 autocast casts, by CPU's policies (regen.toml `autocast = "cpu"`), and torch.amp.GradScaler("regen")
 trains through the device's native `_amp_foreach_non_finite_check_and_unscale_` and
-`_amp_update_scale_` (kernels/amp.rs), which match CPU's kernels bit for bit."""
+`_amp_update_scale_` (kernels/ops/amp.rs), which match CPU's kernels bit for bit."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Convolutions of the "regen" device (kernels/conv.rs: unfold + the GEMM of matmul.rs) against
+"""Convolutions of the "regen" device (kernels/ops/conv.rs: unfold + the GEMM of matmul.rs) against
 PyTorch's CPU kernels: conv1d/2d/3d and conv_transpose1d/2d/3d, forward and the three gradients,
 over dtypes, strides, padding (also 'same'), dilation, groups (also depthwise), output_padding
 and layouts (channels-last input, non-contiguous weight and input), with the native kernels

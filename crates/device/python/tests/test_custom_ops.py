@@ -1,4 +1,4 @@
-"""The device's own ops (regen.toml's [[custom_op]], src/kernels/custom.rs): torch.ops.regen.scatter_sum
+"""The device's own ops (regen.toml's [[custom_op]], src/custom.rs): torch.ops.regen.scatter_sum
 and scatter_max against references written with plain torch ops on CPU, forward and backward, on the
 device and on CPU tensors (one Rust kernel serves both), with the Rust backward kernels counted;
 gradcheck in float64, TorchScript (scripted, saved, loaded), torch.library.opcheck, and errors with

@@ -1,4 +1,4 @@
-"""embedding_dense_backward of the "regen" device (kernels/embedding.rs) against PyTorch's CPU
+"""embedding_dense_backward of the "regen" device (kernels/ops/embedding.rs) against PyTorch's CPU
 kernel: padding_idx, scale_grad_by_freq, int64 and int32 indices, repeated indices (sums in index
 order, so equal to CPU's), float32/float64/bfloat16/float16 gradients, errors with CPU's exception
 type, and the native-call counter (a CPU fallback cannot pass as native)."""

@@ -1,4 +1,4 @@
-"""Matrix products of the "regen" device (kernels/matmul.rs, on the gemm crate) against PyTorch's
+"""Matrix products of the "regen" device (kernels/ops/matmul.rs, on the gemm crate) against PyTorch's
 CPU kernels: every op in every dtype and layout (contiguous, transposed, strided slices,
 broadcast bias, permuted batches, conjugate and negative views, empty sizes, beta=0 with NaNs in
 self), the native kernel counted each time, and PyTorch's error messages."""

@@ -1,4 +1,4 @@
-"""nll_loss, nll_loss2d and cross_entropy of the "regen" device (kernels/loss.rs) against
+"""nll_loss, nll_loss2d and cross_entropy of the "regen" device (kernels/ops/loss.rs) against
 PyTorch's CPU kernels: reductions none/mean/sum, class weights, ignore_index, un-batched and
 batched inputs, int64 and uint8 targets, strided inputs, float32/float64/bfloat16/float16,
 gradients through autograd (nll_loss_backward, nll_loss2d_backward), the total_weight output,

@@ -1,4 +1,4 @@
-"""Softmax, log-softmax, layer norm and batch norm of the "regen" device (kernels/norm.rs) against
+"""Softmax, log-softmax, layer norm and batch norm of the "regen" device (kernels/ops/norm.rs) against
 PyTorch's CPU kernels: every dim of contiguous, transposed, sliced, 0-dim and empty inputs in
 float32, float64, bfloat16 and float16 (and the dtype= argument), autograd backward through
 _softmax_backward_data / _log_softmax_backward_data, layer norm with and without weight and bias

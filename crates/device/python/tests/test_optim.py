@@ -1,4 +1,4 @@
-"""torch.optim on the "regen" device: the fused steps (kernels/optim.rs) against CPU's fused
+"""torch.optim on the "regen" device: the fused steps (kernels/ops/optim.rs) against CPU's fused
 kernels and CPU's single-tensor optimizers over several steps, with amsgrad, maximize, weight
 decay, nesterov, a tensor learning rate, bfloat16 and float64; grad_scale and found_inf of the ops
 called directly; the foreach and single-tensor paths of the unfused optimizers, all native (no

@@ -1,5 +1,5 @@
 """Max, average, adaptive average and adaptive max pooling (2-d and 3-d) of the "regen" device
-(kernels/pool.rs) against PyTorch's CPU kernels: kernel/stride/padding/dilation, ceil_mode,
+(kernels/ops/pool.rs) against PyTorch's CPU kernels: kernel/stride/padding/dilation, ceil_mode,
 count_include_pad and divisor_override; contiguous, un-batched, channels-last and sliced inputs;
 float32, float64, bfloat16, float16 and the integer dtypes CPU pools; gradients through autograd;
 NaNs (max pooling returns them and their index); errors with CPU's exception type; and the

@@ -1,4 +1,4 @@
-"""The device's random generator and random ops (kernels/random.rs, regen_runtime::rng) against
+"""The device's random generator and random ops (kernels/ops/random.rs, regen_runtime::rng) against
 CPU's: after the same seed (torch.manual_seed seeds both), rand, randn (the scalar path with its
 cached sample, and Box–Muller in blocks of 16), randint/random_ (every overload), bernoulli with
 a tensor p, randperm, multinomial, exponential_, geometric_, log_normal_, cauchy_ and the normal overloads with

@@ -1,4 +1,4 @@
-"""Reductions and scans of the "regen" device (kernels/reduce.rs, kernels/scan.rs) against
+"""Reductions and scans of the "regen" device (kernels/ops/reduce.rs, kernels/ops/scan.rs) against
 PyTorch's CPU kernels: every op x dtypes x layouts (contiguous, transposed, sliced, expanded,
 0-dim, empty, large), dims inner/outer/several/negative, keepdim, errors, and the native-call
 counters (a CPU fallback cannot pass as native)."""

@@ -1,5 +1,5 @@
 """Linear, bilinear, bicubic and trilinear upsampling, reflection and replication padding, and
-grid sampling of the "regen" device (kernels/resample.rs) against PyTorch's CPU kernels: sizes and
+grid sampling of the "regen" device (kernels/ops/resample.rs) against PyTorch's CPU kernels: sizes and
 scale factors, align_corners both ways, contiguous, channels-last, sliced and un-batched inputs,
 float32, float64, bfloat16 and float16 (and the integer and complex dtypes padding takes),
 gradients through autograd, errors with CPU's exception type, and the native-call counters (a CPU

@@ -1,5 +1,5 @@
 """Antialiased bilinear and bicubic resampling, and uint8 bilinear and bicubic resampling, of the
-"regen" device (kernels/resample_aa.rs) against PyTorch's CPU kernels: up- and downsampling,
+"regen" device (kernels/ops/resample_aa.rs) against PyTorch's CPU kernels: up- and downsampling,
 align_corners both ways, explicit scale factors, contiguous, channels-last and strided inputs,
 float32, float64 and uint8 (CPU computes antialiasing in no other dtype; float16 and bfloat16
 raise NotImplementedError there and here), gradients through autograd, errors with CPU's

@@ -1,4 +1,4 @@
-"""The fused LSTM and GRU cells (kernels/rnn.rs) that nn.LSTM/nn.GRU call for a PrivateUse1
+"""The fused LSTM and GRU cells (kernels/ops/rnn.rs) that nn.LSTM/nn.GRU call for a PrivateUse1
 tensor, which CPU has no kernel for: the cells' outputs and every gradient against PyTorch's CPU
 path (LSTMCell/GRUCell composed of matmuls and pointwise ops), nn.LSTM/nn.GRU over sequences,
 the ops called directly against the cell equations in float64, errors, the native kernels

@@ -1,4 +1,4 @@
-"""The rejection samplers (kernels/samplers.rs) against CPU's: after the same seed, poisson
+"""The rejection samplers (kernels/ops/samplers.rs) against CPU's: after the same seed, poisson
 (both of its algorithms, every float dtype), binomial (inversion and BTRS, on p and on 1 - p),
 _standard_gamma (with the boost below alpha = 1) and the gamma's reparameterised gradient equal
 CPU's bit for bit (_sample_dirichlet's gamma draws too, its normalisation within an ulp), for contiguous, transposed, sliced and

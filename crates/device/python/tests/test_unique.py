@@ -1,4 +1,4 @@
-"""Unique, histc and bincount of the "regen" device (kernels/unique.rs) against PyTorch's CPU
+"""Unique, histc and bincount of the "regen" device (kernels/ops/unique.rs) against PyTorch's CPU
 kernels: every flag of torch.unique / unique_consecutive (with and without dim), histc with given
 and data-derived ranges, bincount with and without weights, over dtypes and layouts (contiguous,
 transposed, sliced, expanded, 0-dim, empty), NaN and signed zeros (where CPU's unstable sort shows
