@@ -9,14 +9,14 @@ const USAGE: &str = "usage: cargo xtask <command>
   fixture --torch X.Y.Z       fetch that release's RegistrationDeclarations.h into fixtures/torch-X.Y.Z/
   compile-cpp --torch X.Y.Z   generate the full required set for that fixture and compile the C++
                               against the release's own torch headers (repeat --torch for several)
-  e2e [--torch X.Y.Z]         in .venv (the pinned torch of crates/device/torch-version) or .venv-X.Y.Z:
+  e2e [--torch X.Y.Z]         in .venv (the pinned torch of crates/kernels/torch-version) or .venv-X.Y.Z:
                               build and load the full skeleton (every required op registered), then
                               `regen new` a backend, pip-install it and run its smoke test, then
                               pip-install the reference device and run its tests
   bump --torch X.Y.Z          fetch that release's header, report `regen diff` against the pinned release
-                              (crates/device/torch-version) for the device's regen.toml, move the pin
+                              (crates/kernels/torch-version) for the device's regen.toml, move the pin
                               and regenerate the device's checked-in code
-  regen [--check]             regenerate (or check) the device's checked-in code in crates/device
+  regen [--check]             regenerate (or check) the checked-in code of crates/kernels and crates/device
   fuzz [--execs N] [--seed S] [--threads T] [--findings DIR] [--replay I]
                               a long fuzz run of the header pipeline (regen-fuzz, release build):
                               executions, executions/s and findings, each written to DIR
@@ -227,10 +227,13 @@ fn cargo() -> Command {
     cmd
 }
 
-/// The torch release the reference device is generated for and tested against (one line, X.Y.Z).
-const PIN_FILE: &str = "crates/device/torch-version";
+/// The torch release the reference kernels and device are generated for and tested against (one
+/// line, X.Y.Z).
+const PIN_FILE: &str = "crates/kernels/torch-version";
 const DEVICE_CONFIG: &str = "crates/device/regen.toml";
 const DEVICE_GENERATED: &str = "crates/device/generated";
+const KERNELS_CONFIG: &str = "crates/kernels/regen.toml";
+const KERNELS_GENERATED: &str = "crates/kernels/generated";
 
 fn pinned() -> Result<String, String> {
     let text = std::fs::read_to_string(root().join(PIN_FILE)).map_err(|e| format!("{PIN_FILE}: {e}"))?;
@@ -261,7 +264,7 @@ fn bump(version: &str) -> Result<(), String> {
     std::fs::write(root().join(PIN_FILE), format!("{version}\n")).map_err(|e| e.to_string())?;
     regen(false)?;
     eprintln!(
-        "xtask: pinned torch {version}; review `git diff crates/device/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
+        "xtask: pinned torch {version}; review `git diff crates/kernels/generated crates/device/generated`, then run `cargo xtask ci` (e2e installs torch=={version})"
     );
     Ok(())
 }
@@ -292,25 +295,27 @@ fn footprint(runs: usize) -> Result<(), String> {
         .arg(runs.to_string()))
 }
 
-/// The device's generated code: the pinned release's header with crates/device/regen.toml,
-/// written (or checked) in process by the same library call the CLI and regen-build make.
+/// The checked-in generated code: the reference kernels' group traits (crates/kernels/regen.toml)
+/// and the device's registrations and entry points (crates/device/regen.toml), for the pinned
+/// release's header, written (or checked) in process by the same library calls the CLI and
+/// regen-build make.
 fn regen(check: bool) -> Result<(), String> {
     let root = root();
     let header = root.join(fixture_header(&pinned()?));
-    let generated = regen_core::generate::generate(&header, Some(&root.join(DEVICE_CONFIG)), "cargo xtask regen")?;
-    eprint!("{}", generated.warnings);
-    let dir = root.join(DEVICE_GENERATED);
     let mode = if check { Mode::Check } else { Mode::Write };
-    let ensured = ensure(&dir, &generated.files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
-    if check && !ensured.is_fresh() {
-        eprint!("{}", ensured.report);
-        return Err(format!(
-            "{DEVICE_GENERATED} is stale ({} file(s)); run `cargo xtask regen`",
-            ensured.problem_count()
-        ));
+    let kernels = regen_core::generate::generate_groups(&header, &root.join(KERNELS_CONFIG), "cargo xtask regen")?;
+    let device = regen_core::generate::generate(&header, Some(&root.join(DEVICE_CONFIG)), "cargo xtask regen")?;
+    eprint!("{}", device.warnings);
+    for (dir_name, generated) in [(KERNELS_GENERATED, &kernels), (DEVICE_GENERATED, &device)] {
+        let dir = root.join(dir_name);
+        let ensured = ensure(&dir, &generated.files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if check && !ensured.is_fresh() {
+            eprint!("{}", ensured.report);
+            return Err(format!("{dir_name} is stale ({} file(s)); run `cargo xtask regen`", ensured.problem_count()));
+        }
+        let verb = if check { "is fresh" } else { "written" };
+        eprintln!("xtask: {dir_name} {verb}: {}", generated.summary);
     }
-    let verb = if check { "is fresh" } else { "written" };
-    eprintln!("xtask: {DEVICE_GENERATED} {verb}: {}", generated.summary);
     // The device's Python package and pyproject.toml are `regen new`'s, rendered for it.
     let mut files = regen_core::scaffold::python_package("regen", "regen_device");
     files.push(regen_core::scaffold::pyproject("regen", "regen_device", &["torch"]));

@@ -153,14 +153,24 @@ fn generate_with(header: &Path, config: Option<&Path>, command: &str, emit: Emit
             contents: crate::emit_rust::emit_groups(&selection, &config_value, &note).into_bytes(),
         }],
     };
-    let summary = format!(
-        "{} ops ({} required), {} generated, {} registered, {} skipped ({excluded} excluded by the config; see selection.json)",
-        model.ops.len(),
-        model.required().count(),
-        selection.selected.len(),
-        selection.selected.iter().filter(|s| s.registered).count(),
-        selection.skipped.len(),
-    );
+    let summary = match emit {
+        Emit::Backend => format!(
+            "{} ops ({} required), {} generated, {} registered, {} skipped ({excluded} excluded by the config; see \
+             selection.json)",
+            model.ops.len(),
+            model.required().count(),
+            selection.selected.len(),
+            selection.selected.iter().filter(|s| s.registered).count(),
+            selection.skipped.len(),
+        ),
+        Emit::Library => format!(
+            "{} ops, {} kernel methods in {} group traits ({} optional op(s) absent)",
+            model.ops.len(),
+            selection.selected.iter().filter(|s| s.implemented).count(),
+            config_value.groups.len(),
+            selection.absent.len()
+        ),
+    };
     let absent = selection.absent.clone();
     drop(selection);
     Ok(Generated { files, warnings, summary, config: config_value, absent, model: loaded.model })

@@ -22,8 +22,8 @@ kernels {
     3 kernel "regen::scatter_max_backward" "regen::scatter_max_backward" regen_kernel_regen_scatter_max_backward
         fn regen_scatter_max_backward(grad_out: TensorRef<'_> = abi::regen_tensor, src: TensorRef<'_> = abi::regen_tensor, argmax: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `bootstrap` (regen.toml `[implement]`).
-group BootstrapKernels {
+// The kernels of group `bootstrap` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::BootstrapKernels> {
     /// `aten::view_as_real(Tensor(a) self) -> Tensor(a)`
     4 kernel "view_as_real" "aten::view_as_real" regen_kernel_view_as_real
         fn view_as_real(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -79,8 +79,8 @@ group BootstrapKernels {
     21 kernel "record_stream" "aten::record_stream" regen_kernel_record_stream
         fn record_stream(self_: TensorRef<'_> = abi::regen_tensor, s: Stream = abi::regen_stream) -> () {};
 }
-/// The kernels of group `unary` (regen.toml `[implement]`).
-group UnaryKernels {
+// The kernels of group `unary` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::UnaryKernels> {
     /// `aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     22 kernel "abs.out" "aten::abs.out" regen_kernel_abs_out
         fn abs_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -274,8 +274,8 @@ group UnaryKernels {
     85 kernel "special_spherical_bessel_j0.out" "aten::special_spherical_bessel_j0.out" regen_kernel_special_spherical_bessel_j0_out
         fn special_spherical_bessel_j0_out(x: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `binary` (regen.toml `[implement]`).
-group BinaryKernels {
+// The kernels of group `binary` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::BinaryKernels> {
     /// `aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
     86 kernel "add.Tensor" "aten::add.Tensor" regen_kernel_add_tensor
         fn add_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -475,8 +475,8 @@ group BinaryKernels {
     151 kernel "special_shifted_chebyshev_polynomial_w.out" "aten::special_shifted_chebyshev_polynomial_w.out" regen_kernel_special_shifted_chebyshev_polynomial_w_out
         fn special_shifted_chebyshev_polynomial_w_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `pointwise` (regen.toml `[implement]`).
-group PointwiseKernels {
+// The kernels of group `pointwise` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::PointwiseKernels> {
     /// `aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
     152 kernel "logical_not.out" "aten::logical_not.out" regen_kernel_logical_not_out
         fn logical_not_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -718,8 +718,8 @@ group PointwiseKernels {
     231 kernel "isneginf.out" "aten::isneginf.out" regen_kernel_isneginf_out
         fn isneginf_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `reduce` (regen.toml `[implement]`).
-group ReduceKernels {
+// The kernels of group `reduce` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ReduceKernels> {
     /// `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
     232 kernel "all.out" "aten::all.out" regen_kernel_all_out
         fn all_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -814,8 +814,8 @@ group ReduceKernels {
     262 kernel "linalg_vector_norm.out" "aten::linalg_vector_norm.out" regen_kernel_linalg_vector_norm_out
         fn linalg_vector_norm_out(self_: TensorRef<'_> = abi::regen_tensor, ord: Scalar = abi::regen_scalar, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `scan` (regen.toml `[implement]`).
-group ScanKernels {
+// The kernels of group `scan` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ScanKernels> {
     /// `aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
     263 kernel "_cummax_helper" "aten::_cummax_helper" regen_kernel__cummax_helper
         fn _cummax_helper(self_: TensorRef<'_> = abi::regen_tensor, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64) -> () {};
@@ -835,8 +835,8 @@ group ScanKernels {
     268 kernel "_logcumsumexp.out" "aten::_logcumsumexp.out" regen_kernel__logcumsumexp_out
         fn _logcumsumexp_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `matmul` (regen.toml `[implement]`).
-group MatmulKernels {
+// The kernels of group `matmul` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::MatmulKernels> {
     /// `aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
     269 kernel "addmv.out" "aten::addmv.out" regen_kernel_addmv_out
         fn addmv_out(self_: TensorRef<'_> = abi::regen_tensor, mat: TensorRef<'_> = abi::regen_tensor, vec: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -907,8 +907,8 @@ group MatmulKernels {
     291 kernel "addbmm" "aten::addbmm" regen_kernel_addbmm
         fn addbmm(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `index` (regen.toml `[implement]`).
-group IndexKernels {
+// The kernels of group `index` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::IndexKernels> {
     /// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
     292 kernel "index.Tensor_out" "aten::index.Tensor_out" regen_kernel_index_tensor_out
         fn index_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, indices: OptionalTensorList<'_> = abi::regen_tensor_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1018,8 +1018,8 @@ group IndexKernels {
     327 kernel "searchsorted.Scalar_out" "aten::searchsorted.Scalar_out" regen_kernel_searchsorted_scalar_out
         fn searchsorted_scalar_out(sorted_sequence: TensorRef<'_> = abi::regen_tensor, self_: Scalar = abi::regen_scalar, out_int32: bool = bool, right: bool = bool, side: Option<&str> = abi::regen_str, sorter: Option<TensorRef<'_>> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `shape` (regen.toml `[implement]`).
-group ShapeKernels {
+// The kernels of group `shape` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ShapeKernels> {
     /// `aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
     328 kernel "arange.start_out" "aten::arange.start_out" regen_kernel_arange_start_out
         fn arange_start_out(start: Scalar = abi::regen_scalar, end: Scalar = abi::regen_scalar, step: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1072,8 +1072,8 @@ group ShapeKernels {
     344 kernel "unfold_backward" "aten::unfold_backward" regen_kernel_unfold_backward
         fn unfold_backward(grad_in: TensorRef<'_> = abi::regen_tensor, input_sizes: &[i64] = abi::regen_i64_list, dim: i64 = i64, size: i64 = i64, step: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `sort` (regen.toml `[implement]`).
-group SortKernels {
+// The kernels of group `sort` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::SortKernels> {
     /// `aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
     345 kernel "kthvalue.values" "aten::kthvalue.values" regen_kernel_kthvalue_values
         fn kthvalue_values(self_: TensorRef<'_> = abi::regen_tensor, k: i64 = i64, dim: i64 = i64, keepdim: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1099,8 +1099,8 @@ group SortKernels {
     352 kernel "topk.values" "aten::topk.values" regen_kernel_topk_values
         fn topk_values(self_: TensorRef<'_> = abi::regen_tensor, k: i64 = i64, dim: i64 = i64, largest: bool = bool, sorted: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `unique` (regen.toml `[implement]`).
-group UniqueKernels {
+// The kernels of group `unique` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::UniqueKernels> {
     /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
     353 kernel "bincount" "aten::bincount" regen_kernel_bincount
         fn bincount(self_: TensorRef<'_> = abi::regen_tensor, weights: Option<TensorRef<'_>> = abi::regen_tensor, minlength: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -1126,8 +1126,8 @@ group UniqueKernels {
     360 kernel "histc" "aten::histc" regen_kernel_histc
         fn histc(self_: TensorRef<'_> = abi::regen_tensor, bins: i64 = i64, min: Scalar = abi::regen_scalar, max: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `conv` (regen.toml `[implement]`).
-group ConvKernels {
+// The kernels of group `conv` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ConvKernels> {
     /// `aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
     361 kernel "convolution_overrideable" "aten::convolution_overrideable" regen_kernel_convolution_overrideable
         fn convolution_overrideable(input: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, transposed: bool = bool, output_padding: &[i64] = abi::regen_i64_list, groups: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -1189,8 +1189,8 @@ group ConvKernels {
     380 kernel "im2col" "aten::im2col" regen_kernel_im2col
         fn im2col(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `norm` (regen.toml `[implement]`).
-group NormKernels {
+// The kernels of group `norm` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::NormKernels> {
     /// `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
     381 kernel "native_group_norm" "aten::native_group_norm" regen_kernel_native_group_norm
         fn native_group_norm(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, n: i64 = i64, c: i64 = i64, hx_w: i64 = i64, group: i64 = i64, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
@@ -1264,8 +1264,8 @@ group NormKernels {
     404 kernel "_masked_softmax_backward" "aten::_masked_softmax_backward" regen_kernel__masked_softmax_backward
         fn _masked_softmax_backward(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `rnn` (regen.toml `[implement]`).
-group RnnKernels {
+// The kernels of group `rnn` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::RnnKernels> {
     /// `aten::_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`
     405 kernel "_thnn_fused_lstm_cell" "aten::_thnn_fused_lstm_cell" regen_kernel__thnn_fused_lstm_cell
         fn _thnn_fused_lstm_cell(input_gates: TensorRef<'_> = abi::regen_tensor, hidden_gates: TensorRef<'_> = abi::regen_tensor, cx: TensorRef<'_> = abi::regen_tensor, input_bias: Option<TensorRef<'_>> = abi::regen_tensor, hidden_bias: Option<TensorRef<'_>> = abi::regen_tensor) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
@@ -1279,8 +1279,8 @@ group RnnKernels {
     408 kernel "_thnn_fused_gru_cell_backward" "aten::_thnn_fused_gru_cell_backward" regen_kernel__thnn_fused_gru_cell_backward
         fn _thnn_fused_gru_cell_backward(grad_hy: TensorRef<'_> = abi::regen_tensor, workspace: TensorRef<'_> = abi::regen_tensor, has_bias: bool = bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor, regen_v4 => regen_r4: *mut abi::regen_tensor };
 }
-/// The kernels of group `optim` (regen.toml `[implement]`).
-group OptimKernels {
+// The kernels of group `optim` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::OptimKernels> {
     /// `aten::_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
     409 kernel "_fused_adam_" "aten::_fused_adam_" regen_kernel__fused_adam_inplace
         fn _fused_adam_inplace(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, exp_avgs: TensorList<'_> = abi::regen_tensor_list, exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, max_exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: f64 = f64, beta1: f64 = f64, beta2: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, amsgrad: bool = bool, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
@@ -1306,8 +1306,8 @@ group OptimKernels {
     416 kernel "_fused_adagrad_.tensor_lr" "aten::_fused_adagrad_.tensor_lr" regen_kernel__fused_adagrad_inplace_tensor_lr
         fn _fused_adagrad_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, state_sums: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: TensorRef<'_> = abi::regen_tensor, lr_decay: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `amp` (regen.toml `[implement]`).
-group AmpKernels {
+// The kernels of group `amp` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::AmpKernels> {
     /// `aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`
     417 kernel "_amp_foreach_non_finite_check_and_unscale_" "aten::_amp_foreach_non_finite_check_and_unscale_" regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace
         fn _amp_foreach_non_finite_check_and_unscale_inplace(self_: TensorList<'_> = abi::regen_tensor_list, found_inf: TensorRef<'_> = abi::regen_tensor, inv_scale: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1315,8 +1315,8 @@ group AmpKernels {
     418 kernel "_amp_update_scale_" "aten::_amp_update_scale_" regen_kernel__amp_update_scale_inplace
         fn _amp_update_scale_inplace(self_: TensorRef<'_> = abi::regen_tensor, growth_tracker: TensorRef<'_> = abi::regen_tensor, found_inf: TensorRef<'_> = abi::regen_tensor, scale_growth_factor: f64 = f64, scale_backoff_factor: f64 = f64, growth_interval: i64 = i64) -> () {};
 }
-/// The kernels of group `loss` (regen.toml `[implement]`).
-group LossKernels {
+// The kernels of group `loss` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::LossKernels> {
     /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
     419 kernel "binary_cross_entropy" "aten::binary_cross_entropy" regen_kernel_binary_cross_entropy
         fn binary_cross_entropy(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -1396,8 +1396,8 @@ group LossKernels {
     444 kernel "huber_loss_backward.out" "aten::huber_loss_backward.out" regen_kernel_huber_loss_backward_out
         fn huber_loss_backward_out(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `pool` (regen.toml `[implement]`).
-group PoolKernels {
+// The kernels of group `pool` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::PoolKernels> {
     /// `aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
     445 kernel "adaptive_avg_pool2d.out" "aten::adaptive_avg_pool2d.out" regen_kernel_adaptive_avg_pool2d_out
         fn adaptive_avg_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1525,8 +1525,8 @@ group PoolKernels {
     486 kernel "_upsample_nearest_exact3d_backward.grad_input" "aten::_upsample_nearest_exact3d_backward.grad_input" regen_kernel__upsample_nearest_exact3d_backward_grad_input
         fn _upsample_nearest_exact3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `resample` (regen.toml `[implement]`).
-group ResampleKernels {
+// The kernels of group `resample` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ResampleKernels> {
     /// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
     487 kernel "grid_sampler_2d" "aten::grid_sampler_2d" regen_kernel_grid_sampler_2d
         fn grid_sampler_2d(input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -1612,8 +1612,8 @@ group ResampleKernels {
     514 kernel "upsample_trilinear3d_backward.grad_input" "aten::upsample_trilinear3d_backward.grad_input" regen_kernel_upsample_trilinear3d_backward_grad_input
         fn upsample_trilinear3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `resample_aa` (regen.toml `[implement]`).
-group ResampleAaKernels {
+// The kernels of group `resample_aa` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::ResampleAaKernels> {
     /// `aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
     515 kernel "_upsample_bilinear2d_aa.out" "aten::_upsample_bilinear2d_aa.out" regen_kernel__upsample_bilinear2d_aa_out
         fn _upsample_bilinear2d_aa_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
@@ -1627,8 +1627,8 @@ group ResampleAaKernels {
     518 kernel "_upsample_bicubic2d_aa_backward.grad_input" "aten::_upsample_bicubic2d_aa_backward.grad_input" regen_kernel__upsample_bicubic2d_aa_backward_grad_input
         fn _upsample_bicubic2d_aa_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
-/// The kernels of group `embedding` (regen.toml `[implement]`).
-group EmbeddingKernels {
+// The kernels of group `embedding` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::EmbeddingKernels> {
     /// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
     519 kernel "embedding_dense_backward" "aten::embedding_dense_backward" regen_kernel_embedding_dense_backward
         fn embedding_dense_backward(grad_output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, padding_idx: i64 = i64, scale_grad_by_freq: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
@@ -1651,8 +1651,8 @@ group EmbeddingKernels {
     525 kernel "_embedding_bag_per_sample_weights_backward" "aten::_embedding_bag_per_sample_weights_backward" regen_kernel__embedding_bag_per_sample_weights_backward
         fn _embedding_bag_per_sample_weights_backward(grad: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, mode: i64 = i64, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `random` (regen.toml `[implement]`).
-group RandomKernels {
+// The kernels of group `random` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::RandomKernels> {
     /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
     526 kernel "native_dropout" "aten::native_dropout" regen_kernel_native_dropout
         fn native_dropout(input: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, train: Option<bool> = abi::regen_opt_bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
@@ -1723,8 +1723,8 @@ group RandomKernels {
     548 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
         fn normal_tensor_tensor(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
-/// The kernels of group `samplers` (regen.toml `[implement]`).
-group SamplersKernels {
+// The kernels of group `samplers` of the kernel library `regen_kernels` (regen.toml `[reference]`).
+call <regen_kernels::Reference as regen_kernels::SamplersKernels> {
     /// `aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`
     549 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
         fn _standard_gamma_grad(self_: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };

@@ -7,10 +7,10 @@
 
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use crate::kernels::engine::dtype::DType;
-use crate::kernels::engine::iter::{fmt_sizes, new_tensor, wrap_dim};
-use crate::kernels::ops::copy;
-use crate::kernels::ops::index::{self as ix, Reduce, Source};
+use regen_kernels::engine::dtype::DType;
+use regen_kernels::engine::iter::{fmt_sizes, new_tensor, wrap_dim};
+use regen_kernels::ops::copy;
+use regen_kernels::ops::index::{self as ix, Reduce, Source};
 
 fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
     DType::from_scalar_type(t.dtype())
@@ -211,7 +211,7 @@ pub fn scatter_max_backward(
     let (g, a) = (contiguous(grad_out, dtype)?, contiguous(argmax, DType::I64)?);
     // SAFETY: `a` is a contiguous i64 copy, read only.
     let arg = unsafe { elements::<i64>(&a) };
-    crate::dispatch_all!(dtype, |T| {
+    regen_kernels::dispatch_all!(dtype, |T| {
         // SAFETY: `g` is a contiguous copy of this dtype, read only.
         let g = unsafe { elements::<T>(&g) };
         let dst = grad_src.as_ref().data_ptr().cast::<T>();

@@ -1,14 +1,15 @@
 //! The bootstrap ops are listed in three places that must agree: the runtime's kernels
 //! (`regen_runtime::bootstrap::OPS`, what `host_memory_bootstrap!` implements), the regen.toml
-//! `regen new` writes, and this device's regen.toml.
+//! `regen new` writes, and this device's regen.toml (whose `[reference]` takes the reference
+//! kernels' `bootstrap` group).
 
 use regen_core::config::parse_config;
 
 #[test]
 fn runtime_scaffold_and_device_agree_on_the_bootstrap_ops() {
     assert_eq!(regen_runtime::bootstrap::OPS, regen_core::scaffold::BOOTSTRAP_OPS);
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/regen.toml")).unwrap();
-    let config = parse_config(&text).unwrap();
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/regen.toml"));
+    let config = regen_core::generate::load_config_file(Some(path)).unwrap();
     let implemented: Vec<String> = config.implement.unwrap().into_iter().map(|n| n.name).collect();
     for op in regen_runtime::bootstrap::OPS {
         assert!(implemented.iter().any(|i| i == op), "crates/device/regen.toml does not implement {op}");

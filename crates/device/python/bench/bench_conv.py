@@ -1,4 +1,4 @@
-"""Convolutions of the regen device (kernels/conv.rs: unfold + GEMM) against PyTorch's CPU
+"""Convolutions of the regen device (crates/kernels/src/ops/conv.rs: unfold + GEMM) against PyTorch's CPU
 kernels (oneDNN for float32), a benchmark, not a test, with bench_device.py's method: ONE
 process, device and CPU samples alternating, the same torch thread count, medians and their ratio
 device/CPU (goal: within 1.5x at 1 and 2 threads).

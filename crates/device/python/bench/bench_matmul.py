@@ -1,4 +1,4 @@
-"""Matrix products of the regen device (kernels/matmul.rs, the gemm crate) against PyTorch's CPU
+"""Matrix products of the regen device (crates/kernels/src/ops/matmul.rs, the gemm crate) against PyTorch's CPU
 kernels (MKL / oneDNN): a benchmark, not a test.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_matmul.py [--quick] [--threads N] [--only NAME]

@@ -1,4 +1,4 @@
-"""Compares the regen device's softmax, layer norm and batch norm (kernels/norm.rs) with PyTorch's
+"""Compares the regen device's softmax, layer norm and batch norm (crates/kernels/src/ops/norm.rs) with PyTorch's
 CPU kernels (a benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_norm.py [--quick] [--threads N]

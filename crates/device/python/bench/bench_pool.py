@@ -1,4 +1,4 @@
-"""Compares the regen device's pooling and nll_loss (kernels/pool.rs, kernels/loss.rs) with
+"""Compares the regen device's pooling and nll_loss (crates/kernels/src/ops/pool.rs, crates/kernels/src/ops/loss.rs) with
 PyTorch's CPU kernels (a benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_pool.py [--quick] [--threads N]

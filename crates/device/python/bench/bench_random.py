@@ -1,4 +1,4 @@
-"""Compares the regen device's random ops (kernels/random.rs) with PyTorch's CPU kernels (a
+"""Compares the regen device's random ops (crates/kernels/src/ops/random.rs) with PyTorch's CPU kernels (a
 benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_random.py [--quick] [--threads N]

@@ -1,4 +1,4 @@
-"""Compares the regen device's resampling (kernels/resample.rs) with PyTorch's CPU kernels (a
+"""Compares the regen device's resampling (crates/kernels/src/ops/resample.rs) with PyTorch's CPU kernels (a
 benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_resample.py [--quick] [--threads N]
@@ -8,7 +8,7 @@ the same torch thread count (the device's kernels run on PyTorch's own intra-op 
 median time of each side and the ratio device/CPU. Operands: float32 8x32x64x64 images (bilinear,
 bicubic and nearest 2x upsampling forward and forward+backward, contiguous and channels-last;
 reflection_pad2d by 3 forward and forward+backward) and grid_sample bilinear of the same images on
-a 64x64 grid; antialiased bilinear downsampling (kernels/resample_aa.rs) of the same images to
+a 64x64 grid; antialiased bilinear downsampling (crates/kernels/src/ops/resample_aa.rs) of the same images to
 24x24, and of uint8 8x3x256x256 photographs to 96x96 (CPU's AVX2 fixed-point kernel for up to 4
 channels), also channels-last.
 """

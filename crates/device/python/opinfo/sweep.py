@@ -59,8 +59,8 @@ DTYPES = {
     "complex64": torch.complex64,
 }
 
-# The ops with native Rust kernels: the `implement` list of crates/device/regen.toml (read from the
-# checkout; the 30 ops of the first release if it is not there).
+# The ops with native Rust kernels: those crates/device/regen.toml implements or takes from the
+# reference kernels (read from the checkout; the 30 ops of the first release if it is not there).
 REGEN_TOML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "regen.toml")
 NATIVE_OPS_V1 = [
     "empty.memory_format", "empty_strided", "as_strided", "view", "_reshape_alias", "resize_",
@@ -72,16 +72,30 @@ NATIVE_OPS_V1 = [
 ]
 
 
+def _listed(implement):
+    """The ops of an `[implement]`: a flat list, or (kernel groups) a table of lists."""
+    return [op for ops in implement.values() for op in ops] if isinstance(implement, dict) else list(implement)
+
+
 def read_native_ops(path=REGEN_TOML):
+    """The ops regen.toml gives native kernels: its own `implement`, and with `[reference]` the ops
+    of the kernel library's groups it takes (all, or `groups`), as regen merges them. A config
+    this cannot read raises: an empty or partial list would make every nativeness check pass."""
     try:
         import tomllib
 
         with open(path, "rb") as f:
-            implement = tomllib.load(f)["implement"]
-        # A flat list, or (regen.toml's kernel groups) a table of lists.
-        return [op for ops in implement.values() for op in ops] if isinstance(implement, dict) else list(implement)
-    except (ImportError, OSError, KeyError):
+            config = tomllib.load(f)
+    except (ImportError, OSError):
         return NATIVE_OPS_V1
+    ops = _listed(config.get("implement", []))
+    reference = config.get("reference")
+    if reference is not None:
+        with open(os.path.join(os.path.dirname(path), reference["config"]), "rb") as f:
+            groups = tomllib.load(f)["implement"]
+        for group in reference.get("groups", list(groups)):
+            ops += [op for op in groups[group] if op not in ops]
+    return ops
 
 
 def torch_has(op):

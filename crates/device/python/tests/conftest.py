@@ -1,5 +1,5 @@
 """Release differences: the device's kernels follow CPU of the pinned release
-(crates/device/torch-version); on an older torch the same test compares with a CPU that behaves
+(crates/kernels/torch-version); on an older torch the same test compares with a CPU that behaves
 differently (a dtype it had no kernel for, an overload or a check it did not have yet, a changed
 message, another random stream). Each such case is skipped on the releases where it was seen,
 with its reason, so `cargo xtask e2e --torch X.Y.Z` reports what differs instead of failing.

@@ -9,7 +9,7 @@ import torch
 import regen_device
 
 # The installed torch as (major, minor), and whether it is the release the device is pinned to
-# (crates/device/torch-version): the device's kernels follow CPU of that release.
+# (crates/kernels/torch-version): the device's kernels follow CPU of that release.
 RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 
 # ATen's CPU capability in force ("AVX512", "AVX2" or "DEFAULT" on x86-64; ATEN_CPU_CAPABILITY
@@ -21,7 +21,7 @@ RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 ATEN_CAPABILITY = torch.backends.cpu.get_cpu_capability()
 ATEN_VECTORISED = ATEN_CAPABILITY != "DEFAULT"
 VECTOR_ROUNDING = dict(rtol=0, atol=0) if ATEN_VECTORISED else {}
-PINNED = (Path(__file__).resolve().parents[2] / "torch-version").read_text().strip() == torch.__version__.split("+")[0]
+PINNED = (Path(__file__).resolve().parents[3] / "kernels" / "torch-version").read_text().strip() == torch.__version__.split("+")[0]
 
 
 def _load_sweep():

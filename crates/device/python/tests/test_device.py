@@ -95,7 +95,7 @@ def test_unary_ops_match_cpu(op, dtype, shape):
         compare(fn(on_device(a)), expected)
 
 
-# Every row of the unary table (src/kernels/ops/unary.rs), each compared with CPU in every dtype
+# Every row of the unary table (crates/kernels/src/ops/unary.rs), each compared with CPU in every dtype
 # CPU supports it for; where CPU raises, the device raises a RuntimeError too.
 UNARY_TABLE = [
     "neg", "abs", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
@@ -137,7 +137,7 @@ def test_unary_table_matches_cpu(op, dtype):
     compare(fn(on_device(a).t()), fn(a.t()))
 
 
-# Rows of the binary table (src/kernels/ops/binary.rs): (torch function, native op key).
+# Rows of the binary table (crates/kernels/src/ops/binary.rs): (torch function, native op key).
 BINARY_TABLE = [
     ("add", "add.Tensor"), ("sub", "sub.Tensor"), ("mul", "mul.Tensor"), ("div", "div.Tensor"),
     ("remainder", "remainder.Tensor_out"), ("fmod", "fmod.Tensor_out"), ("pow", "pow.Tensor_Tensor_out"),
@@ -187,7 +187,7 @@ def test_binary_table_matches_cpu(op, native, dtype):
 
 
 F = torch.nn.functional
-# Rows of the pointwise table (src/kernels/ops/pointwise.rs): (id, native op key, function of three
+# Rows of the pointwise table (crates/kernels/src/ops/pointwise.rs): (id, native op key, function of three
 # tensors a (3x4), b (4), c (3x4) — some ignored).
 POINTWISE_TABLE = [
     ("where", "where.self", lambda a, b, c: torch.where(a > b, a, c)),
@@ -297,7 +297,7 @@ def test_silu_backward_rounds_bfloat16_once_as_cpu():
     torch.testing.assert_close(got.cpu(), torch.ops.aten.silu_backward(g, x), **VECTOR_ROUNDING)
 
 
-# Special functions (src/kernels/math/special.rs): (torch function, native op key, input transform).
+# Special functions (crates/kernels/src/math/special.rs): (torch function, native op key, input transform).
 SPECIAL_UNARY = [
     (torch.erfinv, "erfinv.out", lambda a: a / 4), (torch.digamma, "digamma.out", None),
     (torch.i0, "i0.out", None), (torch.sinc, "sinc.out", None),

@@ -1,4 +1,4 @@
-"""Indexing, scatter/gather and selection ops of the "regen" device (src/kernels/ops/index.rs) against
+"""Indexing, scatter/gather and selection ops of the "regen" device (crates/kernels/src/ops/index.rs) against
 PyTorch's CPU kernels: every op in several dtypes and layouts (transposed, strided, expanded,
 zero-dim, empty), bounds errors with CPU's exception type and message, and a native-call count
 for each, so a CPU fallback cannot pass as native."""

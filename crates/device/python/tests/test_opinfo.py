@@ -42,7 +42,7 @@ NATIVE_SLICE = [
     "nansum", "amin", "aminmax", "max.reduction_no_dim", "min.reduction_with_dim",
     "min.reduction_no_dim", "argmin", "std", "var_mean", "std_mean", "norm", "linalg.vector_norm",
     "any", "all", "count_nonzero", "logsumexp", "cumprod", "cummax", "cummin", "logcumsumexp",
-    # Indexing, scatter/gather and selection (src/kernels/ops/index.rs).
+    # Indexing, scatter/gather and selection (crates/kernels/src/ops/index.rs).
     "scatter", "scatter_add", "scatter_reduce.sum", "scatter_reduce.prod", "scatter_reduce.mean",
     "scatter_reduce.amax", "scatter_reduce.amin", "index_put", "index_add", "index_copy", "index_fill",
     "index_reduce.prod", "index_reduce.mean", "index_reduce.amax", "index_reduce.amin", "masked_scatter",
@@ -82,7 +82,7 @@ NATIVE_ELEMENTWISE = {
 }
 DTYPES = ["float32", "float64", "int64", "bool"]
 
-# Every kernel family (a file under crates/device/src/kernels, keyed by its path there) with OpInfos
+# Every kernel family (a file under crates/kernels/src, keyed by its path there) with OpInfos
 # of its own: these run in every dtype of the sweep they support, bfloat16 and complex64 included,
 # so that CI sees each family's dtype dispatch, not only the slice's four dtypes.
 FAMILIES = {
@@ -110,10 +110,10 @@ FAMILIES = {
     "ops/sort.rs": ["sort", "topk", "median"],
     "ops/unique.rs": ["unique", "histc"],
 }
-# The files under crates/device/src/kernels (keyed by their path there) without OpInfos of their
+# The files under crates/kernels/src (keyed by their path there) without OpInfos of their
 # own, each with where it is tested.
 NOT_IN_OPINFO = {
-    "mod.rs": "declares the three folders (engine, math, ops): every family above is in one of them",
+    "lib.rs": "the crate root: the generated group traits, Reference, and the three folders (engine, math, ops)",
     "engine/mod.rs": "the engine (the vector tier, simd_fn!): every family above runs through it",
     "math/mod.rs": "declares the math libraries: the families above run them",
     "ops/mod.rs": "declares the families above",
@@ -135,7 +135,7 @@ NOT_IN_OPINFO = {
     # module of the device rather than of its kernels, and not in op_db: test_custom_ops.py.
     "ops/rnn.rs": "op_db has no LSTM or GRU cell: test_rnn.py",
 }
-KERNELS_DIR = os.path.join(HERE, "..", "..", "src", "kernels")
+KERNELS_DIR = os.path.join(HERE, "..", "..", "..", "kernels", "src")
 
 
 OPS = {sweep.op_key(op): op for op in sweep.load_op_db()}

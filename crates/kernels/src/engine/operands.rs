@@ -1,0 +1,308 @@
+//! A kernel call's tensors and scalars as the operands of an [`Iter`]: devices checked, PyTorch's
+//! type promotion, broadcasting, outputs resized (`resize_output` semantics, silently), inputs of
+//! another dtype converted into temporaries of the common dtype (as ATen does on CPU), and a
+//! temporary output cast back when the output's dtype differs.
+
+use regen_runtime::bootstrap::with_size;
+use regen_runtime::{Error, Result, Scalar, TensorRef};
+
+use crate::dispatch_all;
+use crate::engine::dtype::{DType, PromotionOperand, check_can_cast, result_type};
+use crate::engine::iter::{Dims, Iter, Operand, PerOperand, broadcast_shapes, contiguous_strides, scalar_as};
+use crate::engine::loops::copy_cast;
+
+/// 64-byte-aligned scratch memory for converted operands.
+struct Scratch {
+    words: Vec<u64>,
+}
+
+impl Scratch {
+    fn new(bytes: usize) -> Scratch {
+        Scratch { words: vec![0u64; bytes.div_ceil(8).max(1)] }
+    }
+    fn ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast()
+    }
+}
+
+/// How a kernel's operands are typed (ATen's TensorIteratorConfig flags, as data).
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Compute in `result_type` of the inputs (else every input must have the output's dtype).
+    pub promote_inputs: bool,
+    /// Integral and bool inputs compute in the default float dtype (`torch.exp(int)` is float).
+    pub int_to_float: bool,
+    /// The result must be castable to the output's dtype (`can_cast`).
+    pub safe_cast_to_output: bool,
+    /// The output has this dtype whatever the inputs are (comparisons: Bool), and the loop
+    /// writes it directly.
+    pub output_dtype: Option<DType>,
+}
+
+impl Config {
+    /// Elementwise arithmetic: promote, check the cast to `out`.
+    pub const ARITHMETIC: Config =
+        Config { promote_inputs: true, int_to_float: false, safe_cast_to_output: true, output_dtype: None };
+    /// Floating functions: integral inputs become float.
+    pub const FLOATING: Config =
+        Config { promote_inputs: true, int_to_float: true, safe_cast_to_output: true, output_dtype: None };
+    /// Predicates and comparisons: the result is Bool.
+    pub const PREDICATE: Config = Config {
+        promote_inputs: true,
+        int_to_float: false,
+        safe_cast_to_output: false,
+        output_dtype: Some(DType::Bool),
+    };
+}
+
+/// What [`elementwise`] decided: the dtype the kernel computes in, and the loop nest whose inputs
+/// (and output, unless the config fixes its dtype) all have that dtype.
+pub struct Prepared {
+    pub common: DType,
+    pub iter: Iter,
+    /// The kernel's output operand as the loop sees it.
+    pub output: Operand,
+    _scratch: Vec<Scratch>,
+    writeback: Option<(Operand, Operand)>,
+}
+
+impl Prepared {
+    /// Casts a temporary output back into the real one (no-op when none was needed).
+    pub fn finish(self) -> Result<()> {
+        if let Some((tmp, out)) = &self.writeback {
+            // SAFETY: both live for this call; the temporary is ours.
+            unsafe { copy_cast(tmp, out) };
+        }
+        Ok(())
+    }
+}
+
+fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
+    // CPU (0) zero-dimensional tensors are scalars (`x + 1`, `torch.tensor(2.0)`); PrivateUse1 is 20.
+    const CPU: i32 = 0;
+    const PRIVATE_USE1: i32 = 20;
+    let device = t.device();
+    if device.device_type == PRIVATE_USE1 || (device.device_type == CPU && t.dim() == 0) {
+        Ok(())
+    } else {
+        Err(Error::runtime(format!(
+            "{op}: Expected all tensors to be on the same device, but found a tensor of device type {} (cpu is 0)",
+            device.device_type
+        )))
+    }
+}
+
+/// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
+/// writes the result back. `op` names the op in errors.
+/// An input of an elementwise kernel: a tensor, or a Scalar argument (which promotes as a
+/// wrapped Python number, as ATen wraps it).
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    Tensor(TensorRef<'a>),
+    Scalar(Scalar),
+    /// A condition or mask (`torch.where`, `masked_fill_`): it takes no part in type promotion
+    /// and the loop reads it as Bool (a uint8 mask is converted, as ATen accepts both).
+    Mask(TensorRef<'a>),
+}
+
+impl Input<'_> {
+    fn promotion(&self, operand: &Operand) -> Option<PromotionOperand> {
+        match self {
+            Input::Tensor(t) => {
+                Some(PromotionOperand { dtype: operand.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() })
+            }
+            Input::Scalar(_) => Some(PromotionOperand { dtype: operand.dtype, dim: 0, wrapped_number: true }),
+            Input::Mask(_) => None,
+        }
+    }
+}
+
+/// The dtype a Scalar argument has as a wrapped number.
+fn scalar_dtype(s: Scalar) -> DType {
+    match s {
+        Scalar::Bool(_) => DType::Bool,
+        Scalar::Int(_) => DType::I64,
+        Scalar::Float(_) => DType::F64,
+        Scalar::Complex(..) => DType::C128,
+    }
+}
+
+/// The dtype a kernel computes in: `result_type` of the inputs (or the first input's dtype
+/// without promotion), float for integers where the config says so. `None` without inputs.
+fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> Option<DType> {
+    let promotion: PerOperand<PromotionOperand> =
+        inputs.iter().zip(operands).filter_map(|(i, o)| i.promotion(o)).collect();
+    let common = if config.promote_inputs {
+        result_type(&promotion)?
+    } else {
+        inputs.iter().zip(operands).find(|(i, _)| !matches!(i, Input::Mask(_)))?.1.dtype
+    };
+    Some(if config.int_to_float && !common.is_floating() && !common.is_complex() {
+        DType::DEFAULT_FLOAT
+    } else {
+        common
+    })
+}
+
+/// The dtype of a functional op's result (`torch.floor_divide(a, b)`): what [`elementwise`]
+/// would compute in, or the config's fixed output dtype.
+pub fn result_dtype(config: Config, inputs: &[Input<'_>]) -> Result<DType> {
+    let operands: PerOperand<Operand> = inputs
+        .iter()
+        .map(|i| match i {
+            Input::Tensor(t) | Input::Mask(t) => Operand::of(t),
+            Input::Scalar(s) => Ok(Operand {
+                data: std::ptr::null_mut(),
+                dtype: scalar_dtype(*s),
+                sizes: Dims::new(),
+                strides: Dims::new(),
+            }),
+        })
+        .collect::<Result<_>>()?;
+    let common = common_dtype(config, inputs, &operands).unwrap_or(DType::DEFAULT_FLOAT);
+    Ok(config.output_dtype.unwrap_or(common))
+}
+
+/// A new output for a functional form (`torch.where(c, a, b)`): the broadcast shape of the
+/// inputs, laid out in memory like the first input of that shape when it is dense (ATen's
+/// TensorIterator gives a new output its inputs' permutation), so a transposed input is not
+/// walked across its rows to fill a row-major output. Contiguous otherwise.
+pub fn new_output(dtype: DType, inputs: &[Input<'_>]) -> Result<regen_runtime::Tensor> {
+    let tensors: Vec<&TensorRef<'_>> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Tensor(t) | Input::Mask(t) => Some(t),
+            Input::Scalar(_) => None,
+        })
+        .collect();
+    let shapes: Vec<&[i64]> = tensors.iter().map(|t| t.sizes()).collect();
+    let shape = broadcast_shapes(&shapes)?;
+    let strides = tensors
+        .iter()
+        .find(|t| t.sizes() == shape.as_slice())
+        .and_then(|t| dense_strides_like(t.sizes(), t.strides()))
+        .unwrap_or_else(|| contiguous_strides(&shape));
+    regen_runtime::host::empty_strided(&shape, &strides, dtype.code())
+}
+
+/// Strides of a dense tensor of `sizes` with the dimension order of `strides`, if `strides`
+/// themselves describe a dense (non-overlapping, gap-free) tensor; `None` otherwise.
+fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Option<Vec<i64>> {
+    let mut perm: Vec<usize> = (0..sizes.len()).collect();
+    // Fastest dimension first; ties (size-1 dimensions) keep the row-major order.
+    perm.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(b.cmp(&a)));
+    let mut expected = 1i64;
+    let mut out = vec![0i64; sizes.len()];
+    for &d in &perm {
+        if sizes[d] != 1 && strides[d] != expected {
+            return None;
+        }
+        out[d] = expected;
+        expected *= sizes[d].max(1);
+    }
+    Some(out)
+}
+
+pub fn elementwise(
+    op: &str,
+    config: Config,
+    out: &TensorRef<'_>,
+    inputs: &[Input<'_>],
+    body: impl FnOnce(&Prepared) -> Result<()>,
+) -> Result<()> {
+    check_device(out, op)?;
+    // Scalars live in slots of this frame, in their own dtype, until the common dtype is known
+    // (16 aligned bytes hold any element; the slots never move while the loop runs).
+    let mut scalar_slots: PerOperand<[u64; 2]> = smallvec::smallvec![[0u64; 2]; inputs.len()];
+    let mut ins: PerOperand<Operand> = PerOperand::new();
+    for (k, input) in inputs.iter().enumerate() {
+        ins.push(match input {
+            Input::Tensor(t) => {
+                check_device(t, op)?;
+                Operand::of(t)?
+            }
+            Input::Mask(t) => {
+                check_device(t, op)?;
+                let o = Operand::of(t)?;
+                if !matches!(o.dtype, DType::Bool | DType::U8) {
+                    return Err(Error::runtime(format!(
+                        "{op} expected a boolean condition or mask, but got a tensor with dtype {}",
+                        o.dtype.name()
+                    )));
+                }
+                o
+            }
+            Input::Scalar(s) => {
+                let dtype = scalar_dtype(*s);
+                let data: *mut u8 = scalar_slots[k].as_mut_ptr().cast();
+                // SAFETY: 16 bytes, 8-aligned, hold any element.
+                dispatch_all!(dtype, |T| unsafe { data.cast::<T>().write(scalar_as::<T>(*s)) });
+                Operand { data, dtype, sizes: Dims::new(), strides: Dims::new() }
+            }
+        });
+    }
+    let out_dtype = DType::from_scalar_type(out.dtype())?;
+    let common = common_dtype(config, inputs, &ins).unwrap_or(out_dtype);
+    let result_dtype = config.output_dtype.unwrap_or(common);
+    if config.safe_cast_to_output {
+        check_can_cast(result_dtype, out_dtype)?;
+    }
+    let shape = {
+        let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
+        broadcast_shapes(&shapes)?
+    };
+    with_size(out, &shape, |out| {
+        let real_out = Operand::of(out)?;
+        let mut scratch = Vec::new();
+        let mut converted: PerOperand<Operand> = PerOperand::new();
+        for (o, input) in ins.into_iter().zip(inputs) {
+            let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
+            if o.dtype == want {
+                converted.push(o);
+                continue;
+            }
+            let mut buf = Scratch::new(o.numel() * want.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: want,
+                strides: contiguous_strides(&o.sizes).into(),
+                sizes: o.sizes.clone(),
+            };
+            // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
+            unsafe { copy_cast(&o, &tmp) };
+            scratch.push(buf);
+            converted.push(tmp);
+        }
+        let (output, writeback) = if real_out.dtype == result_dtype {
+            (real_out, None)
+        } else {
+            let mut buf = Scratch::new(real_out.numel() * result_dtype.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: result_dtype,
+                strides: Dims::from_vec(contiguous_strides(&real_out.sizes)),
+                sizes: real_out.sizes.clone(),
+            };
+            scratch.push(buf);
+            (tmp.clone(), Some((tmp, real_out)))
+        };
+        let iter = Iter::new(std::slice::from_ref(&output), &converted, &shape);
+        let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
+        body(&prepared)?;
+        prepared.finish()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_outputs_follow_a_dense_input_layout() {
+        assert_eq!(dense_strides_like(&[3, 4], &[1, 3]), Some(vec![1, 3]));
+        assert_eq!(dense_strides_like(&[2, 3, 4], &[12, 4, 1]), Some(vec![12, 4, 1]));
+        assert_eq!(dense_strides_like(&[2, 1, 4], &[1, 1, 2]), Some(vec![1, 1, 2]));
+        // Every other column: not dense, so the output is contiguous instead.
+        assert_eq!(dense_strides_like(&[3, 4], &[8, 2]), None);
+    }
+}

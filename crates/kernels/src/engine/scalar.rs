@@ -1,0 +1,330 @@
+//! The scalar math the op tables are written in: [`Real`] (f32 and f64, with the special
+//! functions std lacks, from libm) and complex numbers through num-complex. Half and bfloat16
+//! compute through f32 ([`crate::engine::dtype::Element::Acc`]).
+
+use num_complex::Complex;
+use num_traits::{Float, FloatConst};
+
+/// f32 and f64.
+pub trait Real: Float + FloatConst + Send + Sync + std::fmt::Debug + 'static {
+    fn erf(self) -> Self;
+    fn erfc(self) -> Self;
+    fn lgamma(self) -> Self;
+    /// Round half to even, as `torch.round` (and C's nearbyint) does.
+    fn round_even(self) -> Self;
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Real for f32 {
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    fn erfc(self) -> Self {
+        libm::erfcf(self)
+    }
+    fn lgamma(self) -> Self {
+        libm::lgammaf(self)
+    }
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl Real for f64 {
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    fn erfc(self) -> Self {
+        libm::erfc(self)
+    }
+    fn lgamma(self) -> Self {
+        libm::lgamma(self)
+    }
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// `torch.sign` of a real: -1, 0 or 1, NaN for NaN (Rust's `signum(0.0)` is 1).
+pub fn sign<T: Real>(x: T) -> T {
+    if x > T::zero() {
+        T::one()
+    } else if x < T::zero() {
+        -T::one()
+    } else {
+        x
+    }
+}
+
+/// `torch.sigmoid`: 1 / (1 + exp(-x)).
+pub fn sigmoid<T: Real>(x: T) -> T {
+    T::one() / (T::one() + (-x).exp())
+}
+
+/// `torch.sgn` of a complex: z / |z|, 0 at 0.
+pub fn sgn<T: Real>(z: Complex<T>) -> Complex<T> {
+    let r = z.norm();
+    if r == T::zero() { Complex::new(T::zero(), T::zero()) } else { z / r }
+}
+
+/// `torch.relu` of a real, propagating NaN as PyTorch's CPU kernel does (`x > 0 ? x : 0`
+/// keeps NaN out; clamp_min keeps it in: relu uses clamp_min).
+pub fn relu<T: Real>(x: T) -> T {
+    if x.is_nan() || x > T::zero() { x } else { T::zero() }
+}
+
+/// Python's modulo (`torch.remainder`): the result has the sign of the divisor.
+pub fn remainder<T: Real>(a: T, b: T) -> T {
+    let m = a % b;
+    if m != T::zero() && ((m < T::zero()) != (b < T::zero())) { m + b } else { m }
+}
+
+/// `torch.floor_divide` of reals: floor(a / b), as ATen's `div_floor_floating` computes it.
+pub fn floor_divide<T: Real>(a: T, b: T) -> T {
+    if b == T::zero() {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != T::zero() && ((b < T::zero()) != (m < T::zero())) {
+        div = div - T::one();
+    }
+    if div == T::zero() {
+        return T::zero().copysign(a / b);
+    }
+    let floor = div.floor();
+    if div - floor > T::from_f64(0.5) { floor + T::one() } else { floor }
+}
+
+/// Integer floor division (Python's `//`); division by zero is the caller's error.
+pub fn floor_divide_int(a: i64, b: i64) -> i64 {
+    let q = a.wrapping_div(b);
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+}
+
+/// Integer Python modulo.
+pub fn remainder_int(a: i64, b: i64) -> i64 {
+    let m = a.wrapping_rem(b);
+    if m != 0 && ((m < 0) != (b < 0)) { m + b } else { m }
+}
+
+/// `torch.maximum`/`minimum` of reals: NaN wins.
+pub fn maximum<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() { T::nan() } else { a.max(b) }
+}
+pub fn minimum<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() { T::nan() } else { a.min(b) }
+}
+
+/// `torch.xlogy`: 0 where x is 0 (unless y is NaN).
+pub fn xlogy<T: Real>(x: T, y: T) -> T {
+    if y.is_nan() {
+        T::nan()
+    } else if x == T::zero() {
+        T::zero()
+    } else {
+        x * y.ln()
+    }
+}
+
+/// `torch.logaddexp`: log(exp(a) + exp(b)) without overflow.
+pub fn logaddexp<T: Real>(a: T, b: T) -> T {
+    if a.is_infinite() && a == b {
+        return a;
+    }
+    let m = a.max(b);
+    m + (-(a - b).abs()).exp().ln_1p()
+}
+
+/// `torch.logaddexp` of complex numbers: the larger real part factored out, as ATen's
+/// `_log_add_exp_helper` does.
+pub fn logaddexp_complex<T: Real>(a: Complex<T>, b: Complex<T>) -> Complex<T> {
+    let (big, small) = if a.re >= b.re { (a, b) } else { (b, a) };
+    if big.re.is_infinite() && big.re < T::zero() {
+        return big;
+    }
+    big + ((small - big).exp() + Complex::new(T::one(), T::zero())).ln()
+}
+
+/// `torch.logaddexp2`.
+pub fn logaddexp2<T: Real>(a: T, b: T) -> T {
+    if a.is_infinite() && a == b {
+        return a;
+    }
+    let m = a.max(b);
+    m + (-(a - b).abs()).exp2().ln_1p() / T::LN_2()
+}
+
+/// `torch.heaviside`: `values` where x is 0, else x > 0.
+pub fn heaviside<T: Real>(x: T, values: T) -> T {
+    if x == T::zero() {
+        values
+    } else if x > T::zero() {
+        T::one()
+    } else if x.is_nan() {
+        x
+    } else {
+        T::zero()
+    }
+}
+
+/// Greatest common divisor (non-negative), as `torch.gcd`.
+pub fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+/// Least common multiple, as `torch.lcm`.
+pub fn lcm(a: i64, b: i64) -> i64 {
+    let g = gcd(a, b);
+    if g == 0 { 0 } else { (a / g).wrapping_mul(b).wrapping_abs() }
+}
+
+/// `torch.nextafter`.
+pub fn nextafter<T: Real>(a: T, b: T) -> T {
+    let (x, y) = (a.to_f64(), b.to_f64());
+    // f32 needs its own step: nextafter in f32 precision.
+    if std::mem::size_of::<T>() == 4 {
+        T::from_f64(f64::from(libm::nextafterf(x as f32, y as f32)))
+    } else {
+        T::from_f64(libm::nextafter(x, y))
+    }
+}
+
+/// `torch.lerp`, as ATen computes it: from the nearer end, so weight 1 gives `end` exactly.
+pub fn lerp<T: Real>(x: T, end: T, w: T) -> T {
+    if w.abs() < T::from_f64(0.5) { x + w * (end - x) } else { end - (end - x) * (T::one() - w) }
+}
+
+/// `torch.lerp` of complex numbers.
+pub fn lerp_complex<T: Real>(x: Complex<T>, end: Complex<T>, w: Complex<T>) -> Complex<T> {
+    let one = Complex::new(T::one(), T::zero());
+    if w.norm() < T::from_f64(0.5) { x + w * (end - x) } else { end - (end - x) * (one - w) }
+}
+
+/// `gelu(x)` with the exact (erf) formula.
+pub fn gelu<T: Real>(x: T) -> T {
+    x * T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf())
+}
+
+const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+const GELU_KAPPA: f64 = 0.044715;
+
+/// `gelu(x, approximate="tanh")`.
+pub fn gelu_tanh<T: Real>(x: T) -> T {
+    let inner = T::from_f64(GELU_BETA) * (x + T::from_f64(GELU_KAPPA) * x * x * x);
+    T::from_f64(0.5) * x * (T::one() + inner.tanh())
+}
+
+/// The gradient of [`gelu`] times `g`.
+pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
+    let beta = T::from_f64(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5);
+    let cdf = T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf());
+    let pdf = beta * (x * x * T::from_f64(-0.5)).exp();
+    g * (cdf + x * pdf)
+}
+
+/// The gradient of [`gelu_tanh`] times `g`.
+pub fn gelu_tanh_backward<T: Real>(g: T, x: T) -> T {
+    let (beta, kappa) = (T::from_f64(GELU_BETA), T::from_f64(GELU_KAPPA));
+    let x_sq = x * x;
+    let tanh_inner = (beta * (x + kappa * x_sq * x)).tanh();
+    let left = T::from_f64(0.5) * x;
+    let right = T::one() + tanh_inner;
+    let left_derivative = T::from_f64(0.5) * right;
+    let right_derivative =
+        left * (T::one() - tanh_inner * tanh_inner) * beta * (T::one() + T::from_f64(3.0) * kappa * x_sq);
+    g * (left_derivative + right_derivative)
+}
+
+/// Complex division as c10::complex (numpy's algorithm): scaled by the larger part of the
+/// divisor, and a zero divisor gives infinities or NaN per part rather than NaN + NaN·i.
+pub fn complex_div<T: Real>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+    let (a, b, c, d) = (x.re, x.im, y.re, y.im);
+    let (abs_c, abs_d) = (c.abs(), d.abs());
+    if abs_c >= abs_d {
+        if abs_c == T::zero() && abs_d == T::zero() {
+            return Complex::new(a / abs_c, b / abs_d);
+        }
+        let rat = d / c;
+        let scl = T::one() / (c + d * rat);
+        Complex::new((a + b * rat) * scl, (b - a * rat) * scl)
+    } else {
+        let rat = c / d;
+        let scl = T::one() / (d + c * rat);
+        Complex::new((a * rat + b) * scl, (b * rat - a) * scl)
+    }
+}
+
+/// Complex asinh without num-complex's cancellation: odd symmetry puts z in the right half-plane
+/// (ln(z + sqrt(z^2 + 1)) cancels for negative real parts), and a series serves small |z|
+/// (where z + sqrt(z^2 + 1) is 1 + tiny).
+pub fn complex_asinh<T: Real>(z: Complex<T>) -> Complex<T> {
+    if z.re < T::zero() {
+        return -complex_asinh(-z);
+    }
+    if z.norm() < T::from_f64(1e-2) {
+        let z2 = z * z;
+        // z - z^3/6 + 3z^5/40 - 5z^7/112: the next term is below 1e-16 relative.
+        let c = |x: f64| Complex::new(T::from_f64(x), T::zero());
+        return z * (c(1.0) + z2 * (c(-1.0 / 6.0) + z2 * (c(3.0 / 40.0) + z2 * c(-5.0 / 112.0))));
+    }
+    z.asinh()
+}
+
+/// `torch.nan_to_num` of a real.
+pub fn nan_to_num<T: Real>(x: T, nan: T, posinf: T, neginf: T) -> T {
+    if x.is_nan() {
+        nan
+    } else if x.is_infinite() {
+        if x > T::zero() { posinf } else { neginf }
+    } else {
+        x
+    }
+}
+
+/// `torch.round(x, decimals=d)`: scaled by 10^|d|, rounded half to even, scaled back.
+pub fn round_decimals<T: Real>(x: T, decimals: i64) -> T {
+    let ten_pow = T::from_f64(10f64.powi(decimals.unsigned_abs().min(400) as i32));
+    if decimals < 0 { (x / ten_pow).round_even() * ten_pow } else { (x * ten_pow).round_even() / ten_pow }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_semantics() {
+        assert_eq!(remainder(-7.0f64, 3.0), 2.0);
+        assert_eq!(remainder(7.0f64, -3.0), -2.0);
+        assert_eq!(floor_divide(-7.0f64, 2.0), -4.0);
+        assert_eq!(floor_divide_int(-7, 2), -4);
+        assert_eq!(remainder_int(-7, 3), 2);
+        assert_eq!(sign(0.0f32), 0.0);
+        assert!(sign(f64::NAN).is_nan());
+        assert_eq!((2.5f32).round_even(), 2.0);
+        assert_eq!(gcd(-12, 18), 6);
+        assert_eq!(lcm(4, -6), 12);
+        assert_eq!(heaviside(0.0f32, 0.5), 0.5);
+        assert!((logaddexp(1000.0f64, 1000.0) - (1000.0 + std::f64::consts::LN_2)).abs() < 1e-9);
+        assert_eq!(xlogy(0.0f64, 0.0), 0.0);
+        assert!(maximum(1.0f32, f32::NAN).is_nan());
+        assert_eq!(nextafter(1.0f32, 2.0), 1.0 + f32::EPSILON);
+    }
+}

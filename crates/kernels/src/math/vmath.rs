@@ -1,0 +1,2050 @@
+//! Vectorised elementwise transcendental functions (exp, expm1, log, log1p, log2, log10, exp2,
+//! tanh, sigmoid, silu, erf, gelu) over f32/f64 slices, runtime-dispatched to AVX-512, AVX2+FMA
+//! (pulp's `V3`) or portable scalar code.
+//!
+//! Every function is written once, generically over the small [`Ops`] lane abstraction, and
+//! instantiated for 16/8-lane AVX-512, 8/4-lane AVX2 and 1-lane scalar code. All instantiations
+//! run the same sequence of IEEE operations (FMA is always fused, selects/compares are ordered),
+//! so the scalar functions (`*_scalar_*`, used for tails and strided loops) return bit-for-bit
+//! the same values as the slice functions, independently of length and alignment.
+//!
+//! AVX-512 goes through `std::arch` with a `#[target_feature]` entry point because pulp's `V4`
+//! needs its non-default `x86-v4` feature; AVX2 uses pulp's `V3` token.
+//!
+//! Sources of the approximations (all of them accurate to about one ulp):
+//! - exp/expm1/exp2 (f32): Cephes `expf` minimax polynomial (S. L. Moshier) on |r| <= ln2/2 after
+//!   a Cody–Waite reduction x = n ln2 + r; f64: the degree-13 Taylor polynomial on the same
+//!   interval (truncation error < 5e-18). 2^n is applied in two exact power-of-two steps so
+//!   overflow to inf and gradual underflow to subnormals are rounded once.
+//! - log/log1p (+ log2/log10): FreeBSD msun `e_log.c`/`s_log1p.c` (f64) and `e_logf.c`/
+//!   `s_log1pf.c` (f32), as in musl: m in [sqrt(1/2), sqrt 2), s = f/(2+f), polynomial in s^2.
+//! - erf: FreeBSD msun `s_erf.c`/`s_erff.c` (as in musl): rational approximations on [0, 0.84375),
+//!   [0.84375, 1.25) and erfc = exp(-x^2 - 0.5625 + R/S)/x beyond, with the interval coefficient
+//!   sets blended per lane; -x^2 is carried exactly as a double-word via FMA.
+//! - tanh: musl `tanhf`/`tanh` formulation through expm1(2|x|); sigmoid = 1/(1+exp(-x)),
+//!   silu = x/(1+exp(-x)), gelu (tanh form) = x/(1+exp(-2u)), gelu (erf form) uses erfc for
+//!   negative x to avoid the cancellation in 1+erf.
+
+// Coefficients are written with the digits of their published sources.
+#![allow(clippy::excessive_precision)]
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+// ---------------------------------------------------------------------------------------------
+// Lane abstraction
+// ---------------------------------------------------------------------------------------------
+
+/// The handful of lane operations the algorithms need. `E` is the element type, `B` its bit
+/// pattern type; `F`/`U`/`M` are the float, bits and mask vectors.
+trait Ops: Copy {
+    type E: Copy + Default;
+    type B: Copy;
+    type F: Copy;
+    type U: Copy;
+    type M: Copy;
+    const LANES: usize;
+
+    fn splat(self, v: Self::E) -> Self::F;
+    fn splat_u(self, v: Self::B) -> Self::U;
+    fn add(self, a: Self::F, b: Self::F) -> Self::F;
+    fn sub(self, a: Self::F, b: Self::F) -> Self::F;
+    fn mul(self, a: Self::F, b: Self::F) -> Self::F;
+    fn div(self, a: Self::F, b: Self::F) -> Self::F;
+    /// a * b + c, fused.
+    fn fma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// c - a * b, fused.
+    fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// Ordered comparisons (false when either side is NaN).
+    fn lt(self, a: Self::F, b: Self::F) -> Self::M;
+    fn le(self, a: Self::F, b: Self::F) -> Self::M;
+    fn eq(self, a: Self::F, b: Self::F) -> Self::M;
+    fn and_m(self, a: Self::M, b: Self::M) -> Self::M;
+    fn not_m(self, a: Self::M) -> Self::M;
+    fn sel(self, m: Self::M, t: Self::F, f: Self::F) -> Self::F;
+    fn sel_u(self, m: Self::M, t: Self::U, f: Self::U) -> Self::U;
+    fn to_u(self, a: Self::F) -> Self::U;
+    fn to_f(self, a: Self::U) -> Self::F;
+    fn add_u(self, a: Self::U, b: Self::U) -> Self::U;
+    fn sub_u(self, a: Self::U, b: Self::U) -> Self::U;
+    fn and_u(self, a: Self::U, b: Self::U) -> Self::U;
+    fn or_u(self, a: Self::U, b: Self::U) -> Self::U;
+    fn shl<const K: i32>(self, a: Self::U) -> Self::U;
+    fn shr<const K: i32>(self, a: Self::U) -> Self::U;
+    /// # Safety
+    /// `p` points to `LANES` readable elements.
+    unsafe fn load(self, p: *const Self::E) -> Self::F;
+    /// # Safety
+    /// `p` points to `LANES` writable elements.
+    unsafe fn store(self, p: *mut Self::E, v: Self::F);
+}
+
+/// One lane of f32, plain Rust (`mul_add` is a fused multiply-add).
+#[derive(Clone, Copy)]
+struct Sc32;
+/// One lane of f64, plain Rust.
+#[derive(Clone, Copy)]
+struct Sc64;
+
+macro_rules! scalar_ops {
+    ($t:ident, $e:ty, $b:ty) => {
+        impl Ops for $t {
+            type E = $e;
+            type B = $b;
+            type F = $e;
+            type U = $b;
+            type M = bool;
+            const LANES: usize = 1;
+            #[inline(always)]
+            fn splat(self, v: $e) -> $e {
+                v
+            }
+            #[inline(always)]
+            fn splat_u(self, v: $b) -> $b {
+                v
+            }
+            #[inline(always)]
+            fn add(self, a: $e, b: $e) -> $e {
+                a + b
+            }
+            #[inline(always)]
+            fn sub(self, a: $e, b: $e) -> $e {
+                a - b
+            }
+            #[inline(always)]
+            fn mul(self, a: $e, b: $e) -> $e {
+                a * b
+            }
+            #[inline(always)]
+            fn div(self, a: $e, b: $e) -> $e {
+                a / b
+            }
+            #[inline(always)]
+            fn fma(self, a: $e, b: $e, c: $e) -> $e {
+                a.mul_add(b, c)
+            }
+            #[inline(always)]
+            fn fnma(self, a: $e, b: $e, c: $e) -> $e {
+                (-a).mul_add(b, c)
+            }
+            #[inline(always)]
+            fn lt(self, a: $e, b: $e) -> bool {
+                a < b
+            }
+            #[inline(always)]
+            fn le(self, a: $e, b: $e) -> bool {
+                a <= b
+            }
+            #[inline(always)]
+            fn eq(self, a: $e, b: $e) -> bool {
+                a == b
+            }
+            #[inline(always)]
+            fn and_m(self, a: bool, b: bool) -> bool {
+                a & b
+            }
+            #[inline(always)]
+            fn not_m(self, a: bool) -> bool {
+                !a
+            }
+            #[inline(always)]
+            fn sel(self, m: bool, t: $e, f: $e) -> $e {
+                if m { t } else { f }
+            }
+            #[inline(always)]
+            fn sel_u(self, m: bool, t: $b, f: $b) -> $b {
+                if m { t } else { f }
+            }
+            #[inline(always)]
+            fn to_u(self, a: $e) -> $b {
+                a.to_bits()
+            }
+            #[inline(always)]
+            fn to_f(self, a: $b) -> $e {
+                <$e>::from_bits(a)
+            }
+            #[inline(always)]
+            fn add_u(self, a: $b, b: $b) -> $b {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sub_u(self, a: $b, b: $b) -> $b {
+                a.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn and_u(self, a: $b, b: $b) -> $b {
+                a & b
+            }
+            #[inline(always)]
+            fn or_u(self, a: $b, b: $b) -> $b {
+                a | b
+            }
+            #[inline(always)]
+            fn shl<const K: i32>(self, a: $b) -> $b {
+                a << K
+            }
+            #[inline(always)]
+            fn shr<const K: i32>(self, a: $b) -> $b {
+                a >> K
+            }
+            #[inline(always)]
+            unsafe fn load(self, p: *const $e) -> $e {
+                // SAFETY: the caller guarantees one readable element.
+                unsafe { p.read() }
+            }
+            #[inline(always)]
+            unsafe fn store(self, p: *mut $e, v: $e) {
+                // SAFETY: the caller guarantees one writable element.
+                unsafe { p.write(v) }
+            }
+        }
+    };
+}
+scalar_ops!(Sc32, f32, u32);
+scalar_ops!(Sc64, f64, u64);
+
+// The AVX-512 intrinsics are stable since Rust 1.89, the workspace's MSRV.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Ops;
+    use core::arch::x86_64::*;
+    use pulp::x86::V3;
+    use pulp::{Simd, f32x8, f64x4, m32x8, m64x4, u32x8, u64x4};
+
+    /// AVX2+FMA f32 lanes through pulp's `V3` token.
+    #[derive(Clone, Copy)]
+    pub(super) struct V3f32(pub V3);
+    /// AVX2+FMA f64 lanes through pulp's `V3` token.
+    #[derive(Clone, Copy)]
+    pub(super) struct V3f64(pub V3);
+
+    macro_rules! v3_ops {
+        ($t:ident, $e:ty, $b:ty, $f:ty, $u:ty, $m:ty, $lanes:expr,
+         $splat:ident, $splat_u:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $fma:ident,
+         $fnma:ident, $lt:ident, $le:ident, $eq:ident, $and_m:ident, $not_m:ident, $sel:ident,
+         $sel_u:ident, $to_u:ident, $to_f:ident, $add_u:ident, $sub_u:ident, $and_u:ident,
+         $or_u:ident, $shl:ident, $shr:ident) => {
+            impl Ops for $t {
+                type E = $e;
+                type B = $b;
+                type F = $f;
+                type U = $u;
+                type M = $m;
+                const LANES: usize = $lanes;
+                #[inline(always)]
+                fn splat(self, v: $e) -> $f {
+                    self.0.$splat(v)
+                }
+                #[inline(always)]
+                fn splat_u(self, v: $b) -> $u {
+                    self.0.$splat_u(v)
+                }
+                #[inline(always)]
+                fn add(self, a: $f, b: $f) -> $f {
+                    self.0.$add(a, b)
+                }
+                #[inline(always)]
+                fn sub(self, a: $f, b: $f) -> $f {
+                    self.0.$sub(a, b)
+                }
+                #[inline(always)]
+                fn mul(self, a: $f, b: $f) -> $f {
+                    self.0.$mul(a, b)
+                }
+                #[inline(always)]
+                fn div(self, a: $f, b: $f) -> $f {
+                    self.0.$div(a, b)
+                }
+                #[inline(always)]
+                fn fma(self, a: $f, b: $f, c: $f) -> $f {
+                    self.0.$fma(a, b, c)
+                }
+                #[inline(always)]
+                fn fnma(self, a: $f, b: $f, c: $f) -> $f {
+                    self.0.$fnma(a, b, c)
+                }
+                #[inline(always)]
+                fn lt(self, a: $f, b: $f) -> $m {
+                    self.0.$lt(a, b)
+                }
+                #[inline(always)]
+                fn le(self, a: $f, b: $f) -> $m {
+                    self.0.$le(a, b)
+                }
+                #[inline(always)]
+                fn eq(self, a: $f, b: $f) -> $m {
+                    self.0.$eq(a, b)
+                }
+                #[inline(always)]
+                fn and_m(self, a: $m, b: $m) -> $m {
+                    self.0.$and_m(a, b)
+                }
+                #[inline(always)]
+                fn not_m(self, a: $m) -> $m {
+                    self.0.$not_m(a)
+                }
+                #[inline(always)]
+                fn sel(self, m: $m, t: $f, f: $f) -> $f {
+                    self.0.$sel(m, t, f)
+                }
+                #[inline(always)]
+                fn sel_u(self, m: $m, t: $u, f: $u) -> $u {
+                    self.0.$sel_u(m, t, f)
+                }
+                #[inline(always)]
+                fn to_u(self, a: $f) -> $u {
+                    self.0.$to_u(a)
+                }
+                #[inline(always)]
+                fn to_f(self, a: $u) -> $f {
+                    self.0.$to_f(a)
+                }
+                #[inline(always)]
+                fn add_u(self, a: $u, b: $u) -> $u {
+                    self.0.$add_u(a, b)
+                }
+                #[inline(always)]
+                fn sub_u(self, a: $u, b: $u) -> $u {
+                    self.0.$sub_u(a, b)
+                }
+                #[inline(always)]
+                fn and_u(self, a: $u, b: $u) -> $u {
+                    self.0.$and_u(a, b)
+                }
+                #[inline(always)]
+                fn or_u(self, a: $u, b: $u) -> $u {
+                    self.0.$or_u(a, b)
+                }
+                #[inline(always)]
+                fn shl<const K: i32>(self, a: $u) -> $u {
+                    self.0.$shl::<K>(a)
+                }
+                #[inline(always)]
+                fn shr<const K: i32>(self, a: $u) -> $u {
+                    self.0.$shr::<K>(a)
+                }
+                #[inline(always)]
+                unsafe fn load(self, p: *const $e) -> $f {
+                    // SAFETY: the caller guarantees LANES readable elements; the vector type is a
+                    // plain array of them and the read is unaligned.
+                    unsafe { (p as *const $f).read_unaligned() }
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $e, v: $f) {
+                    // SAFETY: the caller guarantees LANES writable elements; unaligned write.
+                    unsafe { (p as *mut $f).write_unaligned(v) }
+                }
+            }
+        };
+    }
+    v3_ops!(
+        V3f32,
+        f32,
+        u32,
+        f32x8,
+        u32x8,
+        m32x8,
+        8,
+        splat_f32s,
+        splat_u32s,
+        add_f32s,
+        sub_f32s,
+        mul_f32s,
+        div_f32s,
+        mul_add_f32s,
+        negate_mul_add_f32s,
+        less_than_f32s,
+        less_than_or_equal_f32s,
+        equal_f32s,
+        and_m32s,
+        not_m32s,
+        select_f32s,
+        select_u32s,
+        transmute_u32s_f32s,
+        transmute_f32s_u32s,
+        add_u32s,
+        sub_u32s,
+        and_u32s,
+        or_u32s,
+        shl_const_u32x8,
+        shr_const_u32x8
+    );
+    v3_ops!(
+        V3f64,
+        f64,
+        u64,
+        f64x4,
+        u64x4,
+        m64x4,
+        4,
+        splat_f64s,
+        splat_u64s,
+        add_f64s,
+        sub_f64s,
+        mul_f64s,
+        div_f64s,
+        mul_add_f64s,
+        negate_mul_add_f64s,
+        less_than_f64s,
+        less_than_or_equal_f64s,
+        equal_f64s,
+        and_m64s,
+        not_m64s,
+        select_f64s,
+        select_u64s,
+        transmute_u64s_f64s,
+        transmute_f64s_u64s,
+        add_u64s,
+        sub_u64s,
+        and_u64s,
+        or_u64s,
+        shl_const_u64x4,
+        shr_const_u64x4
+    );
+
+    /// AVX-512F f32 lanes (`std::arch`); only constructed after runtime detection and only used
+    /// inside a `#[target_feature(enable = "avx512f")]` function.
+    #[derive(Clone, Copy)]
+    pub(super) struct Z32;
+    /// AVX-512F f64 lanes, as [`Z32`].
+    #[derive(Clone, Copy)]
+    pub(super) struct Z64;
+
+    // Every `unsafe` block below calls an AVX-512F intrinsic. SAFETY (for all of them): `Z32`/`Z64`
+    // values are only created by `run_avx512_*`, which the dispatcher calls after
+    // `is_x86_feature_detected!("avx512f")`, so the instructions exist; the intrinsics taking
+    // pointers get `LANES` valid elements from `Ops::load`/`Ops::store`'s contract.
+    macro_rules! z_ops {
+        ($t:ident, $e:ty, $b:ty, $sb:ty, $f:ty, $m:ty, $lanes:expr, $set1:ident, $set1i:ident, $add:ident,
+         $sub:ident, $mul:ident, $div:ident, $fmadd:ident, $fnmadd:ident, $cmp:ident, $blend:ident,
+         $blendi:ident, $to_u:ident, $to_f:ident, $addi:ident, $subi:ident, $sllv:ident, $srlv:ident,
+         $loadu:ident, $storeu:ident) => {
+            impl Ops for $t {
+                type E = $e;
+                type B = $b;
+                type F = $f;
+                type U = __m512i;
+                type M = $m;
+                const LANES: usize = $lanes;
+                #[inline(always)]
+                fn splat(self, v: $e) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $set1(v) }
+                }
+                #[inline(always)]
+                fn splat_u(self, v: $b) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $set1i(v as $sb) }
+                }
+                #[inline(always)]
+                fn add(self, a: $f, b: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $add(a, b) }
+                }
+                #[inline(always)]
+                fn sub(self, a: $f, b: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $sub(a, b) }
+                }
+                #[inline(always)]
+                fn mul(self, a: $f, b: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $mul(a, b) }
+                }
+                #[inline(always)]
+                fn div(self, a: $f, b: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $div(a, b) }
+                }
+                #[inline(always)]
+                fn fma(self, a: $f, b: $f, c: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $fmadd(a, b, c) }
+                }
+                #[inline(always)]
+                fn fnma(self, a: $f, b: $f, c: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $fnmadd(a, b, c) }
+                }
+                #[inline(always)]
+                fn lt(self, a: $f, b: $f) -> $m {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $cmp::<_CMP_LT_OQ>(a, b) }
+                }
+                #[inline(always)]
+                fn le(self, a: $f, b: $f) -> $m {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $cmp::<_CMP_LE_OQ>(a, b) }
+                }
+                #[inline(always)]
+                fn eq(self, a: $f, b: $f) -> $m {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $cmp::<_CMP_EQ_OQ>(a, b) }
+                }
+                #[inline(always)]
+                fn and_m(self, a: $m, b: $m) -> $m {
+                    a & b
+                }
+                #[inline(always)]
+                fn not_m(self, a: $m) -> $m {
+                    !a
+                }
+                #[inline(always)]
+                fn sel(self, m: $m, t: $f, f: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $blend(m, f, t) }
+                }
+                #[inline(always)]
+                fn sel_u(self, m: $m, t: __m512i, f: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $blendi(m, f, t) }
+                }
+                #[inline(always)]
+                fn to_u(self, a: $f) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $to_u(a) }
+                }
+                #[inline(always)]
+                fn to_f(self, a: __m512i) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $to_f(a) }
+                }
+                #[inline(always)]
+                fn add_u(self, a: __m512i, b: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $addi(a, b) }
+                }
+                #[inline(always)]
+                fn sub_u(self, a: __m512i, b: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $subi(a, b) }
+                }
+                #[inline(always)]
+                fn and_u(self, a: __m512i, b: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { _mm512_and_si512(a, b) }
+                }
+                #[inline(always)]
+                fn or_u(self, a: __m512i, b: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { _mm512_or_si512(a, b) }
+                }
+                #[inline(always)]
+                fn shl<const K: i32>(self, a: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $sllv(a, $set1i(K as $sb)) }
+                }
+                #[inline(always)]
+                fn shr<const K: i32>(self, a: __m512i) -> __m512i {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $srlv(a, $set1i(K as $sb)) }
+                }
+                #[inline(always)]
+                unsafe fn load(self, p: *const $e) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $loadu(p) }
+                }
+                #[inline(always)]
+                unsafe fn store(self, p: *mut $e, v: $f) {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $storeu(p, v) }
+                }
+            }
+        };
+    }
+    z_ops!(
+        Z32,
+        f32,
+        u32,
+        i32,
+        __m512,
+        __mmask16,
+        16,
+        _mm512_set1_ps,
+        _mm512_set1_epi32,
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_mul_ps,
+        _mm512_div_ps,
+        _mm512_fmadd_ps,
+        _mm512_fnmadd_ps,
+        _mm512_cmp_ps_mask,
+        _mm512_mask_blend_ps,
+        _mm512_mask_blend_epi32,
+        _mm512_castps_si512,
+        _mm512_castsi512_ps,
+        _mm512_add_epi32,
+        _mm512_sub_epi32,
+        _mm512_sllv_epi32,
+        _mm512_srlv_epi32,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps
+    );
+    z_ops!(
+        Z64,
+        f64,
+        u64,
+        i64,
+        __m512d,
+        __mmask8,
+        8,
+        _mm512_set1_pd,
+        _mm512_set1_epi64,
+        _mm512_add_pd,
+        _mm512_sub_pd,
+        _mm512_mul_pd,
+        _mm512_div_pd,
+        _mm512_fmadd_pd,
+        _mm512_fnmadd_pd,
+        _mm512_cmp_pd_mask,
+        _mm512_mask_blend_pd,
+        _mm512_mask_blend_epi64,
+        _mm512_castpd_si512,
+        _mm512_castsi512_pd,
+        _mm512_add_epi64,
+        _mm512_sub_epi64,
+        _mm512_sllv_epi64,
+        _mm512_srlv_epi64,
+        _mm512_loadu_pd,
+        _mm512_storeu_pd
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+#[inline(always)]
+fn clamp<O: Ops>(o: O, x: O::F, lo: O::E, hi: O::E) -> O::F {
+    // NaN compares false both ways and passes through.
+    let x = o.sel(o.lt(x, o.splat(lo)), o.splat(lo), x);
+    o.sel(o.lt(o.splat(hi), x), o.splat(hi), x)
+}
+
+#[inline(always)]
+fn is_nan<O: Ops>(o: O, x: O::F) -> O::M {
+    o.not_m(o.eq(x, x))
+}
+
+/// Per-lane coefficient choice between two approximation intervals.
+#[inline(always)]
+fn pick<O: Ops>(o: O, m: O::M, t: O::E, f: O::E) -> O::F {
+    o.sel(m, o.splat(t), o.splat(f))
+}
+
+// ---------------------------------------------------------------------------------------------
+// f32 algorithms
+// ---------------------------------------------------------------------------------------------
+
+const LN2_F64: f64 = std::f64::consts::LN_2;
+/// 1.5 * 2^23: adding it rounds an f32 of magnitude < 2^22 to an integer (ties to even), which
+/// is then readable from the low mantissa bits.
+const MAGIC32: f32 = 12_582_912.0;
+/// ln2 with 15 significant bits (0x3F317200), so n * LN2_HI32 is exact for |n| < 2^9.
+const LN2_HI32: f32 = f32::from_bits(0x3F31_7200);
+const LN2_LO32: f32 = (LN2_F64 - LN2_HI32 as f64) as f32;
+const SIGN32: u32 = 0x8000_0000;
+
+#[inline(always)]
+fn abs32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    o.to_f(o.and_u(o.to_u(x), o.splat_u(!SIGN32)))
+}
+
+#[inline(always)]
+fn with_sign32<O: Ops<E = f32, B = u32>>(o: O, v: O::F, x: O::F) -> O::F {
+    o.to_f(o.or_u(o.to_u(v), o.and_u(o.to_u(x), o.splat_u(SIGN32))))
+}
+
+/// expm1(r) for |r| <= ln2/2: r + r^2 P(r), P from Cephes `expf.c`.
+#[inline(always)]
+fn expm1_poly32<O: Ops<E = f32, B = u32>>(o: O, r: O::F) -> O::F {
+    let p = o.fma(o.splat(1.987_569_1e-4), r, o.splat(1.398_199_9e-3));
+    let p = o.fma(p, r, o.splat(8.333_452e-3));
+    let p = o.fma(p, r, o.splat(4.166_579_6e-2));
+    let p = o.fma(p, r, o.splat(1.666_666_5e-1));
+    let p = o.fma(p, r, o.splat(5.000_000_1e-1));
+    o.fma(p, o.mul(r, r), r)
+}
+
+/// Cody–Waite reduction: returns (t, r) with t = n + MAGIC32 (n in its low bits) and
+/// r = hi + lo - n ln2.
+#[inline(always)]
+fn reduce32<O: Ops<E = f32, B = u32>>(o: O, hi: O::F) -> (O::F, O::F) {
+    let t = o.fma(hi, o.splat(std::f32::consts::LOG2_E), o.splat(MAGIC32));
+    let n = o.sub(t, o.splat(MAGIC32));
+    let r = o.fnma(n, o.splat(LN2_HI32), hi);
+    (t, o.fnma(n, o.splat(LN2_LO32), r))
+}
+
+/// y * 2^n for n in [-150, 129] (n in the low bits of t = n + MAGIC32), in two exact power-of-two
+/// steps so that overflow and subnormal results are rounded once.
+#[inline(always)]
+fn scale32<O: Ops<E = f32, B = u32>>(o: O, y: O::F, t: O::F) -> O::F {
+    // k = n + 256 >= 0; n1 = (k >> 1) - 128 = floor(n / 2); n2 = n - n1.
+    let k = o.sub_u(o.to_u(t), o.splat_u(0x4B40_0000 - 256));
+    let h = o.shr::<1>(k);
+    let s1 = o.to_f(o.shl::<23>(o.sub_u(h, o.splat_u(1))));
+    let s2 = o.to_f(o.shl::<23>(o.sub_u(o.sub_u(k, h), o.splat_u(1))));
+    o.mul(o.mul(y, s1), s2)
+}
+
+#[inline(always)]
+fn exp32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (p, t) = exp_parts32(o, x);
+    scale32(o, p, t)
+}
+
+/// exp(x) = p 2^n, returned as (p, t) with n in the low bits of t, so a factor can be applied to p
+/// before the (single-rounding) scaling.
+#[inline(always)]
+fn exp_parts32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> (O::F, O::F) {
+    // Below -104.0 exp rounds to 0 and above 89.0 it overflows, so clamping keeps n in scale's range.
+    let x = clamp(o, x, -104.0, 89.0);
+    let (t, r) = reduce32(o, x);
+    (o.add(expm1_poly32(o, r), o.splat(1.0)), t)
+}
+
+/// exp(hi + lo) for a small correction lo (|lo| << 1); hi is clamped like exp32.
+#[inline(always)]
+fn exp_hilo32<O: Ops<E = f32, B = u32>>(o: O, hi: O::F, lo: O::F) -> O::F {
+    let hi = clamp(o, hi, -104.0, 89.0);
+    let (t, r) = reduce32(o, hi);
+    let r = o.add(r, lo);
+    scale32(o, o.add(expm1_poly32(o, r), o.splat(1.0)), t)
+}
+
+#[inline(always)]
+fn exp2_32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let x = clamp(o, x, -151.0, 129.0);
+    let t = o.add(x, o.splat(MAGIC32));
+    let r = o.sub(x, o.sub(t, o.splat(MAGIC32)));
+    let r = o.mul(r, o.splat(std::f32::consts::LN_2));
+    scale32(o, o.add(expm1_poly32(o, r), o.splat(1.0)), t)
+}
+
+#[inline(always)]
+fn expm1_32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // expm1(x) = 2^n expm1(r) + (2^n - 1); below -20 it rounds to -1, above 89 it overflows.
+    let xc = clamp(o, x, -20.0, 89.0);
+    let (t, r) = reduce32(o, xc);
+    let em = expm1_poly32(o, r);
+    // n == 128 (x in [88.38, 89]): use 2^127 and double at the end.
+    let big = o.lt(o.splat(127.0 + MAGIC32), t);
+    let sb = o.add_u(o.shl::<23>(o.to_u(t)), o.splat_u(127 << 23));
+    let sb = o.sel_u(big, o.sub_u(sb, o.splat_u(1 << 23)), sb);
+    let s = o.to_f(sb);
+    let res = o.fma(s, em, o.sub(s, o.splat(1.0)));
+    let res = o.sel(big, o.mul(res, o.splat(2.0)), res);
+    // Keep the sign of zero.
+    o.sel(o.eq(x, o.splat(0.0)), x, res)
+}
+
+/// FreeBSD `e_logf.c` polynomial: returns (hfsq, s*(hfsq+R)) for f = m - 1.
+#[inline(always)]
+fn log_poly32<O: Ops<E = f32, B = u32>>(o: O, f: O::F) -> (O::F, O::F) {
+    const LG1: f32 = 11_184_810.0 / 16_777_216.0; // 0xaaaaaa.0p-24
+    const LG2: f32 = 13_422_099.0 / 33_554_432.0; // 0xccce13.0p-25
+    const LG3: f32 = 9_562_606.0 / 33_554_432.0; // 0x91e9ee.0p-25
+    const LG4: f32 = 16_293_414.0 / 67_108_864.0; // 0xf89e26.0p-26
+    let s = o.div(f, o.add(o.splat(2.0), f));
+    let z = o.mul(s, s);
+    let w = o.mul(z, z);
+    let t1 = o.mul(w, o.fma(w, o.splat(LG4), o.splat(LG2)));
+    let t2 = o.mul(z, o.fma(w, o.splat(LG3), o.splat(LG1)));
+    let r = o.add(t2, t1);
+    let hfsq = o.mul(o.mul(o.splat(0.5), f), f);
+    (hfsq, o.mul(s, o.add(hfsq, r)))
+}
+
+/// Splits positive finite x into (f, k) with x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt 2).
+#[inline(always)]
+fn log_split32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> (O::F, O::F) {
+    let sub = o.lt(x, o.splat(f32::MIN_POSITIVE));
+    let xs = o.sel(sub, o.mul(x, o.splat(8_388_608.0)), x);
+    let ix = o.add_u(o.to_u(xs), o.splat_u(0x3F80_0000 - 0x3F35_04F3));
+    let kf = o.to_f(o.or_u(o.shr::<23>(ix), o.splat_u(0x4B00_0000)));
+    let k = o.sub(kf, o.splat(8_388_608.0 + 127.0));
+    let k = o.sel(sub, o.sub(k, o.splat(23.0)), k);
+    let m = o.to_f(o.add_u(o.and_u(ix, o.splat_u(0x007F_FFFF)), o.splat_u(0x3F35_04F3)));
+    (o.sub(m, o.splat(1.0)), k)
+}
+
+/// Result for log-family inputs outside (0, inf): -inf at 0, NaN below, x itself for +inf/NaN.
+#[inline(always)]
+fn log_special<O: Ops>(o: O, x: O::F, res: O::F, zero: O::E, neg_inf: O::E, nan: O::E, inf: O::E) -> O::F {
+    let ok = o.and_m(o.lt(o.splat(zero), x), o.lt(x, o.splat(inf)));
+    let sv = o.sel(o.lt(x, o.splat(zero)), o.splat(nan), x);
+    let sv = o.sel(o.eq(x, o.splat(zero)), o.splat(neg_inf), sv);
+    o.sel(ok, res, sv)
+}
+
+const LN2_HI_LOG32: f32 = f32::from_bits(0x3F31_7180); // musl logf ln2_hi
+const LN2_LO_LOG32: f32 = f32::from_bits(0x3717_F7D1); // musl logf ln2_lo
+
+#[inline(always)]
+fn log32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (f, k) = log_split32(o, x);
+    let (hfsq, sr) = log_poly32(o, f);
+    let v = o.fma(k, o.splat(LN2_LO_LOG32), sr);
+    let v = o.add(o.sub(v, hfsq), f);
+    let res = o.fma(k, o.splat(LN2_HI_LOG32), v);
+    log_special(o, x, res, 0.0, f32::NEG_INFINITY, f32::NAN, f32::INFINITY)
+}
+
+const fn split_hi32(c: f64) -> f32 {
+    f32::from_bits((c as f32).to_bits() & 0xFFFF_F000)
+}
+
+#[inline(always)]
+fn log2_32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    const IV: f64 = std::f64::consts::LOG2_E;
+    const HI: f32 = split_hi32(IV);
+    const LO: f32 = (IV - HI as f64) as f32;
+    let (f, k) = log_split32(o, x);
+    let (hfsq, sr) = log_poly32(o, f);
+    let lm = o.add(o.sub(sr, hfsq), f);
+    let res = o.fma(lm, o.splat(HI), o.fma(lm, o.splat(LO), k));
+    log_special(o, x, res, 0.0, f32::NEG_INFINITY, f32::NAN, f32::INFINITY)
+}
+
+#[inline(always)]
+fn log10_32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    const L2: f64 = std::f64::consts::LOG10_2;
+    const L2_HI: f32 = split_hi32(L2);
+    const L2_LO: f32 = (L2 - L2_HI as f64) as f32;
+    const IV: f32 = std::f32::consts::LOG10_E;
+    let (f, k) = log_split32(o, x);
+    let (hfsq, sr) = log_poly32(o, f);
+    let lm = o.add(o.sub(sr, hfsq), f);
+    let res = o.fma(k, o.splat(L2_HI), o.fma(lm, o.splat(IV), o.mul(k, o.splat(L2_LO))));
+    log_special(o, x, res, 0.0, f32::NEG_INFINITY, f32::NAN, f32::INFINITY)
+}
+
+#[inline(always)]
+fn log1p32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let one = o.splat(1.0);
+    let u = o.add(one, x);
+    let iu = o.add_u(o.to_u(u), o.splat_u(0x3F80_0000 - 0x3F35_04F3));
+    let kf = o.to_f(o.or_u(o.shr::<23>(iu), o.splat_u(0x4B00_0000)));
+    let k = o.sub(kf, o.splat(8_388_608.0 + 127.0));
+    // Correction c ~ log(1+x) - log(u) for the rounding of u.
+    let c = o.sel(o.le(o.splat(2.0), k), o.sub(one, o.sub(u, x)), o.sub(x, o.sub(u, one)));
+    let c = o.sel(o.lt(k, o.splat(25.0)), o.div(c, u), o.splat(0.0));
+    let m = o.to_f(o.add_u(o.and_u(iu, o.splat_u(0x007F_FFFF)), o.splat_u(0x3F35_04F3)));
+    let f = o.sub(m, one);
+    // 1 + x in [sqrt(1/2), sqrt 2): f = x exactly, k = 0, c = 0.
+    let near = o.and_m(o.le(o.splat(-0.292_893_2), x), o.lt(x, o.splat(0.414_213_57)));
+    let f = o.sel(near, x, f);
+    let k = o.sel(near, o.splat(0.0), k);
+    let c = o.sel(near, o.splat(0.0), c);
+    let (hfsq, sr) = log_poly32(o, f);
+    let v = o.add(sr, o.fma(k, o.splat(LN2_LO_LOG32), c));
+    let v = o.add(o.sub(v, hfsq), f);
+    let res = o.fma(k, o.splat(LN2_HI_LOG32), v);
+    let res = log_special(o, u, res, 0.0, f32::NEG_INFINITY, f32::NAN, f32::INFINITY);
+    o.sel(o.eq(x, o.splat(0.0)), x, res)
+}
+
+#[inline(always)]
+fn tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // musl tanhf: t = expm1(2|x|); |x| > log(3)/2: 1 - 2/(t+2), else t/(t+2).
+    let a = abs32(o, x);
+    let a = o.sel(o.lt(o.splat(10.0), a), o.splat(10.0), a);
+    let t = expm1_32(o, o.add(a, a));
+    let big = o.lt(o.splat(0.549_306_15), a);
+    let q = o.div(o.sel(big, o.splat(-2.0), t), o.add(t, o.splat(2.0)));
+    let res = o.sel(big, o.add(o.splat(1.0), q), q);
+    with_sign32(o, res, x)
+}
+
+#[inline(always)]
+fn sigmoid32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // e = exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) for x < 0 (keeps subnormal
+    // results for very negative x).
+    let e = exp32(o, o.sub(o.splat(0.0), abs32(o, x)));
+    let num = o.sel(o.lt(x, o.splat(0.0)), e, o.splat(1.0));
+    o.div(num, o.add(o.splat(1.0), e))
+}
+
+#[inline(always)]
+fn silu32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // x * sigmoid(x) with the same overflow-free split; -inf gives NaN like PyTorch.
+    // x * exp(-|x|) is scaled after the multiplication so it stays accurate when exp(-|x|) alone
+    // would be subnormal.
+    let (p, t) = exp_parts32(o, o.sub(o.splat(0.0), abs32(o, x)));
+    let e = scale32(o, p, t);
+    let num = o.sel(o.lt(x, o.splat(0.0)), scale32(o, o.mul(x, p), t), x);
+    let res = o.div(num, o.add(o.splat(1.0), e));
+    o.sel(o.eq(x, o.splat(f32::NEG_INFINITY)), o.splat(f32::NAN), res)
+}
+
+#[inline(always)]
+fn gelu_tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+    const B2: f32 = (-2.0 * 0.797_884_560_802_865_4_f64) as f32;
+    let x2 = o.mul(x, x);
+    let inner = o.fma(o.mul(o.splat(0.044_715), x2), x, x);
+    let e = exp32(o, o.mul(o.splat(B2), inner));
+    o.div(x, o.add(o.splat(1.0), e))
+}
+
+/// FreeBSD `s_erff.c` coefficients (see the module docs); returns (erf(a), erfc(a)) for a >= 0.
+#[inline(always)]
+fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F) -> (O::F, O::F) {
+    const ERX: f32 = 8.450_629_1e-01;
+    // [0, 0.84375): erf = a + a P(a^2)/Q(a^2); [0.84375, 1.25): erf = erx + P(a-1)/Q(a-1).
+    const PP: [f32; 7] =
+        [1.283_791_7e-01, -3.250_421e-01, -2.848_175e-02, -5.770_270_2e-03, -2.376_301_7e-05, 0.0, 0.0];
+    const QQ: [f32; 6] = [3.979_172_1e-01, 6.502_225_3e-02, 5.081_306_2e-03, 1.324_947_4e-04, -3.960_228_2e-06, 0.0];
+    const PA: [f32; 7] = [
+        -2.362_118_6e-03,
+        4.148_561e-01,
+        -3.722_078_8e-01,
+        3.183_466_2e-01,
+        -1.108_946_9e-01,
+        3.547_830_5e-02,
+        -2.166_375_5e-03,
+    ];
+    const QA: [f32; 6] =
+        [1.064_208_8e-01, 5.403_979_4e-01, 7.182_865_6e-02, 1.261_712_2e-01, 1.363_708_4e-02, 1.198_45e-02];
+    // erfc(a) = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a on [1.25, 1/0.35) and [1/0.35, 28).
+    const RA: [f32; 8] = [
+        -9.864_944e-03,
+        -6.938_585_6e-01,
+        -1.055_862_6e+01,
+        -6.237_533_2e+01,
+        -1.623_966_7e+02,
+        -1.846_050_9e+02,
+        -8.128_744e+01,
+        -9.814_329e+00,
+    ];
+    const SA: [f32; 8] = [
+        1.965_127_2e+01,
+        1.376_577_6e+02,
+        4.345_658_9e+02,
+        6.453_872_7e+02,
+        4.290_081_5e+02,
+        1.086_350_0e+02,
+        6.570_249_6e+00,
+        -6.042_441_4e-02,
+    ];
+    const RB: [f32; 8] = [
+        -9.864_943e-03,
+        -7.992_832_7e-01,
+        -1.775_795_6e+01,
+        -1.606_363_8e+02,
+        -6.375_664_7e+02,
+        -1.025_095_1e+03,
+        -4.835_192e+02,
+        0.0,
+    ];
+    const SB: [f32; 8] = [
+        3.033_806e+01,
+        3.257_925e+02,
+        1.536_729_6e+03,
+        3.199_858_2e+03,
+        2.553_050_3e+03,
+        4.745_285_3e+02,
+        -2.244_095_2e+01,
+        0.0,
+    ];
+    let one = o.splat(1.0);
+    let small = o.lt(a, o.splat(0.843_75));
+    let t = o.sel(small, o.mul(a, a), o.sub(a, one));
+    let mut p = pick(o, small, PP[6], PA[6]);
+    for i in (0..6).rev() {
+        p = o.fma(p, t, pick(o, small, PP[i], PA[i]));
+    }
+    let mut q = pick(o, small, QQ[5], QA[5]);
+    for i in (0..5).rev() {
+        q = o.fma(q, t, pick(o, small, QQ[i], QA[i]));
+    }
+    let q = o.fma(q, t, one);
+    let y = o.div(p, q);
+    let erf_small = o.fma(a, y, a);
+    let erf_mid = o.add(o.splat(ERX), y);
+    let erfc_small = o.sub(one, erf_small);
+    let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
+
+    let ac = clamp(o, a, 1.0, 28.0);
+    let inv = o.div(one, ac);
+    let s = o.mul(inv, inv);
+    let first = o.lt(ac, o.splat(2.857_142_8));
+    let mut r = pick(o, first, RA[7], RB[7]);
+    for i in (0..7).rev() {
+        r = o.fma(r, s, pick(o, first, RA[i], RB[i]));
+    }
+    let mut d = pick(o, first, SA[7], SB[7]);
+    for i in (0..7).rev() {
+        d = o.fma(d, s, pick(o, first, SA[i], SB[i]));
+    }
+    let d = o.fma(d, s, one);
+    let rs = o.div(r, d);
+    // -ac^2 - 0.5625 + rs, with ac^2 = h + l exactly and the sum error carried in lo.
+    let h = o.mul(ac, ac);
+    let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
+    let hi = o.sub(o.splat(-0.5625), h);
+    let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
+    let lo = o.add(o.sub(err, l), rs);
+    let erfc_large = o.mul(exp_hilo32(o, hi, lo), inv);
+    let erf_large = o.sub(one, erfc_large);
+
+    let mid = o.lt(a, o.splat(1.25));
+    let erf = o.sel(small, erf_small, o.sel(mid, erf_mid, erf_large));
+    let erfc = o.sel(small, erfc_small, o.sel(mid, erfc_mid, erfc_large));
+    (erf, erfc)
+}
+
+#[inline(always)]
+fn erf32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (e, _) = erf_erfc32(o, abs32(o, x));
+    o.sel(is_nan(o, x), x, with_sign32(o, e, x))
+}
+
+#[inline(always)]
+fn gelu32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // 0.5 x (1 + erf(x/sqrt 2)) = 0.5 x erfc(|x|/sqrt 2) for x < 0.
+    let a = o.mul(abs32(o, x), o.splat(std::f32::consts::FRAC_1_SQRT_2));
+    let (e, ec) = erf_erfc32(o, a);
+    let phi2 = o.sel(o.lt(x, o.splat(0.0)), ec, o.add(o.splat(1.0), e));
+    o.mul(o.mul(o.splat(0.5), x), phi2)
+}
+
+// ---------------------------------------------------------------------------------------------
+// f64 algorithms
+// ---------------------------------------------------------------------------------------------
+
+/// 1.5 * 2^52, the f64 round-to-integer constant.
+const MAGIC64: f64 = 6_755_399_441_055_744.0;
+/// FreeBSD ln2_hi/ln2_lo: ln2_hi has 32 significant bits, so n * LN2_HI64 is exact.
+const LN2_HI64: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+const LN2_LO64: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
+const SIGN64: u64 = 0x8000_0000_0000_0000;
+
+#[inline(always)]
+fn abs64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    o.to_f(o.and_u(o.to_u(x), o.splat_u(!SIGN64)))
+}
+
+#[inline(always)]
+fn with_sign64<O: Ops<E = f64, B = u64>>(o: O, v: O::F, x: O::F) -> O::F {
+    o.to_f(o.or_u(o.to_u(v), o.and_u(o.to_u(x), o.splat_u(SIGN64))))
+}
+
+/// expm1(r) for |r| <= ln2/2: r + r^2 (1/2! + r/3! + ... + r^11/13!) (Taylor; the truncation
+/// error r^14/14! < 5e-18).
+#[inline(always)]
+fn expm1_poly64<O: Ops<E = f64, B = u64>>(o: O, r: O::F) -> O::F {
+    const C: [f64; 12] = {
+        let mut c = [0.0; 12];
+        let mut f = 2.0;
+        let mut i = 0;
+        while i < 12 {
+            c[i] = 1.0 / f;
+            f *= (i + 3) as f64;
+            i += 1;
+        }
+        c
+    };
+    let mut p = o.splat(C[11]);
+    let mut i = 11;
+    while i > 0 {
+        i -= 1;
+        p = o.fma(p, r, o.splat(C[i]));
+    }
+    o.fma(p, o.mul(r, r), r)
+}
+
+#[inline(always)]
+fn reduce64<O: Ops<E = f64, B = u64>>(o: O, hi: O::F) -> (O::F, O::F) {
+    let t = o.fma(hi, o.splat(std::f64::consts::LOG2_E), o.splat(MAGIC64));
+    let n = o.sub(t, o.splat(MAGIC64));
+    let r = o.fnma(n, o.splat(LN2_HI64), hi);
+    (t, o.fnma(n, o.splat(LN2_LO64), r))
+}
+
+/// y * 2^n for n in [-1077, 1025] (n in the low bits of t = n + MAGIC64), two exact steps.
+#[inline(always)]
+fn scale64<O: Ops<E = f64, B = u64>>(o: O, y: O::F, t: O::F) -> O::F {
+    let k = o.sub_u(o.to_u(t), o.splat_u(0x4338_0000_0000_0000 - 2048));
+    let h = o.shr::<1>(k);
+    let s1 = o.to_f(o.shl::<52>(o.sub_u(h, o.splat_u(1))));
+    let s2 = o.to_f(o.shl::<52>(o.sub_u(o.sub_u(k, h), o.splat_u(1))));
+    o.mul(o.mul(y, s1), s2)
+}
+
+#[inline(always)]
+fn exp64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let (p, t) = exp_parts64(o, x);
+    scale64(o, p, t)
+}
+
+/// exp(x) = p 2^n, returned as (p, t) with n in the low bits of t, so a factor can be applied to p
+/// before the (single-rounding) scaling.
+#[inline(always)]
+fn exp_parts64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> (O::F, O::F) {
+    // Below -746.0 exp rounds to 0 and above 710.0 it overflows, so clamping keeps n in scale's range.
+    let x = clamp(o, x, -746.0, 710.0);
+    let (t, r) = reduce64(o, x);
+    (o.add(expm1_poly64(o, r), o.splat(1.0)), t)
+}
+
+#[inline(always)]
+fn exp_hilo64<O: Ops<E = f64, B = u64>>(o: O, hi: O::F, lo: O::F) -> O::F {
+    let hi = clamp(o, hi, -746.0, 710.0);
+    let (t, r) = reduce64(o, hi);
+    let r = o.add(r, lo);
+    scale64(o, o.add(expm1_poly64(o, r), o.splat(1.0)), t)
+}
+
+#[inline(always)]
+fn exp2_64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let x = clamp(o, x, -1076.0, 1025.0);
+    let t = o.add(x, o.splat(MAGIC64));
+    let r = o.sub(x, o.sub(t, o.splat(MAGIC64)));
+    // r ln2 as a double-word: the low part matters at the 1e-17 level only, fold it in.
+    let hi = o.mul(r, o.splat(LN2_F64));
+    let lo = o.fma(r, o.splat(LN2_F64), o.sub(o.splat(0.0), hi));
+    let r = o.add(hi, lo);
+    scale64(o, o.add(expm1_poly64(o, r), o.splat(1.0)), t)
+}
+
+#[inline(always)]
+fn expm1_64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let xc = clamp(o, x, -40.0, 710.0);
+    let (t, r) = reduce64(o, xc);
+    let em = expm1_poly64(o, r);
+    let big = o.lt(o.splat(1023.0 + MAGIC64), t);
+    let sb = o.add_u(o.shl::<52>(o.to_u(t)), o.splat_u(1023 << 52));
+    let sb = o.sel_u(big, o.sub_u(sb, o.splat_u(1 << 52)), sb);
+    let s = o.to_f(sb);
+    let res = o.fma(s, em, o.sub(s, o.splat(1.0)));
+    let res = o.sel(big, o.mul(res, o.splat(2.0)), res);
+    o.sel(o.eq(x, o.splat(0.0)), x, res)
+}
+
+/// FreeBSD `e_log.c` polynomial: returns (hfsq, s*(hfsq+R)) for f = m - 1.
+#[inline(always)]
+fn log_poly64<O: Ops<E = f64, B = u64>>(o: O, f: O::F) -> (O::F, O::F) {
+    const LG1: f64 = 6.666_666_666_666_735e-1;
+    const LG2: f64 = 3.999_999_999_940_942e-1;
+    const LG3: f64 = 2.857_142_874_366_239e-1;
+    const LG4: f64 = 2.222_219_843_214_978_4e-1;
+    const LG5: f64 = 1.818_357_216_161_805e-1;
+    const LG6: f64 = 1.531_383_769_920_937_3e-1;
+    const LG7: f64 = 1.479_819_860_511_658_6e-1;
+    let s = o.div(f, o.add(o.splat(2.0), f));
+    let z = o.mul(s, s);
+    let w = o.mul(z, z);
+    let t1 = o.mul(w, o.fma(w, o.fma(w, o.splat(LG6), o.splat(LG4)), o.splat(LG2)));
+    let t2 = o.mul(z, o.fma(w, o.fma(w, o.fma(w, o.splat(LG7), o.splat(LG5)), o.splat(LG3)), o.splat(LG1)));
+    let r = o.add(t2, t1);
+    let hfsq = o.mul(o.mul(o.splat(0.5), f), f);
+    (hfsq, o.mul(s, o.add(hfsq, r)))
+}
+
+const HI_MASK64: u64 = 0x000F_FFFF_FFFF_FFFF;
+const SQRT_HALF_HI64: u64 = 0x3FE6_A09E_0000_0000;
+
+#[inline(always)]
+fn log_split64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> (O::F, O::F) {
+    let sub = o.lt(x, o.splat(f64::MIN_POSITIVE));
+    let xs = o.sel(sub, o.mul(x, o.splat(18_014_398_509_481_984.0)), x); // 2^54
+    let ix = o.add_u(o.to_u(xs), o.splat_u(0x3FF0_0000_0000_0000 - SQRT_HALF_HI64));
+    let kf = o.to_f(o.or_u(o.shr::<52>(ix), o.splat_u(0x4330_0000_0000_0000)));
+    let k = o.sub(kf, o.splat(4_503_599_627_370_496.0 + 1023.0));
+    let k = o.sel(sub, o.sub(k, o.splat(54.0)), k);
+    let m = o.to_f(o.add_u(o.and_u(ix, o.splat_u(HI_MASK64)), o.splat_u(SQRT_HALF_HI64)));
+    (o.sub(m, o.splat(1.0)), k)
+}
+
+#[inline(always)]
+fn log64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let (f, k) = log_split64(o, x);
+    let (hfsq, sr) = log_poly64(o, f);
+    let v = o.fma(k, o.splat(LN2_LO64), sr);
+    let v = o.add(o.sub(v, hfsq), f);
+    let res = o.fma(k, o.splat(LN2_HI64), v);
+    log_special(o, x, res, 0.0, f64::NEG_INFINITY, f64::NAN, f64::INFINITY)
+}
+
+#[inline(always)]
+fn log2_64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    // ivln2 = HI + LO to about 2^-80 (musl e_log2.c constants).
+    const HI: f64 = f64::from_bits(0x3FF7_1547_6520_0000);
+    const LO: f64 = f64::from_bits(0x3DE7_05FC_2EEF_A200);
+    let (f, k) = log_split64(o, x);
+    let (hfsq, sr) = log_poly64(o, f);
+    let lm = o.add(o.sub(sr, hfsq), f);
+    let res = o.fma(lm, o.splat(HI), o.fma(lm, o.splat(LO), k));
+    log_special(o, x, res, 0.0, f64::NEG_INFINITY, f64::NAN, f64::INFINITY)
+}
+
+#[inline(always)]
+fn log10_64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    // log10(2) = L2_HI + L2_LO (musl e_log10.c), 1/ln10 likewise split.
+    const L2_HI: f64 = f64::from_bits(0x3FD3_4413_509F_6000);
+    const L2_LO: f64 = f64::from_bits(0x3D59_FEF3_11F1_2B36);
+    const IV_HI: f64 = f64::from_bits(0x3FDB_CB7B_1520_0000);
+    const IV_LO: f64 = f64::from_bits(0x3DBB_9438_CA9A_ADD5);
+    let (f, k) = log_split64(o, x);
+    let (hfsq, sr) = log_poly64(o, f);
+    let lm = o.add(o.sub(sr, hfsq), f);
+    let lo = o.fma(lm, o.splat(IV_LO), o.mul(k, o.splat(L2_LO)));
+    let lo = o.fma(lm, o.splat(IV_HI), lo);
+    let res = o.fma(k, o.splat(L2_HI), lo);
+    log_special(o, x, res, 0.0, f64::NEG_INFINITY, f64::NAN, f64::INFINITY)
+}
+
+#[inline(always)]
+fn log1p64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let one = o.splat(1.0);
+    let u = o.add(one, x);
+    let iu = o.add_u(o.to_u(u), o.splat_u(0x3FF0_0000_0000_0000 - SQRT_HALF_HI64));
+    let kf = o.to_f(o.or_u(o.shr::<52>(iu), o.splat_u(0x4330_0000_0000_0000)));
+    let k = o.sub(kf, o.splat(4_503_599_627_370_496.0 + 1023.0));
+    let c = o.sel(o.le(o.splat(2.0), k), o.sub(one, o.sub(u, x)), o.sub(x, o.sub(u, one)));
+    let c = o.sel(o.lt(k, o.splat(54.0)), o.div(c, u), o.splat(0.0));
+    let m = o.to_f(o.add_u(o.and_u(iu, o.splat_u(HI_MASK64)), o.splat_u(SQRT_HALF_HI64)));
+    let f = o.sub(m, one);
+    let near = o.and_m(o.le(o.splat(-0.292_893_218_813_452_4), x), o.lt(x, o.splat(0.414_213_562_373_095_03)));
+    let f = o.sel(near, x, f);
+    let k = o.sel(near, o.splat(0.0), k);
+    let c = o.sel(near, o.splat(0.0), c);
+    let (hfsq, sr) = log_poly64(o, f);
+    let v = o.add(sr, o.fma(k, o.splat(LN2_LO64), c));
+    let v = o.add(o.sub(v, hfsq), f);
+    let res = o.fma(k, o.splat(LN2_HI64), v);
+    let res = log_special(o, u, res, 0.0, f64::NEG_INFINITY, f64::NAN, f64::INFINITY);
+    o.sel(o.eq(x, o.splat(0.0)), x, res)
+}
+
+#[inline(always)]
+fn tanh64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let a = abs64(o, x);
+    let a = o.sel(o.lt(o.splat(22.0), a), o.splat(22.0), a);
+    let t = expm1_64(o, o.add(a, a));
+    let big = o.lt(o.splat(0.549_306_144_334_054_8), a);
+    let q = o.div(o.sel(big, o.splat(-2.0), t), o.add(t, o.splat(2.0)));
+    let res = o.sel(big, o.add(o.splat(1.0), q), q);
+    with_sign64(o, res, x)
+}
+
+#[inline(always)]
+fn sigmoid64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    // e = exp(-|x|) never overflows: 1/(1+e) for x >= 0, e/(1+e) for x < 0 (keeps subnormal
+    // results for very negative x).
+    let e = exp64(o, o.sub(o.splat(0.0), abs64(o, x)));
+    let num = o.sel(o.lt(x, o.splat(0.0)), e, o.splat(1.0));
+    o.div(num, o.add(o.splat(1.0), e))
+}
+
+#[inline(always)]
+fn silu64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    // x * sigmoid(x) with the same overflow-free split; -inf gives NaN like PyTorch.
+    // x * exp(-|x|) is scaled after the multiplication so it stays accurate when exp(-|x|) alone
+    // would be subnormal.
+    let (p, t) = exp_parts64(o, o.sub(o.splat(0.0), abs64(o, x)));
+    let e = scale64(o, p, t);
+    let num = o.sel(o.lt(x, o.splat(0.0)), scale64(o, o.mul(x, p), t), x);
+    let res = o.div(num, o.add(o.splat(1.0), e));
+    o.sel(o.eq(x, o.splat(f64::NEG_INFINITY)), o.splat(f64::NAN), res)
+}
+
+#[inline(always)]
+fn gelu_tanh64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    const B2: f64 = -2.0 * 0.797_884_560_802_865_4;
+    let x2 = o.mul(x, x);
+    let inner = o.fma(o.mul(o.splat(0.044_715), x2), x, x);
+    let e = exp64(o, o.mul(o.splat(B2), inner));
+    o.div(x, o.add(o.splat(1.0), e))
+}
+
+/// FreeBSD `s_erf.c` coefficients; returns (erf(a), erfc(a)) for a >= 0.
+#[inline(always)]
+fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F) -> (O::F, O::F) {
+    const ERX: f64 = 8.450_629_115_104_675e-1;
+    const PP: [f64; 7] = [
+        1.283_791_670_955_125_6e-1,
+        -3.250_421_072_470_015e-1,
+        -2.848_174_957_559_851e-2,
+        -5.770_270_296_489_442e-3,
+        -2.376_301_665_665_016_3e-5,
+        0.0,
+        0.0,
+    ];
+    const QQ: [f64; 6] = [
+        3.979_172_239_591_553_5e-1,
+        6.502_224_998_876_73e-2,
+        5.081_306_281_875_766e-3,
+        1.324_947_380_043_216_4e-4,
+        -3.960_228_278_775_368e-6,
+        0.0,
+    ];
+    const PA: [f64; 7] = [
+        -2.362_118_560_752_659_4e-3,
+        4.148_561_186_837_483e-1,
+        -3.722_078_760_357_013e-1,
+        3.183_466_199_011_617_5e-1,
+        -1.108_946_942_823_966_8e-1,
+        3.547_830_432_561_823_6e-2,
+        -2.166_375_594_868_791e-3,
+    ];
+    const QA: [f64; 6] = [
+        1.064_208_804_008_442_3e-1,
+        5.403_979_177_021_71e-1,
+        7.182_865_441_419_627e-2,
+        1.261_712_198_087_616_4e-1,
+        1.363_708_391_202_905e-2,
+        1.198_449_984_679_910_7e-2,
+    ];
+    const RA: [f64; 8] = [
+        -9.864_944_034_847_148e-3,
+        -6.938_585_727_071_818e-1,
+        -1.055_862_622_532_329e1,
+        -6.237_533_245_032_601e1,
+        -1.623_966_694_625_734_6e2,
+        -1.846_050_929_067_110_4e2,
+        -8.128_743_550_630_66e1,
+        -9.814_329_344_169_145,
+    ];
+    const SA: [f64; 8] = [
+        1.965_127_166_743_925_7e1,
+        1.376_577_541_435_190_4e2,
+        4.345_658_774_752_292_3e2,
+        6.453_872_717_332_679e2,
+        4.290_081_400_275_678e2,
+        1.086_350_055_417_794_4e2,
+        6.570_249_770_319_282,
+        -6.042_441_521_485_81e-2,
+    ];
+    const RB: [f64; 8] = [
+        -9.864_942_924_700_099e-3,
+        -7.992_832_376_805_23e-1,
+        -1.775_795_491_775_475_2e1,
+        -1.606_363_848_558_219_2e2,
+        -6.375_664_433_683_896e2,
+        -1.025_095_131_611_077_2e3,
+        -4.835_191_916_086_514e2,
+        0.0,
+    ];
+    const SB: [f64; 8] = [
+        3.033_806_074_348_246e1,
+        3.257_925_129_965_739e2,
+        1.536_729_586_084_437e3,
+        3.199_858_219_508_595_5e3,
+        2.553_050_406_433_164_4e3,
+        4.745_285_412_069_554e2,
+        -2.244_095_244_658_581_8e1,
+        0.0,
+    ];
+    let one = o.splat(1.0);
+    let small = o.lt(a, o.splat(0.843_75));
+    let t = o.sel(small, o.mul(a, a), o.sub(a, one));
+    let mut p = pick(o, small, PP[6], PA[6]);
+    for i in (0..6).rev() {
+        p = o.fma(p, t, pick(o, small, PP[i], PA[i]));
+    }
+    let mut q = pick(o, small, QQ[5], QA[5]);
+    for i in (0..5).rev() {
+        q = o.fma(q, t, pick(o, small, QQ[i], QA[i]));
+    }
+    let q = o.fma(q, t, one);
+    let y = o.div(p, q);
+    let erf_small = o.fma(a, y, a);
+    let erf_mid = o.add(o.splat(ERX), y);
+    let erfc_small = o.sub(one, erf_small);
+    let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
+
+    let ac = clamp(o, a, 1.0, 28.0);
+    let inv = o.div(one, ac);
+    let s = o.mul(inv, inv);
+    let first = o.lt(ac, o.splat(2.857_142_857_142_857));
+    let mut r = pick(o, first, RA[7], RB[7]);
+    for i in (0..7).rev() {
+        r = o.fma(r, s, pick(o, first, RA[i], RB[i]));
+    }
+    let mut d = pick(o, first, SA[7], SB[7]);
+    for i in (0..7).rev() {
+        d = o.fma(d, s, pick(o, first, SA[i], SB[i]));
+    }
+    let d = o.fma(d, s, one);
+    let rs = o.div(r, d);
+    let h = o.mul(ac, ac);
+    let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
+    let hi = o.sub(o.splat(-0.5625), h);
+    let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
+    let lo = o.add(o.sub(err, l), rs);
+    let erfc_large = o.mul(exp_hilo64(o, hi, lo), inv);
+    let erf_large = o.sub(one, erfc_large);
+
+    let mid = o.lt(a, o.splat(1.25));
+    let erf = o.sel(small, erf_small, o.sel(mid, erf_mid, erf_large));
+    let erfc = o.sel(small, erfc_small, o.sel(mid, erfc_mid, erfc_large));
+    (erf, erfc)
+}
+
+#[inline(always)]
+fn erf64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let (e, _) = erf_erfc64(o, abs64(o, x));
+    o.sel(is_nan(o, x), x, with_sign64(o, e, x))
+}
+
+#[inline(always)]
+fn gelu64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let a = o.mul(abs64(o, x), o.splat(std::f64::consts::FRAC_1_SQRT_2));
+    let (e, ec) = erf_erfc64(o, a);
+    let phi2 = o.sel(o.lt(x, o.splat(0.0)), ec, o.add(o.splat(1.0), e));
+    o.mul(o.mul(o.splat(0.5), x), phi2)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch
+// ---------------------------------------------------------------------------------------------
+
+/// An f32 elementwise kernel, generic over the lane implementation.
+trait Kern32 {
+    fn f<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F;
+}
+/// An f64 elementwise kernel.
+trait Kern64 {
+    fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F;
+}
+
+/// Instruction-set level, detected once.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Level {
+    Scalar = 1,
+    Avx2 = 2,
+    Avx512 = 3,
+}
+
+fn level() -> Level {
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+    match LEVEL.load(Ordering::Relaxed) {
+        1 => Level::Scalar,
+        2 => Level::Avx2,
+        3 => Level::Avx512,
+        _ => {
+            let l = detect();
+            LEVEL.store(l as u8, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+/// The level of the tier in force (`crate::engine::capability()`, `REGEN_CPU_CAPABILITY`);
+/// AVX2 also needs pulp's whole `V3` set, which the unchecked `V3` tokens below rely on.
+fn detect() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::engine::Capability;
+        if pulp::x86::V3::try_new().is_some() {
+            match crate::engine::capability() {
+                Capability::Avx512 if std::arch::is_x86_feature_detected!("avx512f") => return Level::Avx512,
+                Capability::Avx512 | Capability::Avx2 => return Level::Avx2,
+                Capability::Scalar => {}
+            }
+        }
+    }
+    Level::Scalar
+}
+
+macro_rules! driver {
+    ($drive:ident, $run:ident, $scalar:ident, $kern:ident, $e:ty, $b:ty, $sc:ident, $v3:ident, $z:ident, $zrun:ident, $v3run:ident) => {
+        /// Applies `K` to `n` elements, `LANES` at a time, finishing with one padded vector.
+        ///
+        /// # Safety
+        /// `x` and `out` point to `n` valid elements; `out` may equal `x`, no other overlap.
+        #[inline(always)]
+        unsafe fn $drive<K: $kern, O: Ops<E = $e, B = $b>>(o: O, x: *const $e, out: *mut $e, n: usize) {
+            let l = O::LANES;
+            let mut i = 0;
+            while i + l <= n {
+                // SAFETY: i + l <= n elements are valid; the chunk is loaded before it is stored,
+                // so out == x (in place) is fine.
+                unsafe { o.store(out.add(i), K::f(o, o.load(x.add(i)))) };
+                i += l;
+            }
+            if i < n {
+                let rem = n - i;
+                let mut buf = [<$e>::default(); 16];
+                // SAFETY: rem < l <= 16 elements remain at x + i / out + i; buf is a local.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(x.add(i), buf.as_mut_ptr(), rem);
+                    o.store(buf.as_mut_ptr(), K::f(o, o.load(buf.as_ptr())));
+                    std::ptr::copy_nonoverlapping(buf.as_ptr(), out.add(i), rem);
+                }
+            }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx2,fma")]
+        /// # Safety
+        /// As `$drive`, and AVX-512F must be available.
+        unsafe fn $zrun<K: $kern>(x: *const $e, out: *mut $e, n: usize) {
+            // SAFETY: forwarded caller contract.
+            unsafe { $drive::<K, _>(x86::$z, x, out, n) }
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx,avx2,fma,bmi1,bmi2,lzcnt,popcnt,sse3,ssse3,sse4.1,sse4.2")]
+        /// # Safety
+        /// As `$drive`; the `V3` token proves the features (pulp's `V3` set) are available.
+        unsafe fn $v3run<K: $kern>(v3: pulp::x86::V3, x: *const $e, out: *mut $e, n: usize) {
+            // SAFETY: forwarded caller contract.
+            unsafe { $drive::<K, _>(x86::$v3(v3), x, out, n) }
+        }
+
+        /// # Safety
+        /// As `$drive`; `lv` must not exceed the detected level.
+        unsafe fn $run<K: $kern>(lv: Level, x: *const $e, out: *mut $e, n: usize) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if lv == Level::Avx512 {
+                    // SAFETY: the level was detected (avx512f present); forwarded contract.
+                    return unsafe { $zrun::<K>(x, out, n) };
+                }
+                if lv == Level::Avx2 {
+                    // SAFETY: Level::Avx2 is only reported after pulp's V3 detection; forwarded
+                    // contract.
+                    return unsafe { $v3run::<K>(pulp::x86::V3::new_unchecked(), x, out, n) };
+                }
+            }
+            let _ = lv;
+            // SAFETY: forwarded caller contract.
+            unsafe { $drive::<K, _>($sc, x, out, n) }
+        }
+
+        #[inline]
+        fn $scalar<K: $kern>(x: $e) -> $e {
+            #[cfg(target_arch = "x86_64")]
+            if level() >= Level::Avx2 {
+                // One padded AVX2 vector: the same operations as every other path, with hardware
+                // FMA (plain `mul_add` would be a libm call without the target feature).
+                let mut out = x;
+                // SAFETY: Level::Avx2 or above is only reported after pulp's V3 detection; one
+                // valid element, in place.
+                unsafe { $v3run::<K>(pulp::x86::V3::new_unchecked(), &x, &mut out, 1) };
+                return out;
+            }
+            K::f($sc, x)
+        }
+    };
+}
+driver!(drive32, run32, scalar32, Kern32, f32, u32, Sc32, V3f32, Z32, run_avx512_32, run_v3_32);
+driver!(drive64, run64, scalar64, Kern64, f64, u64, Sc64, V3f64, Z64, run_avx512_64, run_v3_64);
+
+macro_rules! api {
+    ($kern:ident, $run:ident, $scalar:ident, $e:ty, $b:ty,
+     $($name:literal, $k:ident, $alg:ident, $slice:ident, $raw:ident, $sc:ident;)*) => {$(
+        struct $k;
+        impl $kern for $k {
+            #[inline(always)]
+            fn f<O: Ops<E = $e, B = $b>>(o: O, x: O::F) -> O::F {
+                $alg(o, x)
+            }
+        }
+
+        #[doc = concat!("Safe: `out[i] = ", $name, "(x[i])`; panics if lengths differ.")]
+        pub fn $slice(x: &[$e], out: &mut [$e]) {
+            assert_eq!(x.len(), out.len(), concat!(stringify!($slice), ": length mismatch"));
+            // SAFETY: both slices hold x.len() elements and cannot overlap (& vs &mut).
+            unsafe { $run::<$k>(level(), x.as_ptr(), out.as_mut_ptr(), x.len()) }
+        }
+
+        #[doc = concat!("`out[i] = ", $name, "(x[i])` for `i < n`.")]
+        ///
+        /// # Safety
+        /// `x` and `out` point to `n` valid elements; `out` may equal `x` exactly (in place), no
+        /// other overlap.
+        pub unsafe fn $raw(x: *const $e, out: *mut $e, n: usize) {
+            // SAFETY: the caller's contract is the driver's.
+            unsafe { $run::<$k>(level(), x, out, n) }
+        }
+
+        #[doc = concat!("Scalar ", $name, ", bit-identical to the slice version.")]
+        pub fn $sc(x: $e) -> $e {
+            $scalar::<$k>(x)
+        }
+    )*};
+}
+
+api!(Kern32, run32, scalar32, f32, u32,
+    "exp", Exp32, exp32, exp_f32, exp_f32_raw, exp_scalar_f32;
+    "expm1", Expm1_32, expm1_32, expm1_f32, expm1_f32_raw, expm1_scalar_f32;
+    "exp2", Exp2_32, exp2_32, exp2_f32, exp2_f32_raw, exp2_scalar_f32;
+    "log", Log32, log32, log_f32, log_f32_raw, log_scalar_f32;
+    "log1p", Log1p32, log1p32, log1p_f32, log1p_f32_raw, log1p_scalar_f32;
+    "log2", Log2_32, log2_32, log2_f32, log2_f32_raw, log2_scalar_f32;
+    "log10", Log10_32, log10_32, log10_f32, log10_f32_raw, log10_scalar_f32;
+    "tanh", Tanh32, tanh32, tanh_f32, tanh_f32_raw, tanh_scalar_f32;
+    "sigmoid", Sigmoid32, sigmoid32, sigmoid_f32, sigmoid_f32_raw, sigmoid_scalar_f32;
+    "silu", Silu32, silu32, silu_f32, silu_f32_raw, silu_scalar_f32;
+    "erf", Erf32, erf32, erf_f32, erf_f32_raw, erf_scalar_f32;
+    "gelu (erf form)", Gelu32, gelu32, gelu_f32, gelu_f32_raw, gelu_scalar_f32;
+    "gelu (tanh form)", GeluTanh32, gelu_tanh32, gelu_tanh_f32, gelu_tanh_f32_raw, gelu_tanh_scalar_f32;
+);
+api!(Kern64, run64, scalar64, f64, u64,
+    "exp", Exp64, exp64, exp_f64, exp_f64_raw, exp_scalar_f64;
+    "expm1", Expm1_64, expm1_64, expm1_f64, expm1_f64_raw, expm1_scalar_f64;
+    "exp2", Exp2_64, exp2_64, exp2_f64, exp2_f64_raw, exp2_scalar_f64;
+    "log", Log64, log64, log_f64, log_f64_raw, log_scalar_f64;
+    "log1p", Log1p64, log1p64, log1p_f64, log1p_f64_raw, log1p_scalar_f64;
+    "log2", Log2_64, log2_64, log2_f64, log2_f64_raw, log2_scalar_f64;
+    "log10", Log10_64, log10_64, log10_f64, log10_f64_raw, log10_scalar_f64;
+    "tanh", Tanh64, tanh64, tanh_f64, tanh_f64_raw, tanh_scalar_f64;
+    "sigmoid", Sigmoid64, sigmoid64, sigmoid_f64, sigmoid_f64_raw, sigmoid_scalar_f64;
+    "silu", Silu64, silu64, silu_f64, silu_f64_raw, silu_scalar_f64;
+    "erf", Erf64, erf64, erf_f64, erf_f64_raw, erf_scalar_f64;
+    "gelu (erf form)", Gelu64, gelu64, gelu_f64, gelu_f64_raw, gelu_scalar_f64;
+    "gelu (tanh form)", GeluTanh64, gelu_tanh64, gelu_tanh_f64, gelu_tanh_f64_raw, gelu_tanh_scalar_f64;
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" {
+        // glibc libm, linked by std on Linux; used only as the erf/erfc reference.
+        fn erf(x: f64) -> f64;
+        fn erfc(x: f64) -> f64;
+    }
+    fn erf_ref(x: f64) -> f64 {
+        // SAFETY: pure libm function.
+        unsafe { erf(x) }
+    }
+    fn erfc_ref(x: f64) -> f64 {
+        // SAFETY: pure libm function.
+        unsafe { erfc(x) }
+    }
+
+    const BETA: f64 = 0.797_884_560_802_865_4;
+
+    fn r_exp(x: f64) -> f64 {
+        x.exp()
+    }
+    fn r_expm1(x: f64) -> f64 {
+        x.exp_m1()
+    }
+    fn r_exp2(x: f64) -> f64 {
+        x.exp2()
+    }
+    fn r_log(x: f64) -> f64 {
+        x.ln()
+    }
+    fn r_log1p(x: f64) -> f64 {
+        x.ln_1p()
+    }
+    fn r_log2(x: f64) -> f64 {
+        x.log2()
+    }
+    fn r_log10(x: f64) -> f64 {
+        x.log10()
+    }
+    fn r_tanh(x: f64) -> f64 {
+        x.tanh()
+    }
+    fn r_sigmoid(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
+    fn r_silu(x: f64) -> f64 {
+        x / (1.0 + (-x).exp())
+    }
+    fn r_erf(x: f64) -> f64 {
+        erf_ref(x)
+    }
+    fn r_gelu(x: f64) -> f64 {
+        if x < 0.0 {
+            0.5 * x * erfc_ref(-x * std::f64::consts::FRAC_1_SQRT_2)
+        } else {
+            0.5 * x * (1.0 + erf_ref(x * std::f64::consts::FRAC_1_SQRT_2))
+        }
+    }
+    fn r_gelu_tanh(x: f64) -> f64 {
+        let u = BETA * (x + 0.044_715 * x * x * x);
+        if x < 0.0 { x / (1.0 + (-2.0 * u).exp()) } else { 0.5 * x * (1.0 + u.tanh()) }
+    }
+
+    type Run32 = unsafe fn(Level, *const f32, *mut f32, usize);
+    type Run64 = unsafe fn(Level, *const f64, *mut f64, usize);
+
+    struct Case<E: 'static, R> {
+        name: &'static str,
+        slice: fn(&[E], &mut [E]),
+        scalar: fn(E) -> E,
+        run: R,
+        reference: fn(f64) -> f64,
+        /// Linear sweep range.
+        lin: (f64, f64),
+        /// Strict bound: ulps for f32, relative error for f64 (None: only torch tolerances).
+        strict: Option<f64>,
+    }
+
+    macro_rules! case {
+        ($name:literal, $slice:ident, $sc:ident, $run:ident, $k:ident, $r:ident, $lin:expr, $strict:expr) => {
+            Case {
+                name: $name,
+                slice: $slice,
+                scalar: $sc,
+                // SAFETY: the closure is only reached as a `Run32`/`Run64` unsafe fn pointer,
+                // whose callers uphold $run's contract (x and o hold n elements, o == x or no
+                // overlap, lv at most the detected level).
+                run: |lv, x, o, n| unsafe { $run::<$k>(lv, x, o, n) },
+                reference: $r,
+                lin: $lin,
+                strict: $strict,
+            }
+        };
+    }
+
+    fn cases32() -> Vec<Case<f32, Run32>> {
+        vec![
+            case!("exp", exp_f32, exp_scalar_f32, run32, Exp32, r_exp, (-110.0, 95.0), Some(2.0)),
+            case!("expm1", expm1_f32, expm1_scalar_f32, run32, Expm1_32, r_expm1, (-30.0, 95.0), Some(2.0)),
+            case!("exp2", exp2_f32, exp2_scalar_f32, run32, Exp2_32, r_exp2, (-160.0, 135.0), Some(2.0)),
+            case!("log", log_f32, log_scalar_f32, run32, Log32, r_log, (-1.0, 10.0), Some(2.0)),
+            case!("log1p", log1p_f32, log1p_scalar_f32, run32, Log1p32, r_log1p, (-1.5, 10.0), Some(2.0)),
+            case!("log2", log2_f32, log2_scalar_f32, run32, Log2_32, r_log2, (-1.0, 10.0), Some(2.0)),
+            case!("log10", log10_f32, log10_scalar_f32, run32, Log10_32, r_log10, (-1.0, 10.0), Some(2.0)),
+            case!("tanh", tanh_f32, tanh_scalar_f32, run32, Tanh32, r_tanh, (-12.0, 12.0), Some(4.0)),
+            case!("sigmoid", sigmoid_f32, sigmoid_scalar_f32, run32, Sigmoid32, r_sigmoid, (-110.0, 30.0), Some(4.0)),
+            case!("silu", silu_f32, silu_scalar_f32, run32, Silu32, r_silu, (-110.0, 30.0), Some(4.0)),
+            case!("erf", erf_f32, erf_scalar_f32, run32, Erf32, r_erf, (-7.0, 7.0), Some(3.0)),
+            case!("gelu", gelu_f32, gelu_scalar_f32, run32, Gelu32, r_gelu, (-20.0, 20.0), None),
+            case!(
+                "gelu_tanh",
+                gelu_tanh_f32,
+                gelu_tanh_scalar_f32,
+                run32,
+                GeluTanh32,
+                r_gelu_tanh,
+                (-20.0, 20.0),
+                None
+            ),
+        ]
+    }
+
+    fn cases64() -> Vec<Case<f64, Run64>> {
+        vec![
+            case!("exp", exp_f64, exp_scalar_f64, run64, Exp64, r_exp, (-750.0, 712.0), Some(1e-15)),
+            case!("expm1", expm1_f64, expm1_scalar_f64, run64, Expm1_64, r_expm1, (-50.0, 712.0), Some(1e-15)),
+            case!("exp2", exp2_f64, exp2_scalar_f64, run64, Exp2_64, r_exp2, (-1080.0, 1030.0), Some(1e-15)),
+            case!("log", log_f64, log_scalar_f64, run64, Log64, r_log, (-1.0, 10.0), Some(1e-15)),
+            case!("log1p", log1p_f64, log1p_scalar_f64, run64, Log1p64, r_log1p, (-1.5, 10.0), Some(1e-15)),
+            case!("log2", log2_f64, log2_scalar_f64, run64, Log2_64, r_log2, (-1.0, 10.0), Some(1e-15)),
+            case!("log10", log10_f64, log10_scalar_f64, run64, Log10_64, r_log10, (-1.0, 10.0), Some(1e-15)),
+            case!("tanh", tanh_f64, tanh_scalar_f64, run64, Tanh64, r_tanh, (-25.0, 25.0), Some(1e-15)),
+            case!("sigmoid", sigmoid_f64, sigmoid_scalar_f64, run64, Sigmoid64, r_sigmoid, (-750.0, 40.0), Some(1e-15)),
+            case!("silu", silu_f64, silu_scalar_f64, run64, Silu64, r_silu, (-750.0, 40.0), Some(1e-15)),
+            case!("erf", erf_f64, erf_scalar_f64, run64, Erf64, r_erf, (-7.0, 7.0), Some(1e-15)),
+            case!("gelu", gelu_f64, gelu_scalar_f64, run64, Gelu64, r_gelu, (-40.0, 40.0), None),
+            case!(
+                "gelu_tanh",
+                gelu_tanh_f64,
+                gelu_tanh_scalar_f64,
+                run64,
+                GeluTanh64,
+                r_gelu_tanh,
+                (-40.0, 40.0),
+                None
+            ),
+        ]
+    }
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// Log-spaced magnitudes over the whole range (both signs), a linear sweep, random bit
+    /// patterns and special values.
+    /// Unoptimised builds (CI's `cargo nextest`) sweep a tenth of the points: the same ranges at
+    /// a tenth of the density; `cargo test --release` sweeps them all.
+    const THIN: usize = if cfg!(debug_assertions) { 10 } else { 1 };
+
+    fn points(lin: (f64, f64), min_pos: f64, max: f64, bits32: bool) -> Vec<f64> {
+        let mut v = Vec::with_capacity(1_300_000 / THIN);
+        let (l0, l1) = (min_pos.ln(), max.ln());
+        let nlog = 500_000 / THIN;
+        for i in 0..nlog {
+            let m = (l0 + (l1 - l0) * i as f64 / nlog as f64).exp();
+            v.push(m);
+            v.push(-m);
+        }
+        let nlin = 500_000 / THIN;
+        for i in 0..=nlin {
+            v.push(lin.0 + (lin.1 - lin.0) * i as f64 / nlin as f64);
+        }
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..100_000 / THIN {
+            let r = rng.next();
+            v.push(if bits32 { f32::from_bits(r as u32) as f64 } else { f64::from_bits(r) });
+        }
+        v.extend_from_slice(&[0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 10.0, 100.0, -100.0, f64::INFINITY]);
+        v.extend_from_slice(&[f64::NEG_INFINITY, f64::NAN, -f64::NAN, min_pos, -min_pos, max, -max]);
+        v
+    }
+
+    fn ulp32(y: f64) -> f64 {
+        let a = (y.abs() as f32).min(f32::MAX);
+        let e = (a.to_bits() >> 23) as i32;
+        2f64.powi(e.max(1) - 150)
+    }
+
+    fn same(a: f64, b: f64) -> bool {
+        (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
+    }
+
+    /// Checks one function over `xs`: class (NaN/inf/signed zero), torch tolerance and the strict
+    /// bound; returns the maximum strict error seen (ulps for f32, relative for f64).
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        name: &str,
+        xs: &[f64],
+        got: &[f64],
+        reference: fn(f64) -> f64,
+        round: fn(f64) -> f64,
+        (atol, rtol): (f64, f64),
+        err: fn(f64, f64) -> f64,
+        strict: Option<f64>,
+    ) -> f64 {
+        let mut worst = 0.0f64;
+        let mut worst_x = 0.0;
+        for (&x, &g) in xs.iter().zip(got) {
+            let r = round(reference(x));
+            if r.is_nan() || g.is_nan() || r.is_infinite() || g.is_infinite() {
+                assert!(same(r, g) || (r.is_nan() && g.is_nan()), "{name}({x:e}) = {g:e}, expected {r:e}");
+                continue;
+            }
+            if x == 0.0 || r == 0.0 && g == 0.0 && x.abs() < 1e-30 {
+                assert!(same(r, g), "{name}({x:e}) = {g:e}, expected {r:e} (sign of zero)");
+            }
+            assert!((g - r).abs() <= atol + rtol * r.abs(), "{name}({x:e}) = {g:e}, expected {r:e} (torch tolerance)");
+            let e = err(g, reference(x));
+            let e = if strict.is_none() && reference(x).abs() < 1e-6 { 0.0 } else { e };
+            if e > worst {
+                worst = e;
+                worst_x = x;
+            }
+        }
+        if let Some(b) = strict {
+            assert!(worst <= b, "{name}: max error {worst:e} at x = {worst_x:e} exceeds {b:e}");
+        }
+        let note = if strict.is_none() { " (where |result| >= 1e-6)" } else { "" };
+        println!("{name:>10}: max error {worst:.3e}{note} (at x = {worst_x:e})");
+        worst
+    }
+
+    #[test]
+    fn accuracy_f32() {
+        for c in cases32() {
+            let xs: Vec<f64> = points(c.lin, f32::from_bits(1) as f64, f32::MAX as f64, true)
+                .into_iter()
+                .map(|x| x as f32 as f64)
+                .collect();
+            let x32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+            let mut out = vec![0.0f32; x32.len()];
+            (c.slice)(&x32, &mut out);
+            let got: Vec<f64> = out.iter().map(|&v| v as f64).collect();
+            check(
+                &format!("f32 {}", c.name),
+                &xs,
+                &got,
+                c.reference,
+                |r| r as f32 as f64,
+                (1e-5, 1.3e-6),
+                // ulps, measured where the result is a normal number (silu's x * exp(-|x|) is only
+                // absolutely accurate once exp(-|x|) is subnormal).
+                |g, r| {
+                    if r.is_finite() && r.abs() >= f32::MIN_POSITIVE as f64 { (g - r).abs() / ulp32(r) } else { 0.0 }
+                },
+                c.strict,
+            );
+        }
+    }
+
+    #[test]
+    fn accuracy_f64() {
+        for c in cases64() {
+            let xs = points(c.lin, f64::from_bits(1), f64::MAX, false);
+            let mut got = vec![0.0f64; xs.len()];
+            (c.slice)(&xs, &mut got);
+            check(
+                &format!("f64 {}", c.name),
+                &xs,
+                &got,
+                c.reference,
+                |r| r,
+                (1e-7, 1e-7),
+                // Relative error, measured where the result is a normal number (below that the
+                // reference itself is only absolutely accurate).
+                |g, r| if r.abs() >= 1e-300 { ((g - r) / r).abs() } else { 0.0 },
+                c.strict,
+            );
+        }
+    }
+
+    /// Every available instruction-set level and the scalar function agree bit for bit (NaN
+    /// payloads aside), on odd lengths and in place.
+    #[test]
+    fn vector_equals_scalar_all_levels_and_lengths() {
+        let top = level();
+        let levels: Vec<Level> =
+            [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&l| l <= top).collect();
+        let mut rng = Rng(12345);
+        // An odd length with a tail at every vector width; shorter in unoptimised builds.
+        let long = if THIN > 1 { 100_003 } else { 1_000_003 };
+        let xs64: Vec<f64> = (0..long)
+            .map(|i| match i % 3 {
+                0 => f64::from_bits(rng.next()),
+                1 => (rng.next() as i64 as f64) * 2f64.powi(-60),
+                _ => (rng.next() as i64 as f64) * 2f64.powi(-57),
+            })
+            .collect();
+        let xs32: Vec<f32> = xs64
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| if i % 3 == 0 { f32::from_bits(x.to_bits() as u32) } else { x as f32 })
+            .collect();
+        for c in cases32() {
+            let want: Vec<f32> = xs32.iter().map(|&x| (c.scalar)(x)).collect();
+            for &n in &[0usize, 1, 7, 17, long] {
+                for &lv in &levels {
+                    let mut out = vec![0.0f32; n];
+                    // SAFETY: both buffers hold n elements.
+                    unsafe { (c.run)(lv, xs32.as_ptr(), out.as_mut_ptr(), n) };
+                    for i in 0..n {
+                        assert!(same(out[i] as f64, want[i] as f64), "f32 {} {lv:?} n={n} x={:e}", c.name, xs32[i]);
+                    }
+                }
+                let mut inplace = xs32[..n].to_vec();
+                // SAFETY: in place, n valid elements.
+                unsafe { (c.run)(top, inplace.as_ptr(), inplace.as_mut_ptr(), n) };
+                assert!(inplace.iter().zip(&want).all(|(&a, &b)| same(a as f64, b as f64)), "f32 {} in place", c.name);
+                let mut out = vec![0.0f32; n];
+                (c.slice)(&xs32[..n], &mut out);
+                assert!(out.iter().zip(&want).all(|(&a, &b)| same(a as f64, b as f64)), "f32 {} slice", c.name);
+            }
+        }
+        for c in cases64() {
+            let want: Vec<f64> = xs64.iter().map(|&x| (c.scalar)(x)).collect();
+            for &n in &[0usize, 1, 7, 17, long] {
+                for &lv in &levels {
+                    let mut out = vec![0.0f64; n];
+                    // SAFETY: both buffers hold n elements.
+                    unsafe { (c.run)(lv, xs64.as_ptr(), out.as_mut_ptr(), n) };
+                    for i in 0..n {
+                        assert!(same(out[i], want[i]), "f64 {} {lv:?} n={n} x={:e}", c.name, xs64[i]);
+                    }
+                }
+                let mut inplace = xs64[..n].to_vec();
+                // SAFETY: in place, n valid elements.
+                unsafe { (c.run)(top, inplace.as_ptr(), inplace.as_mut_ptr(), n) };
+                assert!(inplace.iter().zip(&want).all(|(&a, &b)| same(a, b)), "f64 {} in place", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn raw_in_place_public_api() {
+        let mut v: Vec<f32> = (0..1001).map(|i| i as f32 * 0.01 - 5.0).collect();
+        let want: Vec<f32> = v.iter().map(|&x| exp_scalar_f32(x)).collect();
+        // SAFETY: in place over v's 1001 elements.
+        unsafe { exp_f32_raw(v.as_ptr(), v.as_mut_ptr(), v.len()) };
+        assert_eq!(v, want);
+        let mut w: Vec<f64> = (0..1001).map(|i| i as f64 * 0.01 + 0.001).collect();
+        let want: Vec<f64> = w.iter().map(|&x| log_scalar_f64(x)).collect();
+        // SAFETY: in place over w's 1001 elements.
+        unsafe { log_f64_raw(w.as_ptr(), w.as_mut_ptr(), w.len()) };
+        assert_eq!(w, want);
+    }
+
+    #[test]
+    #[should_panic(expected = "length mismatch")]
+    fn length_mismatch_panics() {
+        exp_f32(&[1.0, 2.0], &mut [0.0]);
+    }
+
+    #[test]
+    fn special_values() {
+        let inf = f32::INFINITY;
+        let nan = f32::NAN;
+        let eq = |a: f32, b: f32| same(a as f64, b as f64);
+        assert!(eq(exp_scalar_f32(inf), inf) && eq(exp_scalar_f32(-inf), 0.0) && exp_scalar_f32(nan).is_nan());
+        assert!(eq(exp_scalar_f32(89.0), inf) && eq(exp_scalar_f32(-104.0), 0.0));
+        assert_eq!(exp_scalar_f32(-100.0), (-100f64).exp() as f32); // subnormal result
+        assert!(eq(expm1_scalar_f32(-0.0), -0.0) && eq(expm1_scalar_f32(-inf), -1.0));
+        assert!(eq(expm1_scalar_f32(inf), inf) && eq(expm1_scalar_f32(88.5), 88.5f64.exp_m1() as f32));
+        assert!(eq(log_scalar_f32(0.0), -inf) && eq(log_scalar_f32(-0.0), -inf) && log_scalar_f32(-1.0).is_nan());
+        assert!(eq(log_scalar_f32(inf), inf) && log_scalar_f32(nan).is_nan() && eq(log_scalar_f32(1.0), 0.0));
+        assert!(
+            eq(log1p_scalar_f32(-1.0), -inf) && log1p_scalar_f32(-2.0).is_nan() && eq(log1p_scalar_f32(-0.0), -0.0)
+        );
+        assert!(eq(log2_scalar_f32(8.0), 3.0) && eq(log2_scalar_f32(f32::from_bits(1)), -149.0));
+        assert!(eq(tanh_scalar_f32(-inf), -1.0) && eq(tanh_scalar_f32(-0.0), -0.0) && eq(tanh_scalar_f32(100.0), 1.0));
+        assert!(
+            eq(sigmoid_scalar_f32(-inf), 0.0)
+                && eq(sigmoid_scalar_f32(-200.0), 0.0)
+                && eq(sigmoid_scalar_f32(inf), 1.0)
+        );
+        assert!(eq(erf_scalar_f32(inf), 1.0) && eq(erf_scalar_f32(-inf), -1.0) && eq(erf_scalar_f32(-0.0), -0.0));
+        assert!(silu_scalar_f32(-inf).is_nan() && eq(silu_scalar_f32(inf), inf) && eq(silu_scalar_f32(-0.0), -0.0));
+        assert!(gelu_scalar_f32(-inf).is_nan() && eq(gelu_scalar_f32(inf), inf) && eq(gelu_scalar_f32(-0.0), -0.0));
+        assert!(gelu_tanh_scalar_f32(-inf).is_nan() && eq(gelu_tanh_scalar_f32(inf), inf));
+        assert!(eq(exp2_scalar_f32(-149.0), f32::from_bits(1)) && eq(exp2_scalar_f32(128.0), inf));
+        assert!(exp_scalar_f64(710.0).is_infinite() && exp_scalar_f64(-746.0) == 0.0);
+        assert_eq!(exp_scalar_f64(-740.0), (-740f64).exp()); // subnormal result
+        assert!(log_scalar_f64(0.0) == f64::NEG_INFINITY && log_scalar_f64(-1e-300).is_nan());
+        assert_eq!(log_scalar_f64(f64::from_bits(1)), f64::from_bits(1).ln());
+        assert_eq!(log10_scalar_f64(1000.0), 3.0);
+        assert_eq!(erf_scalar_f64(f64::NEG_INFINITY), -1.0);
+    }
+
+    /// Not a test: `cargo test --release -p regen-kernels --lib math::vmath -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn bench_ns_per_element() {
+        let n = 1 << 22;
+        let mut rng = Rng(7);
+        let randn: Vec<f64> = (0..n)
+            .map(|_| {
+                let u1 = ((rng.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                let u2 = ((rng.next() >> 11) as f64) / (1u64 << 53) as f64;
+                (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+            })
+            .collect();
+        let positive = |name: &str| name.starts_with("log") && name != "log1p";
+        println!("level {:?}", level());
+        let time = |f: &mut dyn FnMut()| {
+            let mut best = f64::MAX;
+            for _ in 0..7 {
+                let t = std::time::Instant::now();
+                f();
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            best * 1e9 / n as f64
+        };
+        for c in cases32() {
+            let x: Vec<f32> =
+                randn.iter().map(|&v| if positive(c.name) { v.abs() as f32 + 0.1 } else { v as f32 }).collect();
+            let mut out = vec![0.0f32; n];
+            let ns = time(&mut || (c.slice)(&x, &mut out));
+            // SAFETY: both buffers hold n elements.
+            let avx2 = time(&mut || unsafe { (c.run)(Level::Avx2.min(level()), x.as_ptr(), out.as_mut_ptr(), n) });
+            println!("float32  {:10} {ns:6.3} ns/elem (AVX2 path {avx2:6.3})", c.name);
+        }
+        for c in cases64() {
+            let x: Vec<f64> = randn.iter().map(|&v| if positive(c.name) { v.abs() + 0.1 } else { v }).collect();
+            let mut out = vec![0.0f64; n];
+            let ns = time(&mut || (c.slice)(&x, &mut out));
+            // SAFETY: both buffers hold n elements.
+            let avx2 = time(&mut || unsafe { (c.run)(Level::Avx2.min(level()), x.as_ptr(), out.as_mut_ptr(), n) });
+            println!("float64  {:10} {ns:6.3} ns/elem (AVX2 path {avx2:6.3})", c.name);
+        }
+    }
+}

@@ -1,0 +1,627 @@
+//! Binary elementwise ops as table rows. [`binary_ops!`] defines each op once — its scalar
+//! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
+//! [`Real`], `c` complex) and whether integers compute as float — and [`binary_table!`] lists the
+//! generated `BinaryKernels` methods each op serves, with their argument shape: `tt` (tensor, tensor),
+//! `ts` (tensor, Scalar), `st` (Scalar, tensor), `tta` (tensor, tensor, alpha), and `p` before
+//! them for predicates, whose result is Bool. Adding an op is a row in each (and regen.toml).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use half::{bf16, f16};
+use num_complex::{Complex, Complex32, Complex64};
+use regen_runtime::{Error, Result, Scalar, TensorRef};
+
+use crate::engine::dtype::{DType, Num, not_implemented};
+use crate::engine::loops;
+use crate::engine::operands::{Config, Input, elementwise};
+use crate::engine::scalar::Real;
+
+/// One binary op.
+pub trait Binary: Sync {
+    const NAME: &'static str;
+    const INT_TO_FLOAT: bool;
+    const BOOL: bool;
+    const INT: bool;
+    const FLOAT: bool;
+    const COMPLEX: bool;
+    fn b(_: bool, _: bool) -> bool {
+        unreachable!("checked by BOOL")
+    }
+    fn i(_: i64, _: i64) -> i64 {
+        unreachable!("checked by INT")
+    }
+    fn f<T: Real>(_: T, _: T) -> T {
+        unreachable!("checked by FLOAT")
+    }
+    fn c<T: Real>(_: Complex<T>, _: Complex<T>) -> Complex<T> {
+        unreachable!("checked by COMPLEX")
+    }
+}
+
+/// One predicate (comparisons, logical ops): the result is Bool.
+pub trait Predicate: Sync {
+    const NAME: &'static str;
+    const BOOL: bool;
+    const INT: bool;
+    const FLOAT: bool;
+    const COMPLEX: bool;
+    fn b(_: bool, _: bool) -> bool {
+        unreachable!("checked by BOOL")
+    }
+    fn i(_: i64, _: i64) -> bool {
+        unreachable!("checked by INT")
+    }
+    fn f<T: Real>(_: T, _: T) -> bool {
+        unreachable!("checked by FLOAT")
+    }
+    fn c<T: Real>(_: Complex<T>, _: Complex<T>) -> bool {
+        unreachable!("checked by COMPLEX")
+    }
+}
+
+/// Set by an integer kernel that met a zero divisor (checked after the loop, so the loop
+/// itself has no error path).
+static ZERO_DIVISION: AtomicBool = AtomicBool::new(false);
+
+/// An integer division's divisor: 1 where it is 0, after flagging the error.
+#[inline(always)]
+pub fn divisor(y: i64) -> i64 {
+    if y == 0 {
+        ZERO_DIVISION.store(true, Ordering::Relaxed);
+        1
+    } else {
+        y
+    }
+}
+
+fn zero_division_check() -> Result<()> {
+    if ZERO_DIVISION.swap(false, Ordering::Relaxed) { Err(Error::runtime("ZeroDivisionError")) } else { Ok(()) }
+}
+
+/// `out = a + alpha * b` as ATen's CPU `add` kernel rounds it (bit for bit): alpha is first
+/// converted to the element type; f32 and f64 use a fused multiply-add everywhere (the vector
+/// body's `fmadd`, and the scalar loop, which the compiler contracts); f16 and bf16 use an f32
+/// fused multiply-add rounded once in the vector body of a dense run (whole multiples of two
+/// vectors, as `vectorized_loop`: 32 elements) and round the product, then the sum, in the scalar loop.
+trait ScaledAdd: Copy + Send + Sync + Sized {
+    fn run(it: &crate::engine::iter::Iter, alpha: f64, scalar_other: bool);
+}
+
+/// Bytes of one ATen CPU vector in the elementwise kernels on this machine: 32 with AVX2 and FMA,
+/// even where the CPU capability is AVX-512, because a kernel runs its AVX-512 build only when it
+/// opts in (`ALSO_REGISTER_AVX512_DISPATCH`), which the binary kernels do not (measured: bf16
+/// `add` with alpha vectorises runs of 32 elements on an AVX-512 machine). A model of ATen's
+/// kernels, whose rounding the device reproduces, not a choice of the device's own vector code:
+/// `REGEN_CPU_CAPABILITY` does not change it.
+pub(crate) fn vector_bytes() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        return 32;
+    }
+    16
+}
+
+macro_rules! scaled_add_full {
+    ($t:ty, $fast:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "fma")]
+        unsafe fn $fast(o: *mut $t, a: *const $t, sa: usize, b: *const $t, sb: usize, n: usize, al: $t) {
+            // SAFETY: the caller's run covers `n` elements of each operand at these strides.
+            unsafe {
+                for k in 0..n {
+                    o.add(k).write(b.add(k * sb).read().mul_add(al, a.add(k * sa).read()));
+                }
+            }
+        }
+        impl ScaledAdd for $t {
+            fn run(it: &crate::engine::iter::Iter, alpha: f64, scalar_other: bool) {
+                let al = alpha as $t;
+                let fma = cfg!(target_arch = "x86_64") && crate::engine::has_avx2();
+                let size = std::mem::size_of::<$t>() as isize;
+                let chunk = 2 * vector_bytes() / size as usize;
+                it.for_each(|p, s, n| {
+                    let (o, a, b) = (p[0].cast::<$t>(), p[1].cast::<$t>().cast_const(), p[2].cast::<$t>().cast_const());
+                    let unit = |st: isize| st == size || st == 0;
+                    let dense = s[0] == size && unit(s[1]) && unit(s[2]);
+                    // With a one-element `other` (a CPU scalar to ATen) the scalar tail adds the
+                    // product `alpha * other`, computed once and rounded; elsewhere it fuses.
+                    let fused = if !scalar_other {
+                        n
+                    } else if dense {
+                        n - n % chunk
+                    } else {
+                        0
+                    };
+                    // SAFETY: the iterator's run of `n` elements lies inside every operand.
+                    unsafe {
+                        #[cfg(target_arch = "x86_64")]
+                        if fma && dense && fused == n {
+                            return $fast(o, a, (s[1] / size) as usize, b, (s[2] / size) as usize, n, al);
+                        }
+                        let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
+                        for k in 0..n {
+                            let i = k as isize;
+                            let x = a.offset(i * s[1]).cast::<$t>().read_unaligned();
+                            let y = b.offset(i * s[2]).cast::<$t>().read_unaligned();
+                            let r = if k < fused { y.mul_add(al, x) } else { x + al * y };
+                            o.offset(i * s[0]).cast::<$t>().write_unaligned(r);
+                        }
+                    }
+                });
+            }
+        }
+    };
+}
+scaled_add_full!(f32, scaled_add_f32);
+scaled_add_full!(f64, scaled_add_f64);
+
+macro_rules! scaled_add_half {
+    ($t:ty) => {
+        impl ScaledAdd for $t {
+            fn run(it: &crate::engine::iter::Iter, alpha: f64, _scalar_other: bool) {
+                let al = <$t>::from_f64(alpha).to_f32();
+                let size = std::mem::size_of::<$t>() as isize;
+                let chunk = 2 * vector_bytes() / size as usize;
+                let once = move |x: $t, y: $t| <$t>::from_f32(y.to_f32().mul_add(al, x.to_f32()));
+                let twice = move |x: $t, y: $t| <$t>::from_f32(x.to_f32() + <$t>::from_f32(al * y.to_f32()).to_f32());
+                it.for_each(|p, s, n| {
+                    let (o, a, b) = (p[0].cast::<u8>(), p[1].cast::<u8>().cast_const(), p[2].cast::<u8>().cast_const());
+                    // ATen vectorises a run whose output is dense and whose inputs are dense or
+                    // broadcast scalars; a strided run is all scalar loop.
+                    let unit = |st: isize| st == size || st == 0;
+                    let body = if s[0] == size && unit(s[1]) && unit(s[2]) { n - n % chunk } else { 0 };
+                    // SAFETY: the iterator's run of `n` elements lies inside every operand.
+                    unsafe {
+                        for k in 0..n {
+                            let i = k as isize;
+                            let x = a.offset(i * s[1]).cast::<$t>().read_unaligned();
+                            let y = b.offset(i * s[2]).cast::<$t>().read_unaligned();
+                            let r = if k < body { once(x, y) } else { twice(x, y) };
+                            o.offset(i * s[0]).cast::<$t>().write_unaligned(r);
+                        }
+                    }
+                });
+            }
+        }
+    };
+}
+scaled_add_half!(f16);
+scaled_add_half!(bf16);
+
+/// Runs `Op` as `out = op(a, b)`; `alpha` scales `b` (add and sub).
+pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
+    let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
+    // ATen takes a one-element `other` as a scalar (`is_cpu_scalar`), which changes how add rounds.
+    let scalar_other = match &b {
+        Input::Tensor(t) | Input::Mask(t) => t.numel() == 1,
+        Input::Scalar(_) => true,
+    };
+    elementwise(Op::NAME, config, &out, &[a, b], |p| {
+        let it = &p.iter;
+        let alpha = alpha.map(Num::from_scalar).filter(|a| *a != Num::Int(1) && *a != Num::Float(1.0));
+        if let Some(alpha) = alpha {
+            if !p.common.is_floating() && !p.common.is_complex() && matches!(alpha, Num::Float(_) | Num::Complex(..)) {
+                return Err(Error::runtime(
+                    "For integral input tensors, argument alpha must not be a floating point number.",
+                ));
+            }
+            if p.common == DType::Bool && !matches!(alpha, Num::Bool(_)) {
+                return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
+            }
+        }
+        macro_rules! real {
+            ($t:ty, $acc:ty, $load:expr, $store:expr) => {{
+                match alpha {
+                    None => loops::binary::<$t, $t, $t>(it, |x, y| $store(Op::f::<$acc>($load(x), $load(y)))),
+                    // Only add and sub take alpha; ATen computes `sub` as `add` with `-alpha`.
+                    Some(al) => {
+                        let al = if Op::NAME == "sub" { -al.as_f64() } else { al.as_f64() };
+                        <$t as ScaledAdd>::run(it, al, scalar_other)
+                    }
+                }
+            }};
+        }
+        macro_rules! int {
+            ($t:ty) => {{
+                let al = alpha.map_or(1, Num::as_i64);
+                loops::binary::<$t, $t, $t>(it, |x, y| Op::i(i64::from(x), i64::from(y).wrapping_mul(al)) as $t)
+            }};
+        }
+        macro_rules! complex {
+            ($t:ty, $r:ty) => {{
+                let (re, im) = alpha.map_or((1.0, 0.0), Num::as_complex);
+                let al = Complex::<$r>::new(re as $r, im as $r);
+                loops::binary::<$t, $t, $t>(it, |x, y| Op::c::<$r>(x, y * al))
+            }};
+        }
+        match p.common {
+            DType::Bool if Op::BOOL => {
+                let al = alpha.is_none_or(Num::as_bool);
+                loops::binary::<bool, bool, bool>(it, |x, y| Op::b(x, y && al))
+            }
+            DType::U8 if Op::INT => int!(u8),
+            DType::I8 if Op::INT => int!(i8),
+            DType::I16 if Op::INT => int!(i16),
+            DType::I32 if Op::INT => int!(i32),
+            DType::I64 if Op::INT => int!(i64),
+            DType::F32 if Op::FLOAT => real!(f32, f32, |x| x, |x| x),
+            DType::F64 if Op::FLOAT => real!(f64, f64, |x| x, |x| x),
+            DType::F16 if Op::FLOAT => real!(f16, f32, f16::to_f32, f16::from_f32),
+            DType::BF16 if Op::FLOAT => real!(bf16, f32, bf16::to_f32, bf16::from_f32),
+            DType::C64 if Op::COMPLEX => complex!(Complex32, f32),
+            DType::C128 if Op::COMPLEX => complex!(Complex64, f64),
+            other => return Err(not_implemented(Op::NAME, other)),
+        }
+        zero_division_check()
+    })
+}
+
+/// Runs the predicate `Op` as `out = op(a, b)` (Bool, cast to `out`'s dtype).
+pub fn run_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>, out: TensorRef<'_>) -> Result<()> {
+    elementwise(Op::NAME, Config::PREDICATE, &out, &[a, b], |p| {
+        let it = &p.iter;
+        macro_rules! int {
+            ($t:ty) => {
+                loops::binary::<$t, $t, bool>(it, |x, y| Op::i(i64::from(x), i64::from(y)))
+            };
+        }
+        match p.common {
+            DType::Bool if Op::BOOL => loops::binary::<bool, bool, bool>(it, Op::b),
+            DType::U8 if Op::INT => int!(u8),
+            DType::I8 if Op::INT => int!(i8),
+            DType::I16 if Op::INT => int!(i16),
+            DType::I32 if Op::INT => int!(i32),
+            DType::I64 if Op::INT => int!(i64),
+            DType::F32 if Op::FLOAT => loops::binary::<f32, f32, bool>(it, Op::f::<f32>),
+            DType::F64 if Op::FLOAT => loops::binary::<f64, f64, bool>(it, Op::f::<f64>),
+            DType::F16 if Op::FLOAT => loops::binary::<f16, f16, bool>(it, |x, y| Op::f(x.to_f32(), y.to_f32())),
+            DType::BF16 if Op::FLOAT => loops::binary::<bf16, bf16, bool>(it, |x, y| Op::f(x.to_f32(), y.to_f32())),
+            DType::C64 if Op::COMPLEX => loops::binary::<Complex32, Complex32, bool>(it, Op::c::<f32>),
+            DType::C128 if Op::COMPLEX => loops::binary::<Complex64, Complex64, bool>(it, Op::c::<f64>),
+            other => return Err(not_implemented(Op::NAME, other)),
+        }
+        Ok(())
+    })
+}
+
+/// Defines op structs: `Struct "name" int_to_float { domain: |x, y| function; ... }`, and
+/// `predicate Struct "name" { ... }`.
+macro_rules! binary_ops {
+    ($(
+        $kind:ident $op:ident $name:literal $int_to_float:literal {
+            $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
+            $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?
+        }
+    )*) => {$(
+        binary_ops!(@impl $kind $op $name $int_to_float
+            $(b: |$bx, $by| $b;)? $(i: |$ix, $iy| $i;)? $(f: |$fx, $fy| $f;)? $(c: |$cx, $cy| $c;)?);
+    )*};
+    (@impl op $op:ident $name:literal $int_to_float:literal
+        $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
+        $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?) => {
+        pub struct $op;
+        impl Binary for $op {
+            const NAME: &'static str = $name;
+            const INT_TO_FLOAT: bool = $int_to_float;
+            const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
+            const INT: bool = false $(|| { let _ = stringify!($i); true })?;
+            const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
+            const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
+            $(fn b($bx: bool, $by: bool) -> bool { $b })?
+            $(fn i($ix: i64, $iy: i64) -> i64 { $i })?
+            $(fn f<T: Real>($fx: T, $fy: T) -> T { $f })?
+            $(fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> Complex<T> { $c })?
+        }
+    };
+    (@impl predicate $op:ident $name:literal $int_to_float:literal
+        $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
+        $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?) => {
+        pub struct $op;
+        impl Predicate for $op {
+            const NAME: &'static str = $name;
+            const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
+            const INT: bool = false $(|| { let _ = stringify!($i); true })?;
+            const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
+            const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
+            $(fn b($bx: bool, $by: bool) -> bool { $b })?
+            $(fn i($ix: i64, $iy: i64) -> bool { $i })?
+            $(fn f<T: Real>($fx: T, $fy: T) -> bool { $f })?
+            $(fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> bool { $c })?
+        }
+    };
+}
+
+pub mod ops {
+    //! The binary op structs.
+    use super::{Binary, Predicate, divisor};
+    use crate::engine::scalar as s;
+    use crate::math::special as sp;
+    use num_complex::Complex;
+    use num_traits::Zero;
+
+    use crate::engine::scalar::Real;
+
+    binary_ops! {
+        op Add "add" false { b: |x, y| x || y; i: |x, y| x.wrapping_add(y); f: |x, y| x + y; c: |x, y| x + y; }
+        op Sub "sub" false { i: |x, y| x.wrapping_sub(y); f: |x, y| x - y; c: |x, y| x - y; }
+        op Mul "mul" false { b: |x, y| x && y; i: |x, y| x.wrapping_mul(y); f: |x, y| x * y; c: |x, y| x * y; }
+        op Div "div" true { f: |x, y| x / y; c: |x, y| s::complex_div(x, y); }
+        op DivTrunc "div" false { i: |x, y| x.wrapping_div(divisor(y)); f: |x, y| (x / y).trunc(); }
+        op DivFloor "div" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
+        op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); }
+        op Fmod "fmod" false { i: |x, y| x.wrapping_rem(divisor(y)); f: |x, y| x % y; }
+        op Pow "pow" false { i: |x, y| int_pow(x, y); f: |x, y| x.powf(y); c: |x, y| complex_pow(x, y); }
+        op Atan2 "atan2" true { f: |x, y| x.atan2(y); }
+        op Hypot "hypot" false { f: |x, y| x.hypot(y); }
+        op Copysign "copysign" true { f: |x, y| x.copysign(y); }
+        op Nextafter "nextafter" false { f: |x, y| s::nextafter(x, y); }
+        op Maximum "maximum" false { b: |x, y| x || y; i: |x, y| x.max(y); f: |x, y| s::maximum(x, y); }
+        op Minimum "minimum" false { b: |x, y| x && y; i: |x, y| x.min(y); f: |x, y| s::minimum(x, y); }
+        op Fmax "fmax" false { b: |x, y| x || y; i: |x, y| x.max(y); f: |x, y| x.max(y); }
+        op Fmin "fmin" false { b: |x, y| x && y; i: |x, y| x.min(y); f: |x, y| x.min(y); }
+        op Logaddexp "logaddexp" true { f: |x, y| s::logaddexp(x, y); c: |x, y| s::logaddexp_complex(x, y); }
+        op Logaddexp2 "logaddexp2" true { f: |x, y| s::logaddexp2(x, y); }
+        op Xlogy "xlogy" true { f: |x, y| s::xlogy(x, y); }
+        op Heaviside "heaviside" false { b: |x, y| x || y; i: |x, y| if x == 0 { y } else { i64::from(x > 0) }; f: |x, y| s::heaviside(x, y); }
+        op Gcd "gcd" false { i: |x, y| s::gcd(x, y); }
+        op Lcm "lcm" false { i: |x, y| s::lcm(x, y); }
+        op FloorDivide "floor_divide" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
+        op BitwiseAnd "bitwise_and" false { b: |x, y| x && y; i: |x, y| x & y; }
+        op BitwiseOr "bitwise_or" false { b: |x, y| x || y; i: |x, y| x | y; }
+        op BitwiseXor "bitwise_xor" false { b: |x, y| x ^ y; i: |x, y| x ^ y; }
+        op Igamma "igamma" false { f: |x, y| sp::igamma(x, y); }
+        op Igammac "igammac" false { f: |x, y| sp::igammac(x, y); }
+        op Xlog1py "special_xlog1py" true { f: |x, y| sp::xlog1py(x, y); }
+        op Zeta "special_zeta" true { f: |x, y| sp::zeta(x, y); }
+        op ChebyshevPolynomialT "special_chebyshev_polynomial_t" true { f: |x, y| sp::chebyshev_polynomial_t(x, y); }
+        op ChebyshevPolynomialU "special_chebyshev_polynomial_u" true { f: |x, y| sp::chebyshev_polynomial_u(x, y); }
+        op ChebyshevPolynomialV "special_chebyshev_polynomial_v" true { f: |x, y| sp::chebyshev_polynomial_v(x, y); }
+        op ChebyshevPolynomialW "special_chebyshev_polynomial_w" true { f: |x, y| sp::chebyshev_polynomial_w(x, y); }
+        op ShiftedChebyshevPolynomialT "special_shifted_chebyshev_polynomial_t" true { f: |x, y| sp::shifted_chebyshev_polynomial_t(x, y); }
+        op ShiftedChebyshevPolynomialU "special_shifted_chebyshev_polynomial_u" true { f: |x, y| sp::shifted_chebyshev_polynomial_u(x, y); }
+        op ShiftedChebyshevPolynomialV "special_shifted_chebyshev_polynomial_v" true { f: |x, y| sp::shifted_chebyshev_polynomial_v(x, y); }
+        op ShiftedChebyshevPolynomialW "special_shifted_chebyshev_polynomial_w" true { f: |x, y| sp::shifted_chebyshev_polynomial_w(x, y); }
+        op HermitePolynomialH "special_hermite_polynomial_h" true { f: |x, y| sp::hermite_polynomial_h(x, y); }
+        op HermitePolynomialHe "special_hermite_polynomial_he" true { f: |x, y| sp::hermite_polynomial_he(x, y); }
+        op LaguerrePolynomialL "special_laguerre_polynomial_l" true { f: |x, y| sp::laguerre_polynomial_l(x, y); }
+        op LegendrePolynomialP "special_legendre_polynomial_p" true { f: |x, y| sp::legendre_polynomial_p(x, y); }
+        predicate LogicalAnd "logical_and" false { b: |x, y| x && y; i: |x, y| x != 0 && y != 0; f: |x, y| x != T::zero() && y != T::zero(); c: |x, y| !x.is_zero() && !y.is_zero(); }
+        predicate LogicalOr "logical_or" false { b: |x, y| x || y; i: |x, y| x != 0 || y != 0; f: |x, y| x != T::zero() || y != T::zero(); c: |x, y| !x.is_zero() || !y.is_zero(); }
+        predicate LogicalXor "logical_xor" false { b: |x, y| x ^ y; i: |x, y| (x != 0) ^ (y != 0); f: |x, y| (x != T::zero()) ^ (y != T::zero()); c: |x, y| x.is_zero() ^ y.is_zero(); }
+        predicate Eq "eq" false { b: |x, y| x == y; i: |x, y| x == y; f: |x, y| x == y; c: |x, y| x == y; }
+        predicate Ne "ne" false { b: |x, y| x != y; i: |x, y| x != y; f: |x, y| x != y; c: |x, y| x != y; }
+        predicate Lt "lt" false { b: |x, y| !x & y; i: |x, y| x < y; f: |x, y| x < y; }
+        predicate Le "le" false { b: |x, y| x <= y; i: |x, y| x <= y; f: |x, y| x <= y; }
+        predicate Gt "gt" false { b: |x, y| x & !y; i: |x, y| x > y; f: |x, y| x > y; }
+        predicate Ge "ge" false { b: |x, y| x >= y; i: |x, y| x >= y; f: |x, y| x >= y; }
+    }
+
+    /// Integer power by squaring (wrapping); negative exponents give 0 except for bases 1 and -1,
+    /// as ATen's `powi` does.
+    pub fn int_pow(base: i64, exp: i64) -> i64 {
+        if exp < 0 {
+            return match base {
+                1 => 1,
+                -1 => {
+                    if exp % 2 == 0 {
+                        1
+                    } else {
+                        -1
+                    }
+                }
+                _ => 0,
+            };
+        }
+        let (mut result, mut b, mut e) = (1i64, base, exp as u64);
+        while e > 0 {
+            if e & 1 == 1 {
+                result = result.wrapping_mul(b);
+            }
+            b = b.wrapping_mul(b);
+            e >>= 1;
+        }
+        result
+    }
+
+    /// Complex power, with 0^0 = 1 and 0^y = 0 as `std::pow` of complex gives.
+    pub fn complex_pow<T: Real>(x: Complex<T>, y: Complex<T>) -> Complex<T> {
+        if y.is_zero() {
+            return Complex::new(T::one(), T::zero());
+        }
+        if x.is_zero() {
+            return if y.re > T::zero() {
+                Complex::new(T::zero(), T::zero())
+            } else {
+                Complex::new(T::nan(), T::nan())
+            };
+        }
+        x.powc(y)
+    }
+}
+
+/// The table of `Kernels` methods: `method kind Op;`.
+#[macro_export]
+macro_rules! binary_table {
+    ($callback:ident) => {
+        $crate::$callback! {
+            add_tensor ftta Add;
+            sub_tensor ftta Sub;
+            mul_tensor ftt Mul;
+            div_tensor ftt Div;
+            add_out tta Add;
+            sub_out tta Sub;
+            mul_out tt Mul;
+            div_out tt Div;
+            remainder_tensor_out tt Remainder;
+            fmod_tensor_out tt Fmod;
+            pow_tensor_tensor_out tt Pow;
+            pow_tensor_scalar_out ts Pow;
+            pow_scalar_out st Pow;
+            atan2_out tt Atan2;
+            hypot_out tt Hypot;
+            copysign_out tt Copysign;
+            nextafter_out tt Nextafter;
+            maximum_out tt Maximum;
+            minimum_out tt Minimum;
+            fmax_out tt Fmax;
+            fmin_out tt Fmin;
+            logaddexp_out tt Logaddexp;
+            logaddexp2_out tt Logaddexp2;
+            xlogy_out_tensor tt Xlogy;
+            heaviside_out tt Heaviside;
+            gcd_out tt Gcd;
+            lcm_out tt Lcm;
+            floor_divide_out tt FloorDivide;
+            bitwise_and_tensor_out tt BitwiseAnd;
+            bitwise_or_tensor_out tt BitwiseOr;
+            bitwise_xor_tensor_out tt BitwiseXor;
+            logical_and_out ptt LogicalAnd;
+            logical_or_out ptt LogicalOr;
+            logical_xor_out ptt LogicalXor;
+            eq_tensor_out ptt Eq;
+            eq_scalar_out pts Eq;
+            ne_tensor_out ptt Ne;
+            ne_scalar_out pts Ne;
+            lt_tensor_out ptt Lt;
+            lt_scalar_out pts Lt;
+            le_tensor_out ptt Le;
+            le_scalar_out pts Le;
+            gt_tensor_out ptt Gt;
+            gt_scalar_out pts Gt;
+            ge_tensor_out ptt Ge;
+            ge_scalar_out pts Ge;
+            igamma_out tt Igamma;
+            igammac_out tt Igammac;
+            special_xlog1py_out tt Xlog1py;
+            special_zeta_out tt Zeta;
+            special_chebyshev_polynomial_t_out tt ChebyshevPolynomialT;
+            special_chebyshev_polynomial_u_out tt ChebyshevPolynomialU;
+            special_chebyshev_polynomial_v_out tt ChebyshevPolynomialV;
+            special_chebyshev_polynomial_w_out tt ChebyshevPolynomialW;
+            special_shifted_chebyshev_polynomial_t_out tt ShiftedChebyshevPolynomialT;
+            special_shifted_chebyshev_polynomial_u_out tt ShiftedChebyshevPolynomialU;
+            special_shifted_chebyshev_polynomial_v_out tt ShiftedChebyshevPolynomialV;
+            special_shifted_chebyshev_polynomial_w_out tt ShiftedChebyshevPolynomialW;
+            special_hermite_polynomial_h_out tt HermitePolynomialH;
+            special_hermite_polynomial_he_out tt HermitePolynomialHe;
+            special_laguerre_polynomial_l_out tt LaguerrePolynomialL;
+            special_legendre_polynomial_p_out tt LegendrePolynomialP;
+        }
+    };
+}
+
+/// The trait methods of [`binary_table!`]'s rows (its callback in the `BinaryKernels` impl below).
+#[macro_export]
+macro_rules! binary_methods {
+    ($($method:ident $kind:ident $op:ident;)*) => {$(
+        $crate::binary_methods!(@one $method $kind $op);
+    )*};
+    (@one $method:ident tt $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), None, out)
+        }
+    };
+    (@one $method:ident ts $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b), None, out)
+        }
+    };
+    (@one $method:ident st $op:ident) => {
+        fn $method(&self, a: regen_runtime::Scalar, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run::<$crate::ops::binary::ops::$op>(Input::Scalar(a), Input::Tensor(b), None, out)
+        }
+    };
+    (@one $method:ident tta $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, alpha: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha), out)
+        }
+    };
+    (@one $method:ident ftt $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::functional_alpha::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), None)
+        }
+    };
+    (@one $method:ident ftta $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, alpha: regen_runtime::Scalar) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::functional_alpha::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), Some(alpha))
+        }
+    };
+    (@one $method:ident ptt $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run_predicate::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), out)
+        }
+    };
+    (@one $method:ident pts $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::Scalar, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::run_predicate::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b), out)
+        }
+    };
+}
+
+/// This family's kernels: group `binary` of regen.toml's `[implement]`, every row of the table and
+/// the forms PyTorch does not derive from `.out`, registered as they are.
+impl crate::BinaryKernels for crate::Reference {
+    crate::binary_table!(binary_methods);
+
+    fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        functional::<ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other))
+    }
+
+    fn floor_divide_inplace_tensor(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<()> {
+        run::<ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other), None, self_)
+    }
+
+    fn remainder_scalar_tensor(&self, self_: Scalar, other: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        functional::<ops::Remainder>(Input::Scalar(self_), Input::Tensor(other))
+    }
+
+    fn div_out_mode(
+        &self,
+        self_: TensorRef<'_>,
+        other: TensorRef<'_>,
+        rounding_mode: Option<&str>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        div_mode(self_, other, rounding_mode, out)
+    }
+}
+
+/// A functional form (`torch.floor_divide(a, b)`) of an op whose functional form PyTorch does
+/// not derive from `.out`: a new tensor of the result dtype, filled by [`run`].
+pub fn functional<Op: Binary>(a: Input<'_>, b: Input<'_>) -> Result<regen_runtime::Tensor> {
+    functional_alpha::<Op>(a, b, None)
+}
+
+/// [`functional`] with `alpha` scaling `b` (`torch.add(a, b, alpha=2)`).
+pub fn functional_alpha<Op: Binary>(
+    a: Input<'_>,
+    b: Input<'_>,
+    alpha: Option<Scalar>,
+) -> Result<regen_runtime::Tensor> {
+    let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
+    let dtype = crate::engine::operands::result_dtype(config, &[a, b])?;
+    let out = crate::engine::operands::new_output(dtype, &[a, b])?;
+    run::<Op>(a, b, alpha, out.as_ref())?;
+    Ok(out)
+}
+
+/// `div.out_mode`: true, truncating or floor division.
+pub fn div_mode(a: TensorRef<'_>, b: TensorRef<'_>, mode: Option<&str>, out: TensorRef<'_>) -> Result<()> {
+    let (a, b) = (Input::Tensor(a), Input::Tensor(b));
+    match mode {
+        None => run::<ops::Div>(a, b, None, out),
+        Some("trunc") => run::<ops::DivTrunc>(a, b, None, out),
+        Some("floor") => run::<ops::DivFloor>(a, b, None, out),
+        Some(other) => Err(Error::value(format!(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+        ))),
+    }
+}

@@ -1,0 +1,1162 @@
+//! Pointwise ops with several inputs or with parameters, as table rows: ternary ops (lerp,
+//! addcmul, addcdiv, clamp), activations and their backward ops, and one-tensor predicates.
+//! [`pointwise_ops!`] defines each op once — its parameters, the promotion rule, and its scalar
+//! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
+//! [`Real`], `c` complex) over the inputs `[x, y, ...]` — and the `PointwiseKernels` impl holds
+//! the generated trait's methods, one line each. `where`, `masked_fill_`, the shifts and the ops
+//! with two outputs or special checks are small functions below.
+
+use half::{bf16, f16};
+use num_complex::{Complex, Complex32, Complex64};
+use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
+
+use crate::dispatch_all;
+use crate::engine::dtype::{DType, Num, not_implemented};
+use crate::engine::iter::scalar_as;
+use crate::engine::loops;
+use crate::engine::operands::{Config, Input, elementwise, new_output, result_dtype};
+use crate::engine::scalar::Real;
+
+/// An op of `N` inputs whose result has the computation dtype.
+pub trait Pointwise<const N: usize>: Sync {
+    const NAME: &'static str;
+    const CONFIG: Config;
+    const BOOL: bool;
+    const INT: bool;
+    const FLOAT: bool;
+    const COMPLEX: bool;
+    fn b(&self, _: [bool; N]) -> bool {
+        unreachable!("checked by BOOL")
+    }
+    fn i(&self, _: [i64; N]) -> i64 {
+        unreachable!("checked by INT")
+    }
+    fn f<T: Real>(&self, _: [T; N]) -> T {
+        unreachable!("checked by FLOAT")
+    }
+    fn c<T: Real>(&self, _: [Complex<T>; N]) -> Complex<T> {
+        unreachable!("checked by COMPLEX")
+    }
+}
+
+/// A predicate of `N` inputs: the result is Bool.
+pub trait Test<const N: usize>: Sync {
+    const NAME: &'static str;
+    const BOOL: bool;
+    const INT: bool;
+    const FLOAT: bool;
+    const COMPLEX: bool;
+    fn b(&self, _: [bool; N]) -> bool {
+        unreachable!("checked by BOOL")
+    }
+    fn i(&self, _: [i64; N]) -> bool {
+        unreachable!("checked by INT")
+    }
+    fn f<T: Real>(&self, _: [T; N]) -> bool {
+        unreachable!("checked by FLOAT")
+    }
+    fn c<T: Real>(&self, _: [Complex<T>; N]) -> bool {
+        unreachable!("checked by COMPLEX")
+    }
+}
+
+/// Runs `op` as `out = op(inputs)`.
+pub fn run<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], out: TensorRef<'_>) -> Result<()> {
+    elementwise(Op::NAME, Op::CONFIG, &out, &inputs, |p| {
+        let it = &p.iter;
+        macro_rules! int {
+            ($t:ty) => {
+                loops::nary::<$t, $t, N>(it, |x| op.i(x.map(i64::from)) as $t)
+            };
+        }
+        match p.common {
+            DType::Bool if Op::BOOL => loops::nary::<bool, bool, N>(it, |x| op.b(x)),
+            DType::U8 if Op::INT => int!(u8),
+            DType::I8 if Op::INT => int!(i8),
+            DType::I16 if Op::INT => int!(i16),
+            DType::I32 if Op::INT => int!(i32),
+            DType::I64 if Op::INT => loops::nary::<i64, i64, N>(it, |x| op.i(x)),
+            DType::F32 if Op::FLOAT => loops::nary::<f32, f32, N>(it, |x| op.f(x)),
+            DType::F64 if Op::FLOAT => loops::nary::<f64, f64, N>(it, |x| op.f(x)),
+            DType::F16 if Op::FLOAT => loops::nary::<f16, f16, N>(it, |x| f16::from_f32(op.f(x.map(f16::to_f32)))),
+            DType::BF16 if Op::FLOAT => loops::nary::<bf16, bf16, N>(it, |x| bf16::from_f32(op.f(x.map(bf16::to_f32)))),
+            DType::C64 if Op::COMPLEX => loops::nary::<Complex32, Complex32, N>(it, |x| op.c(x)),
+            DType::C128 if Op::COMPLEX => loops::nary::<Complex64, Complex64, N>(it, |x| op.c(x)),
+            other => return Err(not_implemented(Op::NAME, other)),
+        }
+        Ok(())
+    })
+}
+
+/// Runs the predicate `op` as `out = op(inputs)` (Bool, cast to `out`'s dtype).
+pub fn run_test<Op: Test<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], out: TensorRef<'_>) -> Result<()> {
+    elementwise(Op::NAME, Config::PREDICATE, &out, &inputs, |p| {
+        let it = &p.iter;
+        macro_rules! int {
+            ($t:ty) => {
+                loops::nary::<$t, bool, N>(it, |x| op.i(x.map(i64::from)))
+            };
+        }
+        match p.common {
+            DType::Bool if Op::BOOL => loops::nary::<bool, bool, N>(it, |x| op.b(x)),
+            DType::U8 if Op::INT => int!(u8),
+            DType::I8 if Op::INT => int!(i8),
+            DType::I16 if Op::INT => int!(i16),
+            DType::I32 if Op::INT => int!(i32),
+            DType::I64 if Op::INT => loops::nary::<i64, bool, N>(it, |x| op.i(x)),
+            DType::F32 if Op::FLOAT => loops::nary::<f32, bool, N>(it, |x| op.f(x)),
+            DType::F64 if Op::FLOAT => loops::nary::<f64, bool, N>(it, |x| op.f(x)),
+            DType::F16 if Op::FLOAT => loops::nary::<f16, bool, N>(it, |x| op.f(x.map(f16::to_f32))),
+            DType::BF16 if Op::FLOAT => loops::nary::<bf16, bool, N>(it, |x| op.f(x.map(bf16::to_f32))),
+            DType::C64 if Op::COMPLEX => loops::nary::<Complex32, bool, N>(it, |x| op.c(x)),
+            DType::C128 if Op::COMPLEX => loops::nary::<Complex64, bool, N>(it, |x| op.c(x)),
+            other => return Err(not_implemented(Op::NAME, other)),
+        }
+        Ok(())
+    })
+}
+
+/// A new tensor holding `op(inputs)`, for functional forms PyTorch does not derive from `.out`.
+pub fn functional<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N]) -> Result<Tensor> {
+    let out = new_output(result_dtype(Op::CONFIG, &inputs)?, &inputs)?;
+    run(op, inputs, out.as_ref())?;
+    Ok(out)
+}
+
+/// `op(inputs)` written into the first input, for in-place forms PyTorch does not derive: the
+/// broadcast shape must be the tensor's own.
+pub fn in_place<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N]) -> Result<()> {
+    let Input::Tensor(self_) = inputs[0] else { unreachable!("in-place forms start with self") };
+    check_in_place(&self_, &inputs)?;
+    run(op, inputs, self_)
+}
+
+fn check_in_place(self_: &TensorRef<'_>, inputs: &[Input<'_>]) -> Result<()> {
+    let shapes: Vec<&[i64]> = inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Tensor(t) | Input::Mask(t) => Some(t.sizes()),
+            Input::Scalar(_) => None,
+        })
+        .collect();
+    let shape = crate::engine::iter::broadcast_shapes(&shapes)?;
+    if shape != self_.sizes() {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {shape:?}",
+            self_.sizes()
+        )));
+    }
+    Ok(())
+}
+
+/// Defines op structs: `op Struct "name" CONFIG [inputs] (params) { domain: expr; ... }` (the
+/// parameters are in scope in each expression), and `test Struct "name" PREDICATE [inputs] (params) {...}`
+/// for predicates.
+macro_rules! pointwise_ops {
+    ($(
+        $kind:ident $op:ident $name:literal $config:ident $args:tt ($($p:ident: $pt:ty),*) {
+            $(b: $b:expr;)? $(i: $i:expr;)? $(f: $f:expr;)? $(c: $c:expr;)?
+        }
+    )*) => {$(
+        #[derive(Clone, Copy)]
+        pub struct $op { $(pub $p: $pt),* }
+        pointwise_ops!(@impl $kind $op $name $config $args {$($p),*} $(b: $b;)? $(i: $i;)? $(f: $f;)? $(c: $c;)?);
+    )*};
+    (@impl op $op:ident $name:literal $config:ident $args:tt $fields:tt
+        $(b: $b:expr;)? $(i: $i:expr;)? $(f: $f:expr;)? $(c: $c:expr;)?) => {
+        impl Pointwise<{ arity!($args) }> for $op {
+            const NAME: &'static str = $name;
+            const CONFIG: Config = Config::$config;
+            const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
+            const INT: bool = false $(|| { let _ = stringify!($i); true })?;
+            const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
+            const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
+            $(#[allow(unused_variables)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
+            $(#[allow(unused_variables)] fn i(&self, $args: [i64; arity!($args)]) -> i64 { let $op $fields = *self; $i })?
+            $(#[allow(unused_variables)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> T { let $op $fields = *self; $f })?
+            $(#[allow(unused_variables)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> Complex<T> { let $op $fields = *self; $c })?
+        }
+    };
+    (@impl test $op:ident $name:literal PREDICATE $args:tt $fields:tt
+        $(b: $b:expr;)? $(i: $i:expr;)? $(f: $f:expr;)? $(c: $c:expr;)?) => {
+        impl Test<{ arity!($args) }> for $op {
+            const NAME: &'static str = $name;
+            const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
+            const INT: bool = false $(|| { let _ = stringify!($i); true })?;
+            const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
+            const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
+            $(#[allow(unused_variables)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
+            $(#[allow(unused_variables)] fn i(&self, $args: [i64; arity!($args)]) -> bool { let $op $fields = *self; $i })?
+            $(#[allow(unused_variables)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> bool { let $op $fields = *self; $f })?
+            $(#[allow(unused_variables)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> bool { let $op $fields = *self; $c })?
+        }
+    };
+}
+
+/// The number of inputs in `[x, y, ...]`.
+macro_rules! arity {
+    ([$($x:ident),+]) => {
+        [$(stringify!($x)),+].len()
+    };
+}
+
+pub mod ops {
+    //! The op structs of [`pointwise_ops!`].
+    use num_complex::Complex;
+    use num_traits::{One, Zero};
+
+    use super::{Pointwise, Test};
+    use crate::engine::operands::Config;
+    use crate::engine::scalar::{self as s, Real};
+
+    fn t<T: Real>(x: f64) -> T {
+        T::from_f64(x)
+    }
+
+    pointwise_ops! {
+        // Ternary ops.
+        op Lerp "lerp" ARITHMETIC [x, end, w] () {
+            f: s::lerp(x, end, w);
+            c: s::lerp_complex(x, end, w);
+        }
+        op LerpScalar "lerp" ARITHMETIC [x, end] (weight: super::Num) {
+            f: s::lerp(x, end, t(weight.as_f64()));
+            c: s::lerp_complex(x, end, Complex::new(t(weight.as_complex().0), t(weight.as_complex().1)));
+        }
+        op Addcmul "addcmul" ARITHMETIC [x, a, b] (value: super::Num) {
+            i: x.wrapping_add(value.as_i64().wrapping_mul(a).wrapping_mul(b));
+            f: x + t::<T>(value.as_f64()) * a * b;
+            c: x + Complex::<T>::new(t(value.as_complex().0), t(value.as_complex().1)) * a * b;
+        }
+        op Addcdiv "addcdiv" ARITHMETIC [x, a, b] (value: super::Num) {
+            f: x + t::<T>(value.as_f64()) * a / b;
+            c: x + Complex::<T>::new(t(value.as_complex().0), t(value.as_complex().1)) * a / b;
+        }
+        // clamp: NaN anywhere gives NaN; a lower bound above the upper gives the upper.
+        op Clamp "clamp" ARITHMETIC [x, lo, hi] () {
+            i: x.max(lo).min(hi);
+            f: if x.is_nan() || lo.is_nan() || hi.is_nan() { T::nan() } else { x.max(lo).min(hi) };
+        }
+        op ClampMin "clamp_min" ARITHMETIC [x, lo] () {
+            b: x || lo;
+            i: x.max(lo);
+            f: s::maximum(x, lo);
+        }
+        op ClampMax "clamp_max" ARITHMETIC [x, hi] () {
+            b: x && hi;
+            i: x.min(hi);
+            f: s::minimum(x, hi);
+        }
+        // Activations and their backward ops (ATen's cpu/Activation.cpp).
+        op Threshold "threshold" ARITHMETIC [x] (threshold: super::Num, value: super::Num) {
+            i: if x <= threshold.as_i64() { value.as_i64() } else { x };
+            f: if x <= t(threshold.as_f64()) { t(value.as_f64()) } else { x };
+        }
+        op ThresholdBackward "threshold_backward" ARITHMETIC [g, x] (threshold: super::Num) {
+            i: if x <= threshold.as_i64() { 0 } else { g };
+            f: if x <= t(threshold.as_f64()) { T::zero() } else { g };
+        }
+        op Gelu "gelu" ARITHMETIC [x] (tanh: bool) {
+            f: if tanh { s::gelu_tanh(x) } else { s::gelu(x) };
+        }
+        op GeluBackward "gelu_backward" ARITHMETIC [g, x] (tanh: bool) {
+            f: if tanh { s::gelu_tanh_backward(g, x) } else { s::gelu_backward(g, x) };
+        }
+        op Silu "silu" ARITHMETIC [x] () {
+            f: x / (T::one() + (-x).exp());
+            c: x / (Complex::<T>::one() + (-x).exp());
+        }
+        // `1 + x·(1 - sigmoid)` is one fused multiply-add in CPU's vectorised kernel (GCC contracts
+        // it); float16/bfloat16 compute in f32 and round once, as its reduced-float path does.
+        op SiluBackward "silu_backward" ARITHMETIC [g, x] () {
+            f: { let sg = T::one() / (T::one() + (-x).exp()); g * sg * x.mul_add(T::one() - sg, T::one()) };
+            c: { let sg = (Complex::<T>::one() + (-x).exp()).inv(); g * sg * (Complex::<T>::one() + x * (Complex::<T>::one() - sg)) };
+        }
+        op Mish "mish" ARITHMETIC [x] () {
+            f: x * x.exp().ln_1p().tanh();
+        }
+        op Elu "elu" ARITHMETIC [x] (alpha: f64, scale: f64, input_scale: f64) {
+            f: if x <= T::zero() { ((x * t(input_scale)).exp() - T::one()) * (t::<T>(alpha) * t(scale)) } else { x * t(scale) };
+        }
+        op EluBackward "elu_backward" ARITHMETIC [g, y] (alpha: f64, scale: f64, input_scale: f64, is_result: bool) {
+            f: {
+                let (neg, pos, ipt) = (t::<T>(alpha) * t(scale), t::<T>(scale), t::<T>(input_scale));
+                if y > T::zero() { g * pos } else if is_result { g * ipt * (y + neg) } else { g * ipt * neg * (y * ipt).exp() }
+            };
+        }
+        op LeakyRelu "leaky_relu" ARITHMETIC [x] (slope: f64) {
+            f: if x > T::zero() { x } else { x * t(slope) };
+        }
+        op LeakyReluBackward "leaky_relu_backward" ARITHMETIC [g, x] (slope: f64) {
+            f: if x > T::zero() { g } else { g * t(slope) };
+        }
+        op Hardtanh "hardtanh" ARITHMETIC [x] (lo: super::Num, hi: super::Num) {
+            i: x.max(lo.as_i64()).min(hi.as_i64());
+            f: if x.is_nan() { x } else { x.max(t(lo.as_f64())).min(t(hi.as_f64())) };
+        }
+        op HardtanhBackward "hardtanh_backward" ARITHMETIC [g, x] (lo: f64, hi: f64) {
+            f: if x <= t(lo) || x >= t(hi) { T::zero() } else { g };
+        }
+        op Hardsigmoid "hardsigmoid" ARITHMETIC [x] () {
+            f: (x + t(3.0)).max(T::zero()).min(t(6.0)) / t(6.0);
+        }
+        op HardsigmoidBackward "hardsigmoid_backward" ARITHMETIC [g, x] () {
+            f: if x > t(-3.0) && x < t(3.0) { g / t(6.0) } else { T::zero() };
+        }
+        op Hardswish "hardswish" ARITHMETIC [x] () {
+            f: x * (x + t(3.0)).max(T::zero()).min(t(6.0)) / t(6.0);
+        }
+        op HardswishBackward "hardswish_backward" ARITHMETIC [g, x] () {
+            f: if x < t(-3.0) { T::zero() } else if x <= t(3.0) { g * (x / t(3.0) + t(0.5)) } else { g };
+        }
+        op Softplus "softplus" ARITHMETIC [x] (beta: f64, threshold: f64) {
+            f: if x * t(beta) > t(threshold) { x } else { (x * t(beta)).exp().ln_1p() / t(beta) };
+        }
+        op SoftplusBackward "softplus_backward" ARITHMETIC [g, x] (beta: f64, threshold: f64) {
+            f: { let z = (x * t(beta)).exp(); if x * t(beta) > t(threshold) { g } else { g * z / (z + T::one()) } };
+        }
+        op Softshrink "softshrink" ARITHMETIC [x] (lambd: f64) {
+            f: if x > t(lambd) { x - t(lambd) } else if x < -t::<T>(lambd) { x + t(lambd) } else { x * T::zero() };
+        }
+        op Shrinkage "shrink_backward" ARITHMETIC [g, x] (lambd: f64) {
+            f: if x >= -t::<T>(lambd) && x <= t(lambd) { T::zero() } else { g };
+        }
+        op Hardshrink "hardshrink" ARITHMETIC [x] (lambd: f64) {
+            f: if x >= -t::<T>(lambd) && x <= t(lambd) { T::zero() } else { x };
+        }
+        op SigmoidBackward "sigmoid_backward" ARITHMETIC [g, y] () {
+            f: g * (T::one() - y) * y;
+            c: g * ((Complex::<T>::one() - y) * y).conj();
+        }
+        op TanhBackward "tanh_backward" ARITHMETIC [g, y] () {
+            f: g * (T::one() - y * y);
+            c: g * (Complex::<T>::one() - y * y).conj();
+        }
+        op Prelu "_prelu_kernel" ARITHMETIC [x, w] () {
+            f: if x > T::zero() { x } else { w * x };
+        }
+        op PreluGradInput "_prelu_kernel_backward" ARITHMETIC [x, w, g] () {
+            f: if x > T::zero() { g } else { w * g };
+        }
+        op PreluGradWeight "_prelu_kernel_backward" ARITHMETIC [x, w, g] () {
+            f: if x > T::zero() { T::zero() } else { x * g };
+        }
+        // frexp's mantissa (exact in any float type: f64's frexp serves all).
+        op FrexpMantissa "frexp" ARITHMETIC [x] () {
+            f: T::from_f64(libm::frexp(x.to_f64()).0);
+        }
+        // log_sigmoid_forward's two outputs, as ATen's CPU kernel computes them.
+        op LogSigmoid "log_sigmoid_forward" ARITHMETIC [x] () {
+            f: x.min(T::zero()) - (-x.abs()).exp().ln_1p();
+        }
+        op LogSigmoidBuffer "log_sigmoid_forward" ARITHMETIC [x] () {
+            f: (-x.abs()).exp();
+        }
+        op LogSigmoidBackward "log_sigmoid_backward" ARITHMETIC [x, buffer, g] () {
+            f: {
+                let (max_deriv, sign) = if x < T::zero() { (T::one(), T::one()) } else { (T::zero(), -T::one()) };
+                (max_deriv - sign * (buffer / (T::one() + buffer))) * g
+            };
+        }
+        op NanToNum "nan_to_num" ARITHMETIC [x] (nan: f64, posinf: f64, neginf: f64) {
+            b: x;
+            i: x;
+            f: s::nan_to_num(x, t(nan), t(posinf), t(neginf));
+            c: Complex::new(s::nan_to_num(x.re, t(nan), t(posinf), t(neginf)), s::nan_to_num(x.im, t(nan), t(posinf), t(neginf)));
+        }
+        op RoundDecimals "round" ARITHMETIC [x] (decimals: i64) {
+            f: s::round_decimals(x, decimals);
+        }
+        op Polygamma "polygamma" FLOATING [x] (n: i64) {
+            f: crate::math::special::polygamma(n, x);
+        }
+        op Mvlgamma "mvlgamma" FLOATING [x] (p: i64) {
+            f: crate::math::special::mvlgamma(x, p);
+        }
+        // The bounds come rounded to the tensor's dtype, as ATen converts eps (see `logit`).
+        op Logit "logit" FLOATING [x] (bounds: Option<(f64, f64)>) {
+            f: {
+                let x = match bounds {
+                    Some((lo, _)) if x < t(lo) => t(lo),
+                    Some((_, hi)) if x > t(hi) => t(hi),
+                    _ => x,
+                };
+                crate::math::special::logit(x, None)
+            };
+        }
+        // Losses' elementwise terms and gradients (kernels/ops/loss.rs reduces them), as ATen's
+        // `PointwiseOpsKernel.cpp` and `BinaryOpsKernel.cpp` write them; `norm` is 1/numel (2/numel
+        // for mse) under reduction=mean, else 1 (2).
+        op MseLoss "mse_loss" ARITHMETIC [x, y] () {
+            f: (x - y) * (x - y);
+        }
+        op MseLossBackward "mse_backward" ARITHMETIC [x, y, g] (norm: f64) {
+            f: t::<T>(norm) * (x - y) * g;
+        }
+        op SmoothL1Loss "smooth_l1_loss" ARITHMETIC [x, y] (beta: f64) {
+            f: {
+                let z = (x - y).abs();
+                if z < t(beta) { t::<T>(0.5) * z * z / t(beta) } else { z - t::<T>(0.5) * t(beta) }
+            };
+        }
+        op SmoothL1LossBackward "smooth_l1_backward" ARITHMETIC [x, y, g] (norm: f64, beta: f64) {
+            f: {
+                let d = x - y;
+                if d <= -t::<T>(beta) { -t::<T>(norm) * g } else if d >= t(beta) { t::<T>(norm) * g } else { t::<T>(norm) * d * g / t(beta) }
+            };
+        }
+        op HuberLoss "huber_loss" ARITHMETIC [x, y] (delta: f64) {
+            f: {
+                let z = (x - y).abs();
+                if z < t(delta) { t::<T>(0.5) * z * z } else { t::<T>(delta) * (z - t::<T>(0.5) * t(delta)) }
+            };
+        }
+        op HuberLossBackward "huber_backward" ARITHMETIC [x, y, g] (norm: f64, delta: f64) {
+            f: {
+                let d = x - y;
+                if d <= -t::<T>(delta) {
+                    -t::<T>(norm) * g * t(delta)
+                } else if d >= t(delta) {
+                    t::<T>(norm) * g * t(delta)
+                } else {
+                    t::<T>(norm) * d * g
+                }
+            };
+        }
+        // std::max keeps a NaN first argument; the logarithms are clamped at -100.
+        op BinaryCrossEntropy "binary_cross_entropy" ARITHMETIC [x, y] () {
+            f: {
+                let lo = t::<T>(-100.0);
+                let a = (-x).ln_1p();
+                let b = x.ln();
+                (y - T::one()) * (if a < lo { lo } else { a }) - y * (if b < lo { lo } else { b })
+            };
+        }
+        op BinaryCrossEntropyBackward "binary_cross_entropy_backward" ARITHMETIC [g, x, y] () {
+            f: {
+                let d = (T::one() - x) * x;
+                let eps = t::<T>(1e-12);
+                g * (x - y) / (if d < eps { eps } else { d })
+            };
+        }
+        op LogitBackward "logit_backward" ARITHMETIC [g, x] (eps: Option<f64>) {
+            f: match eps {
+                Some(eps) if eps >= 0.0 => {
+                    if x < t(eps) || x > T::one() - t(eps) { T::zero() } else { g / (x * (T::one() - x)) }
+                }
+                _ if x < T::zero() || x > T::one() => T::nan(),
+                _ if x == T::zero() || x == T::one() => g * T::infinity(),
+                _ => g / (x * (T::one() - x)),
+            };
+        }
+        // Predicates of one tensor.
+        test Isnan "isnan" PREDICATE [x] () {
+            b: false;
+            i: false;
+            f: x.is_nan();
+            c: x.re.is_nan() || x.im.is_nan();
+        }
+        test Isposinf "isposinf" PREDICATE [x] () {
+            b: false;
+            i: false;
+            f: x.is_infinite() && x > T::zero();
+        }
+        test Isneginf "isneginf" PREDICATE [x] () {
+            b: false;
+            i: false;
+            f: x.is_infinite() && x < T::zero();
+        }
+        test Signbit "signbit" PREDICATE [x] () {
+            b: false;
+            i: x < 0;
+            f: x.is_sign_negative();
+        }
+        test LogicalNot "logical_not" PREDICATE [x] () {
+            b: !x;
+            i: x == 0;
+            f: x == T::zero();
+            c: x.is_zero();
+        }
+    }
+}
+
+/// `torch.where(condition, self, other)`.
+pub fn where_(condition: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+    let inputs = [Input::Mask(condition), Input::Tensor(a), Input::Tensor(b)];
+    elementwise("where", Config::ARITHMETIC, &out, &inputs, |p| {
+        dispatch_all!(p.common, |T| loops::ternary::<bool, T, T, T>(&p.iter, |c, x, y| if c { x } else { y }));
+        Ok(())
+    })
+}
+
+/// The functional `torch.where`.
+pub fn where_functional(condition: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+    let dtype = result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), Input::Tensor(b)])?;
+    let out = new_output(dtype, &[Input::Tensor(a), Input::Tensor(b), Input::Mask(condition)])?;
+    where_(condition, a, b, out.as_ref())?;
+    Ok(out)
+}
+
+/// `self.masked_fill_(mask, value)`.
+pub fn masked_fill(self_: TensorRef<'_>, mask: TensorRef<'_>, value: Scalar) -> Result<()> {
+    if DType::from_scalar_type(mask.dtype())? != DType::Bool {
+        return Err(Error::runtime(format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            DType::from_scalar_type(mask.dtype())?.name()
+        )));
+    }
+    let inputs = [Input::Mask(mask), Input::Tensor(self_)];
+    check_in_place(&self_, &inputs)?;
+    let config = Config { promote_inputs: false, ..Config::ARITHMETIC };
+    elementwise("masked_fill_", config, &self_, &inputs, |p| {
+        dispatch_all!(p.common, |T| {
+            let v = scalar_as::<T>(value);
+            loops::binary::<bool, T, T>(&p.iter, move |m, x| if m { v } else { x })
+        });
+        Ok(())
+    })
+}
+
+/// The value of a 0-dimensional tensor argument as a Scalar (`masked_fill_.Tensor`,
+/// `fill_.Tensor`).
+pub fn item(t: &TensorRef<'_>, op: &str) -> Result<Scalar> {
+    if t.dim() != 0 {
+        return Err(Error::runtime(format!(
+            "{op} only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            t.dim()
+        )));
+    }
+    regen_runtime::bootstrap::_local_scalar_dense(*t)
+}
+
+/// `torch.clamp(self, min, max)` with Scalar or tensor bounds (either may be absent).
+pub fn clamp(self_: TensorRef<'_>, lo: Option<Input<'_>>, hi: Option<Input<'_>>, out: TensorRef<'_>) -> Result<()> {
+    if DType::from_scalar_type(self_.dtype())?.is_complex() {
+        return Err(Error::runtime("clamp is not supported for complex types"));
+    }
+    let (lo, hi) = integer_bounds(DType::from_scalar_type(self_.dtype())?, lo, hi)?;
+    let x = Input::Tensor(self_);
+    match (lo, hi) {
+        (Some(lo), Some(hi)) => run(&ops::Clamp {}, [x, lo, hi], out),
+        (Some(lo), None) => run(&ops::ClampMin {}, [x, lo], out),
+        (None, Some(hi)) => run(&ops::ClampMax {}, [x, hi], out),
+        (None, None) => Err(Error::runtime("torch.clamp: At least one of 'min' or 'max' must not be None")),
+    }
+}
+
+/// Integer Scalar bounds of an integer tensor, as ATen treats them: a bound outside the
+/// dtype's range on the side that cannot bind is dropped (`clamp(uint8, min=-1)`), one on the
+/// other side is an error.
+fn integer_bounds<'a>(
+    dtype: DType,
+    lo: Option<Input<'a>>,
+    hi: Option<Input<'a>>,
+) -> Result<(Option<Input<'a>>, Option<Input<'a>>)> {
+    let (min, max) = match dtype {
+        DType::U8 => (0, i64::from(u8::MAX)),
+        DType::I8 => (i64::from(i8::MIN), i64::from(i8::MAX)),
+        DType::I16 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        DType::I32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => return Ok((lo, hi)),
+    };
+    let check = |bound: Option<Input<'a>>, which: &str| -> Result<Option<Input<'a>>> {
+        let Some(Input::Scalar(Scalar::Int(v))) = bound else { return Ok(bound) };
+        let binds = if which == "min" { v >= min } else { v <= max };
+        if (min..=max).contains(&v) {
+            Ok(bound)
+        } else if binds {
+            Err(Error::runtime(format!(
+                "Clamp {which} value {v} is outside the representable range of {}",
+                dtype.name()
+            )))
+        } else {
+            Ok(Some(Input::Scalar(Scalar::Int(if which == "min" { min } else { max }))))
+        }
+    };
+    Ok((check(lo, "min")?, check(hi, "max")?))
+}
+
+/// `torch.lerp`: `self` and `end` (and a tensor weight) must share a dtype, as ATen checks.
+pub fn lerp(self_: TensorRef<'_>, end: TensorRef<'_>, weight: Input<'_>, out: TensorRef<'_>) -> Result<()> {
+    let dtype = DType::from_scalar_type(self_.dtype())?;
+    let others = [Some(end), if let Input::Tensor(w) = weight { Some(w) } else { None }];
+    for (name, t) in ["end", "weight"].iter().zip(others) {
+        if let Some(t) = t {
+            let d = DType::from_scalar_type(t.dtype())?;
+            if d != dtype {
+                return Err(Error::runtime(format!(
+                    "expected dtype {} for `{name}` but got dtype {}",
+                    dtype.name().to_lowercase(),
+                    d.name().to_lowercase()
+                )));
+            }
+        }
+    }
+    match weight {
+        Input::Scalar(w) => {
+            run(&ops::LerpScalar { weight: Num::from_scalar(w) }, [Input::Tensor(self_), Input::Tensor(end)], out)
+        }
+        w => run(&ops::Lerp {}, [Input::Tensor(self_), Input::Tensor(end), w], out),
+    }
+}
+
+/// `torch.addcdiv`: integer division is refused, as ATen does.
+pub fn addcdiv(
+    self_: TensorRef<'_>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    value: Scalar,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    let integral =
+        |t: &TensorRef<'_>| DType::from_scalar_type(t.dtype()).is_ok_and(|d| !d.is_floating() && !d.is_complex());
+    if integral(&a) && integral(&b) {
+        return Err(Error::runtime(
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.",
+        ));
+    }
+    let inputs = [Input::Tensor(self_), Input::Tensor(a), Input::Tensor(b)];
+    run(&ops::Addcdiv { value: Num::from_scalar(value) }, inputs, out)
+}
+
+/// `torch.complex(real, imag)`: two real tensors of one floating dtype.
+pub fn complex(re: TensorRef<'_>, im: TensorRef<'_>, out: TensorRef<'_>, polar: bool) -> Result<()> {
+    let (dr, di) = (DType::from_scalar_type(re.dtype())?, DType::from_scalar_type(im.dtype())?);
+    if dr != di || !matches!(dr, DType::F32 | DType::F64) {
+        return Err(Error::runtime(format!(
+            "Expected both inputs to be Float or Double tensors but got {} and {}",
+            dr.name(),
+            di.name()
+        )));
+    }
+    let config = Config { output_dtype: Some(dr.to_complex()), safe_cast_to_output: true, ..Config::ARITHMETIC };
+    elementwise(if polar { "polar" } else { "complex" }, config, &out, &[Input::Tensor(re), Input::Tensor(im)], |p| {
+        match (p.common, polar) {
+            (DType::F32, false) => loops::binary::<f32, f32, Complex32>(&p.iter, Complex::new),
+            (DType::F64, false) => loops::binary::<f64, f64, Complex64>(&p.iter, Complex::new),
+            (DType::F32, true) => loops::binary::<f32, f32, Complex32>(&p.iter, Complex::from_polar),
+            (DType::F64, true) => loops::binary::<f64, f64, Complex64>(&p.iter, Complex::from_polar),
+            (other, _) => return Err(not_implemented("complex", other)),
+        }
+        Ok(())
+    })
+}
+
+/// `torch.mvlgamma(x, p)` (PyTorch no longer checks that every element exceeds (p - 1) / 2: those
+/// give infinity or NaN).
+pub fn mvlgamma(x: TensorRef<'_>, p: i64, out: TensorRef<'_>) -> Result<()> {
+    if p < 1 {
+        return Err(Error::runtime("p has to be greater than or equal to 1"));
+    }
+    run(&ops::Mvlgamma { p }, [Input::Tensor(x)], out)
+}
+
+/// The `logit` op for `x`'s dtype: `eps` and `1 - eps` rounded to the dtype as ATen computes them
+/// (in bfloat16, `1 - 1e-3` is 0.9990234375), and no clamping for a negative or NaN eps.
+pub fn logit(x: &TensorRef<'_>, eps: Option<f64>) -> Result<ops::Logit> {
+    let round: fn(f64) -> f64 = match DType::from_scalar_type(x.dtype())? {
+        DType::F16 => |v| f64::from(f16::from_f64(v)),
+        DType::BF16 => |v| f64::from(bf16::from_f64(v)),
+        DType::F32 => |v| f64::from(v as f32),
+        _ => |v| v,
+    };
+    let bounds = eps.filter(|e| *e >= 0.0).map(|e| {
+        let lo = round(e);
+        (lo, round(1.0 - lo))
+    });
+    Ok(ops::Logit { bounds })
+}
+
+/// `torch.frexp`: mantissa in `self`'s floating dtype, exponent in int32, as C's frexp.
+pub fn frexp(x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
+    let dtype = DType::from_scalar_type(x.dtype())?;
+    if !dtype.is_floating() {
+        return Err(Error::runtime(format!(
+            "torch.frexp() only supports floating-point dtypes, but got {}",
+            dtype.name()
+        )));
+    }
+    let e = DType::from_scalar_type(exponent.dtype())?;
+    if e != DType::I32 {
+        return Err(Error::runtime(format!("torch.frexp() expects exponent to have int dtype but got {}", e.name())));
+    }
+    run(&ops::FrexpMantissa {}, [Input::Tensor(x)], mantissa)?;
+    let config = Config { output_dtype: Some(DType::I32), safe_cast_to_output: false, ..Config::ARITHMETIC };
+    elementwise("frexp", config, &exponent, &[Input::Tensor(x)], |p| {
+        let it = &p.iter;
+        match p.common {
+            DType::F32 => loops::unary::<f32, i32>(it, |v| libm::frexpf(v).1),
+            DType::F64 => loops::unary::<f64, i32>(it, |v| libm::frexp(v).1),
+            DType::F16 => loops::unary::<f16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
+            DType::BF16 => loops::unary::<bf16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
+            other => return Err(not_implemented("frexp", other)),
+        }
+        Ok(())
+    })
+}
+
+/// `torch.nan_to_num`.
+pub fn nan_to_num(
+    self_: TensorRef<'_>,
+    nan: Option<f64>,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    // The defaults are the dtype's largest finite values (computing in f32 would turn half's
+    // into infinities).
+    let max = match DType::from_scalar_type(self_.dtype())? {
+        DType::F16 => f64::from(f16::MAX),
+        DType::BF16 => f64::from(bf16::MAX),
+        DType::F32 | DType::C64 => f64::from(f32::MAX),
+        _ => f64::MAX,
+    };
+    let op = ops::NanToNum { nan: nan.unwrap_or(0.0), posinf: posinf.unwrap_or(max), neginf: neginf.unwrap_or(-max) };
+    run(&op, [Input::Tensor(self_)], out)
+}
+
+/// Bit shifts (`<<`, `>>`, `bitwise_left_shift`, ...) of integer tensors, as ATen defines them
+/// for shift counts outside the type's width: 0 for left shifts, the sign for right shifts.
+pub fn shift(a: Input<'_>, b: Input<'_>, left: bool, out: TensorRef<'_>) -> Result<()> {
+    let name = if left { "lshift" } else { "rshift" };
+    elementwise(name, Config::ARITHMETIC, &out, &[a, b], |p| {
+        macro_rules! shift {
+            ($t:ty, $u:ty) => {{
+                const BITS: i64 = <$t>::BITS as i64;
+                if left {
+                    loops::binary::<$t, $t, $t>(&p.iter, |x, y| {
+                        if (0..BITS).contains(&i64::from(y)) { ((x as $u) << y) as $t } else { 0 }
+                    })
+                } else {
+                    loops::binary::<$t, $t, $t>(&p.iter, |x, y| {
+                        if (0..BITS).contains(&i64::from(y)) {
+                            x >> y
+                        } else if x < (0 as $t) {
+                            x >> (BITS - 1)
+                        } else {
+                            0
+                        }
+                    })
+                }
+            }};
+        }
+        match p.common {
+            DType::U8 => shift!(u8, u8),
+            DType::I8 => shift!(i8, u8),
+            DType::I16 => shift!(i16, u16),
+            DType::I32 => shift!(i32, u32),
+            DType::I64 => shift!(i64, u64),
+            other => return Err(not_implemented(name, other)),
+        }
+        Ok(())
+    })
+}
+
+/// The functional form of a shift.
+pub fn shift_functional(a: TensorRef<'_>, b: Input<'_>, left: bool) -> Result<Tensor> {
+    let out = new_output(result_dtype(Config::ARITHMETIC, &[Input::Tensor(a), b])?, &[Input::Tensor(a), b])?;
+    shift(Input::Tensor(a), b, left, out.as_ref())?;
+    Ok(out)
+}
+
+/// The in-place form of a shift.
+pub fn shift_in_place(a: TensorRef<'_>, b: Input<'_>, left: bool) -> Result<()> {
+    check_in_place(&a, &[Input::Tensor(a), b])?;
+    shift(Input::Tensor(a), b, left, a)
+}
+
+/// `torch.nn.functional.gelu(x, approximate)` into `out` (also addmm's fused epilogue, matmul.rs).
+pub fn gelu(x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
+    run(&ops::Gelu { tanh: gelu_tanh(approximate)? }, [Input::Tensor(x)], out)
+}
+
+/// This family's kernels: group `pointwise` of regen.toml's `[implement]`.
+impl crate::PointwiseKernels for crate::Reference {
+    fn where_self_out(&self, c: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        where_(c, a, b, out)
+    }
+    fn where_self(&self, c: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        where_functional(c, a, b)
+    }
+    fn masked_fill_inplace_scalar(&self, x: TensorRef<'_>, mask: TensorRef<'_>, value: Scalar) -> Result<()> {
+        masked_fill(x, mask, value)
+    }
+    fn masked_fill_inplace_tensor(&self, x: TensorRef<'_>, mask: TensorRef<'_>, value: TensorRef<'_>) -> Result<()> {
+        masked_fill(x, mask, item(&value, "masked_fill_")?)
+    }
+    fn lerp_scalar_out(&self, x: TensorRef<'_>, end: TensorRef<'_>, w: Scalar, out: TensorRef<'_>) -> Result<()> {
+        lerp(x, end, Input::Scalar(w), out)
+    }
+    fn lerp_tensor_out(
+        &self,
+        x: TensorRef<'_>,
+        end: TensorRef<'_>,
+        w: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        lerp(x, end, Input::Tensor(w), out)
+    }
+    fn addcmul_out(
+        &self,
+        x: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::Addcmul { value: Num::from_scalar(value) };
+        run(&op, [Input::Tensor(x), Input::Tensor(a), Input::Tensor(b)], out)
+    }
+    fn addcdiv_out(
+        &self,
+        x: TensorRef<'_>,
+        a: TensorRef<'_>,
+        b: TensorRef<'_>,
+        value: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        addcdiv(x, a, b, value, out)
+    }
+    fn clamp_out(&self, x: TensorRef<'_>, lo: Option<Scalar>, hi: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, lo.map(Input::Scalar), hi.map(Input::Scalar), out)
+    }
+    fn clamp_tensor_out(
+        &self,
+        x: TensorRef<'_>,
+        lo: Option<TensorRef<'_>>,
+        hi: Option<TensorRef<'_>>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        clamp(x, lo.map(Input::Tensor), hi.map(Input::Tensor), out)
+    }
+    fn clamp_min_out(&self, x: TensorRef<'_>, lo: Scalar, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, Some(Input::Scalar(lo)), None, out)
+    }
+    fn clamp_min_tensor_out(&self, x: TensorRef<'_>, lo: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, Some(Input::Tensor(lo)), None, out)
+    }
+    fn clamp_max_out(&self, x: TensorRef<'_>, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, None, Some(Input::Scalar(hi)), out)
+    }
+    fn clamp_max_tensor_out(&self, x: TensorRef<'_>, hi: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        clamp(x, None, Some(Input::Tensor(hi)), out)
+    }
+    fn threshold_out(&self, x: TensorRef<'_>, threshold: Scalar, value: Scalar, out: TensorRef<'_>) -> Result<()> {
+        let op = ops::Threshold { threshold: Num::from_scalar(threshold), value: Num::from_scalar(value) };
+        run(&op, [Input::Tensor(x)], out)
+    }
+    fn threshold_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        threshold: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(
+            &ops::ThresholdBackward { threshold: Num::from_scalar(threshold) },
+            [Input::Tensor(g), Input::Tensor(x)],
+            out,
+        )
+    }
+    fn gelu_out(&self, x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
+        gelu(x, approximate, out)
+    }
+    fn gelu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        approximate: &str,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::GeluBackward { tanh: gelu_tanh(approximate)? };
+        run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn silu_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Silu {}, [Input::Tensor(x)], out)
+    }
+    fn silu_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn silu_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn mish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Mish {}, [Input::Tensor(x)], out)
+    }
+    fn elu_out(
+        &self,
+        x: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::Elu { alpha: alpha.to_f64(), scale: scale.to_f64(), input_scale: input_scale.to_f64() };
+        run(&op, [Input::Tensor(x)], out)
+    }
+    fn elu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        alpha: Scalar,
+        scale: Scalar,
+        input_scale: Scalar,
+        is_result: bool,
+        y: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::EluBackward {
+            alpha: alpha.to_f64(),
+            scale: scale.to_f64(),
+            input_scale: input_scale.to_f64(),
+            is_result,
+        };
+        run(&op, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn leaky_relu_out(&self, x: TensorRef<'_>, slope: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::LeakyRelu { slope: slope.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn leaky_relu_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        slope: Scalar,
+        _is_result: bool,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LeakyReluBackward { slope: slope.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardtanh_out(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)], out)
+    }
+    fn hardtanh(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
+        functional(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+    }
+    fn hardtanh_inplace(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<()> {
+        in_place(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+    }
+    fn hardtanh_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lo: Scalar,
+        hi: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardtanh_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
+        functional(&ops::HardtanhBackward { lo: lo.to_f64(), hi: hi.to_f64() }, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn hardsigmoid_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardsigmoid {}, [Input::Tensor(x)], out)
+    }
+    fn hardsigmoid_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::HardsigmoidBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardswish_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardswish {}, [Input::Tensor(x)], out)
+    }
+    fn hardswish(&self, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::Hardswish {}, [Input::Tensor(x)])
+    }
+    fn hardswish_inplace(&self, x: TensorRef<'_>) -> Result<()> {
+        in_place(&ops::Hardswish {}, [Input::Tensor(x)])
+    }
+    fn hardswish_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::HardswishBackward {}, [Input::Tensor(g), Input::Tensor(x)])
+    }
+    fn softplus_out(&self, x: TensorRef<'_>, beta: Scalar, threshold: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Softplus { beta: beta.to_f64(), threshold: threshold.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn softplus_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        beta: Scalar,
+        threshold: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        let op = ops::SoftplusBackward { beta: beta.to_f64(), threshold: threshold.to_f64() };
+        run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn softshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Softshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn softshrink_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn hardshrink_out(&self, x: TensorRef<'_>, lambd: Scalar, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::Hardshrink { lambd: lambd.to_f64() }, [Input::Tensor(x)], out)
+    }
+    fn hardshrink_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        lambd: Scalar,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::Shrinkage { lambd: lambd.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn sigmoid_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::SigmoidBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn tanh_backward_grad_input(&self, g: TensorRef<'_>, y: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::TanhBackward {}, [Input::Tensor(g), Input::Tensor(y)], out)
+    }
+    fn log_sigmoid_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        buffer: TensorRef<'_>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LogSigmoidBackward {}, [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)], out)
+    }
+    fn log_sigmoid_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, buffer: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::LogSigmoidBackward {}, [Input::Tensor(x), Input::Tensor(buffer), Input::Tensor(g)])
+    }
+    fn log_sigmoid_forward_output(&self, x: TensorRef<'_>, output: TensorRef<'_>, buffer: TensorRef<'_>) -> Result<()> {
+        run(&ops::LogSigmoid {}, [Input::Tensor(x)], output)?;
+        run(&ops::LogSigmoidBuffer {}, [Input::Tensor(x)], buffer)
+    }
+    fn log_sigmoid_forward(&self, x: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
+        Ok((
+            functional(&ops::LogSigmoid {}, [Input::Tensor(x)])?,
+            functional(&ops::LogSigmoidBuffer {}, [Input::Tensor(x)])?,
+        ))
+    }
+    fn _prelu_kernel(&self, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<Tensor> {
+        functional(&ops::Prelu {}, [Input::Tensor(x), Input::Tensor(w)])
+    }
+    fn _prelu_kernel_backward(&self, g: TensorRef<'_>, x: TensorRef<'_>, w: TensorRef<'_>) -> Result<(Tensor, Tensor)> {
+        let inputs = [Input::Tensor(x), Input::Tensor(w), Input::Tensor(g)];
+        Ok((functional(&ops::PreluGradInput {}, inputs)?, functional(&ops::PreluGradWeight {}, inputs)?))
+    }
+    fn frexp_tensor_out(&self, x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>) -> Result<()> {
+        frexp(x, mantissa, exponent)
+    }
+    fn nan_to_num_out(
+        &self,
+        x: TensorRef<'_>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        nan_to_num(x, nan, posinf, neginf, out)
+    }
+    fn round_decimals_out(&self, x: TensorRef<'_>, decimals: i64, out: TensorRef<'_>) -> Result<()> {
+        run(&ops::RoundDecimals { decimals }, [Input::Tensor(x)], out)
+    }
+    fn rsub_tensor(&self, x: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar) -> Result<Tensor> {
+        // other - alpha * self.
+        let (a, b) = (Input::Tensor(other), Input::Tensor(x));
+        let out = crate::engine::operands::new_output(
+            crate::engine::operands::result_dtype(crate::engine::operands::Config::ARITHMETIC, &[b, a])?,
+            &[b, a],
+        )?;
+        crate::ops::binary::run::<crate::ops::binary::ops::Sub>(a, b, Some(alpha), out.as_ref())?;
+        Ok(out)
+    }
+    fn complex_out(&self, re: TensorRef<'_>, im: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        complex(re, im, out, false)
+    }
+    fn polar_out(&self, abs: TensorRef<'_>, angle: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        complex(abs, angle, out, true)
+    }
+    fn fill_inplace_tensor(&self, x: TensorRef<'_>, value: TensorRef<'_>) -> Result<()> {
+        regen_runtime::bootstrap::fill_(x, item(&value, "fill_")?)
+    }
+    fn zero_inplace(&self, x: TensorRef<'_>) -> Result<()> {
+        regen_runtime::bootstrap::fill_(x, Scalar::Int(0))
+    }
+    fn polygamma_out(&self, n: i64, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        if n < 0 {
+            return Err(Error::runtime("polygamma(n, x) does not support negative n."));
+        }
+        run(&ops::Polygamma { n }, [Input::Tensor(x)], out)
+    }
+    fn mvlgamma_out(&self, x: TensorRef<'_>, p: i64, out: TensorRef<'_>) -> Result<()> {
+        mvlgamma(x, p, out)
+    }
+    fn logit_out(&self, x: TensorRef<'_>, eps: Option<f64>, out: TensorRef<'_>) -> Result<()> {
+        run(&logit(&x, eps)?, [Input::Tensor(x)], out)
+    }
+    fn logit(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<Tensor> {
+        functional(&logit(&x, eps)?, [Input::Tensor(x)])
+    }
+    fn logit_inplace(&self, x: TensorRef<'_>, eps: Option<f64>) -> Result<()> {
+        in_place(&logit(&x, eps)?, [Input::Tensor(x)])
+    }
+    fn logit_backward_grad_input(
+        &self,
+        g: TensorRef<'_>,
+        x: TensorRef<'_>,
+        eps: Option<f64>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        run(&ops::LogitBackward { eps }, [Input::Tensor(g), Input::Tensor(x)], out)
+    }
+    fn isnan(&self, x: TensorRef<'_>) -> Result<Tensor> {
+        let out = crate::engine::operands::new_output(crate::engine::dtype::DType::Bool, &[Input::Tensor(x)])?;
+        run_test(&ops::Isnan {}, [Input::Tensor(x)], out.as_ref())?;
+        Ok(out)
+    }
+    fn isposinf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Isposinf {}, [Input::Tensor(x)], out)
+    }
+    fn isneginf_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Isneginf {}, [Input::Tensor(x)], out)
+    }
+    fn signbit_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::Signbit {}, [Input::Tensor(x)], out)
+    }
+    fn logical_not_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        run_test(&ops::LogicalNot {}, [Input::Tensor(x)], out)
+    }
+    fn bitwise_left_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        shift(Input::Tensor(a), Input::Tensor(b), true, out)
+    }
+    fn bitwise_right_shift_tensor_out(&self, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+        shift(Input::Tensor(a), Input::Tensor(b), false, out)
+    }
+    fn dunder_lshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
+        shift_functional(a, Input::Scalar(b), true)
+    }
+    fn dunder_lshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        shift_functional(a, Input::Tensor(b), true)
+    }
+    fn dunder_ilshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
+        shift_in_place(a, Input::Scalar(b), true)
+    }
+    fn dunder_ilshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
+        shift_in_place(a, Input::Tensor(b), true)
+    }
+    fn dunder_rshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<Tensor> {
+        shift_functional(a, Input::Scalar(b), false)
+    }
+    fn dunder_rshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<Tensor> {
+        shift_functional(a, Input::Tensor(b), false)
+    }
+    fn dunder_irshift_scalar(&self, a: TensorRef<'_>, b: Scalar) -> Result<()> {
+        shift_in_place(a, Input::Scalar(b), false)
+    }
+    fn dunder_irshift_tensor(&self, a: TensorRef<'_>, b: TensorRef<'_>) -> Result<()> {
+        shift_in_place(a, Input::Tensor(b), false)
+    }
+}
+
+/// `approximate` of gelu: true for "tanh".
+pub fn gelu_tanh(approximate: &str) -> Result<bool> {
+    match approximate {
+        "none" => Ok(false),
+        "tanh" => Ok(true),
+        other => Err(Error::runtime(format!("approximate argument must be either none or tanh, got {other}"))),
+    }
+}

@@ -1,0 +1,245 @@
+//! Unary elementwise ops as table rows. [`unary_table!`] is the one list: each row names the
+//! generated trait method (the op's `.out` form), the op, and its scalar function per dtype
+//! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `c` complex),
+//! optionally a vector function for contiguous f32/f64 runs. The same table defines the op
+//! structs here and their `UnaryKernels` methods, so adding an op is one row (and its regen.toml
+//! entry in group `unary`).
+
+use half::{bf16, f16};
+use num_complex::{Complex, Complex32, Complex64};
+use regen_runtime::{Result, TensorRef};
+
+use crate::engine::dtype::{DType, not_implemented};
+use crate::engine::loops;
+use crate::engine::operands::{Config, Input, elementwise};
+use crate::engine::scalar::{self, Real};
+
+/// A vectorised function over `n` contiguous elements (`x` may equal `out`).
+pub type Vector<T> = unsafe fn(*const T, *mut T, usize);
+
+/// One unary op: which dtype domains it has, and its function in each.
+pub trait Unary: Sync {
+    const NAME: &'static str;
+    /// Integral and bool inputs compute in float (`torch.exp(int)` is float).
+    const INT_TO_FLOAT: bool;
+    const BOOL: bool;
+    const INT: bool;
+    const FLOAT: bool;
+    const COMPLEX: bool;
+    /// Complex input gives a real result (`abs`).
+    const COMPLEX_TO_REAL: bool;
+    const V32: Option<Vector<f32>> = None;
+    const V64: Option<Vector<f64>> = None;
+    fn b(_: bool) -> bool {
+        unreachable!("checked by BOOL")
+    }
+    fn i(_: i64) -> i64 {
+        unreachable!("checked by INT")
+    }
+    fn f<T: Real>(_: T) -> T {
+        unreachable!("checked by FLOAT")
+    }
+    fn c<T: Real>(_: Complex<T>) -> Complex<T> {
+        unreachable!("checked by COMPLEX")
+    }
+    fn cr<T: Real>(_: Complex<T>) -> T {
+        unreachable!("checked by COMPLEX_TO_REAL")
+    }
+}
+
+/// Runs `Op` as `out = op(self)`.
+pub fn run<Op: Unary>(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+    let mut config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
+    let input = DType::from_scalar_type(self_.dtype())?;
+    if Op::COMPLEX_TO_REAL && input.is_complex() {
+        config.output_dtype = Some(input.to_real());
+    }
+    elementwise(Op::NAME, config, &out, &[Input::Tensor(self_)], |p| {
+        let it = &p.iter;
+        match p.common {
+            DType::Bool if Op::BOOL => loops::unary::<bool, bool>(it, Op::b),
+            DType::U8 if Op::INT => loops::unary::<u8, u8>(it, |x| Op::i(i64::from(x)) as u8),
+            DType::I8 if Op::INT => loops::unary::<i8, i8>(it, |x| Op::i(i64::from(x)) as i8),
+            DType::I16 if Op::INT => loops::unary::<i16, i16>(it, |x| Op::i(i64::from(x)) as i16),
+            DType::I32 if Op::INT => loops::unary::<i32, i32>(it, |x| Op::i(i64::from(x)) as i32),
+            DType::I64 if Op::INT => loops::unary::<i64, i64>(it, Op::i),
+            DType::F32 if Op::FLOAT => loops::unary_vec::<f32, f32>(it, Op::f::<f32>, Op::V32),
+            DType::F64 if Op::FLOAT => loops::unary_vec::<f64, f64>(it, Op::f::<f64>, Op::V64),
+            DType::F16 if Op::FLOAT => loops::unary::<f16, f16>(it, |x| f16::from_f32(Op::f(x.to_f32()))),
+            DType::BF16 if Op::FLOAT => loops::unary::<bf16, bf16>(it, |x| bf16::from_f32(Op::f(x.to_f32()))),
+            DType::C64 if Op::COMPLEX_TO_REAL => loops::unary::<Complex32, f32>(it, Op::cr::<f32>),
+            DType::C128 if Op::COMPLEX_TO_REAL => loops::unary::<Complex64, f64>(it, Op::cr::<f64>),
+            DType::C64 if Op::COMPLEX => loops::unary::<Complex32, Complex32>(it, Op::c::<f32>),
+            DType::C128 if Op::COMPLEX => loops::unary::<Complex64, Complex64>(it, Op::c::<f64>),
+            other => return Err(not_implemented(Op::NAME, other)),
+        }
+        Ok(())
+    })
+}
+
+/// The table. Each row: `method, Struct, "name", int_to_float { domain: |x| function; ... }`,
+/// optionally ending with `v: f32_vector, f64_vector;` (kernels/math/vmath.rs) for contiguous runs.
+#[macro_export]
+macro_rules! unary_table {
+    ($callback:ident) => {
+        $crate::$callback! {
+            neg_out, Neg, "neg", false { i: |x| x.wrapping_neg(); f: |x| -x; c: |z| -z; }
+            abs_out, Abs, "abs", false { i: |x| x.wrapping_abs(); f: |x| x.abs(); cr: |z| z.norm(); }
+            sign_out, Sign, "sign", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::engine::scalar::sign(x); }
+            sgn_out, Sgn, "sgn", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::engine::scalar::sign(x); c: |z| $crate::engine::scalar::sgn(z); }
+            exp_out, Exp, "exp", true { f: |x| x.exp(); c: |z| z.exp(); v: $crate::math::vmath::exp_f32_raw, $crate::math::vmath::exp_f64_raw; }
+            exp2_out, Exp2, "exp2", true { f: |x| x.exp2(); c: |z| z.exp2(); v: $crate::math::vmath::exp2_f32_raw, $crate::math::vmath::exp2_f64_raw; }
+            expm1_out, Expm1, "expm1", true { f: |x| x.exp_m1(); c: |z| z.exp() - num_complex::Complex::new(T::one(), T::zero()); v: $crate::math::vmath::expm1_f32_raw, $crate::math::vmath::expm1_f64_raw; }
+            log_out, Log, "log", true { f: |x| x.ln(); c: |z| z.ln(); v: $crate::math::vmath::log_f32_raw, $crate::math::vmath::log_f64_raw; }
+            log2_out, Log2, "log2", true { f: |x| x.log2(); c: |z| z.log2(); v: $crate::math::vmath::log2_f32_raw, $crate::math::vmath::log2_f64_raw; }
+            log10_out, Log10, "log10", true { f: |x| x.log10(); c: |z| z.log10(); v: $crate::math::vmath::log10_f32_raw, $crate::math::vmath::log10_f64_raw; }
+            log1p_out, Log1p, "log1p", true { f: |x| x.ln_1p(); c: |z| (z + num_complex::Complex::new(T::one(), T::zero())).ln(); v: $crate::math::vmath::log1p_f32_raw, $crate::math::vmath::log1p_f64_raw; }
+            sqrt_out, Sqrt, "sqrt", true { f: |x| x.sqrt(); c: |z| z.sqrt(); }
+            rsqrt_out, Rsqrt, "rsqrt", true { f: |x| x.sqrt().recip(); c: |z| z.sqrt().inv(); }
+            reciprocal_out, Reciprocal, "reciprocal", true { f: |x| x.recip(); c: |z| z.inv(); }
+            sin_out, Sin, "sin", true { f: |x| x.sin(); c: |z| z.sin(); }
+            cos_out, Cos, "cos", true { f: |x| x.cos(); c: |z| z.cos(); }
+            tan_out, Tan, "tan", true { f: |x| x.tan(); c: |z| z.tan(); }
+            asin_out, Asin, "asin", true { f: |x| x.asin(); c: |z| z.asin(); }
+            acos_out, Acos, "acos", true { f: |x| x.acos(); c: |z| z.acos(); }
+            atan_out, Atan, "atan", true { f: |x| x.atan(); c: |z| z.atan(); }
+            sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); }
+            cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); }
+            tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::math::vmath::tanh_f32_raw, $crate::math::vmath::tanh_f64_raw; }
+            asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::engine::scalar::complex_asinh(z); }
+            acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
+            atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); }
+            sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::engine::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::math::vmath::sigmoid_f32_raw, $crate::math::vmath::sigmoid_f64_raw; }
+            erf_out, Erf, "erf", true { f: |x| x.erf(); v: $crate::math::vmath::erf_f32_raw, $crate::math::vmath::erf_f64_raw; }
+            erfc_out, Erfc, "erfc", true { f: |x| x.erfc(); }
+            lgamma_out, Lgamma, "lgamma", true { f: |x| x.lgamma(); }
+            ceil_out, Ceil, "ceil", false { i: |x| x; f: |x| x.ceil(); }
+            floor_out, Floor, "floor", false { i: |x| x; f: |x| x.floor(); }
+            round_out, Round, "round", false { i: |x| x; f: |x| x.round_even(); }
+            trunc_out, Trunc, "trunc", false { i: |x| x; f: |x| x.trunc(); }
+            frac_out, Frac, "frac", false { f: |x| x - x.trunc(); }
+            bitwise_not_out, BitwiseNot, "bitwise_not", false { b: |x| !x; i: |x| !x; }
+            angle_out, Angle, "angle", true { f: |x| if x < T::zero() { T::PI() } else if x.is_nan() { x } else { T::zero() }; cr: |z| z.im.atan2(z.re); }
+            conj_physical_out, ConjPhysical, "conj_physical", false { b: |x| x; i: |x| x; f: |x| x; c: |z| z.conj(); }
+            erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::math::special::erfinv(x); }
+            digamma_out, Digamma, "digamma", true { f: |x| $crate::math::special::digamma(x); }
+            i0_out, I0, "i0", true { f: |x| $crate::math::special::i0(x); }
+            sinc_out, Sinc, "sinc", true { f: |x| $crate::math::special::sinc(x); c: |z| if z == num_complex::Complex::new(T::zero(), T::zero()) { num_complex::Complex::new(T::one(), T::zero()) } else { let p = z * T::PI(); p.sin() / p }; }
+            special_i0e_out, I0e, "special_i0e", true { f: |x| $crate::math::special::i0e(x); }
+            special_i1_out, I1, "special_i1", true { f: |x| $crate::math::special::i1(x); }
+            special_i1e_out, I1e, "special_i1e", true { f: |x| $crate::math::special::i1e(x); }
+            special_ndtri_out, Ndtri, "special_ndtri", true { f: |x| $crate::math::special::ndtri(x); }
+            special_log_ndtr_out, LogNdtr, "special_log_ndtr", true { f: |x| $crate::math::special::log_ndtr(x); }
+            special_erfcx_out, Erfcx, "special_erfcx", true { f: |x| $crate::math::special::erfcx(x); }
+            special_entr_out, Entr, "special_entr", true { f: |x| $crate::math::special::entr(x); }
+            special_bessel_j0_out, BesselJ0, "special_bessel_j0", true { f: |x| $crate::math::special::bessel_j0(x); }
+            special_bessel_j1_out, BesselJ1, "special_bessel_j1", true { f: |x| $crate::math::special::bessel_j1(x); }
+            special_bessel_y0_out, BesselY0, "special_bessel_y0", true { f: |x| $crate::math::special::bessel_y0(x); }
+            special_bessel_y1_out, BesselY1, "special_bessel_y1", true { f: |x| $crate::math::special::bessel_y1(x); }
+            special_modified_bessel_i0_out, ModifiedBesselI0, "special_modified_bessel_i0", true { f: |x| $crate::math::special::modified_bessel_i0(x); }
+            special_modified_bessel_i1_out, ModifiedBesselI1, "special_modified_bessel_i1", true { f: |x| $crate::math::special::modified_bessel_i1(x); }
+            special_modified_bessel_k0_out, ModifiedBesselK0, "special_modified_bessel_k0", true { f: |x| $crate::math::special::modified_bessel_k0(x); }
+            special_modified_bessel_k1_out, ModifiedBesselK1, "special_modified_bessel_k1", true { f: |x| $crate::math::special::modified_bessel_k1(x); }
+            special_scaled_modified_bessel_k0_out, ScaledModifiedBesselK0, "special_scaled_modified_bessel_k0", true { f: |x| $crate::math::special::scaled_modified_bessel_k0(x); }
+            special_scaled_modified_bessel_k1_out, ScaledModifiedBesselK1, "special_scaled_modified_bessel_k1", true { f: |x| $crate::math::special::scaled_modified_bessel_k1(x); }
+            special_spherical_bessel_j0_out, SphericalBesselJ0, "special_spherical_bessel_j0", true { f: |x| $crate::math::special::spherical_bessel_j0(x); }
+            special_airy_ai_out, AiryAi, "special_airy_ai", true { f: |x| $crate::math::special::airy_ai(x); }
+        }
+    };
+}
+
+/// Defines the op structs of a table (the callback of [`unary_table!`] in this module).
+#[macro_export]
+macro_rules! define_unary_ops {
+    ($(
+        $method:ident, $op:ident, $name:literal, $int_to_float:literal {
+            $(b: |$bx:ident| $b:expr;)? $(i: |$ix:ident| $i:expr;)? $(f: |$fx:ident| $f:expr;)? $(c: |$cx:ident| $c:expr;)?
+            $(cr: |$crx:ident| $cr:expr;)?
+            $(v: $v32:path, $v64:path;)?
+        }
+    )*) => {$(
+        pub struct $op;
+        impl $crate::ops::unary::Unary for $op {
+            const NAME: &'static str = $name;
+            const INT_TO_FLOAT: bool = $int_to_float;
+            const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
+            const INT: bool = false $(|| { let _ = stringify!($i); true })?;
+            const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
+            const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
+            const COMPLEX_TO_REAL: bool = false $(|| { let _ = stringify!($cr); true })?;
+            $(const V32: Option<$crate::ops::unary::Vector<f32>> = Some($v32);)?
+            $(const V64: Option<$crate::ops::unary::Vector<f64>> = Some($v64);)?
+            $(fn b($bx: bool) -> bool { $b })?
+            $(fn i($ix: i64) -> i64 { $i })?
+            $(fn f<T: $crate::engine::scalar::Real>($fx: T) -> T { $f })?
+            $(fn c<T: $crate::engine::scalar::Real>($cx: num_complex::Complex<T>) -> num_complex::Complex<T> { $c })?
+            $(fn cr<T: $crate::engine::scalar::Real>($crx: num_complex::Complex<T>) -> T { $cr })?
+        }
+    )*};
+}
+
+pub mod ops {
+    //! The op structs of [`unary_table!`](crate::unary_table).
+    crate::unary_table!(define_unary_ops);
+}
+
+/// The trait methods of the table's rows (the callback of [`unary_table!`] in the
+/// `UnaryKernels` impl below).
+#[macro_export]
+macro_rules! unary_methods {
+    ($($method:ident, $op:ident, $name:literal, $int_to_float:literal { $($rest:tt)* })*) => {$(
+        fn $method(&self, self_: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
+            $crate::ops::unary::run::<$crate::ops::unary::ops::$op>(self_, out)
+        }
+    )*};
+}
+
+/// This family's kernels: group `unary` of regen.toml's `[implement]`, every row of the table and
+/// the ops that are not rows.
+impl crate::UnaryKernels for crate::Reference {
+    crate::unary_table!(unary_methods);
+
+    fn relu(&self, self_: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        let dtype = DType::from_scalar_type(self_.dtype())?;
+        let out = crate::engine::operands::new_output(dtype, &[Input::Tensor(self_)])?;
+        relu(self_, out.as_ref())?;
+        Ok(out)
+    }
+
+    fn relu_inplace(&self, self_: TensorRef<'_>) -> Result<()> {
+        relu(self_, self_)
+    }
+
+    fn angle(&self, self_: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
+        let input = DType::from_scalar_type(self_.dtype())?;
+        let dtype = if input.is_complex() {
+            input.to_real()
+        } else {
+            crate::engine::operands::result_dtype(Config::FLOATING, &[Input::Tensor(self_)])?
+        };
+        let out = crate::engine::operands::new_output(dtype, &[Input::Tensor(self_)])?;
+        run::<ops::Angle>(self_, out.as_ref())?;
+        Ok(out)
+    }
+}
+
+/// `torch.relu` (functional and in place): no `.out` form exists, so it is not a table row.
+pub fn relu(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
+    struct Relu;
+    impl Unary for Relu {
+        const NAME: &'static str = "relu";
+        const INT_TO_FLOAT: bool = false;
+        const BOOL: bool = false;
+        const INT: bool = true;
+        const FLOAT: bool = true;
+        const COMPLEX: bool = false;
+        const COMPLEX_TO_REAL: bool = false;
+        fn i(x: i64) -> i64 {
+            x.max(0)
+        }
+        fn f<T: Real>(x: T) -> T {
+            scalar::relu(x)
+        }
+    }
+    run::<Relu>(self_, out)
+}
