@@ -404,7 +404,8 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
 /// `regen_kernels`) whose groups a backend takes instead of writing them. The library's own
 /// regen.toml lists its groups; the generated entry points of those ops call
 /// `<crate::Reference as crate::GroupKernels>::method` directly. An op the backend lists in its
-/// own `[implement]` is its own, so its kernels replace the library's one op at a time.
+/// own `[implement]` is its own, so its kernels replace the library's one op at a time; an op it
+/// lists in `exclude` is not registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
     /// The library's Rust crate name, as the backend's code names it (`regen_kernels`).
@@ -443,8 +444,8 @@ fn rust_crate_name(s: Spanned<String>, source: &str, errors: &mut Vec<Diagnostic
 impl Config {
     /// Merges in the groups of the kernel library `[reference]` names, whose regen.toml is
     /// `library`: each taken group (all, or `groups`) becomes a group of this config from that
-    /// crate, less the ops this config implements itself, and the library's `optional` marks its
-    /// ops here too. Positions of what came from the library are that of `config`.
+    /// crate, less the ops this config implements (its own kernels) or excludes (not registered),
+    /// and the library's `optional` marks its ops here too. Positions of what came from the library are that of `config`.
     pub fn add_reference(&mut self, library: Config) -> Result<(), Vec<Diagnostic>> {
         let Some(mut reference) = self.reference.take() else { return Ok(()) };
         let result = self.merge_library(&reference, library);
@@ -488,12 +489,17 @@ impl Config {
         if !errors.is_empty() {
             return Err(errors);
         }
-        let own: std::collections::HashSet<String> = self.implement.iter().flatten().map(|n| n.name.clone()).collect();
+        // The backend's own kernels replace the library's; an op it excludes is not registered at all.
+        let not_taken: std::collections::HashSet<String> =
+            self.implement.iter().flatten().chain(&self.exclude).map(|n| n.name.clone()).collect();
         let taken = |g: &KernelGroup| reference.groups.as_ref().is_none_or(|w| w.iter().any(|w| w.name == g.name.name));
         let implement = self.implement.get_or_insert_with(Vec::new);
         let mut taken_ops = std::collections::HashSet::new();
         for group in library.groups.into_iter().filter(|g| taken(g)) {
-            let ops: Vec<String> = group.ops.into_iter().filter(|op| !own.contains(op)).collect();
+            let ops: Vec<String> = group.ops.into_iter().filter(|op| !not_taken.contains(op)).collect();
+            if ops.is_empty() {
+                continue;
+            }
             implement.extend(ops.iter().map(|op| Named { name: op.clone(), span: at.clone() }));
             taken_ops.extend(ops.iter().cloned());
             let name = Named { name: group.name.name, span: at.clone() };

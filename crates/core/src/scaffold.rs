@@ -56,6 +56,8 @@ struct PyProject<'a> {
 struct CargoToml<'a> {
     package: &'a str,
     regen_root: &'a str,
+    /// Depends on regen-kernels, whose groups regen.toml's `[reference]` takes.
+    reference: bool,
 }
 
 #[derive(Template)]
@@ -68,6 +70,8 @@ struct RegenToml<'a> {
     device: &'a str,
     bootstrap: &'a [&'a str],
     cpu_less: Vec<CpuLessGroup>,
+    regen_root: &'a str,
+    reference: bool,
 }
 
 /// Ops CPU has no kernel for that share a reason: a new backend excludes them until it
@@ -77,9 +81,12 @@ struct CpuLessGroup {
     keys: Vec<&'static str>,
 }
 
-fn cpu_less_groups() -> Vec<CpuLessGroup> {
+/// Those of [`crate::policy::NO_CPU_KERNEL`] a new backend does not implement: not the bootstrap
+/// ops, nor those `served` (by the reference kernels it takes).
+fn cpu_less_groups(served: &[String]) -> Vec<CpuLessGroup> {
     let mut groups: Vec<CpuLessGroup> = Vec::new();
-    for c in crate::policy::NO_CPU_KERNEL.iter().filter(|c| !BOOTSTRAP_OPS.contains(&c.key)) {
+    let implemented = |key: &str| BOOTSTRAP_OPS.contains(&key) || served.iter().any(|s| s == key);
+    for c in crate::policy::NO_CPU_KERNEL.iter().filter(|c| !implemented(c.key)) {
         match groups.iter_mut().find(|g| g.reason == c.reason) {
             Some(g) => g.keys.push(c.key),
             None => groups.push(CpuLessGroup { reason: c.reason, keys: vec![c.key] }),
@@ -96,10 +103,18 @@ struct LibRs<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "new/src/lib_reference.rs", escape = "none")]
+struct LibReferenceRs<'a> {
+    device: &'a str,
+    type_name: &'a str,
+}
+
+#[derive(Template)]
 #[template(path = "new/tests/test_smoke.py", escape = "none")]
 struct SmokeTest<'a> {
     device: &'a str,
     package: &'a str,
+    reference: bool,
 }
 
 #[derive(Template)]
@@ -194,25 +209,40 @@ pub fn pyproject(device: &str, package: &str, features: &[&str]) -> OutputFile {
 }
 
 /// Every file of a new backend crate named `name`, whose Cargo.toml points at the regen
-/// checkout `regen_root`.
-pub fn new_backend(name: &str, regen_root: &str) -> Result<Vec<OutputFile>, String> {
+/// checkout `regen_root`: with an example kernel of its own (`add.out`), or, given `reference`
+/// (the ops of the checkout's reference kernels, crates/kernels/regen.toml), starting from those
+/// kernels (`regen new --reference`: regen.toml's `[reference]` takes every group, and the
+/// author replaces them op by op).
+pub fn new_backend(name: &str, regen_root: &str, reference: Option<&[String]>) -> Result<Vec<OutputFile>, String> {
     check_name(name)?;
     let type_name: String =
         name.split('_').filter(|p| !p.is_empty()).map(|p| p[..1].to_ascii_uppercase() + &p[1..]).collect::<String>()
             + "Device";
     let file = |name: &str, contents| OutputFile { name: name.into(), contents };
+    let with_reference = reference.is_some();
+    // Ops CPU has no kernel for are excluded, less those the reference kernels serve.
+    let cpu_less = cpu_less_groups(reference.unwrap_or_default());
+    let regen_toml =
+        RegenToml { device: name, bootstrap: BOOTSTRAP_OPS, cpu_less, regen_root, reference: with_reference };
     let mut files = vec![
-        file("Cargo.toml", render(&CargoToml { package: name, regen_root })),
+        file("Cargo.toml", render(&CargoToml { package: name, regen_root, reference: with_reference })),
         file("build.rs", render(&BuildRs)),
-        file("regen.toml", render(&RegenToml { device: name, bootstrap: BOOTSTRAP_OPS, cpu_less: cpu_less_groups() })),
-        file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
+        file("regen.toml", render(&regen_toml)),
+        match reference {
+            None => file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
+            Some(_) => file("src/lib.rs", render(&LibReferenceRs { device: name, type_name: &type_name })),
+        },
         pyproject(name, name, &[]),
-        file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name })),
-        file("tests/test_add.py", render(&AddTest { device: name, package: name })),
-        file("tests/test_fallback.py", render(&FallbackTest { device: name, package: name })),
+        file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name, reference: with_reference })),
         file("README.md", render(&Readme { device: name, package: name })),
         file(".gitignore", render(&GitIgnore)),
     ];
+    // The example kernel's tests; the reference kernels are tested by regen's own device suite,
+    // and serve the ops these use as the fallback's examples.
+    if !with_reference {
+        files.push(file("tests/test_add.py", render(&AddTest { device: name, package: name })));
+        files.push(file("tests/test_fallback.py", render(&FallbackTest { device: name, package: name })));
+    }
     files.extend(python_package(name, name));
     Ok(files)
 }
@@ -231,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_new_backend_names_its_device_everywhere() {
-        let files = new_backend("my_dev", "/src/regen").unwrap();
+        let files = new_backend("my_dev", "/src/regen", None).unwrap();
         let text = |n: &str| String::from_utf8(files.iter().find(|f| f.name == n).unwrap().contents.clone()).unwrap();
         assert!(text("Cargo.toml").contains("regen-runtime = { path = \"/src/regen/crates/runtime\" }"));
         assert!(text("regen.toml").contains("device = \"my_dev\"") && text("regen.toml").contains("\"add.out\""));

@@ -14,7 +14,7 @@ fn runtime_scaffold_and_device_agree_on_the_bootstrap_ops() {
     for op in regen_runtime::bootstrap::OPS {
         assert!(implemented.iter().any(|i| i == op), "crates/device/regen.toml does not implement {op}");
     }
-    let files = regen_core::scaffold::new_backend("mydev", "/regen").unwrap();
+    let files = regen_core::scaffold::new_backend("mydev", "/regen", None).unwrap();
     let toml = files.iter().find(|f| f.name == "regen.toml").unwrap();
     let config = parse_config(std::str::from_utf8(&toml.contents).unwrap()).unwrap();
     let implemented: Vec<String> = config.implement.unwrap().into_iter().map(|n| n.name).collect();

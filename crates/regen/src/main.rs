@@ -59,6 +59,11 @@ struct NewArgs {
     /// regen was built from).
     #[arg(long, value_name = "DIR")]
     regen_path: Option<PathBuf>,
+    /// Start from regen's reference kernels (every group of the checkout's crates/kernels, taken
+    /// through regen.toml's `[reference]`) instead of one example kernel, and replace them one op
+    /// at a time.
+    #[arg(long)]
+    reference: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -239,7 +244,19 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
         return Err(format!("{}: error: the directory exists and is not empty\n", dir.display()));
     }
     let root_text = regen_root.to_str().ok_or_else(|| "error: the regen checkout's path is not UTF-8\n".to_string())?;
-    let files = regen_core::scaffold::new_backend(&args.name, root_text).map_err(|e| format!("error: {e}\n"))?;
+    let reference = match args.reference {
+        // The ops the reference kernels serve, so the new regen.toml excludes none of them.
+        true => Some(
+            load_config_file(Some(&regen_root.join("crates/kernels/regen.toml")))?
+                .groups
+                .into_iter()
+                .flat_map(|g| g.ops)
+                .collect::<Vec<String>>(),
+        ),
+        false => None,
+    };
+    let files = regen_core::scaffold::new_backend(&args.name, root_text, reference.as_deref())
+        .map_err(|e| format!("error: {e}\n"))?;
     ensure(&dir, &files, Mode::Write).map_err(|e| output_error(&dir, &e))?;
     // pip takes a bare name for a project on PyPI, not a directory.
     let shown = if dir.is_relative() && dir.components().count() == 1 {

@@ -509,3 +509,40 @@ fn a_new_crate_ignores_what_its_build_and_tests_write() {
     expected.sort();
     assert_eq!(seen, expected);
 }
+
+/// `regen new --reference` starts from the checkout's reference kernels: its regen.toml takes
+/// every group of crates/kernels/regen.toml, excludes none of the ops they serve, and generates
+/// against a real header as written, each reference op's entry point calling `regen_kernels`.
+#[test]
+fn a_new_crate_can_start_from_the_reference_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("mydev");
+    let new =
+        regen(&["new".as_ref(), "mydev".as_ref(), "--path".as_ref(), crate_dir.as_os_str(), "--reference".as_ref()]);
+    assert!(new.status.success(), "{}", String::from_utf8_lossy(&new.stderr));
+    let text = |name: &str| std::fs::read_to_string(crate_dir.join(name)).unwrap();
+    assert!(text("Cargo.toml").contains("/crates/kernels\", features = [\"torch\"] }"), "{}", text("Cargo.toml"));
+    assert!(text("src/lib.rs").contains("impl kernels::Kernels for MydevDevice {}"));
+    assert!(!crate_dir.join("tests/test_add.py").exists() && crate_dir.join("tests/test_smoke.py").exists());
+    // The reference serves the convolution and the fused RNN cells CPU has no kernel for.
+    let config = text("regen.toml");
+    assert!(config.contains("[reference]\ncrate = \"regen_kernels\"\n"), "{config}");
+    assert!(!config.contains("\"convolution_overrideable\"") && !config.contains("\"_thnn_fused_lstm_cell\""));
+    let header = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let out = dir.path().join("out");
+    let generated = regen(&[
+        "--header".as_ref(),
+        header.as_os_str(),
+        "--config".as_ref(),
+        crate_dir.join("regen.toml").as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let kernels = std::fs::read_to_string(out.join("kernels.rs")).unwrap();
+    assert!(kernels.contains("call <regen_kernels::Reference as regen_kernels::BinaryKernels> {"), "{kernels}");
+    let selection: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("selection.json")).unwrap()).unwrap();
+    let implemented = selection["implemented"].as_array().unwrap();
+    assert!(implemented.len() > 500 && implemented.contains(&serde_json::json!("add.out")), "{}", implemented.len());
+}

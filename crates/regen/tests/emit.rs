@@ -505,6 +505,18 @@ fn a_backend_calls_a_kernel_librarys_groups_and_replaces_them_op_by_op() {
             "{file}"
         );
     }
+    // An op the backend excludes is not taken (nor registered); a group left empty has no block.
+    let excluding = with_library(
+        "fallback = \"cpu\"\nexclude = [\"max.dim_max\"]\n[reference]\ncrate = \"k\"\nconfig = \"lib/regen.toml\"\n",
+    );
+    let out = regen_in(excluding.path(), &["--header", "small.h", "--out", "out", "--config", "regen.toml"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kernels = std::fs::read_to_string(excluding.path().join("out/kernels.rs")).unwrap();
+    assert_eq!(
+        heads(&kernels),
+        ["kernels {", "call <k::Reference as k::ArithKernels> {", "0 kernel \"add.Tensor\"", "1 kernel \"add.out\""],
+        "{kernels}"
+    );
     // `groups` takes some of the library's groups; the others' ops go to the fallback.
     let some = with_library(
         "fallback = \"cpu\"\n[reference]\ncrate = \"my_kernels\"\nconfig = \"lib/regen.toml\"\ngroups = [\"reduce_max\"]\n",
