@@ -16,8 +16,18 @@ fn kernels(header: &Path, config: &Path, out: &Path) {
     std::fs::write(out.join("kernels.rs"), &file.contents).unwrap();
 }
 
+/// The torch release the project is pinned to (crates/kernels/torch-version, one line X.Y.Z).
+fn pinned() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/torch-version");
+    println!("cargo::rerun-if-changed={}", path.display());
+    std::fs::read_to_string(&path).expect("crates/kernels/torch-version").trim().to_owned()
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The configured variants generate from the pinned release's header, which their configs name
+    // ops of.
+    let pinned_header = root.join(format!("fixtures/torch-{}/RegistrationDeclarations.h", pinned()));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let mut mods = String::new();
     let mut releases: Vec<PathBuf> = std::fs::read_dir(root.join("fixtures"))
@@ -45,7 +55,7 @@ fn main() {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("regen.toml");
     println!("cargo::rerun-if-changed={}", config.display());
     let out = out_dir.join("configured");
-    kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &config, &out);
+    kernels(&pinned_header, &config, &out);
     mount("configured", &out);
     // Names legal in a schema and reserved in Rust (`type`, `unsafe`, `_`, a parameter named like
     // the module's items), and custom ops (crates/core/tests/names.rs checks their text).
@@ -58,14 +68,14 @@ fn main() {
     let grouped = Path::new(env!("CARGO_MANIFEST_DIR")).join("grouped/regen.toml");
     println!("cargo::rerun-if-changed={}", grouped.display());
     let out = out_dir.join("grouped");
-    kernels(&root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h"), &grouped, &out);
+    kernels(&pinned_header, &grouped, &out);
     mount("grouped", &out);
     // A kernel library's group traits (groups.rs), and a backend that calls them (`[reference]`).
-    let header = root.join("fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let header = &pinned_header;
     let library = Path::new(env!("CARGO_MANIFEST_DIR")).join("library/regen.toml");
     println!("cargo::rerun-if-changed={}", library.display());
     let generated =
-        generate_groups(&header, &library, "cargo build -p regen-kernels-check").unwrap_or_else(|e| panic!("{e}"));
+        generate_groups(header, &library, "cargo build -p regen-kernels-check").unwrap_or_else(|e| panic!("{e}"));
     let out = out_dir.join("library");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("groups.rs"), &generated.files[0].contents).unwrap();
@@ -73,7 +83,7 @@ fn main() {
     let referencing = Path::new(env!("CARGO_MANIFEST_DIR")).join("referencing/regen.toml");
     println!("cargo::rerun-if-changed={}", referencing.display());
     let out = out_dir.join("referencing");
-    kernels(&header, &referencing, &out);
+    kernels(header, &referencing, &out);
     writeln!(mods, "#[path = {:?}]\npub mod referencing;", out.join("kernels.rs").display().to_string()).unwrap();
     std::fs::write(out_dir.join("mods.rs"), mods).unwrap();
 }

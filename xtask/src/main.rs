@@ -35,19 +35,23 @@ const USAGE: &str = "usage: cargo xtask <command>
                               implements served by the CPU fallback; results in target/opinfo (in ci)
   releases [--torch X.Y.Z ...] [--device]
                               for each release (default: the latest patch of every minor release
-                              2.1 ... 2.15), one at a time: a fresh .venv-X.Y.Z (removed after; the
-                              pinned .venv is kept), the full skeleton and a `regen new` backend as
-                              in e2e (--device: the reference device and its tests too); prints a
-                              markdown table and merges its rows into docs/releases.md. Not in ci
+                              from 2.1 to the pinned one), one at a time: a fresh .venv-X.Y.Z
+                              (removed after; the pinned .venv is kept), the full skeleton and a
+                              `regen new` backend as in e2e (--device: the reference device and its
+                              tests too); prints a markdown table and merges its rows into
+                              docs/releases.md. Not in ci
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
-                              the C++ compile check of the oldest and newest fixtures, all tests,
-                              then e2e, then opinfo; the last line names the steps passed or the one
-                              that failed";
+                              the C++ compile check of the oldest fixture and the pinned one, all
+                              tests, then e2e, then opinfo; the last line names the steps passed or
+                              the one that failed";
 
-/// What CI compiles: the full skeleton of the oldest and newest fixtures, and the newest with a
-/// config (implemented ops, autograd registrations, the CPU fallback).
-const CI_COMPILE: &[(&str, Option<&str>)] =
-    &[("1.13.1", None), ("2.15.0", None), ("2.15.0", Some("crates/kernels-check/regen.toml"))];
+/// What CI compiles: the full skeleton of the oldest fixture and of the pinned release
+/// (crates/kernels/torch-version), and the pinned release with a config (implemented ops,
+/// autograd registrations, the CPU fallback).
+fn ci_compile() -> Result<Vec<(String, Option<&'static str>)>, String> {
+    let pinned = pinned()?;
+    Ok(vec![("1.13.1".into(), None), (pinned.clone(), None), (pinned, Some("crates/kernels-check/regen.toml"))])
+}
 
 /// One command line of xtask, parsed.
 #[derive(Debug, PartialEq, Eq)]
@@ -333,12 +337,13 @@ fn regen(check: bool) -> Result<(), String> {
 /// Everything CI checks, in order, stopping at the first failure; the run closes on one line
 /// naming the steps that passed, or the one that failed.
 fn ci() -> Result<(), String> {
-    let compile = format!("compile-cpp ({})", CI_COMPILE.len());
+    let compiled = ci_compile()?;
+    let compile = format!("compile-cpp ({})", compiled.len());
     let steps: Vec<Step<'_>> = vec![
         ("fmt", Box::new(|| run(cargo().args(["fmt", "--all", "--check"])))),
         ("regen --check", Box::new(|| regen(true))),
         ("clippy", Box::new(|| run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])))),
-        (&compile, Box::new(|| CI_COMPILE.iter().try_for_each(|(release, config)| compile_cpp(release, *config)))),
+        (&compile, Box::new(move || compiled.iter().try_for_each(|(release, config)| compile_cpp(release, *config)))),
         ("cargo tests", Box::new(cargo_tests)),
         // Last: the end-to-end tests are the slowest.
         ("e2e (skeleton, regen new, device tests)", Box::new(|| pinned().and_then(|v| e2e(&v)))),
@@ -663,8 +668,9 @@ fn registered_in(summary: &str) -> Option<usize> {
     words.windows(2).find(|w| w[1] == "registered").and_then(|w| w[0].parse().ok())
 }
 
-/// The latest patch of every minor release from 2.1 to 2.15 (`pip index versions torch`): what
-/// the README's range means, and what `cargo xtask releases` measures by default.
+/// The latest patch of every minor release from 2.1 to the pinned one (`pip index versions torch`;
+/// a test holds the last to crates/kernels/torch-version): what the README's range means, and what
+/// `cargo xtask releases` measures by default.
 const RELEASES: &[&str] = &[
     "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1",
     "2.13.0", "2.14.1", "2.15.0",
@@ -1117,7 +1123,8 @@ mod tests {
     #[test]
     fn the_default_releases_are_one_per_minor_release_from_2_1_to_the_pin() {
         let minors: Vec<(u32, u32)> = RELEASES.iter().map(|v| release_of(v)).collect();
-        assert_eq!(minors, (1..=15).map(|m| (2, m)).collect::<Vec<_>>());
+        let (_, last) = release_of(&pinned().unwrap());
+        assert_eq!(minors, (1..=last).map(|m| (2, m)).collect::<Vec<_>>());
         assert_eq!(RELEASES.last().copied(), Some(pinned().unwrap().as_str()), "the newest is the pinned release");
     }
 

@@ -1,16 +1,21 @@
-//! The whole 2.15.0 generation in memory (parse, lower, select, and every emitter), then each
-//! phase alone. The whole-process comparison with torchgen's gen_backend_stubs (goal: at least
-//! 50x faster, at most 16 MiB peak RSS) is `cargo xtask footprint` (benches/footprint.py).
+//! The whole generation of the pinned release (crates/kernels/torch-version) in memory (parse,
+//! lower, select, and every emitter), then each phase alone. The whole-process comparison with
+//! torchgen's gen_backend_stubs (goal: at least 50x faster, at most 16 MiB peak RSS) is
+//! `cargo xtask footprint` (benches/footprint.py).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use regen_core::config::Config;
 use regen_core::emit::{emit_all, generated_note};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 fn bench_generate(c: &mut Criterion) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let pinned = common::pinned();
+    let path = format!("{}/../../fixtures/torch-{pinned}/RegistrationDeclarations.h", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(path).expect("fixture header");
     let config = Config::default();
-    let mut group = c.benchmark_group("generate-2.15.0");
+    let mut group = c.benchmark_group(format!("generate-{pinned}"));
     group.sample_size(20);
     group.bench_function("all outputs", |b| {
         b.iter(|| {

@@ -1,11 +1,16 @@
-//! Parse and lower the pinned 2.15.0 header (goal: the whole file in under 5 ms).
+//! Parse and lower the pinned release's header (crates/kernels/torch-version; goal: the whole file
+//! in under 5 ms).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 fn bench_parse(c: &mut Criterion) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let pinned = common::pinned();
+    let path = format!("{}/../../fixtures/torch-{pinned}/RegistrationDeclarations.h", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(path).expect("fixture header");
-    let mut group = c.benchmark_group("header-2.15.0");
+    let mut group = c.benchmark_group(format!("header-{pinned}"));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     group.bench_function("parse", |b| {
         b.iter(|| {

@@ -1,6 +1,8 @@
 //! The real headers of six torch releases (four format eras) parse into the model, and the
 //! model agrees with independent, naive readings of the same files.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -40,7 +42,7 @@ fn every_fixture_parses_and_counts_match_a_naive_scan() {
         let naive_required = lines.iter().filter(|l| l.contains(r#""dispatch": "True", "default": "False""#)).count();
         assert_eq!(model.required().count(), naive_required, "torch {release}");
     }
-    // The figure PyTorch's own docs and the issue give for the pinned release.
+    // The figure PyTorch's own docs and the issue give for 2.15.0 (the release pinned then).
     assert_eq!(load("2.15.0").required().count(), 861);
 }
 
@@ -247,8 +249,7 @@ fn the_cpu_fallback_never_answers_an_op_cpu_has_no_kernel_for() {
 /// errors in line order, ops in header order).
 #[test]
 fn parsing_in_two_halves_keeps_line_numbers_and_order() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = fixture_text(&common::pinned());
     let model = regen_core::load_header(text.as_bytes()).unwrap().model;
     let lines: Vec<&str> = text.lines().collect();
     // Header order, and each op's line is its own declaration.
@@ -273,8 +274,7 @@ fn parsing_in_two_halves_keeps_line_numbers_and_order() {
 /// inside a multi-byte character (a comment in another script) still parses, and does not panic.
 #[test]
 fn a_multibyte_character_at_the_middle_of_a_header_does_not_break_the_split() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/torch-2.15.0/RegistrationDeclarations.h");
-    let header = std::fs::read_to_string(path).unwrap();
+    let header = fixture_text(&common::pinned());
     let expected = regen_core::load_header(header.as_bytes()).unwrap().model.ops.len();
     let mut inside = 0;
     for pad in 0..2 {

@@ -1,8 +1,9 @@
 //! Every fixture release's generated `kernels.rs`, compiled as a module of a crate that depends
-//! on regen-runtime: `torch_2_15_0`, ..., `configured` (2.15.0 with `regen.toml`) and `awkward`
-//! (names reserved in Rust, custom ops: `awkward/`), `grouped` (kernel groups: `grouped/`), and
-//! `library` (a kernel library's group traits: `library/`) with `referencing`, a backend that
-//! calls that library's kernels (`referencing/`).
+//! on regen-runtime: `torch_2_15_0`, ..., `configured` (the pinned release of
+//! crates/kernels/torch-version with `regen.toml`) and `awkward` (names reserved in Rust, custom
+//! ops: `awkward/`), `grouped` (kernel groups: `grouped/`), and `library` (a kernel library's
+//! group traits: `library/`) with `referencing`, a backend that calls that library's kernels
+//! (`referencing/`). `grouped`, `library` and `referencing` generate from the pinned release too.
 //! Building this crate is the test that generated Rust compiles, warning-free, for each release.
 
 include!(concat!(env!("OUT_DIR"), "/mods.rs"));

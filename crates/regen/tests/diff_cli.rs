@@ -1,6 +1,8 @@
 //! `regen diff` from the command line: formats, `--fail-on` exit codes, errors, and what a
 //! bump means for a backend's regen.toml.
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -54,15 +56,16 @@ fn markdown_and_text_reports() {
 fn fail_on_thresholds_and_errors() {
     assert_eq!(pair("2.13.0", "2.15.0", &[]).status.code(), Some(1), "breaking changes fail by default");
     assert_eq!(pair("2.13.0", "2.15.0", &["--fail-on", "never"]).status.code(), Some(0));
-    assert_eq!(pair("2.15.0", "2.15.0", &["--fail-on", "any"]).status.code(), Some(0));
+    let pinned = common::pinned();
+    assert_eq!(pair(&pinned, &pinned, &["--fail-on", "any"]).status.code(), Some(0));
     assert_eq!(pair("2.13.0", "2.15.0", &["--fail-on", "any"]).status.code(), Some(1));
-    let missing = diff(&[fixture("2.15.0").as_os_str(), "/nonexistent.h".as_ref()]);
+    let missing = diff(&[fixture(&pinned).as_os_str(), "/nonexistent.h".as_ref()]);
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(pair("2.13.0", "2.15.0", &["--fail-on", "sometimes"]).status.code(), Some(2));
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.h");
     std::fs::write(&bad, "garbage\n").unwrap();
-    let out = diff(&[fixture("2.15.0").as_os_str(), bad.as_os_str()]);
+    let out = diff(&[fixture(&pinned).as_os_str(), bad.as_os_str()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.h:1:1: error:"));
 }
@@ -205,7 +208,8 @@ fn the_last_line_says_why_it_exits() {
     let out = pair("2.13.0", "2.15.0", &["--config", config_arg, "--fail-on", "any"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(last_line(&out).starts_with("exit 1: --fail-on any and the headers differ (13 added, 4 removed, "));
-    let out = pair("2.15.0", "2.15.0", &["--fail-on", "any"]);
+    let pinned = common::pinned();
+    let out = pair(&pinned, &pinned, &["--fail-on", "any"]);
     assert_eq!(
         (out.status.code(), last_line(&out).as_str()),
         (Some(0), "exit 0: the headers declare the same ops, schemas, C++ signatures and flags")
@@ -232,11 +236,15 @@ fn json_names_both_headers_and_counts_what_it_lists() {
     assert_eq!(json["old"]["release"], "2.13.0");
     assert_eq!(json["new"]["release"], "2.15.0");
     assert!(json["old"]["path"].as_str().unwrap().ends_with("torch-2.13.0/RegistrationDeclarations.h"));
-    // The digest is the one the device's generated files name for their (2.15.0) header.
+    assert_eq!(json["new"]["sha256"].as_str().unwrap().len(), 64);
+    // The digest of the pinned release's header is the one the device's generated files name.
+    let pinned = common::pinned();
+    let same = pair(&pinned, &pinned, &["--format", "json"]);
+    let same: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
     let selection =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../device/generated/selection.json"))
             .unwrap();
-    let sha = json["new"]["sha256"].as_str().unwrap();
+    let sha = same["new"]["sha256"].as_str().unwrap();
     assert_eq!(sha.len(), 64);
     assert!(selection.contains(&format!("(sha256 {sha})")), "{sha}");
     // Every count of the summary is the length of the list it counts.

@@ -1,7 +1,10 @@
 //! Every ```toml block of README.md and docs/ is a regen.toml that works as written (issue 13:
-//! the README's example failed on `my_op`): `regen` generates with it from the real 2.15.0
-//! header, so each parses and every op it names is selected. (`/path/to/regen` is this checkout;
-//! a block headed `# Cargo.toml` is a manifest, and skipped.)
+//! the README's example failed on `my_op`): `regen` generates with it from the real header of the
+//! pinned release (crates/kernels/torch-version), so each parses and every op it names is
+//! selected. (`/path/to/regen` is this checkout; a block headed `# Cargo.toml` is a manifest, and
+//! skipped.)
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,7 +43,7 @@ fn every_toml_example_in_the_docs_generates_from_the_real_header() {
         .collect();
     docs.sort();
     files.extend(docs);
-    let header = root().join("fixtures/torch-2.15.0/RegistrationDeclarations.h");
+    let header = root().join(format!("fixtures/torch-{}/RegistrationDeclarations.h", common::pinned()));
     let dir = tempfile::tempdir().unwrap();
     let mut checked = Vec::new();
     for file in &files {

@@ -1,4 +1,5 @@
-"""End-to-end tests of the "regen" device in real torch 2.15: native Rust kernels against
+"""End-to-end tests of the "regen" device in real torch (the pinned release of
+crates/kernels/torch-version, or an older one: devtest.PINNED): native Rust kernels against
 PyTorch's CPU kernels, the CPU fallback, autograd, errors, loading and memory."""
 
 import gc

@@ -6,7 +6,8 @@ through the fallback (its count rose, no native kernel exists), that the results
 sit on the device, and that in-place and out= tensors are the caller's objects with CPU's values.
 
 The aten ops here are ones crates/device/regen.toml does not implement and that have a CPU
-kernel but no composite one (fixtures/torch-2.15.0/RegistrationDeclarations.h: "dispatch": "True",
+kernel but no composite one (in the pinned release's header, fixtures/torch-X.Y.Z/
+RegistrationDeclarations.h for the X.Y.Z of crates/kernels/torch-version: "dispatch": "True",
 "default": "False"). No aten op taking Tensor?[] reaches the fallback (index.Tensor and
 _index_put_impl_ are native; the rest are composite), so a custom op with a CPU kernel only, which
 the fallback serves like any other op, covers that argument type."""
