@@ -117,6 +117,8 @@ NOT_IN_OPINFO = {
     "engine/mod.rs": "the engine (the vector tier, simd_fn!): every family above runs through it",
     "math/mod.rs": "declares the math libraries: the families above run them",
     "ops/mod.rs": "declares the families above",
+    "engine/dispatch.rs": "the one dtype-to-loop dispatch of the elementwise families: ops/unary.rs, ops/binary.rs and "
+                          "ops/pointwise.rs above run through it",
     "engine/dtype.rs": "the engine's dtype table: every family above runs through it",
     "engine/iter.rs": "the engine's TensorIterator: every family above runs through it",
     "engine/loops.rs": "the engine's inner loops: every elementwise family above runs through them",

@@ -13,6 +13,9 @@ fn dense<T>(stride: isize) -> bool {
     stride == std::mem::size_of::<T>() as isize
 }
 
+/// A vectorised function over `n` contiguous elements (`x` may equal `out`).
+pub type Vector<T> = unsafe fn(*const T, *mut T, usize);
+
 /// `out = f(a)` over every element.
 pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn(A) -> O + Sync) {
     unary_vec(it, f, None);

@@ -146,6 +146,7 @@ pub(crate) fn pulp_arch() -> pulp::Arch {
     pulp::Arch::new()
 }
 
+pub mod dispatch;
 pub mod dtype;
 pub mod iter;
 pub mod loops;

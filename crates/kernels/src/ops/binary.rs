@@ -5,13 +5,16 @@
 //! `ts` (tensor, Scalar), `st` (Scalar, tensor), `tta` (tensor, tensor, alpha), and `p` before
 //! them for predicates, whose result is Bool. Adding an op is a row in each (and regen.toml).
 
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use half::{bf16, f16};
-use num_complex::{Complex, Complex32, Complex64};
+use num_complex::Complex;
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
-use crate::engine::dtype::{DType, Num, not_implemented};
+use crate::engine::dispatch::{Domains, Float, Int, dispatch};
+use crate::engine::dtype::{DType, Num};
+use crate::engine::iter::Iter;
 use crate::engine::loops;
 use crate::engine::operands::{Config, Input, elementwise};
 use crate::engine::scalar::Real;
@@ -197,7 +200,6 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
         Input::Scalar(_) => true,
     };
     elementwise(Op::NAME, config, &out, &[a, b], |p| {
-        let it = &p.iter;
         let alpha = alpha.map(Num::from_scalar).filter(|a| *a != Num::Int(1) && *a != Num::Float(1.0));
         if let Some(alpha) = alpha {
             if !p.common.is_floating() && !p.common.is_complex() && matches!(alpha, Num::Float(_) | Num::Complex(..)) {
@@ -209,79 +211,89 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
                 return Err(Error::runtime("Boolean alpha only supported for Boolean results."));
             }
         }
-        macro_rules! real {
-            ($t:ty, $acc:ty, $load:expr, $store:expr) => {{
-                match alpha {
-                    None => loops::binary::<$t, $t, $t>(it, |x, y| $store(Op::f::<$acc>($load(x), $load(y)))),
-                    // Only add and sub take alpha; ATen computes `sub` as `add` with `-alpha`.
-                    Some(al) => {
-                        let al = if Op::NAME == "sub" { -al.as_f64() } else { al.as_f64() };
-                        <$t as ScaledAdd>::run(it, al, scalar_other)
-                    }
-                }
-            }};
-        }
-        macro_rules! int {
-            ($t:ty) => {{
-                let al = alpha.map_or(1, Num::as_i64);
-                loops::binary::<$t, $t, $t>(it, |x, y| Op::i(i64::from(x), i64::from(y).wrapping_mul(al)) as $t)
-            }};
-        }
-        macro_rules! complex {
-            ($t:ty, $r:ty) => {{
-                let (re, im) = alpha.map_or((1.0, 0.0), Num::as_complex);
-                let al = Complex::<$r>::new(re as $r, im as $r);
-                loops::binary::<$t, $t, $t>(it, |x, y| Op::c::<$r>(x, y * al))
-            }};
-        }
-        match p.common {
-            DType::Bool if Op::BOOL => {
-                let al = alpha.is_none_or(Num::as_bool);
-                loops::binary::<bool, bool, bool>(it, |x, y| Op::b(x, y && al))
+        match alpha {
+            // Only add and sub take alpha; ATen computes `sub` as `add` with `-alpha`, and rounds
+            // it its own way (ScaledAdd).
+            Some(al) if p.common.is_floating() => {
+                let al = if Op::NAME == "sub" { -al.as_f64() } else { al.as_f64() };
+                scaled_add(p.common, &p.iter, al, scalar_other);
             }
-            DType::U8 if Op::INT => int!(u8),
-            DType::I8 if Op::INT => int!(i8),
-            DType::I16 if Op::INT => int!(i16),
-            DType::I32 if Op::INT => int!(i32),
-            DType::I64 if Op::INT => int!(i64),
-            DType::F32 if Op::FLOAT => real!(f32, f32, |x| x, |x| x),
-            DType::F64 if Op::FLOAT => real!(f64, f64, |x| x, |x| x),
-            DType::F16 if Op::FLOAT => real!(f16, f32, f16::to_f32, f16::from_f32),
-            DType::BF16 if Op::FLOAT => real!(bf16, f32, bf16::to_f32, bf16::from_f32),
-            DType::C64 if Op::COMPLEX => complex!(Complex32, f32),
-            DType::C128 if Op::COMPLEX => complex!(Complex64, f64),
-            other => return Err(not_implemented(Op::NAME, other)),
+            _ => dispatch(&Loop::<Op> { it: &p.iter, alpha, op: PhantomData }, p.common)?,
         }
         zero_division_check()
     })
 }
 
+/// `out = a + alpha * b` in a floating dtype, rounded as ATen's kernel for it rounds.
+fn scaled_add(dtype: DType, it: &Iter, alpha: f64, scalar_other: bool) {
+    match dtype {
+        DType::F16 => f16::run(it, alpha, scalar_other),
+        DType::BF16 => bf16::run(it, alpha, scalar_other),
+        DType::F32 => f32::run(it, alpha, scalar_other),
+        DType::F64 => f64::run(it, alpha, scalar_other),
+        _ => unreachable!("a floating dtype"),
+    }
+}
+
+/// `Op`'s loop over an iterator, in each dtype domain it has; `alpha` (not 1) scales `b`.
+struct Loop<'a, Op> {
+    it: &'a Iter,
+    alpha: Option<Num>,
+    op: PhantomData<Op>,
+}
+
+impl<Op: Binary> Domains for Loop<'_, Op> {
+    const NAME: &'static str = Op::NAME;
+    const BOOL: bool = Op::BOOL;
+    const INT: bool = Op::INT;
+    const FLOAT: bool = Op::FLOAT;
+    const COMPLEX: bool = Op::COMPLEX;
+    fn bool(&self) {
+        let al = self.alpha.is_none_or(Num::as_bool);
+        loops::binary::<bool, bool, bool>(self.it, |x, y| Op::b(x, y && al))
+    }
+    fn int<T: Int>(&self) {
+        let al = self.alpha.map_or(1, Num::as_i64);
+        loops::binary::<T, T, T>(self.it, |x, y| T::from_i64(Op::i(x.to_i64(), y.to_i64().wrapping_mul(al))))
+    }
+    fn float<T: Float>(&self) {
+        loops::binary::<T, T, T>(self.it, |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())))
+    }
+    fn complex<R: Real>(&self) {
+        let (re, im) = self.alpha.map_or((1.0, 0.0), Num::as_complex);
+        let al = Complex::new(<R as Real>::from_f64(re), <R as Real>::from_f64(im));
+        loops::binary::<Complex<R>, Complex<R>, Complex<R>>(self.it, |x, y| Op::c::<R>(x, y * al))
+    }
+}
+
 /// Runs the predicate `Op` as `out = op(a, b)` (Bool, cast to `out`'s dtype).
 pub fn run_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>, out: TensorRef<'_>) -> Result<()> {
     elementwise(Op::NAME, Config::PREDICATE, &out, &[a, b], |p| {
-        let it = &p.iter;
-        macro_rules! int {
-            ($t:ty) => {
-                loops::binary::<$t, $t, bool>(it, |x, y| Op::i(i64::from(x), i64::from(y)))
-            };
-        }
-        match p.common {
-            DType::Bool if Op::BOOL => loops::binary::<bool, bool, bool>(it, Op::b),
-            DType::U8 if Op::INT => int!(u8),
-            DType::I8 if Op::INT => int!(i8),
-            DType::I16 if Op::INT => int!(i16),
-            DType::I32 if Op::INT => int!(i32),
-            DType::I64 if Op::INT => int!(i64),
-            DType::F32 if Op::FLOAT => loops::binary::<f32, f32, bool>(it, Op::f::<f32>),
-            DType::F64 if Op::FLOAT => loops::binary::<f64, f64, bool>(it, Op::f::<f64>),
-            DType::F16 if Op::FLOAT => loops::binary::<f16, f16, bool>(it, |x, y| Op::f(x.to_f32(), y.to_f32())),
-            DType::BF16 if Op::FLOAT => loops::binary::<bf16, bf16, bool>(it, |x, y| Op::f(x.to_f32(), y.to_f32())),
-            DType::C64 if Op::COMPLEX => loops::binary::<Complex32, Complex32, bool>(it, Op::c::<f32>),
-            DType::C128 if Op::COMPLEX => loops::binary::<Complex64, Complex64, bool>(it, Op::c::<f64>),
-            other => return Err(not_implemented(Op::NAME, other)),
-        }
-        Ok(())
+        dispatch(&PredicateLoop::<Op>(&p.iter, PhantomData), p.common)
     })
+}
+
+/// The predicate `Op`'s loop over an iterator, in each dtype domain it has.
+struct PredicateLoop<'a, Op>(&'a Iter, PhantomData<Op>);
+
+impl<Op: Predicate> Domains for PredicateLoop<'_, Op> {
+    const NAME: &'static str = Op::NAME;
+    const BOOL: bool = Op::BOOL;
+    const INT: bool = Op::INT;
+    const FLOAT: bool = Op::FLOAT;
+    const COMPLEX: bool = Op::COMPLEX;
+    fn bool(&self) {
+        loops::binary::<bool, bool, bool>(self.0, Op::b)
+    }
+    fn int<T: Int>(&self) {
+        loops::binary::<T, T, bool>(self.0, |x, y| Op::i(x.to_i64(), y.to_i64()))
+    }
+    fn float<T: Float>(&self) {
+        loops::binary::<T, T, bool>(self.0, |x, y| Op::f(x.to_acc(), y.to_acc()))
+    }
+    fn complex<R: Real>(&self) {
+        loops::binary::<Complex<R>, Complex<R>, bool>(self.0, Op::c::<R>)
+    }
 }
 
 /// Defines op structs: `Struct "name" int_to_float { domain: |x, y| function; ... }`, and
@@ -307,10 +319,12 @@ macro_rules! binary_ops {
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
-            $(fn b($bx: bool, $by: bool) -> bool { $b })?
-            $(fn i($ix: i64, $iy: i64) -> i64 { $i })?
-            $(fn f<T: Real>($fx: T, $fy: T) -> T { $f })?
-            $(fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> Complex<T> { $c })?
+            // Inlined into each dtype's loop (engine::dispatch): without, eq on float64 ran 1.2x
+            // slower and lt on int32 1.3x.
+            $(#[inline(always)] fn b($bx: bool, $by: bool) -> bool { $b })?
+            $(#[inline(always)] fn i($ix: i64, $iy: i64) -> i64 { $i })?
+            $(#[inline(always)] fn f<T: Real>($fx: T, $fy: T) -> T { $f })?
+            $(#[inline(always)] fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> Complex<T> { $c })?
         }
     };
     (@impl predicate $op:ident $name:literal $int_to_float:literal
@@ -323,10 +337,10 @@ macro_rules! binary_ops {
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
-            $(fn b($bx: bool, $by: bool) -> bool { $b })?
-            $(fn i($ix: i64, $iy: i64) -> bool { $i })?
-            $(fn f<T: Real>($fx: T, $fy: T) -> bool { $f })?
-            $(fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> bool { $c })?
+            $(#[inline(always)] fn b($bx: bool, $by: bool) -> bool { $b })?
+            $(#[inline(always)] fn i($ix: i64, $iy: i64) -> bool { $i })?
+            $(#[inline(always)] fn f<T: Real>($fx: T, $fy: T) -> bool { $f })?
+            $(#[inline(always)] fn c<T: Real>($cx: Complex<T>, $cy: Complex<T>) -> bool { $c })?
         }
     };
 }

@@ -11,8 +11,9 @@ use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
 use crate::dispatch_all;
+use crate::engine::dispatch::{Domains, Float, Int, dispatch};
 use crate::engine::dtype::{DType, Num, not_implemented};
-use crate::engine::iter::scalar_as;
+use crate::engine::iter::{Iter, scalar_as};
 use crate::engine::loops;
 use crate::engine::operands::{Config, Input, elementwise, new_output, result_dtype};
 use crate::engine::scalar::Real;
@@ -62,58 +63,66 @@ pub trait Test<const N: usize>: Sync {
 
 /// Runs `op` as `out = op(inputs)`.
 pub fn run<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], out: TensorRef<'_>) -> Result<()> {
-    elementwise(Op::NAME, Op::CONFIG, &out, &inputs, |p| {
-        let it = &p.iter;
-        macro_rules! int {
-            ($t:ty) => {
-                loops::nary::<$t, $t, N>(it, |x| op.i(x.map(i64::from)) as $t)
-            };
-        }
-        match p.common {
-            DType::Bool if Op::BOOL => loops::nary::<bool, bool, N>(it, |x| op.b(x)),
-            DType::U8 if Op::INT => int!(u8),
-            DType::I8 if Op::INT => int!(i8),
-            DType::I16 if Op::INT => int!(i16),
-            DType::I32 if Op::INT => int!(i32),
-            DType::I64 if Op::INT => loops::nary::<i64, i64, N>(it, |x| op.i(x)),
-            DType::F32 if Op::FLOAT => loops::nary::<f32, f32, N>(it, |x| op.f(x)),
-            DType::F64 if Op::FLOAT => loops::nary::<f64, f64, N>(it, |x| op.f(x)),
-            DType::F16 if Op::FLOAT => loops::nary::<f16, f16, N>(it, |x| f16::from_f32(op.f(x.map(f16::to_f32)))),
-            DType::BF16 if Op::FLOAT => loops::nary::<bf16, bf16, N>(it, |x| bf16::from_f32(op.f(x.map(bf16::to_f32)))),
-            DType::C64 if Op::COMPLEX => loops::nary::<Complex32, Complex32, N>(it, |x| op.c(x)),
-            DType::C128 if Op::COMPLEX => loops::nary::<Complex64, Complex64, N>(it, |x| op.c(x)),
-            other => return Err(not_implemented(Op::NAME, other)),
-        }
-        Ok(())
-    })
+    elementwise(Op::NAME, Op::CONFIG, &out, &inputs, |p| dispatch(&Loop::<Op, N> { op, it: &p.iter }, p.common))
+}
+
+/// `op`'s loop over an iterator, in each dtype domain it has.
+struct Loop<'a, Op, const N: usize> {
+    op: &'a Op,
+    it: &'a Iter,
+}
+
+impl<Op: Pointwise<N>, const N: usize> Domains for Loop<'_, Op, N> {
+    const NAME: &'static str = Op::NAME;
+    const BOOL: bool = Op::BOOL;
+    const INT: bool = Op::INT;
+    const FLOAT: bool = Op::FLOAT;
+    const COMPLEX: bool = Op::COMPLEX;
+    fn bool(&self) {
+        loops::nary::<bool, bool, N>(self.it, |x| self.op.b(x))
+    }
+    fn int<T: Int>(&self) {
+        loops::nary::<T, T, N>(self.it, |x| T::from_i64(self.op.i(x.map(T::to_i64))))
+    }
+    fn float<T: Float>(&self) {
+        loops::nary::<T, T, N>(self.it, |x| T::from_acc(self.op.f(x.map(T::to_acc))))
+    }
+    fn complex<R: Real>(&self) {
+        loops::nary::<Complex<R>, Complex<R>, N>(self.it, |x| self.op.c(x))
+    }
 }
 
 /// Runs the predicate `op` as `out = op(inputs)` (Bool, cast to `out`'s dtype).
 pub fn run_test<Op: Test<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], out: TensorRef<'_>) -> Result<()> {
     elementwise(Op::NAME, Config::PREDICATE, &out, &inputs, |p| {
-        let it = &p.iter;
-        macro_rules! int {
-            ($t:ty) => {
-                loops::nary::<$t, bool, N>(it, |x| op.i(x.map(i64::from)))
-            };
-        }
-        match p.common {
-            DType::Bool if Op::BOOL => loops::nary::<bool, bool, N>(it, |x| op.b(x)),
-            DType::U8 if Op::INT => int!(u8),
-            DType::I8 if Op::INT => int!(i8),
-            DType::I16 if Op::INT => int!(i16),
-            DType::I32 if Op::INT => int!(i32),
-            DType::I64 if Op::INT => loops::nary::<i64, bool, N>(it, |x| op.i(x)),
-            DType::F32 if Op::FLOAT => loops::nary::<f32, bool, N>(it, |x| op.f(x)),
-            DType::F64 if Op::FLOAT => loops::nary::<f64, bool, N>(it, |x| op.f(x)),
-            DType::F16 if Op::FLOAT => loops::nary::<f16, bool, N>(it, |x| op.f(x.map(f16::to_f32))),
-            DType::BF16 if Op::FLOAT => loops::nary::<bf16, bool, N>(it, |x| op.f(x.map(bf16::to_f32))),
-            DType::C64 if Op::COMPLEX => loops::nary::<Complex32, bool, N>(it, |x| op.c(x)),
-            DType::C128 if Op::COMPLEX => loops::nary::<Complex64, bool, N>(it, |x| op.c(x)),
-            other => return Err(not_implemented(Op::NAME, other)),
-        }
-        Ok(())
+        dispatch(&TestLoop::<Op, N> { op, it: &p.iter }, p.common)
     })
+}
+
+/// The predicate `op`'s loop over an iterator, in each dtype domain it has.
+struct TestLoop<'a, Op, const N: usize> {
+    op: &'a Op,
+    it: &'a Iter,
+}
+
+impl<Op: Test<N>, const N: usize> Domains for TestLoop<'_, Op, N> {
+    const NAME: &'static str = Op::NAME;
+    const BOOL: bool = Op::BOOL;
+    const INT: bool = Op::INT;
+    const FLOAT: bool = Op::FLOAT;
+    const COMPLEX: bool = Op::COMPLEX;
+    fn bool(&self) {
+        loops::nary::<bool, bool, N>(self.it, |x| self.op.b(x))
+    }
+    fn int<T: Int>(&self) {
+        loops::nary::<T, bool, N>(self.it, |x| self.op.i(x.map(T::to_i64)))
+    }
+    fn float<T: Float>(&self) {
+        loops::nary::<T, bool, N>(self.it, |x| self.op.f(x.map(T::to_acc)))
+    }
+    fn complex<R: Real>(&self) {
+        loops::nary::<Complex<R>, bool, N>(self.it, |x| self.op.c(x))
+    }
 }
 
 /// A new tensor holding `op(inputs)`, for functional forms PyTorch does not derive from `.out`.
@@ -171,10 +180,11 @@ macro_rules! pointwise_ops {
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
-            $(#[allow(unused_variables)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
-            $(#[allow(unused_variables)] fn i(&self, $args: [i64; arity!($args)]) -> i64 { let $op $fields = *self; $i })?
-            $(#[allow(unused_variables)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> T { let $op $fields = *self; $f })?
-            $(#[allow(unused_variables)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> Complex<T> { let $op $fields = *self; $c })?
+            // Inlined into each dtype's loop (engine::dispatch), as the unary and binary tables' are.
+            $(#[allow(unused_variables)] #[inline(always)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
+            $(#[allow(unused_variables)] #[inline(always)] fn i(&self, $args: [i64; arity!($args)]) -> i64 { let $op $fields = *self; $i })?
+            $(#[allow(unused_variables)] #[inline(always)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> T { let $op $fields = *self; $f })?
+            $(#[allow(unused_variables)] #[inline(always)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> Complex<T> { let $op $fields = *self; $c })?
         }
     };
     (@impl test $op:ident $name:literal PREDICATE $args:tt $fields:tt
@@ -185,10 +195,10 @@ macro_rules! pointwise_ops {
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
-            $(#[allow(unused_variables)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
-            $(#[allow(unused_variables)] fn i(&self, $args: [i64; arity!($args)]) -> bool { let $op $fields = *self; $i })?
-            $(#[allow(unused_variables)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> bool { let $op $fields = *self; $f })?
-            $(#[allow(unused_variables)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> bool { let $op $fields = *self; $c })?
+            $(#[allow(unused_variables)] #[inline(always)] fn b(&self, $args: [bool; arity!($args)]) -> bool { let $op $fields = *self; $b })?
+            $(#[allow(unused_variables)] #[inline(always)] fn i(&self, $args: [i64; arity!($args)]) -> bool { let $op $fields = *self; $i })?
+            $(#[allow(unused_variables)] #[inline(always)] fn f<T: Real>(&self, $args: [T; arity!($args)]) -> bool { let $op $fields = *self; $f })?
+            $(#[allow(unused_variables)] #[inline(always)] fn c<T: Real>(&self, $args: [Complex<T>; arity!($args)]) -> bool { let $op $fields = *self; $c })?
         }
     };
 }
@@ -559,21 +569,44 @@ fn integer_bounds<'a>(
         DType::I32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
         _ => return Ok((lo, hi)),
     };
-    let check = |bound: Option<Input<'a>>, which: &str| -> Result<Option<Input<'a>>> {
+    // The lower bound binds a value at or above the range's minimum; the upper one at or below
+    // its maximum. Out of range on the other side, it binds nothing and is the range's end.
+    let check = |bound: Option<Input<'a>>, side: Side| -> Result<Option<Input<'a>>> {
         let Some(Input::Scalar(Scalar::Int(v))) = bound else { return Ok(bound) };
-        let binds = if which == "min" { v >= min } else { v <= max };
+        let (binds, end) = match side {
+            Side::Min => (v >= min, min),
+            Side::Max => (v <= max, max),
+        };
         if (min..=max).contains(&v) {
             Ok(bound)
         } else if binds {
             Err(Error::runtime(format!(
-                "Clamp {which} value {v} is outside the representable range of {}",
+                "Clamp {} value {v} is outside the representable range of {}",
+                side.name(),
                 dtype.name()
             )))
         } else {
-            Ok(Some(Input::Scalar(Scalar::Int(if which == "min" { min } else { max }))))
+            Ok(Some(Input::Scalar(Scalar::Int(end))))
         }
     };
-    Ok((check(lo, "min")?, check(hi, "max")?))
+    Ok((check(lo, Side::Min)?, check(hi, Side::Max)?))
+}
+
+/// Which bound of a clamp.
+#[derive(Clone, Copy)]
+enum Side {
+    Min,
+    Max,
+}
+
+impl Side {
+    /// As ATen's messages name it.
+    fn name(self) -> &'static str {
+        match self {
+            Side::Min => "min",
+            Side::Max => "max",
+        }
+    }
 }
 
 /// `torch.lerp`: `self` and `end` (and a tensor weight) must share a dtype, as ATen checks.
