@@ -11,14 +11,16 @@
 //! family's file. Three folders by role:
 //!
 //! - [`engine`]: what every family runs on — one dtype table with PyTorch's type promotion, one
-//!   TensorIterator with its operands and inner loops, the scalar math of the op tables, what the
-//!   spatial families share, and the vector tier in force (`REGEN_CPU_CAPABILITY`).
+//!   TensorIterator with its operands and inner loops, the one dtype -> loop dispatch, the scalar
+//!   math of the op tables, and the vector tier in force (`REGEN_CPU_CAPABILITY`). It imports
+//!   nothing from `ops`.
 //! - [`math`]: the math libraries the op families are written in — the special functions, the
 //!   vectorised transcendental functions, and the unstable sorting algorithms of CPU's C++ library.
 //! - [`ops`]: one file per op family, each implementing its kernel group's trait for
 //!   [`Reference`]: one row per elementwise op (unary, binary, pointwise), and one engine per
 //!   family with a small struct or row per op (copy, reduce, scan, index, shape, sort, unique,
-//!   matmul, conv, norm, rnn, loss, pool, resample, embedding, optim, amp, random).
+//!   matmul, conv, norm, rnn, loss, pool, resample, embedding, optim, amp, random), and `spatial`,
+//!   what pool, resample and resample_aa share.
 
 // Every unsafe block says why it is sound (CI's clippy runs with -D warnings).
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -124,7 +124,7 @@ NOT_IN_OPINFO = {
     "engine/loops.rs": "the engine's inner loops: every elementwise family above runs through them",
     "engine/operands.rs": "the engine's TensorIterator build (promotion, conversion, outputs): every "
                           "elementwise family above runs through it",
-    "engine/spatial.rs": "what pool.rs, resample.rs and resample_aa.rs share (elements, views, upsampling "
+    "ops/spatial.rs": "what pool.rs, resample.rs and resample_aa.rs share (elements, views, upsampling "
                          "geometry): their OpInfos above run it",
     "engine/scalar.rs": "the scalar math the op tables are written in: binary.rs, unary.rs and special.rs "
                         "run it",

@@ -1,7 +1,7 @@
 //! The engine every op family runs on: the dtype table and PyTorch's type promotion ([`dtype`]),
 //! the TensorIterator ([`iter`]) with its operands ([`operands`]) and inner loops ([`loops`]), the
-//! scalar math of the op tables ([`scalar`]), what the spatial families share ([`spatial`]), and
-//! the vector tier the kernels run ([`Capability`], the `simd_fn!` macro).
+//! one dtype -> loop dispatch of the elementwise families ([`dispatch`]), the scalar math of the op
+//! tables ([`scalar`]), and the vector tier the kernels run ([`Capability`], the `simd_fn!` macro).
 
 /// Runs the `#[inline(always)]` body `$body` compiled for AVX-512 or else AVX2+FMA when the
 /// machine has it (a closure or a baseline function would be compiled for baseline x86-64 only).
@@ -152,7 +152,6 @@ pub mod iter;
 pub mod loops;
 pub mod operands;
 pub mod scalar;
-pub mod spatial;
 
 #[cfg(test)]
 mod capability_tests {

@@ -76,7 +76,7 @@ fn unscale<T: Elem>(t: &TensorRef<'_>, inv: f32) -> bool {
     if n == 0 {
         return false;
     }
-    let inv_a = <T::A as Real>::from_f64(f64::from(inv));
+    let inv_a = <T::Acc as Real>::from_f64(f64::from(inv));
     let one = inv == 1.0;
     let found = AtomicBool::new(false);
     let base = t.data_ptr() as usize;
@@ -85,9 +85,9 @@ fn unscale<T: Elem>(t: &TensorRef<'_>, inv: f32) -> bool {
     let step = |p: *mut T| -> bool {
         // SAFETY: p is an element of the tensor, visited once (no two elements share memory).
         unsafe {
-            let v = (*p).ld();
+            let v = (*p).to_acc();
             if !one {
-                *p = T::st(v * inv_a);
+                *p = T::from_acc(v * inv_a);
             }
             !num_traits::Float::is_finite(v)
         }

@@ -16,8 +16,9 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use half::{bf16, f16};
 
-use crate::engine::dtype::{DType, not_implemented};
+use crate::engine::dtype::{DType, Element, not_implemented};
 use crate::engine::iter::{fmt_sizes, new_tensor};
+use crate::engine::scalar::Real;
 use crate::ops::norm::dense;
 
 /// A float element and its row update `a + scale·b` (CPU's `add_stub` with alpha: fused
@@ -222,89 +223,45 @@ const SUM: i64 = 0;
 const MEAN: i64 = 1;
 const MAX: i64 = 2;
 
-/// A float element of embedding_bag and its accumulator (f32, f64 for double).
-trait Bag: Copy + Send + Sync + PartialOrd + 'static {
-    type A: Copy + Send + Sync + std::ops::Add<Output = Self::A> + std::ops::Mul<Output = Self::A>;
-    fn ld(self) -> Self::A;
-    fn st(a: Self::A) -> Self;
-    fn zero() -> Self::A;
-    fn fma(a: Self::A, b: Self::A, c: Self::A) -> Self::A;
-    fn from_f64(x: f64) -> Self::A;
-    fn to_f64(a: Self::A) -> f64;
-    /// `a / b` in the element type, as `output /= bag_size` computes it.
-    fn div(a: Self, b: f64) -> Self;
+/// A float element of embedding_bag: [`Element`] (loaded into and stored from its op-math type
+/// `Acc`, the accumulator: f32, f64 for double) extended with embedding_bag's own operations.
+trait Bag: Element<Acc: Real> + PartialOrd {
+    /// The start of a sum.
+    #[inline(always)]
+    fn acc_zero() -> Self::Acc {
+        num_traits::Zero::zero()
+    }
+    #[inline(always)]
+    fn fma(a: Self::Acc, b: Self::Acc, c: Self::Acc) -> Self::Acc {
+        num_traits::Float::mul_add(a, b, c)
+    }
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self::Acc {
+        Real::from_f64(x)
+    }
+    #[inline(always)]
+    fn to_f64(a: Self::Acc) -> f64 {
+        Real::to_f64(a)
+    }
+    /// `a / b` in the element type, as `output /= bag_size` computes it. Not forced inline:
+    /// mean's pass over the output calls it out of line.
+    fn div(a: Self, b: f64) -> Self {
+        // The divisor is first converted to the element type, as `.to(output.options())`.
+        Self::from_acc(a.to_acc() / Self::from_acc(Self::from_f64(b)).to_acc())
+    }
     /// fbgemm's conversion of its f32 sums (round to nearest even, but half away from zero
     /// for bfloat16: `(bits + 0x8000) >> 16`).
-    fn st_fbgemm(a: Self::A) -> Self {
-        Self::st(a)
+    #[inline(always)]
+    fn st_fbgemm(a: Self::Acc) -> Self {
+        Self::from_acc(a)
     }
 }
 
-macro_rules! bag_elem {
-    ($($t:ty => $a:ty, $ld:expr, $st:expr;)*) => {$(
-        impl Bag for $t {
-            type A = $a;
-            #[inline(always)]
-            fn ld(self) -> $a {
-                $ld(self)
-            }
-            #[inline(always)]
-            fn st(a: $a) -> $t {
-                $st(a)
-            }
-            fn zero() -> $a {
-                0.0
-            }
-            #[inline(always)]
-            fn fma(a: $a, b: $a, c: $a) -> $a {
-                a.mul_add(b, c)
-            }
-            fn from_f64(x: f64) -> $a {
-                x as $a
-            }
-            fn to_f64(a: $a) -> f64 {
-                a as f64
-            }
-            fn div(a: $t, b: f64) -> $t {
-                // The divisor is first converted to the element type, as `.to(output.options())`.
-                Self::st(a.ld() / Self::st(b as $a).ld())
-            }
-        }
-    )*};
-}
-
-bag_elem! {
-    f32 => f32, |x| x, |a| a;
-    f64 => f64, |x| x, |a| a;
-    f16 => f32, |x: f16| x.to_f32(), f16::from_f32;
-}
+impl Bag for f32 {}
+impl Bag for f64 {}
+impl Bag for f16 {}
 
 impl Bag for bf16 {
-    type A = f32;
-    #[inline(always)]
-    fn ld(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn st(a: f32) -> bf16 {
-        bf16::from_f32(a)
-    }
-    fn zero() -> f32 {
-        0.0
-    }
-    #[inline(always)]
-    fn fma(a: f32, b: f32, c: f32) -> f32 {
-        a.mul_add(b, c)
-    }
-    fn from_f64(x: f64) -> f32 {
-        x as f32
-    }
-    fn to_f64(a: f32) -> f64 {
-        a as f64
-    }
-    fn div(a: bf16, b: f64) -> bf16 {
-        bf16::from_f32(a.to_f32() / bf16::from_f32(b as f32).to_f32())
-    }
     fn st_fbgemm(a: f32) -> bf16 {
         if a.is_nan() {
             return bf16::from_f32(a);
@@ -558,9 +515,9 @@ fn bag_sum<T: Bag>(
     let idx = &a.idx[..];
     let op = o.as_mut_ptr() as usize;
     regen_runtime::host::parallel_for(a.bags, (1usize << 14) / width.max(1) + 1, |start, end| {
-        let mut acc = vec![T::zero(); width];
+        let mut acc = vec![T::acc_zero(); width];
         for (b, list) in members.iter().enumerate().take(end).skip(start) {
-            acc.fill(T::zero());
+            acc.fill(T::acc_zero());
             for &i in list {
                 let k = idx[i];
                 if k == padding_idx {
@@ -568,14 +525,14 @@ fn bag_sum<T: Bag>(
                 }
                 let row = &wt[k as usize * width..(k as usize + 1) * width];
                 match psw {
-                    None => acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s + x.ld()),
+                    None => acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s + x.to_acc()),
                     Some(p) if fused => {
-                        let wgt = p[i].ld();
-                        acc.iter_mut().zip(row).for_each(|(s, &x)| *s = T::fma(wgt, x.ld(), *s));
+                        let wgt = p[i].to_acc();
+                        acc.iter_mut().zip(row).for_each(|(s, &x)| *s = T::fma(wgt, x.to_acc(), *s));
                     }
                     Some(p) => {
-                        let wgt = p[i].ld();
-                        acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s + x.ld() * wgt);
+                        let wgt = p[i].to_acc();
+                        acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s + x.to_acc() * wgt);
                     }
                 }
             }
@@ -584,7 +541,7 @@ fn bag_sum<T: Bag>(
             if fused {
                 dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::st_fbgemm(s));
             } else {
-                dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::st(s));
+                dst.iter_mut().zip(&acc).for_each(|(d, &s)| *d = T::from_acc(s));
             }
         }
     });
@@ -603,7 +560,7 @@ fn bag_max<T: Bag>(
     padding_idx: i64,
 ) -> Result<()> {
     let width = a.width;
-    o.iter_mut().for_each(|v| *v = T::st(T::zero()));
+    o.iter_mut().for_each(|v| *v = T::from_acc(T::acc_zero()));
     let mut empty = vec![true; a.bags];
     for (&k, &b) in a.idx.iter().zip(offset2bag) {
         if !(0..a.rows as i64).contains(&k) {
@@ -776,7 +733,7 @@ fn dense_bag_backward(
                 std::slice::from_raw_parts(g.ptr as *const T, nbags * width),
             )
         };
-        o.iter_mut().for_each(|v| *v = <T as Bag>::st(<T as Bag>::zero()));
+        o.iter_mut().for_each(|v| *v = T::from_acc(<T as Bag>::acc_zero()));
         let max_mode = || -> Result<()> {
             let (mi, _) = read_index(&maximum_indices)?;
             for (b, &size) in bs.iter().enumerate() {
@@ -793,7 +750,7 @@ fn dense_bag_backward(
                     }
                     // SAFETY: element (k, d) of the output (k < rows checked above).
                     let dst = unsafe { &mut *(op as *mut T).add(k as usize * width + d) };
-                    *dst = <T as Bag>::st(<T as Bag>::ld(*dst) + <T as Bag>::ld(gr[b * width + d]));
+                    *dst = T::from_acc((*dst).to_acc() + gr[b * width + d].to_acc());
                 }
             }
             Ok(())
@@ -855,7 +812,7 @@ fn dense_bag_backward(
                     let b = o2b[j] as usize;
                     let mut scale = 1.0f64;
                     if let Some(p) = &psw {
-                        scale = <T as Bag>::to_f64(p[j].ld());
+                        scale = <T as Bag>::to_f64(p[j].to_acc());
                     }
                     if scale_grad_by_freq {
                         scale /= counts[k as usize] as f64;
@@ -878,14 +835,14 @@ fn dense_bag_backward(
 fn axpy<T: Bag>(y: &mut [T], x: &[T], alpha: f64) {
     let half = std::mem::size_of::<T>() == 2;
     let a = T::from_f64(alpha);
-    let a = T::st(a).ld();
+    let a = T::from_acc(a).to_acc();
     for (d, &s) in y.iter_mut().zip(x) {
         *d = if alpha == 1.0 {
-            T::st(d.ld() + s.ld())
+            T::from_acc(d.to_acc() + s.to_acc())
         } else if half {
-            T::st(d.ld() + T::st(a * s.ld()).ld())
+            T::from_acc(d.to_acc() + T::from_acc(a * s.to_acc()).to_acc())
         } else {
-            T::st(T::fma(a, s.ld(), d.ld()))
+            T::from_acc(T::fma(a, s.to_acc(), d.to_acc()))
         };
     }
 }
@@ -928,7 +885,7 @@ pub fn per_sample_weights_backward(
             )
         };
         for (s, v) in o.iter_mut().enumerate() {
-            *v = <T as Bag>::st(<T as Bag>::zero());
+            *v = T::from_acc(<T as Bag>::acc_zero());
             let (k, b) = (idx[s], o2b.get(s).copied().unwrap_or(-1));
             if k == padding_idx {
                 continue;
@@ -937,11 +894,11 @@ pub fn per_sample_weights_backward(
                 return Err(Error::index("index out of range in self"));
             }
             let (gb, wk) = (&gr[b as usize * width..(b as usize + 1) * width], &wt[k as usize * width..(k as usize + 1) * width]);
-            let mut acc = <T as Bag>::zero();
+            let mut acc = <T as Bag>::acc_zero();
             for (&x, &y) in gb.iter().zip(wk) {
-                acc += x.ld() * y.ld();
+                acc += x.to_acc() * y.to_acc();
             }
-            *v = <T as Bag>::st(acc);
+            *v = T::from_acc(acc);
         }
         Ok(())
     }, else Err(not_implemented("_embedding_bag_per_sample_weights_backward_cpu", dtype)))?;
@@ -983,14 +940,14 @@ pub fn renorm_(self_: TensorRef<'_>, indices: TensorRef<'_>, max_norm: f64, norm
             let at = |j: usize| unsafe { (base as *mut T).offset(k * s0 + j as isize * s1) };
             // SAFETY: j < width and k was wrapped into 0..rows above, so at(j) is element (k, j) of
             // self, a live 2-d tensor of the dispatched dtype T.
-            let norm = row_norm((0..width).map(|j| <T as Bag>::to_f64(unsafe { *at(j) }.ld())), norm_type);
-            let norm = <T as Bag>::to_f64(<T as Bag>::st(<T as Bag>::from_f64(norm)).ld());
+            let norm = row_norm((0..width).map(|j| <T as Bag>::to_f64(unsafe { *at(j) }.to_acc())), norm_type);
+            let norm = <T as Bag>::to_f64(T::from_acc(<T as Bag>::from_f64(norm)).to_acc());
             if norm > max_norm {
                 // `row *= scale` casts the scalar to the element type, then multiplies in op-math.
-                let scale = <T as Bag>::st(<T as Bag>::from_f64(max_norm / (norm + 1e-7))).ld();
+                let scale = T::from_acc(<T as Bag>::from_f64(max_norm / (norm + 1e-7))).to_acc();
                 for j in 0..width {
                     // SAFETY: as above.
-                    unsafe { *at(j) = <T as Bag>::st((*at(j)).ld() * scale) };
+                    unsafe { *at(j) = T::from_acc((*at(j)).to_acc() * scale) };
                 }
             }
             Ok(())

@@ -11,7 +11,7 @@
 
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
-use crate::engine::dtype::DType;
+use crate::engine::dtype::{self, DType};
 use crate::engine::iter::{fmt_sizes, new_tensor};
 use crate::engine::operands::Input;
 use crate::engine::scalar::Real;
@@ -166,8 +166,8 @@ fn ceil_log2(x: usize) -> u32 {
 
 /// `a op b` in the element type, rounded as CPU's `scalar_t` arithmetic rounds.
 #[inline(always)]
-fn rd<T: Elem>(a: T::A) -> T::A {
-    T::st(a).ld()
+fn rd<T: Elem>(a: T::Acc) -> T::Acc {
+    T::from_acc(a).to_acc()
 }
 
 /// `nll_loss_forward.output` / `nll_loss2d_forward.output`.
@@ -192,9 +192,9 @@ pub fn forward(
         let w = weights::<T>(weight.as_ref(), dtype, shape.classes)?;
         let x = dense(&input)?;
         let (loss, total) = if unreduced.is_some() {
-            let mut loss = vec![T::st(Default::default()); tgt.len()];
+            let mut loss = vec![<T as dtype::Element>::from_acc(Default::default()); tgt.len()];
             unreduced_loss::<T>(&shape, x.ptr, &tgt, w.as_deref(), ignore_index, &mut loss)?;
-            (loss, T::st(Default::default()))
+            (loss, <T as dtype::Element>::from_acc(Default::default()))
         } else {
             let (l, t) = reduced_loss::<T>(&shape, x.ptr, &tgt, w.as_deref(), reduction, ignore_index)?;
             (vec![l], t)
@@ -224,7 +224,7 @@ fn unreduced_loss<T: Elem>(
     let x = xp as *const T;
     for (i, (l, &t)) in loss.iter_mut().zip(tgt).enumerate() {
         if t == ignore_index {
-            *l = T::st(Default::default());
+            *l = T::from_acc(Default::default());
             continue;
         }
         if t < 0 || t as usize >= s.classes {
@@ -233,8 +233,8 @@ fn unreduced_loss<T: Elem>(
         let (b, m) = (i / s.map, i % s.map);
         // SAFETY: b < batch, t < classes, m < map index the dense input.
         let v = unsafe { *x.add((b * s.classes + t as usize) * s.map + m) };
-        let wt = w.map_or(T::st(num_traits::One::one()), |w| w[t as usize]);
-        *l = T::st(-v.ld() * wt.ld());
+        let wt = w.map_or(T::from_acc(num_traits::One::one()), |w| w[t as usize]);
+        *l = T::from_acc(-v.to_acc() * wt.to_acc());
     }
     Ok(())
 }
@@ -249,10 +249,10 @@ fn reduced_loss<T: Elem>(
     ignore_index: i64,
 ) -> Result<(T, T)> {
     use num_traits::Zero;
-    let zero = T::A::zero();
+    let zero = T::Acc::zero();
     if tgt.is_empty() {
-        let l = if reduction == MEAN { <T::A as num_traits::Float>::nan() } else { zero };
-        return Ok((T::st(l), T::st(zero)));
+        let l = if reduction == MEAN { <T::Acc as num_traits::Float>::nan() } else { zero };
+        return Ok((T::from_acc(l), T::from_acc(zero)));
     }
     const LEVELS: usize = 8;
     let power = 4.max(ceil_log2(tgt.len()) / LEVELS as u32);
@@ -271,10 +271,10 @@ fn reduced_loss<T: Elem>(
         }
         let (b, m) = (i / s.map, i % s.map);
         // SAFETY: as in `unreduced_loss`.
-        let v = unsafe { *x.add((b * s.classes + t as usize) * s.map + m) }.ld();
+        let v = unsafe { *x.add((b * s.classes + t as usize) * s.map + m) }.to_acc();
         match w {
             Some(w) => {
-                let wt = w[t as usize].ld();
+                let wt = w[t as usize].to_acc();
                 lsum[0] = rd::<T>(lsum[0] - rd::<T>(v * wt));
                 wsum[0] = rd::<T>(wsum[0] + wt);
             }
@@ -291,14 +291,14 @@ fn reduced_loss<T: Elem>(
         }
     }
     let total = match w {
-        None => rd::<T>(<T::A as crate::engine::scalar::Real>::from_f64((tgt.len() - ignored) as f64)),
+        None => rd::<T>(<T::Acc as crate::engine::scalar::Real>::from_f64((tgt.len() - ignored) as f64)),
         Some(_) => wsum.iter().fold(zero, |a, &b| rd::<T>(a + b)),
     };
     let mut out = lsum.iter().fold(zero, |a, &b| rd::<T>(a + b));
     if reduction == MEAN {
         out = rd::<T>(out / total);
     }
-    Ok((T::st(out), T::st(total)))
+    Ok((T::from_acc(out), T::from_acc(total)))
 }
 
 /// `nll_loss2d_forward`: new outputs, then the `.output` form.
@@ -385,13 +385,13 @@ pub fn backward(
             // SAFETY: into_out hands a contiguous buffer of T with input's sizes, whose element
             // count is batch · classes · map = n (the later writes stay inside it too: the
             // target's bounds are checked before its class is written).
-            unsafe { std::slice::from_raw_parts_mut(gi, n) }.fill(T::st(Default::default()));
-            let one = T::st(num_traits::One::one());
+            unsafe { std::slice::from_raw_parts_mut(gi, n) }.fill(<T as dtype::Element>::from_acc(Default::default()));
+            let one = <T as dtype::Element>::from_acc(num_traits::One::one());
             let scalar = if unreduced {
                 None
             } else {
                 // SAFETY: single-element tensors.
-                let (g, total) = unsafe { ((*(go.ptr as *const T)).ld(), (*(tw.ptr as *const T)).ld()) };
+                let (g, total) = unsafe { (dtype::Element::to_acc(*(go.ptr as *const T)), dtype::Element::to_acc(*(tw.ptr as *const T))) };
                 Some(-(if reduction == MEAN { rd::<T>(g / total) } else { g }))
             };
             for (i, &t) in tgt.iter().enumerate() {
@@ -404,12 +404,12 @@ pub fn backward(
                 let wt = w.as_ref().map_or(one, |w| w[t as usize]);
                 let v = match scalar {
                     // SAFETY: element i of the dense unreduced gradient.
-                    None => T::st(rd::<T>(-wt.ld()) * unsafe { *(go.ptr as *const T).add(i) }.ld()),
+                    None => <T as dtype::Element>::from_acc(rd::<T>(-dtype::Element::to_acc(wt)) * dtype::Element::to_acc(unsafe { *(go.ptr as *const T).add(i) })),
                     Some(s) => {
                         if w.is_some() {
-                            T::st(wt.ld() * s)
+                            <T as dtype::Element>::from_acc(dtype::Element::to_acc(wt) * s)
                         } else {
-                            T::st(s)
+                            <T as dtype::Element>::from_acc(s)
                         }
                     }
                 };

@@ -1,5 +1,7 @@
 //! The op families: one file per family, each implementing its kernel group's trait (regen.toml's
-//! `[implement]` groups) for [`crate::Reference`].
+//! `[implement]` groups) for [`crate::Reference`]; and [`spatial`], what the `[batch,] channel,
+//! spatial...` families (pool, resample, resample_aa) share. It uses copy's and norm's helpers, so
+//! it lives beside them, not in the engine, which imports nothing from here.
 
 pub mod amp;
 pub mod binary;
@@ -22,5 +24,6 @@ pub mod samplers;
 pub mod scan;
 pub mod shape;
 pub mod sort;
+pub mod spatial;
 pub mod unary;
 pub mod unique;

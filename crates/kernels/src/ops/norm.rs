@@ -18,7 +18,7 @@ use regen_runtime::{Error, Result, ScalarType, Tensor, TensorRef};
 use half::{bf16, f16};
 use num_traits::{Float, One, Zero};
 
-use crate::engine::dtype::{DType, check_out_dtype, not_implemented, torch_name};
+use crate::engine::dtype::{self, DType, check_out_dtype, not_implemented, torch_name};
 use crate::engine::iter::{GRAIN, fmt_sizes, new_tensor, wrap_dim};
 use crate::engine::scalar::Real;
 use crate::engine::simd_fn;
@@ -49,60 +49,12 @@ impl Flt for f64 {
     }
 }
 
-/// A floating element and its compute type.
-pub trait Elem: Copy + Send + Sync + 'static {
-    type A: Flt;
-    fn ld(self) -> Self::A;
-    fn st(a: Self::A) -> Self;
-}
+/// A floating element of norm's kernels: an [`Element`](dtype::Element) (loaded with `to_acc`,
+/// stored with `from_acc`) whose op-math type `Acc` is a [`Flt`], which brings norm's own
+/// operations (`exp_slice`, `Real`'s arithmetic). Every such element is one.
+pub trait Elem: dtype::Element<Acc: Flt> {}
 
-impl Elem for f32 {
-    type A = f32;
-    #[inline(always)]
-    fn ld(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn st(a: f32) -> f32 {
-        a
-    }
-}
-
-impl Elem for f64 {
-    type A = f64;
-    #[inline(always)]
-    fn ld(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn st(a: f64) -> f64 {
-        a
-    }
-}
-
-impl Elem for f16 {
-    type A = f32;
-    #[inline(always)]
-    fn ld(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn st(a: f32) -> f16 {
-        f16::from_f32(a)
-    }
-}
-
-impl Elem for bf16 {
-    type A = f32;
-    #[inline(always)]
-    fn ld(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn st(a: f32) -> bf16 {
-        bf16::from_f32(a)
-    }
-}
+impl<T: dtype::Element<Acc: Flt>> Elem for T {}
 
 #[inline(always)]
 fn a_of<A: Flt>(x: f64) -> A {
@@ -128,16 +80,16 @@ const EXP_CHUNK: usize = 256;
 /// Maximum of a row over 16 lanes (NaN is absorbed here but reappears through `exp(x - max)`,
 /// as on CPU every row with a NaN becomes NaN).
 #[inline(always)]
-fn lane_max<T: Elem>(x: &[T]) -> T::A {
-    let mut acc = [T::A::neg_infinity(); LANES];
+fn lane_max<T: Elem>(x: &[T]) -> T::Acc {
+    let mut acc = [T::Acc::neg_infinity(); LANES];
     let mut chunks = x.chunks_exact(LANES);
     for c in &mut chunks {
         for k in 0..LANES {
-            acc[k] = acc[k].max(c[k].ld());
+            acc[k] = acc[k].max(c[k].to_acc());
         }
     }
-    let mut m = T::A::neg_infinity();
-    for v in acc.into_iter().chain(chunks.remainder().iter().map(|v| v.ld())) {
+    let mut m = T::Acc::neg_infinity();
+    for v in acc.into_iter().chain(chunks.remainder().iter().map(|v| v.to_acc())) {
         m = m.max(v);
     }
     m
@@ -239,7 +191,7 @@ pub(crate) fn read_f64(t: &TensorRef<'_>, n: usize) -> Result<Vec<f64>> {
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
         // SAFETY: the dense data holds at least n elements (checked by the callers).
         let s = unsafe { std::slice::from_raw_parts(d.ptr as *const T, n) };
-        Ok(s.iter().map(|&x| x.ld().to_f64_()).collect())
+        Ok(s.iter().map(|&x| dtype::Element::to_acc(x).to_f64_()).collect())
     }, else Err(not_implemented("batch_norm", dtype)))
 }
 
@@ -251,7 +203,7 @@ fn write_f64(t: &TensorRef<'_>, v: &[f64]) -> Result<()> {
         let p = t.data_ptr() as *mut T;
         for (i, &x) in v.iter().enumerate() {
             // SAFETY: element i of the tensor.
-            unsafe { p.offset(i as isize * stride).write(T::st(a_of(x))) };
+            unsafe { p.offset(i as isize * stride).write(<T as dtype::Element>::from_acc(a_of(x))) };
         }
         Ok(())
     }, else Err(not_implemented("batch_norm", dtype)))
@@ -259,7 +211,7 @@ fn write_f64(t: &TensorRef<'_>, v: &[f64]) -> Result<()> {
 
 /// `v` rounded to `dtype`'s precision.
 fn round_to(dtype: DType, v: f64) -> f64 {
-    crate::dispatch!(dtype, [F16, BF16, F32], |T| T::st(a_of(v)).ld().to_f64_(), else v)
+    crate::dispatch!(dtype, [F16, BF16, F32], |T| dtype::Element::to_acc(<T as dtype::Element>::from_acc(a_of(v))).to_f64_(), else v)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,7 +278,7 @@ fn softmax_run<T: Elem>(kind: Kind, xp: usize, yp: usize, outer: usize, n: usize
     if inner == 1 {
         let grain = (GRAIN / (16 * n.max(1))).max(1);
         regen_runtime::host::parallel_for(outer, grain, |a, b| {
-            let mut buf = vec![T::A::default(); n];
+            let mut buf = vec![T::Acc::default(); n];
             for r in a..b {
                 // SAFETY: row r of the contiguous input and output.
                 let (x, y) = unsafe {
@@ -347,9 +299,9 @@ fn softmax_run<T: Elem>(kind: Kind, xp: usize, yp: usize, outer: usize, n: usize
     let chunks = inner.div_ceil(chunk);
     let grain = (GRAIN / (16 * n * chunk)).max(1);
     regen_runtime::host::parallel_for(outer * chunks, grain, |a, b| {
-        let mut mx = vec![T::A::default(); chunk];
-        let mut sum = vec![T::A::default(); chunk];
-        let mut e = vec![T::A::default(); if kind == Kind::Softmax { n * chunk } else { chunk }];
+        let mut mx = vec![T::Acc::default(); chunk];
+        let mut sum = vec![T::Acc::default(); chunk];
+        let mut e = vec![T::Acc::default(); if kind == Kind::Softmax { n * chunk } else { chunk }];
         for u in a..b {
             let (o, k) = (u / chunks, u % chunks);
             let j0 = k * chunk;
@@ -362,17 +314,17 @@ fn softmax_run<T: Elem>(kind: Kind, xp: usize, yp: usize, outer: usize, n: usize
 
 simd_fn! {
     /// One softmax row, as `_vec_softmax_lastdim`: max, exp(x - max) and its sum, times 1/sum.
-    fn softmax_row<T: Elem>(x: &[T], y: &mut [T], buf: &mut [T::A]) {
+    fn softmax_row<T: Elem>(x: &[T], y: &mut [T], buf: &mut [T::Acc]) {
         let m = lane_max(x);
-        if std::mem::size_of::<T>() != std::mem::size_of::<T::A>() {
+        if std::mem::size_of::<T>() != std::mem::size_of::<T::Acc>() {
             // float16 and bfloat16: the exponentials stay in float until the scaling, as CPU's.
             for (b, &v) in buf.iter_mut().zip(x) {
-                *b = v.ld() - m;
+                *b = v.to_acc() - m;
             }
-            T::A::exp_slice(buf);
-            let inv = T::A::one() / lane_sum([&*buf], |[v]| v);
+            T::Acc::exp_slice(buf);
+            let inv = T::Acc::one() / lane_sum([&*buf], |[v]| v);
             for (o, &b) in y.iter_mut().zip(buf.iter()) {
-                *o = T::st(b * inv);
+                *o = T::from_acc(b * inv);
             }
             return;
         }
@@ -380,20 +332,20 @@ simd_fn! {
         // `vec::map` writes them, so the first (cold) stores to the output overlap the next
         // chunk's exponentials instead of making a store-only pass of their own; the sum and
         // the scaling then find the row in L1.
-        // (T is T::A here, as equal sizes mean for the element types of `Elem`: the differences
+        // (T is T::Acc here, as equal sizes mean for the element types of `Elem`: the differences
         // go to the output and are exponentiated in place.)
         for (xc, yc) in x.chunks(EXP_CHUNK).zip(y.chunks_mut(EXP_CHUNK)) {
             for (o, &v) in yc.iter_mut().zip(xc) {
-                *o = T::st(v.ld() - m);
+                *o = T::from_acc(v.to_acc() - m);
             }
-            // SAFETY: T and T::A are the same type (equal sizes, checked above), so the chunk
-            // is a slice of T::A.
-            let yc = unsafe { std::slice::from_raw_parts_mut(yc.as_mut_ptr() as *mut T::A, yc.len()) };
-            T::A::exp_slice(yc);
+            // SAFETY: T and T::Acc are the same type (equal sizes, checked above), so the chunk
+            // is a slice of T::Acc.
+            let yc = unsafe { std::slice::from_raw_parts_mut(yc.as_mut_ptr() as *mut T::Acc, yc.len()) };
+            T::Acc::exp_slice(yc);
         }
-        let inv = T::A::one() / lane_sum([&*y], |[v]| v.ld());
+        let inv = T::Acc::one() / lane_sum([&*y], |[v]| v.to_acc());
         for o in y.iter_mut() {
-            *o = T::st(o.ld() * inv);
+            *o = T::from_acc(o.to_acc() * inv);
         }
     }
 }
@@ -401,17 +353,17 @@ simd_fn! {
 simd_fn! {
     /// One log-softmax row, as `_vec_log_softmax_lastdim`: max, log of the sum of exp(x - max),
     /// then `x - max - logsum` in that order.
-    fn log_softmax_row<T: Elem>(x: &[T], y: &mut [T], tmp: &mut [T::A]) {
+    fn log_softmax_row<T: Elem>(x: &[T], y: &mut [T], tmp: &mut [T::Acc]) {
         let m = lane_max(x);
         for (t, &v) in tmp.iter_mut().zip(x) {
-            *t = v.ld() - m;
+            *t = v.to_acc() - m;
         }
-        T::A::exp_slice(tmp);
+        T::Acc::exp_slice(tmp);
         let s = lane_sum([&*tmp], |[v]| v);
         // CPU keeps a row's sum and its log in the element type (float16 and bfloat16 round).
-        let ls = if std::mem::size_of::<T>() == 2 { T::st(T::st(s).ld().ln()).ld() } else { s.ln() };
+        let ls = if std::mem::size_of::<T>() == 2 { T::from_acc(T::from_acc(s).to_acc().ln()).to_acc() } else { s.ln() };
         for (o, &v) in y.iter_mut().zip(x) {
-            *o = T::st(v.ld() - m - ls);
+            *o = T::from_acc(v.to_acc() - m - ls);
         }
     }
 }
@@ -422,7 +374,7 @@ simd_fn! {
     /// or x - max - log(sum) (log-softmax, as `host_softmax`).
     fn softmax_block<T: Elem>(
         kind: Kind, xp: usize, yp: usize, base: usize, n: usize, inner: usize, len: usize,
-        mx: &mut [T::A], sum: &mut [T::A], e: &mut [T::A],
+        mx: &mut [T::Acc], sum: &mut [T::Acc], e: &mut [T::Acc],
     ) {
         // SAFETY: for d < n, row d (len columns from base + d·inner) lies inside the contiguous
         // input (and, for the blocks below, output) of outer·n·inner elements: the caller passes
@@ -430,20 +382,20 @@ simd_fn! {
         let row = |d: usize| unsafe { std::slice::from_raw_parts((xp as *const T).add(base + d * inner), len) };
         let (mx, sum) = (&mut mx[..len], &mut sum[..len]);
         for (m, &v) in mx.iter_mut().zip(row(0)) {
-            *m = v.ld();
+            *m = v.to_acc();
         }
         for d in 1..n {
             for (m, &v) in mx.iter_mut().zip(row(d)) {
-                *m = m.max(v.ld());
+                *m = m.max(v.to_acc());
             }
         }
-        sum.fill(T::A::zero());
+        sum.fill(T::Acc::zero());
         for d in 0..n {
             let t = if kind == Kind::Softmax { &mut e[d * len..(d + 1) * len] } else { &mut e[..len] };
             for ((t, &v), &m) in t.iter_mut().zip(row(d)).zip(mx.iter()) {
-                *t = v.ld() - m;
+                *t = v.to_acc() - m;
             }
-            T::A::exp_slice(t);
+            T::Acc::exp_slice(t);
             for (s, &t) in sum.iter_mut().zip(t.iter()) {
                 *s = *s + t;
             }
@@ -458,11 +410,11 @@ simd_fn! {
             let y = unsafe { std::slice::from_raw_parts_mut((yp as *mut T).add(base + d * inner), len) };
             if kind == Kind::Softmax {
                 for ((o, &t), &s) in y.iter_mut().zip(&e[d * len..(d + 1) * len]).zip(sum.iter()) {
-                    *o = T::st(t / s);
+                    *o = T::from_acc(t / s);
                 }
             } else {
                 for (((o, &v), &m), &s) in y.iter_mut().zip(row(d)).zip(mx.iter()).zip(sum.iter()) {
-                    *o = T::st(v.ld() - m - s);
+                    *o = T::from_acc(v.to_acc() - m - s);
                 }
             }
         }
@@ -526,7 +478,7 @@ fn softmax_backward_run<T: Elem>(kind: Kind, gp: usize, yp: usize, op: usize, ou
     if inner == 1 {
         let grain = (GRAIN / (16 * n.max(1))).max(1);
         regen_runtime::host::parallel_for(outer, grain, |a, b| {
-            let mut buf = vec![T::A::default(); n];
+            let mut buf = vec![T::Acc::default(); n];
             for r in a..b {
                 // SAFETY: row r of the contiguous tensors.
                 let (g, y, o) = unsafe {
@@ -545,8 +497,8 @@ fn softmax_backward_run<T: Elem>(kind: Kind, gp: usize, yp: usize, op: usize, ou
     let chunks = inner.div_ceil(chunk);
     let grain = (GRAIN / (16 * n * chunk)).max(1);
     regen_runtime::host::parallel_for(outer * chunks, grain, |a, b| {
-        let mut sum = vec![T::A::default(); chunk];
-        let mut tmp = vec![T::A::default(); chunk];
+        let mut sum = vec![T::Acc::default(); chunk];
+        let mut tmp = vec![T::Acc::default(); chunk];
         for u in a..b {
             let (o, k) = (u / chunks, u % chunks);
             let j0 = k * chunk;
@@ -559,22 +511,22 @@ fn softmax_backward_run<T: Elem>(kind: Kind, gp: usize, yp: usize, op: usize, ou
 simd_fn! {
     /// One row of the backward ops, as `_vec_host_softmax_backward_lastdim`:
     /// softmax `(g - Σ g·y) · y`, log-softmax `g - exp(y) · Σ g`.
-    fn softmax_backward_row<T: Elem>(kind: Kind, g: &[T], y: &[T], o: &mut [T], buf: &mut [T::A]) {
+    fn softmax_backward_row<T: Elem>(kind: Kind, g: &[T], y: &[T], o: &mut [T], buf: &mut [T::Acc]) {
         match kind {
             Kind::Softmax => {
-                let s = lane_sum([g, y], |[g, y]| g.ld() * y.ld());
+                let s = lane_sum([g, y], |[g, y]| g.to_acc() * y.to_acc());
                 for ((o, &g), &y) in o.iter_mut().zip(g).zip(y) {
-                    *o = T::st((g.ld() - s) * y.ld());
+                    *o = T::from_acc((g.to_acc() - s) * y.to_acc());
                 }
             }
             Kind::LogSoftmax => {
-                let s = lane_sum([g], |[g]| g.ld());
+                let s = lane_sum([g], |[g]| g.to_acc());
                 for (b, &y) in buf.iter_mut().zip(y) {
-                    *b = y.ld();
+                    *b = y.to_acc();
                 }
-                T::A::exp_slice(buf);
+                T::Acc::exp_slice(buf);
                 for ((o, &g), &e) in o.iter_mut().zip(g).zip(buf.iter()) {
-                    *o = T::st(g.ld() - e * s);
+                    *o = T::from_acc(g.to_acc() - e * s);
                 }
             }
         }
@@ -586,7 +538,7 @@ simd_fn! {
     /// order, then softmax `y · (g - sum)`, log-softmax `g - exp(y) · sum`.
     fn softmax_backward_block<T: Elem>(
         kind: Kind, ptrs: [usize; 3], base: usize, n: usize, inner: usize, len: usize,
-        sum: &mut [T::A], tmp: &mut [T::A],
+        sum: &mut [T::Acc], tmp: &mut [T::Acc],
     ) {
         let [gp, yp, op] = ptrs;
         // SAFETY: for d < n, row d (len columns from base + d·inner) lies inside each of the
@@ -594,15 +546,15 @@ simd_fn! {
         // the caller passes base = o·n·inner + j0 with o < outer and j0 + len <= inner.
         let row = |p: usize, d: usize| unsafe { std::slice::from_raw_parts((p as *const T).add(base + d * inner), len) };
         let (sum, tmp) = (&mut sum[..len], &mut tmp[..len]);
-        sum.fill(T::A::zero());
+        sum.fill(T::Acc::zero());
         for d in 0..n {
             if kind == Kind::Softmax {
                 for ((s, &g), &y) in sum.iter_mut().zip(row(gp, d)).zip(row(yp, d)) {
-                    *s = *s + g.ld() * y.ld();
+                    *s = *s + g.to_acc() * y.to_acc();
                 }
             } else {
                 for (s, &g) in sum.iter_mut().zip(row(gp, d)) {
-                    *s = *s + g.ld();
+                    *s = *s + g.to_acc();
                 }
             }
         }
@@ -611,15 +563,15 @@ simd_fn! {
             let o = unsafe { std::slice::from_raw_parts_mut((op as *mut T).add(base + d * inner), len) };
             if kind == Kind::Softmax {
                 for (((o, &g), &y), &s) in o.iter_mut().zip(row(gp, d)).zip(row(yp, d)).zip(sum.iter()) {
-                    *o = T::st(y.ld() * (g.ld() - s));
+                    *o = T::from_acc(y.to_acc() * (g.to_acc() - s));
                 }
             } else {
                 for (t, &y) in tmp.iter_mut().zip(row(yp, d)) {
-                    *t = y.ld();
+                    *t = y.to_acc();
                 }
-                T::A::exp_slice(tmp);
+                T::Acc::exp_slice(tmp);
                 for (((o, &g), &e), &s) in o.iter_mut().zip(row(gp, d)).zip(tmp.iter()).zip(sum.iter()) {
-                    *o = T::st(g.ld() - e * s);
+                    *o = T::from_acc(g.to_acc() - e * s);
                 }
             }
         }
@@ -998,13 +950,13 @@ pub fn layer_norm(
     let beta = bias.map(|b| read_f64(&b, n)).transpose()?;
     let mut stats = vec![0.0f64; 2 * m];
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-        let conv = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(|&x| a_of::<<T as Elem>::A>(x)).collect::<Vec<_>>());
+        let conv = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(|&x| a_of::<<T as dtype::Element>::Acc>(x)).collect::<Vec<_>>());
         let (g, b) = (conv(&gamma), conv(&beta));
         let (xp, yp, sp) = (x.ptr, y.as_ref().data_ptr() as usize, stats.as_mut_ptr() as usize);
-        let eps_a = a_of::<<T as Elem>::A>(eps);
+        let eps_a = a_of::<<T as dtype::Element>::Acc>(eps);
         let grain = (GRAIN / n.max(1)).max(1);
         regen_runtime::host::parallel_for(m, grain, |lo, hi| {
-            let mut buf = vec![<T as Elem>::A::default(); n];
+            let mut buf = vec![<T as dtype::Element>::Acc::default(); n];
             for r in lo..hi {
                 // SAFETY: row r of the contiguous input and output; stats slots 2r, 2r + 1.
                 let (xr, yr) = unsafe {
@@ -1033,7 +985,7 @@ fn write_stats(t: &TensorRef<'_>, v: impl Iterator<Item = f64>) -> Result<()> {
         let p = t.data_ptr() as *mut T;
         for (i, x) in v.enumerate() {
             // SAFETY: element i of the new contiguous tensor.
-            unsafe { p.add(i).write(T::st(a_of(x))) };
+            unsafe { p.add(i).write(<T as dtype::Element>::from_acc(a_of(x))) };
         }
         Ok(())
     }, else unreachable!())
@@ -1045,44 +997,44 @@ fn write_stats(t: &TensorRef<'_>, v: impl Iterator<Item = f64>) -> Result<()> {
 fn layer_norm_row<T: Elem>(
     x: &[T],
     y: &mut [T],
-    g: Option<&[T::A]>,
-    b: Option<&[T::A]>,
-    eps: T::A,
-    buf: &mut [T::A],
-) -> (T::A, T::A) {
-    let mut out = (T::A::zero(), T::A::zero());
+    g: Option<&[T::Acc]>,
+    b: Option<&[T::Acc]>,
+    eps: T::Acc,
+    buf: &mut [T::Acc],
+) -> (T::Acc, T::Acc) {
+    let mut out = (T::Acc::zero(), T::Acc::zero());
     layer_norm_row_simd::<T>(x, y, g, b, eps, buf, &mut out);
     out
 }
 
 simd_fn! {
     fn layer_norm_row_simd<T: Elem>(
-        x: &[T], y: &mut [T], g: Option<&[T::A]>, b: Option<&[T::A]>, eps: T::A, buf: &mut [T::A],
-        out: &mut (T::A, T::A),
+        x: &[T], y: &mut [T], g: Option<&[T::Acc]>, b: Option<&[T::Acc]>, eps: T::Acc, buf: &mut [T::Acc],
+        out: &mut (T::Acc, T::Acc),
     ) {
         let n = x.len();
         for (b, &v) in buf.iter_mut().zip(x) {
-            *b = v.ld();
+            *b = v.to_acc();
         }
-        let nf = a_of::<T::A>(n as f64);
+        let nf = a_of::<T::Acc>(n as f64);
         let mean = lane_sum([&*buf], |[v]| v) / nf;
         let var = lane_sum([&*buf], |[v]| (v - mean) * (v - mean)) / nf;
         // An empty row has mean 0 and variance NaN, as CPU's moments give.
-        let mean = if n == 0 { T::A::zero() } else { mean };
-        let rstd = T::A::one() / (var.max(T::A::zero()) + eps).sqrt();
-        let rstd = if n == 0 { T::A::nan() } else { rstd };
+        let mean = if n == 0 { T::Acc::zero() } else { mean };
+        let rstd = T::Acc::one() / (var.max(T::Acc::zero()) + eps).sqrt();
+        let rstd = if n == 0 { T::Acc::nan() } else { rstd };
         let (scale, bias) = (rstd, -rstd * mean);
         match (g, b) {
             (Some(g), Some(b)) => {
                 for (((o, &v), &g), &b) in y.iter_mut().zip(buf.iter()).zip(g).zip(b) {
-                    *o = T::st((v * scale + bias) * g + b);
+                    *o = T::from_acc((v * scale + bias) * g + b);
                 }
             }
             _ => {
                 for (j, (o, &v)) in y.iter_mut().zip(buf.iter()).enumerate() {
-                    let gv = g.map_or(T::A::one(), |g| g[j]);
-                    let bv = b.map_or(T::A::zero(), |b| b[j]);
-                    *o = T::st((v * scale + bias) * gv + bv);
+                    let gv = g.map_or(T::Acc::one(), |g| g[j]);
+                    let bv = b.map_or(T::Acc::zero(), |b| b[j]);
+                    *o = T::from_acc((v * scale + bias) * gv + bv);
                 }
             }
         }
@@ -1138,7 +1090,7 @@ pub fn layer_norm_backward(
         let rs = read_f64(&rstd, m)?;
         let gamma = weight.map(|w| read_f64(&w, n)).transpose()?;
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-            type A = <T as Elem>::A;
+            type A = <T as dtype::Element>::Acc;
             let gamma: Option<Vec<A>> = gamma.as_ref().map(|v| v.iter().map(|&x| a_of::<A>(x)).collect());
             let mu: Vec<A> = mu.iter().map(|&x| a_of::<A>(x)).collect();
             let rs: Vec<A> = rs.iter().map(|&x| a_of::<A>(x)).collect();
@@ -1202,22 +1154,22 @@ simd_fn! {
     /// parameter gradients and the two sums in one (16 lane accumulators, combined pairwise), then
     /// dx; a missing γ is 1.
     fn layer_norm_backward_row<T: Elem>(
-        dy: &[T], x: &[T], mean: T::A, a: T::A, gamma: Option<&[T::A]>, dx: &mut [T],
-        dga: &mut [T::A], dba: &mut [T::A], ones: &[T::A],
+        dy: &[T], x: &[T], mean: T::Acc, a: T::Acc, gamma: Option<&[T::Acc]>, dx: &mut [T],
+        dga: &mut [T::Acc], dba: &mut [T::Acc], ones: &[T::Acc],
     ) {
         let n = x.len();
-        let one = T::A::one();
-        let g: &[T::A] = gamma.unwrap_or(ones);
+        let one = T::Acc::one();
+        let g: &[T::Acc] = gamma.unwrap_or(ones);
         let (want_dg, want_db, want_dx) = (!dga.is_empty(), !dba.is_empty(), !dx.is_empty());
         let b0 = -a * mean;
-        let mut ds_acc = [T::A::zero(); LANES];
-        let mut db_acc = [T::A::zero(); LANES];
+        let mut ds_acc = [T::Acc::zero(); LANES];
+        let mut db_acc = [T::Acc::zero(); LANES];
         // dγ/dβ of element j, and its terms of the two sums.
-        let mut step = |j: usize| -> (T::A, T::A) {
+        let mut step = |j: usize| -> (T::Acc, T::Acc) {
             // SAFETY: j < n, the length of every row slice (dga/dba when wanted).
             unsafe {
-                let d = dy.get_unchecked(j).ld();
-                let xv = x.get_unchecked(j).ld();
+                let d = dy.get_unchecked(j).to_acc();
+                let xv = x.get_unchecked(j).to_acc();
                 if want_dg {
                     let o = dga.get_unchecked_mut(j);
                     *o = *o + d * (a * xv + b0);
@@ -1248,11 +1200,11 @@ simd_fn! {
         if !want_dx {
             return;
         }
-        let scale = one / a_of::<T::A>(n as f64);
+        let scale = one / a_of::<T::Acc>(n as f64);
         let b = (db * mean - ds) * a * a * a * scale;
         let c = -b * mean - db * a * scale;
         for (((o, &d), &g), &xv) in dx.iter_mut().zip(dy).zip(g).zip(x) {
-            *o = T::st(a * d.ld() * g + b * xv.ld() + c);
+            *o = T::from_acc(a * d.to_acc() * g + b * xv.to_acc() + c);
         }
     }
 }
@@ -1386,7 +1338,7 @@ pub fn batch_norm(
     let mut mean = vec![0.0f64; c];
     let mut invstd = vec![0.0f64; c];
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-        type A = <T as Elem>::A;
+        type A = <T as dtype::Element>::Acc;
         if training {
             let mut var_sum = vec![0.0f64; c];
             let (mp, vp) = (mean.as_mut_ptr() as usize, var_sum.as_mut_ptr() as usize);
@@ -1467,14 +1419,14 @@ fn bn_stats<T: Elem>(x: &Bcs, ch: usize, nb: usize, ns: usize) -> (f64, f64) {
     let mut sum = 0.0f64;
     for b in 0..nb {
         for s in 0..ns {
-            sum += at(b, s).ld().to_f64_();
+            sum += at(b, s).to_acc().to_f64_();
         }
     }
-    let mean = a_of::<T::A>(sum / (nb * ns) as f64);
+    let mean = a_of::<T::Acc>(sum / (nb * ns) as f64);
     let mut var_sum = 0.0f64;
     for b in 0..nb {
         for s in 0..ns {
-            let d = at(b, s).ld() - mean;
+            let d = at(b, s).to_acc() - mean;
             var_sum += (d * d).to_f64_();
         }
     }
@@ -1483,7 +1435,7 @@ fn bn_stats<T: Elem>(x: &Bcs, ch: usize, nb: usize, ns: usize) -> (f64, f64) {
 
 simd_fn! {
     /// `out = x · alpha + beta` over one channel.
-    fn bn_transform<T: Elem>(x: &Bcs, o: &Bcs, ch: usize, nb: usize, ns: usize, ab: (T::A, T::A)) {
+    fn bn_transform<T: Elem>(x: &Bcs, o: &Bcs, ch: usize, nb: usize, ns: usize, ab: (T::Acc, T::Acc)) {
         let (alpha, beta) = ab;
         let ([xb, xc, xs], [ob, oc, os]) = (x.st, o.st);
         for b in 0..nb {
@@ -1493,14 +1445,14 @@ simd_fn! {
                 // SAFETY: a contiguous spatial run of both tensors.
                 let (xr, or) = unsafe { (std::slice::from_raw_parts(xr, ns), std::slice::from_raw_parts_mut(or, ns)) };
                 for (o, &v) in or.iter_mut().zip(xr) {
-                    *o = T::st(v.ld() * alpha + beta);
+                    *o = T::from_acc(v.to_acc() * alpha + beta);
                 }
             } else {
                 for s in 0..ns {
                     // SAFETY: element s of the run in both tensors.
                     unsafe {
                         let v = xr.offset(s as isize * xs).read();
-                        or.offset(s as isize * os).write(T::st(v.ld() * alpha + beta));
+                        or.offset(s as isize * os).write(T::from_acc(v.to_acc() * alpha + beta));
                     }
                 }
             }
@@ -1574,7 +1526,7 @@ pub fn batch_norm_backward(
         let (nb, ns) = (sizes[0] as usize, (input.numel() as usize) / (sizes[0] as usize * c));
         let count = (nb * ns) as f64;
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-            type A = <T as Elem>::A;
+            type A = <T as dtype::Element>::Acc;
             let sp = sums.as_mut_ptr() as usize;
             regen_runtime::host::parallel_for(c, 1, |lo, hi| {
                 for ch in lo..hi {
@@ -1612,11 +1564,11 @@ pub fn batch_norm_backward(
 }
 
 /// Σ dy and Σ (x - mean)·dy over one channel (differences in the compute type, sums in double).
-fn bn_backward_sums<T: Elem>(x: &Bcs, g: &Bcs, ch: usize, nb: usize, ns: usize, mean: T::A) -> (f64, f64) {
-    let at = |t: &Bcs, b: usize, s: usize| -> T::A {
+fn bn_backward_sums<T: Elem>(x: &Bcs, g: &Bcs, ch: usize, nb: usize, ns: usize, mean: T::Acc) -> (f64, f64) {
+    let at = |t: &Bcs, b: usize, s: usize| -> T::Acc {
         let [sb, sc, ss] = t.st;
         // SAFETY: element (b, ch, s) of the tensor.
-        unsafe { (t.ptr as *const T).offset(b as isize * sb + ch as isize * sc + s as isize * ss).read() }.ld()
+        unsafe { (t.ptr as *const T).offset(b as isize * sb + ch as isize * sc + s as isize * ss).read() }.to_acc()
     };
     let (mut sum, mut dotp) = (0.0f64, 0.0f64);
     for b in 0..nb {
@@ -1631,7 +1583,7 @@ fn bn_backward_sums<T: Elem>(x: &Bcs, g: &Bcs, ch: usize, nb: usize, ns: usize, 
 
 simd_fn! {
     /// dx over one channel.
-    fn bn_backward_dx<T: Elem>(x: &Bcs, g: &Bcs, o: &Bcs, ch: usize, nb: usize, ns: usize, p: [T::A; 5], train: bool) {
+    fn bn_backward_dx<T: Elem>(x: &Bcs, g: &Bcs, o: &Bcs, ch: usize, nb: usize, ns: usize, p: [T::Acc; 5], train: bool) {
         let [mean, inv, w, k, grad_mean] = p;
         let off = |t: &Bcs, b: usize, s: usize| -> isize {
             let [sb, sc, ss] = t.st;
@@ -1641,15 +1593,15 @@ simd_fn! {
             for s in 0..ns {
                 // SAFETY: element (b, ch, s) of each tensor.
                 unsafe {
-                    let dy = (g.ptr as *const T).offset(off(g, b, s)).read().ld();
+                    let dy = (g.ptr as *const T).offset(off(g, b, s)).read().to_acc();
                     let v = if train {
-                        let xv = (x.ptr as *const T).offset(off(x, b, s)).read().ld();
+                        let xv = (x.ptr as *const T).offset(off(x, b, s)).read().to_acc();
                         let dxv = (xv - mean) * k;
                         (dy - grad_mean - dxv) * inv * w
                     } else {
                         dy * inv * w
                     };
-                    (o.ptr as *mut T).offset(off(o, b, s)).write(T::st(v));
+                    (o.ptr as *mut T).offset(off(o, b, s)).write(T::from_acc(v));
                 }
             }
         }
@@ -1740,7 +1692,7 @@ pub fn group_norm(
     let beta = bias.as_ref().map(|b| read_f64(b, cc)).transpose()?;
     let mut stats = vec![0.0f64; 2 * nn * g];
     crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-        type A = <T as Elem>::A;
+        type A = <T as dtype::Element>::Acc;
         let conv = |v: &Option<Vec<f64>>| v.as_ref().map(|v| v.iter().map(|&x| a_of::<A>(x)).collect::<Vec<A>>());
         let p = GroupParams { gamma: conv(&gamma), beta: conv(&beta), d: cc / g, g, hw, eps, channels_last };
         let sp = stats.as_mut_ptr() as usize;
@@ -1784,15 +1736,21 @@ struct GroupParams<A> {
 /// `x·scale + bias` (a fused multiply-add, as GCC's -ffp-contract=fast makes it in CPU's
 /// vectorised builds) with `scale = rstd·γ`, `bias = −scale·mean + β`.
 #[inline(always)]
-fn group_norm_group<T: Elem>(x: &Bcs, o: &Bcs, i: usize, p: &GroupParams<T::A>, buf: &mut [T::A]) -> (T::A, T::A) {
-    let mut out = (T::A::zero(), T::A::zero());
+fn group_norm_group<T: Elem>(
+    x: &Bcs,
+    o: &Bcs,
+    i: usize,
+    p: &GroupParams<T::Acc>,
+    buf: &mut [T::Acc],
+) -> (T::Acc, T::Acc) {
+    let mut out = (T::Acc::zero(), T::Acc::zero());
     group_norm_group_simd::<T>(x, o, i, p, buf, &mut out);
     out
 }
 
 simd_fn! {
     fn group_norm_group_simd<T: Elem>(
-        x: &Bcs, o: &Bcs, i: usize, p: &GroupParams<T::A>, buf: &mut [T::A], out: &mut (T::A, T::A),
+        x: &Bcs, o: &Bcs, i: usize, p: &GroupParams<T::Acc>, buf: &mut [T::Acc], out: &mut (T::Acc, T::Acc),
     ) {
         let (nb, gi, d, hw) = (i / p.g, i % p.g, p.d, p.hw);
         let ([xb, xc, xs], [ob, oc, os]) = (x.st, o.st);
@@ -1804,37 +1762,37 @@ simd_fn! {
         };
         // SAFETY: as for `at`, element (nb, c0 + k, m) of the output y (the input's sizes),
         // inside group i, which only this thread writes.
-        let put = |k: usize, m: usize, v: T::A| unsafe {
-            (o.ptr as *mut T).offset(nb as isize * ob + (c0 + k) as isize * oc + m as isize * os).write(T::st(v))
+        let put = |k: usize, m: usize, v: T::Acc| unsafe {
+            (o.ptr as *mut T).offset(nb as isize * ob + (c0 + k) as isize * oc + m as isize * os).write(T::from_acc(v))
         };
         let count = d * hw;
         let (mean, var) = if p.channels_last {
             // Lanes along the channels, spatial position after spatial position.
-            let (mut acc0, mut acc1) = ([T::A::zero(); LANES], [T::A::zero(); LANES]);
+            let (mut acc0, mut acc1) = ([T::Acc::zero(); LANES], [T::Acc::zero(); LANES]);
             for m in 0..hw {
                 for k in 0..d {
-                    let v = at(k, m).ld();
+                    let v = at(k, m).to_acc();
                     acc0[k % LANES] = acc0[k % LANES] + v;
                     acc1[k % LANES] = acc1[k % LANES] + v * v;
                 }
             }
-            let s = T::A::one() / a_of::<T::A>(count as f64);
+            let s = T::Acc::one() / a_of::<T::Acc>(count as f64);
             let mean = combine_lanes(acc0) * s;
             // `Σx²·s − mean²` is one fused multiply-add in CPU's vectorised builds.
             (mean, combine_lanes(acc1).mul_add(s, -(mean * mean)))
         } else {
             for k in 0..d {
                 for m in 0..hw {
-                    buf[k * hw + m] = at(k, m).ld();
+                    buf[k * hw + m] = at(k, m).to_acc();
                 }
             }
-            let nf = a_of::<T::A>(count as f64);
+            let nf = a_of::<T::Acc>(count as f64);
             let mean = lane_sum([&*buf], |[v]| v) / nf;
             (mean, lane_sum([&*buf], |[v]| (v - mean) * (v - mean)) / nf)
         };
         // std::max(var, 0) keeps a NaN variance (f32::max would drop it).
-        let var = if var < T::A::zero() { T::A::zero() } else { var };
-        let rstd = a_of::<T::A>(1.0 / (var.to_f64_() + p.eps).sqrt());
+        let var = if var < T::Acc::zero() { T::Acc::zero() } else { var };
+        let rstd = a_of::<T::Acc>(1.0 / (var.to_f64_() + p.eps).sqrt());
         if !p.channels_last && p.gamma.is_none() && p.beta.is_none() {
             for k in 0..d {
                 for m in 0..hw {
@@ -1844,13 +1802,13 @@ simd_fn! {
         } else {
             for k in 0..d {
                 let ch = c0 + k;
-                let scale = rstd * p.gamma.as_ref().map_or(T::A::one(), |g| g[ch]);
-                let beta = p.beta.as_ref().map_or(T::A::zero(), |b| b[ch]);
+                let scale = rstd * p.gamma.as_ref().map_or(T::Acc::one(), |g| g[ch]);
+                let beta = p.beta.as_ref().map_or(T::Acc::zero(), |b| b[ch]);
                 // The contiguous kernel's bias is one fused multiply-add, the channels-last
                 // kernel's (a loop of its own) two roundings, as CPU's AVX-512 build computes them.
                 let bias = if p.channels_last { -scale * mean + beta } else { (-scale).mul_add(mean, beta) };
                 for m in 0..hw {
-                    put(k, m, at(k, m).ld().mul_add(scale, bias));
+                    put(k, m, at(k, m).to_acc().mul_add(scale, bias));
                 }
             }
         }
@@ -1949,8 +1907,8 @@ pub fn group_norm_backward(
                 unsafe {
                     let xs = std::slice::from_raw_parts((xp as *const T).add(r * hw), hw);
                     let gs = std::slice::from_raw_parts((gp as *const T).add(r * hw), hw);
-                    let ds = lane_sum([xs, gs], |[a, b]| a.ld() * b.ld());
-                    let db = lane_sum([gs], |[b]| b.ld());
+                    let ds = lane_sum([xs, gs], |[a, b]| dtype::Element::to_acc(a) * dtype::Element::to_acc(b));
+                    let db = lane_sum([gs], |[b]| dtype::Element::to_acc(b));
                     (sp as *mut f64).add(2 * r).write(ds.to_f64_());
                     (sp as *mut f64).add(2 * r + 1).write(db.to_f64_());
                 }
@@ -1982,13 +1940,13 @@ pub fn group_norm_backward(
                 for row in lo..hi {
                     let (s, ch) = (row / cc, row % cc);
                     let k = s * g + ch / d;
-                    let c1 = a_of::<<T as Elem>::A>(rs[k] * gam(ch));
-                    let (c2, c3) = (a_of::<<T as Elem>::A>(coef[2 * k]), a_of::<<T as Elem>::A>(coef[2 * k + 1]));
+                    let c1 = a_of::<<T as dtype::Element>::Acc>(rs[k] * gam(ch));
+                    let (c2, c3) = (a_of::<<T as dtype::Element>::Acc>(coef[2 * k]), a_of::<<T as dtype::Element>::Acc>(coef[2 * k + 1]));
                     for e in row * hw..(row + 1) * hw {
                         // SAFETY: element e of the contiguous tensors; rows are disjoint.
                         unsafe {
-                            let v = c1 * (*(gp as *const T).add(e)).ld() + c2 * (*(xp as *const T).add(e)).ld() + c3;
-                            *(dxp as *mut T).add(e) = T::st(v);
+                            let v = c1 * dtype::Element::to_acc(*(gp as *const T).add(e)) + c2 * dtype::Element::to_acc(*(xp as *const T).add(e)) + c3;
+                            *(dxp as *mut T).add(e) = <T as dtype::Element>::from_acc(v);
                         }
                     }
                 }

@@ -107,24 +107,24 @@ fn elements<T: Elem, R: Rule<N>, const N: usize>(
     len: usize,
     scale: Option<f64>,
 ) where
-    T::A: Real,
+    T::Acc: Real,
 {
     let writes = rule.writes();
     regen_runtime::host::parallel_for(len, GRAIN, |lo, hi| {
-        let scale = scale.map(k::<T::A>);
+        let scale = scale.map(k::<T::Acc>);
         for e in lo..hi {
             // SAFETY: element e < len of each contiguous tensor (checked by the driver); chunks
             // are disjoint, and a slot shared with the parameter is never written.
             unsafe {
-                let mut x: [T::A; N] = std::array::from_fn(|s| (*(ptrs[s] as *const T).add(e)).ld());
+                let mut x: [T::Acc; N] = std::array::from_fn(|s| (*(ptrs[s] as *const T).add(e)).to_acc());
                 if let Some(s) = scale {
                     x[1] = x[1] / s;
-                    *(ptrs[1] as *mut T).add(e) = T::st(x[1]);
+                    *(ptrs[1] as *mut T).add(e) = T::from_acc(x[1]);
                 }
                 rule.update(c, &mut x);
                 for s in 0..N {
                     if writes[s] {
-                        *(ptrs[s] as *mut T).add(e) = T::st(x[s]);
+                        *(ptrs[s] as *mut T).add(e) = T::from_acc(x[s]);
                     }
                 }
             }

@@ -18,10 +18,10 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use half::{bf16, f16};
 
-use crate::engine::dtype::{DType, check_out_dtype, not_implemented};
+use crate::engine::dtype::{DType, Element, check_out_dtype, not_implemented};
 use crate::engine::iter::{GRAIN, fmt_sizes};
 use crate::engine::simd_fn;
-use crate::engine::spatial::{Px, View, new_like, rd, resolved, sizes_of, upsample_common_check, view};
+use crate::ops::spatial::{Px, View, new_like, rd, resolved, sizes_of, upsample_common_check, view};
 
 // ---------------------------------------------------------------------------------------------
 // The plan
@@ -367,13 +367,13 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                             Mode::Max | Mode::AdaptiveMax => unreachable!("forward_max pools the max modes"),
                             Mode::Avg { include_pad, divisor } => {
                                 let v = if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
-                                    T::zero()
+                                    T::acc_zero()
                                 } else {
-                                    let mut sum = T::zero();
+                                    let mut sum = T::acc_zero();
                                     for d in wd.lo..wd.hi {
                                         for h in wh.lo..wh.hi {
                                             for w in ww.lo..ww.hi {
-                                                sum = T::add(sum, at(d, h, w).ld());
+                                                sum = T::add(sum, at(d, h, w).to_acc());
                                             }
                                         }
                                     }
@@ -386,7 +386,7 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 };
                                 // SAFETY: o is output element (bn, ch, od, oh, ow) of y (resized
                                 // to the plan's output sizes); plane (bn, ch) is this thread's.
-                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
+                                unsafe { *(y.ptr as *mut T).offset(o) = T::from_acc(v) };
                             }
                             Mode::Nearest { .. } => {
                                 // SAFETY: o is this thread's output element as above; the read is
@@ -396,12 +396,12 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                             Mode::AdaptiveAvg => {
                                 // CPU's 3-d kernel sums and divides in the element type (float16
                                 // and bfloat16 round at each step), its 2-d kernel in op-math.
-                                let r = |a: T::A| if p.nd == 3 { rd::<T>(a) } else { a };
-                                let mut sum = T::zero();
+                                let r = |a: T::Acc| if p.nd == 3 { rd::<T>(a) } else { a };
+                                let mut sum = T::acc_zero();
                                 for d in wd.lo..wd.hi {
                                     for h in wh.lo..wh.hi {
                                         for w in ww.lo..ww.hi {
-                                            sum = r(T::add(sum, at(d, h, w).ld()));
+                                            sum = r(T::add(sum, at(d, h, w).to_acc()));
                                         }
                                     }
                                 }
@@ -412,7 +412,7 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 }
                                 // SAFETY: o is output element (bn, ch, od, oh, ow) of y, in plane
                                 // (bn, ch), which only this thread writes.
-                                unsafe { *(y.ptr as *mut T).offset(o) = T::st(v) };
+                                unsafe { *(y.ptr as *mut T).offset(o) = T::from_acc(v) };
                             }
                         }
                     }
@@ -454,7 +454,7 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 while w < ww.hi {
                                     // SAFETY: window indices lie inside the input (the plan
                                     // clips them).
-                                    let v = unsafe { *xq }.ld();
+                                    let v = unsafe { *xq }.to_acc();
                                     if v > best || <T as Px>::is_nan(v) {
                                         best = v;
                                         bi = base + w;
@@ -468,7 +468,7 @@ fn forward_max<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         }
                         // SAFETY: yrow + ow·st[4] is output element (bn, ch, od, oh, ow) of y
                         // (resized to the plan's output), in this thread's plane.
-                        unsafe { *yrow.offset(ow as isize * y.st[4]) = T::st(best) };
+                        unsafe { *yrow.offset(ow as isize * y.st[4]) = T::from_acc(best) };
                         if let (Some(ip), Some(iv)) = (ip, idx) {
                             let io = od as isize * iv.st[2] + oh as isize * iv.st[3] + ow as isize * iv.st[4];
                             // SAFETY: ip + io is element (bn, ch, od, oh, ow) of the indices,
@@ -497,9 +497,9 @@ fn channels_innermost(p: &Plan, x: &View, y: &View, idx: &Option<View>) -> bool 
 simd_fn! {
     /// One window element's row of channels against the running maxima and their indices, as
     /// selects rather than branches so the channels vectorise (CPU's `vec::blendv`).
-    fn max_update<T: Px>(acc: &mut [T::A], arg: &mut [u32], row: &[T], lin: u32) {
+    fn max_update<T: Px>(acc: &mut [T::Acc], arg: &mut [u32], row: &[T], lin: u32) {
         for ((best, bi), &v) in acc.iter_mut().zip(arg.iter_mut()).zip(row) {
-            let v = v.ld();
+            let v = v.to_acc();
             let take = v > *best || T::is_nan(v);
             *best = if take { v } else { *best };
             *bi = if take { lin } else { *bi };
@@ -518,7 +518,7 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     let positions = p.n * od * oh * ow;
     let grain = (GRAIN / (per_out(p) * c).max(1)).max(1);
     regen_runtime::host::parallel_for(positions, grain, |a, b| {
-        let mut acc = vec![T::zero(); c];
+        let mut acc = vec![T::acc_zero(); c];
         let mut arg = vec![0u32; c];
         for pos in a..b {
             let (bn, rest) = (pos / (od * oh * ow), pos % (od * oh * ow));
@@ -549,7 +549,7 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         }
                     }
                     for (o, &v) in yo.iter_mut().zip(&acc) {
-                        *o = T::st(v);
+                        *o = T::from_acc(v);
                     }
                     if let Some(iv) = idx {
                         // SAFETY: as for yo, in the indices (same output sizes, channel stride 1
@@ -564,15 +564,15 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                 }
                 Mode::Avg { include_pad, divisor } => {
                     if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
-                        yo.fill(T::st(T::zero()));
+                        yo.fill(T::from_acc(T::acc_zero()));
                         continue;
                     }
-                    acc.fill(T::zero());
+                    acc.fill(T::acc_zero());
                     for d in wd.lo..wd.hi {
                         for h in wh.lo..wh.hi {
                             for w in ww.lo..ww.hi {
                                 for (s, &v) in acc.iter_mut().zip(row(d, h, w)) {
-                                    *s = T::add(*s, v.ld());
+                                    *s = T::add(*s, v.to_acc());
                                 }
                             }
                         }
@@ -583,7 +583,7 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                         (wd.len() * wh.len() * ww.len()) as i64
                     });
                     for (o, &s) in yo.iter_mut().zip(&acc) {
-                        *o = T::st(T::div(s, div));
+                        *o = T::from_acc(T::div(s, div));
                     }
                 }
                 _ => unreachable!("channels_innermost admits max and average pooling only"),
@@ -602,7 +602,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
     let valid = std::sync::atomic::AtomicBool::new(true);
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
         // Nearest upsampling sums a plane in op-math and rounds once (CPU's `acc_data_ptr`).
-        let mut acc = vec![T::zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
+        let mut acc = vec![T::acc_zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
             let gp = (gi.ptr as *mut T).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
@@ -612,7 +612,9 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
             // sizes): a max index checked in 0..plane just before (its own offset when the plane
             // is dense, else through gat), or gat of window indices the plan clipped to the input.
             // The plane is this thread's only.
-            let add = |o: isize, v: T::A| unsafe { *gp.offset(o) = T::st(rd::<T>(T::add((*gp.offset(o)).ld(), v))) };
+            let add = |o: isize, v: T::Acc| unsafe {
+                *gp.offset(o) = T::from_acc(rd::<T>(T::add((*gp.offset(o)).to_acc(), v)))
+            };
             // A dense plane takes an index as its offset and is zeroed at once.
             let dense = gi.st[4] == 1 && gi.st[3] == iw as isize && (id == 1 || gi.st[2] == (ih * iw) as isize);
             if dense {
@@ -625,7 +627,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                         for w in 0..iw {
                             // SAFETY: (d, h, w) < (id, ih, iw), an element of this thread's plane
                             // of grad_input.
-                            unsafe { *gp.offset(gat(d, h, w)) = T::st(T::zero()) };
+                            unsafe { *gp.offset(gat(d, h, w)) = T::from_acc(T::acc_zero()) };
                         }
                     }
                 }
@@ -635,7 +637,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                     for (ow, ww) in p.win[2].iter().enumerate() {
                         // SAFETY: grad_output's sizes were checked equal to the plan's output
                         // sizes (run_backward), so (bn, ch, od, oh, ow) is one of its elements.
-                        let g = unsafe { *(go.ptr as *const T).offset(go.at(bn, ch, od, oh, ow)) }.ld();
+                        let g = unsafe { *(go.ptr as *const T).offset(go.at(bn, ch, od, oh, ow)) }.to_acc();
                         match p.mode {
                             Mode::Nearest { .. } => {
                                 let k = (wd.lo * ih + wh.lo) * iw + ww.lo;
@@ -700,8 +702,8 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                             let k = (d * ih + h) * iw + w;
                             // SAFETY: (d, h, w) < (id, ih, iw), an element of this thread's plane
                             // of grad_input.
-                            unsafe { *gp.offset(gat(d, h, w)) = T::st(acc[k]) };
-                            acc[k] = T::zero();
+                            unsafe { *gp.offset(gat(d, h, w)) = T::from_acc(acc[k]) };
+                            acc[k] = T::acc_zero();
                         }
                     }
                 }
@@ -1164,7 +1166,7 @@ pub fn max_unpool_out(
         let bad = std::sync::Mutex::new(None::<i64>);
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
             // SAFETY: the output holds planes·out_img contiguous elements.
-            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * out_img) }.fill(T::st(T::zero()));
+            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * out_img) }.fill(T::from_acc(T::acc_zero()));
             let xp = x.ptr;
             regen_runtime::host::parallel_for(planes, (GRAIN / in_img.max(1)).max(1), |a, b| {
                 for pl in a..b {
@@ -1336,7 +1338,7 @@ pub fn fractional_out(
             regen_runtime::host::parallel_for(total, 1, |a, b| {
                 for pl in a..b {
                     // SAFETY: the plane's nd samples of the contiguous samples (size(1) == planes).
-                    let smp = |k: usize| unsafe { Px::ld(*(up as *const T).add(pl * nd + k)) };
+                    let smp = |k: usize| unsafe { (*(up as *const T).add(pl * nd + k)).to_acc() };
                     let samp: [f64; 3] = if nd == 2 {
                         [0.0, f64_of::<T>(smp(1)), f64_of::<T>(smp(0))]
                     } else {
@@ -1356,7 +1358,7 @@ pub fn fractional_out(
                                         for w in w0..w0 + f.pool[2] {
                                             let k = (t * f.inp[1] + h) * f.inp[2] + w;
                                             // SAFETY: k < in_img (windows lie inside the input).
-                                            let v = unsafe { *(xp as *const T).add(pl * in_img + k as usize) }.ld();
+                                            let v = unsafe { *(xp as *const T).add(pl * in_img + k as usize) }.to_acc();
                                             if v > best || <T as Px>::is_nan(v) {
                                                 best = v;
                                                 at = k;
@@ -1366,7 +1368,7 @@ pub fn fractional_out(
                                 }
                                 // SAFETY: output element o of the contiguous output and indices.
                                 unsafe {
-                                    *(op as *mut T).add(o) = T::st(best);
+                                    *(op as *mut T).add(o) = T::from_acc(best);
                                     *(ip as *mut i64).add(o) = at;
                                 }
                                 o += 1;
@@ -1385,9 +1387,9 @@ pub fn fractional_out(
     })
 }
 
-fn f64_of<T: Px>(a: T::A) -> f64
+fn f64_of<T: Px>(a: T::Acc) -> f64
 where
-    T::A: Into<f64>,
+    T::Acc: Into<f64>,
 {
     a.into()
 }
@@ -1451,7 +1453,7 @@ pub fn fractional_backward_out(
     crate::ops::norm::into_out(&grad_input, input.sizes(), dtype, |op| {
         crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
             // SAFETY: the gradient holds planes·in_img contiguous elements.
-            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * in_img) }.fill(T::st(T::zero()));
+            unsafe { std::slice::from_raw_parts_mut(op as *mut T, planes * in_img) }.fill(T::from_acc(T::acc_zero()));
             let gp = g.ptr;
             regen_runtime::host::parallel_for(planes, 1, |a, b| {
                 for pl in a..b {
@@ -1459,7 +1461,7 @@ pub fn fractional_backward_out(
                         // SAFETY: idx[o] < in_img (checked); element o of the dense gradient.
                         unsafe {
                             let dst = (op as *mut T).add(pl * in_img + k as usize);
-                            *dst = T::st(T::add((*dst).ld(), (*(gp as *const T).add(o)).ld()));
+                            *dst = T::from_acc(T::add((*dst).to_acc(), (*(gp as *const T).add(o)).to_acc()));
                         }
                     }
                 }

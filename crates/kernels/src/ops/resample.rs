@@ -18,39 +18,32 @@ use regen_runtime::args::MemoryFormat;
 use regen_runtime::bootstrap::{strides_for, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use crate::engine::dtype::{DType, check_out_dtype, not_implemented};
+use crate::engine::dtype::{DType, Element, check_out_dtype, not_implemented};
 use crate::engine::iter::{GRAIN, fmt_sizes};
 use crate::engine::scalar::Real;
 use crate::engine::simd_fn;
-use crate::engine::spatial::{
-    Kind, Px, Up, View, c, guard, new_like, pixel_scale, rd, resolved, sizes_of, up_plan, view,
-};
+use crate::ops::spatial::{Kind, Px, Up, View, c, guard, new_like, pixel_scale, rd, resolved, sizes_of, up_plan, view};
 
 // ---------------------------------------------------------------------------------------------
 // Elements
 // ---------------------------------------------------------------------------------------------
 
-/// A float element interpolated in its op-math type `M`.
-pub trait Fx: Px<A = <Self as Fx>::M> {
-    type M: Real;
+/// A float element interpolated in its op-math type ([`Element::Acc`], a [`Real`]).
+pub trait Fx: Px<Acc: Real> {
     /// Whether CPU's `scalar_t` arithmetic rounds after every operation (float16, bfloat16).
     const REDUCED: bool;
 }
 
 impl Fx for f32 {
-    type M = f32;
     const REDUCED: bool = false;
 }
 impl Fx for f64 {
-    type M = f64;
     const REDUCED: bool = false;
 }
 impl Fx for f16 {
-    type M = f32;
     const REDUCED: bool = true;
 }
 impl Fx for bf16 {
-    type M = f32;
     const REDUCED: bool = true;
 }
 
@@ -65,7 +58,7 @@ fn to_i64<A: Real>(x: A) -> i64 {
 /// Rounds an op-math value to the element type and back where CPU's `scalar_t` arithmetic does
 /// (float16, bfloat16); a fn item, so the hot loops inline it.
 #[inline(always)]
-fn rr<T: Fx>(v: T::M) -> T::M {
+fn rr<T: Fx>(v: T::Acc) -> T::Acc {
     if T::REDUCED { rd::<T>(v) } else { v }
 }
 
@@ -74,9 +67,9 @@ fn rr<T: Fx>(v: T::M) -> T::M {
 /// # Safety
 /// `p.offset(o)` is an element of a live tensor.
 #[inline(always)]
-unsafe fn ld<T: Fx>(p: *const T, o: isize) -> T::M {
+unsafe fn ld<T: Fx>(p: *const T, o: isize) -> T::Acc {
     // SAFETY: the caller guarantees p.offset(o) is an element of a live tensor of T.
-    unsafe { (*p.offset(o)).ld() }
+    unsafe { (*p.offset(o)).to_acc() }
 }
 
 fn float_dtype(t: &TensorRef<'_>, kernel: &str) -> Result<DType> {
@@ -205,10 +198,10 @@ fn formula(p: &Up, input: &TensorRef<'_>) -> Formula {
 }
 
 fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
-    let t = all_taps::<T::M>(p);
+    let t = all_taps::<T::Acc>(p);
     // The generic kernel stores weights in the element type, a linear tap's first weight as
     // `scalar_t(1) - lambda1` of the stored second.
-    let w: Vec<Vec<T::M>> = t
+    let w: Vec<Vec<T::Acc>> = t
         .iter()
         .map(|d| match (f, p.kind) {
             (Formula::Product, _) => d.w.clone(),
@@ -218,9 +211,9 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
                     .flat_map(|pair| match *pair {
                         [_, l1] => {
                             let l1 = rd::<T>(l1);
-                            [rd::<T>(T::M::one() - l1), l1]
+                            [rd::<T>(T::Acc::one() - l1), l1]
                         }
-                        _ => [T::M::one(), T::M::zero()],
+                        _ => [T::Acc::one(), T::Acc::zero()],
                     })
                     .take(d.w.len())
                     .collect()
@@ -238,7 +231,7 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
         let c = p.c;
         let positions = p.n * od * oh * ow;
         regen_runtime::host::parallel_for(positions, grain(work / (od * oh * ow) * c), |a, b| {
-            let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::M::zero(); c]);
+            let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::Acc::zero(); c]);
             for pos in a..b {
                 let (bn, rest) = (pos / (od * oh * ow), pos % (od * oh * ow));
                 let (d, h, wi) = (rest / (oh * ow), rest / ow % oh, rest % ow);
@@ -278,7 +271,7 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
                 // SAFETY: this position's row of the output.
                 let yo = unsafe { std::slice::from_raw_parts_mut((y.ptr as *mut T).offset(y.at(bn, 0, d, h, wi)), c) };
                 for (o, &v) in yo.iter_mut().zip(&vd) {
-                    *o = T::st(v);
+                    *o = T::from_acc(v);
                 }
             }
         });
@@ -288,7 +281,7 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
     // per dimension, innermost first; or the product formula), each element's operations in
     // CPU's order.
     regen_runtime::host::parallel_for(p.n * p.c, grain(work), |a, b| {
-        let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::M::zero(); ow]);
+        let [mut vw, mut vh, mut vd] = [0, 1, 2].map(|_| vec![T::Acc::zero(); ow]);
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
             let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, ch, 0, 0, 0));
@@ -320,7 +313,7 @@ fn up_forward<T: Fx>(p: &Up, f: Formula, x: View, y: View) {
                     let yp = (y.ptr as *mut T).wrapping_offset(y.at(bn, ch, d, h, 0));
                     for (wi, &v) in vd.iter().enumerate() {
                         // SAFETY: an element of the output.
-                        unsafe { *yp.offset(wi as isize * y.st[4]) = T::st(v) };
+                        unsafe { *yp.offset(wi as isize * y.st[4]) = T::from_acc(v) };
                     }
                 }
             }
@@ -340,9 +333,9 @@ unsafe fn taps_row<T: Fx>(
     k: usize,
     rp: *const T,
     off: &[isize],
-    w: &[T::M],
-    wdh: Option<T::M>,
-    out: &mut [T::M],
+    w: &[T::Acc],
+    wdh: Option<T::Acc>,
+    out: &mut [T::Acc],
     first: bool,
 ) {
     // SAFETY: taps_row_k reads rp.offset(off[i]) only for entries of off, each an element of a
@@ -360,9 +353,9 @@ unsafe fn taps_row<T: Fx>(
 unsafe fn taps_row_k<T: Fx, const K: usize>(
     rp: *const T,
     off: &[isize],
-    w: &[T::M],
-    wdh: Option<T::M>,
-    out: &mut [T::M],
+    w: &[T::Acc],
+    wdh: Option<T::Acc>,
+    out: &mut [T::Acc],
     first: bool,
 ) {
     let rows = off.chunks_exact(K).zip(w.chunks_exact(K));
@@ -395,14 +388,14 @@ unsafe fn taps_row_k<T: Fx, const K: usize>(
 
 simd_fn! {
     /// `acc = x·w` (`first`) or `acc = acc + x·w` over a row of channels.
-    fn weigh_row<T: Fx>(acc: &mut [T::M], x: &[T], w: T::M, first: bool) {
+    fn weigh_row<T: Fx>(acc: &mut [T::Acc], x: &[T], w: T::Acc, first: bool) {
         if first {
             for (a, &v) in acc.iter_mut().zip(x) {
-                *a = v.ld() * w;
+                *a = v.to_acc() * w;
             }
         } else {
             for (a, &v) in acc.iter_mut().zip(x) {
-                *a = *a + v.ld() * w;
+                *a = *a + v.to_acc() * w;
             }
         }
     }
@@ -411,7 +404,7 @@ simd_fn! {
 simd_fn! {
     /// `acc = v·w` (`first`) or `acc = acc + v·w` between rows of partial sums; `acc = v` for a
     /// dimension the op does not have (no weight).
-    fn combine_rows<T: Fx>(acc: &mut [T::M], v: &[T::M], w: Option<T::M>, first: bool) {
+    fn combine_rows<T: Fx>(acc: &mut [T::Acc], v: &[T::Acc], w: Option<T::Acc>, first: bool) {
         match w {
             None => acc.copy_from_slice(v),
             Some(w) if first => {
@@ -431,7 +424,7 @@ simd_fn! {
 /// The backward pass: each plane's gradient summed in op-math in output order (CPU's
 /// `acc_data_ptr`), then stored.
 fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
-    let t = all_taps::<T::M>(p);
+    let t = all_taps::<T::Acc>(p);
     let [kd, kh, kw] = [t[0].k, t[1].k, t[2].k];
     let [id, ih, iw] = p.inp;
     let [od, oh, ow] = p.out;
@@ -440,10 +433,10 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
     let copy = p.kind == Kind::Cubic && p.inp == p.out;
     let work = od * oh * ow * kd * kh * kw;
     regen_runtime::host::parallel_for(p.n * p.c, grain(work), |a, b| {
-        let mut acc = vec![T::M::zero(); id * ih * iw];
+        let mut acc = vec![T::Acc::zero(); id * ih * iw];
         for pl in a..b {
             let (bn, ch) = (pl / p.c, pl % p.c);
-            acc.fill(T::M::zero());
+            acc.fill(T::Acc::zero());
             let gp = (go.ptr as *const T).wrapping_offset(go.at(bn, ch, 0, 0, 0));
             for d in 0..od {
                 for h in 0..oh {
@@ -457,7 +450,7 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
                     }
                     let (bd, bh) = (d * kd, h * kh);
                     // The row's (depth, height) taps: their offset in the plane and weight.
-                    let mut rows = [(0usize, None::<T::M>); 16];
+                    let mut rows = [(0usize, None::<T::Acc>); 16];
                     for jd in 0..kd {
                         for jh in 0..kh {
                             let wdh = match real {
@@ -485,7 +478,7 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
                     for wi in 0..iw {
                         let o = d as isize * gi.st[2] + h as isize * gi.st[3] + wi as isize * gi.st[4];
                         // SAFETY: an element of grad_input.
-                        unsafe { *gq.offset(o) = T::st(acc[(d * ih + h) * iw + wi]) };
+                        unsafe { *gq.offset(o) = T::from_acc(acc[(d * ih + h) * iw + wi]) };
                     }
                 }
             }
@@ -497,11 +490,11 @@ fn up_backward<T: Fx>(p: &Up, go: View, gi: View) {
 /// `acc += ((wd·wh)·ww)·g` (`rows` holds each (depth, height) tap's offset and `wd·wh`).
 #[inline(always)]
 fn back_row<T: Fx, const K: usize>(
-    acc: &mut [T::M],
-    rows: &[(usize, Option<T::M>)],
-    (idx, w): (&[usize], &[T::M]),
+    acc: &mut [T::Acc],
+    rows: &[(usize, Option<T::Acc>)],
+    (idx, w): (&[usize], &[T::Acc]),
     ow: usize,
-    g: impl Fn(usize) -> T::M,
+    g: impl Fn(usize) -> T::Acc,
 ) {
     for wi in 0..ow {
         let gv = g(wi);
@@ -520,18 +513,18 @@ fn back_row<T: Fx, const K: usize>(
 /// `acc += (g·wy)·wx`.
 #[inline(always)]
 fn back_row_cubic<T: Fx>(
-    acc: &mut [T::M],
-    rows: &[(usize, Option<T::M>)],
-    (idx, w): (&[usize], &[T::M]),
+    acc: &mut [T::Acc],
+    rows: &[(usize, Option<T::Acc>)],
+    (idx, w): (&[usize], &[T::Acc]),
     ow: usize,
-    g: impl Fn(usize) -> T::M,
+    g: impl Fn(usize) -> T::Acc,
 ) {
     for wi in 0..ow {
         let gv = g(wi);
         for j in 0..4 {
             let (ix, wx) = (idx[wi * 4 + j], w[wi * 4 + j]);
             for &(base, wy) in rows {
-                let v = gv * wy.unwrap_or_else(T::M::one) * wx;
+                let v = gv * wy.unwrap_or_else(T::Acc::one) * wx;
                 acc[base + ix] = acc[base + ix] + v;
             }
         }
@@ -791,11 +784,11 @@ macro_rules! acc_px {
     ($($t:ty),*) => {$(
         impl Acc for $t {
             fn zero() -> $t {
-                <$t as Px>::st(<$t as Px>::zero())
+                <$t as Element>::from_acc(<$t as Px>::acc_zero())
             }
             #[inline(always)]
             fn plus(self, o: $t) -> $t {
-                <$t as Px>::st(<$t as Px>::add(self.ld(), o.ld()))
+                <$t as Element>::from_acc(<$t as Px>::add(self.to_acc(), o.to_acc()))
             }
         }
     )*};
@@ -1210,21 +1203,21 @@ fn corners<A: Real>(nd: usize, s: &Sample<A>, r: fn(A) -> A) -> ([[i64; 3]; 8], 
 /// rounding only the result, unlike the 4-d kernel. `c`/`g` are the coefficients and their
 /// derivatives per axis (x, y, z); taps are ordered z, y, x (x fastest).
 struct Tricubic<T: Fx> {
-    c: [[T::M; 4]; 3],
-    g: [[T::M; 4]; 3],
-    mult: [T::M; 3],
+    c: [[T::Acc; 4]; 3],
+    g: [[T::Acc; 4]; 3],
+    mult: [T::Acc; 3],
     idx: [[i64; 3]; 64],
     off: [isize; 64],
     inb: [bool; 64],
 }
 
 impl<T: Fx> Tricubic<T> {
-    fn new(p: &Gs, co: &Coord<T::M>, raw: [T::M; 3], st: &[isize; 5], grad: bool) -> Self {
-        let one = T::M::one();
-        let mut base = [T::M::zero(); 3];
-        let mut cf = [[T::M::zero(); 4]; 3];
-        let mut g = [[T::M::zero(); 4]; 3];
-        let mut mult = [T::M::zero(); 3];
+    fn new(p: &Gs, co: &Coord<T::Acc>, raw: [T::Acc; 3], st: &[isize; 5], grad: bool) -> Self {
+        let one = T::Acc::one();
+        let mut base = [T::Acc::zero(); 3];
+        let mut cf = [[T::Acc::zero(); 4]; 3];
+        let mut g = [[T::Acc::zero(); 4]; 3];
+        let mut mult = [T::Acc::zero(); 3];
         for a in 0..3 {
             let (u, m) = co.unnormalize(raw[a], p.inp[2 - a]);
             base[a] = u.floor();
@@ -1240,7 +1233,7 @@ impl<T: Fx> Tricubic<T> {
         let mut inb = [false; 64];
         for (n, ((e, o), b)) in idx.iter_mut().zip(off.iter_mut()).zip(inb.iter_mut()).enumerate() {
             let ijk = [n % 4, n / 4 % 4, n / 16];
-            *e = std::array::from_fn(|a| to_i64(co.pad(base[a] - one + c::<T::M>(ijk[a] as f64), p.inp[2 - a]).0));
+            *e = std::array::from_fn(|a| to_i64(co.pad(base[a] - one + c::<T::Acc>(ijk[a] as f64), p.inp[2 - a]).0));
             *o = at3(st, *e);
             *b = within(p, *e);
         }
@@ -1249,10 +1242,10 @@ impl<T: Fx> Tricubic<T> {
 
     /// Tap (i, j, k)'s value in the plane at `cp` (0 outside the input).
     #[inline(always)]
-    fn val(&self, xp: *const T, cp: isize, i: usize, j: usize, k: usize) -> T::M {
+    fn val(&self, xp: *const T, cp: isize, i: usize, j: usize, k: usize) -> T::Acc {
         let n = (k * 4 + j) * 4 + i;
         // SAFETY: an in-bounds element of the input plane.
-        if self.inb[n] { unsafe { ld(xp, cp + self.off[n]) } } else { T::M::zero() }
+        if self.inb[n] { unsafe { ld(xp, cp + self.off[n]) } } else { T::Acc::zero() }
     }
 }
 
@@ -1269,19 +1262,19 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
             let gp = (g.ptr as *const T).wrapping_offset(
                 bn as isize * g.st[0] + d as isize * g.st[1] + h as isize * g.st[2] + w as isize * g.st[3],
             );
-            let raw: [T::M; 3] =
+            let raw: [T::Acc; 3] =
                 // SAFETY: gs_plan checked the grid is [N, out…, nd] with N the input's batch, so
                 // for a < nd, gp + a·st[4] is coordinate a of grid position (bn, d, h, w).
-                std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::M::zero() });
+                std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::Acc::zero() });
             let size = |a: usize| p.inp[2 - a];
             let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
             let yo = |ch: usize| y.at(bn, ch, d, h, w);
             // SAFETY: for ch < c (every call), element (bn, ch, d, h, w) of the new output
             // [n, c, out…]; position pos is this thread's only.
-            let store = |ch: usize, v: T::M| unsafe { *(y.ptr as *mut T).offset(yo(ch)) = T::st(v) };
+            let store = |ch: usize, v: T::Acc| unsafe { *(y.ptr as *mut T).offset(yo(ch)) = T::from_acc(v) };
             match p.mode {
                 Mode::Bilinear | Mode::Nearest => {
-                    let mut src = [T::M::zero(); 3];
+                    let mut src = [T::Acc::zero(); 3];
                     for a in 0..p.nd {
                         src[a] = co.source(raw[a], size(a)).0;
                     }
@@ -1295,17 +1288,17 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                                 // ch < c: an element of batch bn of the input.
                                 unsafe { ld(xp, ch as isize * x.st[1] + at3(&x.st, i)) }
                             } else {
-                                T::M::zero()
+                                T::Acc::zero()
                             };
                             store(ch, v);
                         }
                         continue;
                     }
                     let base: [i64; 3] = std::array::from_fn(|a| if a < p.nd { to_i64(src[a].floor()) } else { 0 });
-                    let s = Sample { src, mult: [T::M::one(); 3], base };
+                    let s = Sample { src, mult: [T::Acc::one(); 3], base };
                     let (idx, fac, count) = corners(p.nd, &s, r);
                     // The corners read (in bounds), in CPU's order, with their weights.
-                    let mut wts = [T::M::zero(); 8];
+                    let mut wts = [T::Acc::zero(); 8];
                     let mut offs = [0isize; 8];
                     let mut m = 0;
                     for k in 0..count {
@@ -1318,7 +1311,7 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                     let (wts, offs) = (&wts[..m], &offs[..m]);
                     for ch in 0..p.c {
                         let cp = ch as isize * x.st[1];
-                        let mut acc = T::M::zero();
+                        let mut acc = T::Acc::zero();
                         for (&o, &wt) in offs.iter().zip(wts) {
                             // SAFETY: offs holds only corners that passed within(), and ch < c:
                             // an element of batch bn of the input.
@@ -1333,7 +1326,7 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                         let cp = ch as isize * x.st[1];
                         // Per (z, y) tap the weight cy·cz, then the x taps: ((cy·cz)·v)·cx
                         // accumulated in one sum, as CPU's loop.
-                        let mut acc = T::M::zero();
+                        let mut acc = T::Acc::zero();
                         for k in 0..4 {
                             for j in 0..4 {
                                 let wyz = tc.c[1][j] * tc.c[2][k];
@@ -1354,8 +1347,8 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                     // get_value_bounded's 16 taps: (offset, in bounds).
                     let taps: [(isize, bool); 16] = std::array::from_fn(|k| {
                         let (i, j) = (k % 4, k / 4);
-                        let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
-                        let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
+                        let px = co.pad(r(r(fx - T::Acc::one()) + c::<T::Acc>(i as f64)), size(0)).0;
+                        let py = co.pad(r(r(fy - T::Acc::one()) + c::<T::Acc>(j as f64)), size(1)).0;
                         let id = [to_i64(px), to_i64(py), 0];
                         (at3(&x.st, id), within(p, id))
                     });
@@ -1363,11 +1356,11 @@ fn gs_forward<T: Fx>(p: &Gs, x: View, g: GView, y: View) {
                         let cp = ch as isize * x.st[1];
                         // SAFETY: read only when taps[k].1, within()'s check that the tap lies
                         // inside the input; ch < c: an element of batch bn of the input.
-                        let val = |k: usize| if taps[k].1 { unsafe { ld(xp, cp + taps[k].0) } } else { T::M::zero() };
-                        let interp = |v: [T::M; 4], cf: &[T::M; 4]| {
+                        let val = |k: usize| if taps[k].1 { unsafe { ld(xp, cp + taps[k].0) } } else { T::Acc::zero() };
+                        let interp = |v: [T::Acc; 4], cf: &[T::Acc; 4]| {
                             r(r(r(r(v[0] * cf[0]) + r(v[1] * cf[1])) + r(v[2] * cf[2])) + r(v[3] * cf[3]))
                         };
-                        let rows: [T::M; 4] =
+                        let rows: [T::Acc; 4] =
                             std::array::from_fn(|j| interp(std::array::from_fn(|i| val(j * 4 + i)), &cx));
                         store(ch, interp(rows, &cy));
                     }
@@ -1399,7 +1392,7 @@ fn gs_backward<T: Fx>(p: &Gs, go: View, x: View, g: GView, gi: Option<View>, gg:
 #[allow(clippy::too_many_arguments)]
 fn gs_backward_at<T: Fx>(
     p: &Gs,
-    co: &Coord<T::M>,
+    co: &Coord<T::Acc>,
     [bn, d, h, w]: [usize; 4],
     go: View,
     x: View,
@@ -1414,33 +1407,33 @@ fn gs_backward_at<T: Fx>(
     let ggp = (gg.ptr as *mut T).wrapping_offset(
         bn as isize * gg.st[0] + d as isize * gg.st[1] + h as isize * gg.st[2] + w as isize * gg.st[3],
     );
-    let raw: [T::M; 3] =
+    let raw: [T::Acc; 3] =
         // SAFETY: gs_plan checked the grid is [N, out…, nd] with N the input's batch, so for
         // a < nd, gp + a·st[4] is coordinate a of grid position (bn, d, h, w).
-        std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::M::zero() });
+        std::array::from_fn(|a| if a < p.nd { unsafe { ld(gp, a as isize * g.st[4]) } } else { T::Acc::zero() });
     let xp = (x.ptr as *const T).wrapping_offset(x.at(bn, 0, 0, 0, 0));
     // SAFETY: grad_output's sizes were checked equal to [n, c, out…], so for ch < c (every call)
     // (bn, ch, d, h, w) is one of its elements.
     let gout = |ch: usize| unsafe { ld(go.ptr as *const T, go.at(bn, ch, d, h, w)) };
-    let add = |ch: usize, i: [i64; 3], v: T::M| {
+    let add = |ch: usize, i: [i64; 3], v: T::Acc| {
         if let Some(gv) = gi
             && within(p, i)
         {
             let q = (gv.ptr as *mut T).wrapping_offset(gv.at(bn, ch, 0, 0, 0) + at3(&gv.st, i));
             // SAFETY: within() checked i inside the input and ch < c, so q is an element of the
             // new grad_input (the input's sizes); batch bn is this task's only.
-            unsafe { *q = T::st(r((*q).ld() + v)) };
+            unsafe { *q = T::from_acc(r((*q).to_acc() + v)) };
         }
     };
-    let set_grid = |vals: [T::M; 3]| {
+    let set_grid = |vals: [T::Acc; 3]| {
         for (a, &v) in vals.iter().enumerate().take(p.nd) {
             // SAFETY: a < nd: coordinate a of position (bn, d, h, w) of the new grid gradient
             // (the grid's sizes); batch bn is this task's only.
-            unsafe { *ggp.offset(a as isize * gg.st[4]) = T::st(v) };
+            unsafe { *ggp.offset(a as isize * gg.st[4]) = T::from_acc(v) };
         }
     };
-    let mut src = [T::M::zero(); 3];
-    let mut mult = [T::M::one(); 3];
+    let mut src = [T::Acc::zero(); 3];
+    let mut mult = [T::Acc::one(); 3];
     for a in 0..p.nd {
         (src[a], mult[a]) = co.source(raw[a], size(a));
     }
@@ -1450,13 +1443,13 @@ fn gs_backward_at<T: Fx>(
             for ch in 0..p.c {
                 add(ch, i, gout(ch));
             }
-            set_grid([T::M::zero(); 3]);
+            set_grid([T::Acc::zero(); 3]);
         }
         Mode::Bilinear => {
             let base: [i64; 3] = std::array::from_fn(|a| if a < p.nd { to_i64(src[a].floor()) } else { 0 });
             let s = Sample { src, mult, base };
             let (idx, fac, count) = corners(p.nd, &s, r);
-            let mut wts = [T::M::zero(); 8];
+            let mut wts = [T::Acc::zero(); 8];
             let mut inb = [false; 8];
             let mut offs = [0isize; 8];
             for k in 0..count {
@@ -1464,7 +1457,7 @@ fn gs_backward_at<T: Fx>(
                 inb[k] = within(p, idx[k]);
                 offs[k] = at3(&x.st, idx[k]);
             }
-            let mut gsum = [T::M::zero(); 3];
+            let mut gsum = [T::Acc::zero(); 3];
             for ch in 0..p.c {
                 let gv = gout(ch);
                 for k in 0..count {
@@ -1492,7 +1485,7 @@ fn gs_backward_at<T: Fx>(
         Mode::Bicubic if p.nd == 3 => {
             let co3 = Coord { r: |v| v, ..*co };
             let tc = Tricubic::<T>::new(p, &co3, raw, &x.st, true);
-            let mut gs = [T::M::zero(); 3];
+            let mut gs = [T::Acc::zero(); 3];
             for ch in 0..p.c {
                 let gv = gout(ch);
                 let cp = ch as isize * x.st[1];
@@ -1524,12 +1517,12 @@ fn gs_backward_at<T: Fx>(
             let (gxc, gyc) = (cubic_grad_coeffs(tx, r), cubic_grad_coeffs(ty, r));
             let taps: [([i64; 3], isize, bool); 16] = std::array::from_fn(|k| {
                 let (i, j) = (k / 4, k % 4);
-                let px = co.pad(r(r(fx - T::M::one()) + c::<T::M>(i as f64)), size(0)).0;
-                let py = co.pad(r(r(fy - T::M::one()) + c::<T::M>(j as f64)), size(1)).0;
+                let px = co.pad(r(r(fx - T::Acc::one()) + c::<T::Acc>(i as f64)), size(0)).0;
+                let py = co.pad(r(r(fy - T::Acc::one()) + c::<T::Acc>(j as f64)), size(1)).0;
                 let id = [to_i64(px), to_i64(py), 0];
                 (id, at3(&x.st, id), within(p, id))
             });
-            let (mut gx, mut gy) = (T::M::zero(), T::M::zero());
+            let (mut gx, mut gy) = (T::Acc::zero(), T::Acc::zero());
             for ch in 0..p.c {
                 let gv = gout(ch);
                 let cp = ch as isize * x.st[1];
@@ -1538,12 +1531,12 @@ fn gs_backward_at<T: Fx>(
                     add(ch, id, r(r(gv * cx[i]) * cy[j]));
                     // SAFETY: read only when inb (within()) says the tap is inside the input;
                     // ch < c: an element of batch bn of the input.
-                    let val = if inb { unsafe { ld(xp, cp + off) } } else { T::M::zero() };
+                    let val = if inb { unsafe { ld(xp, cp + off) } } else { T::Acc::zero() };
                     gx = r(gx - r(r(r(val * gxc[i]) * cy[j]) * gv));
                     gy = r(gy - r(r(r(val * gyc[j]) * cx[i]) * gv));
                 }
             }
-            set_grid([r(mx * gx), r(my * gy), T::M::zero()]);
+            set_grid([r(mx * gx), r(my * gy), T::Acc::zero()]);
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::engine::dtype::{DType, check_out_dtype, not_implemented};
 use crate::engine::iter::{GRAIN, fmt_sizes};
 use crate::engine::scalar::Real;
 use crate::engine::simd_fn;
-use crate::engine::spatial::{Kind, View, guard, pixel_scale, resolved, up_plan, view};
+use crate::ops::spatial::{Kind, View, guard, pixel_scale, resolved, up_plan, view};
 
 // ---------------------------------------------------------------------------------------------
 // Windows and weights
@@ -626,7 +626,7 @@ impl crate::ResampleAaKernels for crate::Reference {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::{engine::spatial::Kind, ops::resample_aa::up_out};
+        use crate::{ops::resample_aa::up_out, ops::spatial::Kind};
         up_out(Kind::Linear, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn _upsample_bilinear2d_aa_backward_grad_input(
@@ -639,7 +639,7 @@ impl crate::ResampleAaKernels for crate::Reference {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::{engine::spatial::Kind, ops::resample_aa::up_backward_out};
+        use crate::{ops::resample_aa::up_backward_out, ops::spatial::Kind};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Linear, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }
@@ -652,7 +652,7 @@ impl crate::ResampleAaKernels for crate::Reference {
         scales_w: Option<f64>,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::{engine::spatial::Kind, ops::resample_aa::up_out};
+        use crate::{ops::resample_aa::up_out, ops::spatial::Kind};
         up_out(Kind::Cubic, true, self_, output_size, align_corners, &[scales_h, scales_w], out)
     }
     fn _upsample_bicubic2d_aa_backward_grad_input(
@@ -665,7 +665,7 @@ impl crate::ResampleAaKernels for crate::Reference {
         scales_w: Option<f64>,
         grad_input: TensorRef<'_>,
     ) -> Result<()> {
-        use crate::{engine::spatial::Kind, ops::resample_aa::up_backward_out};
+        use crate::{ops::resample_aa::up_backward_out, ops::spatial::Kind};
         let s = [scales_h, scales_w];
         up_backward_out(Kind::Cubic, grad_output, output_size, input_size, align_corners, &s, grad_input)
     }

@@ -101,9 +101,9 @@ fn rows(n: usize, work: usize, f: impl Fn(usize, usize) + Sync) {
 /// # Safety
 /// `i` is inside the data.
 #[inline(always)]
-unsafe fn ld<T: Elem>(p: usize, i: usize) -> T::A {
+unsafe fn ld<T: Elem>(p: usize, i: usize) -> T::Acc {
     // SAFETY: the caller guarantees i is inside the contiguous data of T at p.
-    unsafe { (*(p as *const T).add(i)).ld() }
+    unsafe { (*(p as *const T).add(i)).to_acc() }
 }
 
 /// Stores `v` as element `i` of the contiguous data at `p`.
@@ -111,9 +111,9 @@ unsafe fn ld<T: Elem>(p: usize, i: usize) -> T::A {
 /// # Safety
 /// `i` is inside the data, and no other thread writes it.
 #[inline(always)]
-unsafe fn st<T: Elem>(p: usize, i: usize, v: T::A) {
+unsafe fn st<T: Elem>(p: usize, i: usize, v: T::Acc) {
     // SAFETY: the caller guarantees i is inside the data of T at p and no other thread writes it.
-    unsafe { *(p as *mut T).add(i) = T::st(v) }
+    unsafe { *(p as *mut T).add(i) = T::from_acc(v) }
 }
 
 macro_rules! float_dispatch {
@@ -124,7 +124,7 @@ macro_rules! float_dispatch {
 
 /// The bias term of gate `g`, column `j` (0 without biases): `b1[gH+j] + b2[gH+j]` is added
 /// after the gates as CUDA does (`x_in + x_h + b1 + b2`, left to right).
-fn gate_sum<T: Elem>(ip: usize, hp: usize, b: &Option<(usize, usize)>, off: usize, bj: usize) -> T::A {
+fn gate_sum<T: Elem>(ip: usize, hp: usize, b: &Option<(usize, usize)>, off: usize, bj: usize) -> T::Acc {
     // SAFETY: the callers pass offsets inside the gates and biases.
     unsafe {
         let s = ld::<T>(ip, off) + ld::<T>(hp, off);
@@ -262,8 +262,8 @@ pub fn lstm_cell_backward(
 
 fn lstm_backward<T: Elem>(n: usize, h: usize, [ghy, gcy, cxp, cyp, wp]: [usize; 5], [ggp, gcxp]: [usize; 2]) {
     rows(n, 4 * h, |r0, r1| {
-        let zero = T::A::from_f64(0.0);
-        let one = T::A::from_f64(1.0);
+        let zero = T::Acc::from_f64(0.0);
+        let one = T::Acc::from_f64(1.0);
         for r in r0..r1 {
             for j in 0..h {
                 let (k, off) = (r * h + j, r * 4 * h + j);
@@ -345,7 +345,7 @@ fn gru_forward<T: Elem>(
                     let (rg, ig) = (gate(0).sig(), gate(1).sig());
                     let (b1n, b2n) = match *b {
                         Some((b1, b2)) => (ld::<T>(b1, 2 * h + j), ld::<T>(b2, 2 * h + j)),
-                        None => (T::A::from_f64(0.0), T::A::from_f64(0.0)),
+                        None => (T::Acc::from_f64(0.0), T::Acc::from_f64(0.0)),
                     };
                     let hn = ld::<T>(hp, off + 2 * h) + b2n;
                     let ng = (ld::<T>(ip, off + 2 * h) + b1n + rg * hn).th();
@@ -404,7 +404,7 @@ pub fn gru_cell_backward(
 
 fn gru_backward<T: Elem>(n: usize, h: usize, [gop, wp]: [usize; 2], [gip, ghp, ghxp]: [usize; 3]) {
     rows(n, 3 * h, |r0, r1| {
-        let one = T::A::from_f64(1.0);
+        let one = T::Acc::from_f64(1.0);
         for r in r0..r1 {
             for j in 0..h {
                 let (k, off, w) = (r * h + j, r * 3 * h + j, r * GRU_WORK * h + j);

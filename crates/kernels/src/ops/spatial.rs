@@ -7,7 +7,7 @@ use regen_runtime::args::MemoryFormat;
 use regen_runtime::bootstrap::strides_for;
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use crate::engine::dtype::DType;
+use crate::engine::dtype::{DType, Element};
 use crate::engine::scalar::Real;
 use crate::ops::norm::suggest_format;
 
@@ -15,36 +15,26 @@ use crate::ops::norm::suggest_format;
 // Elements
 // ---------------------------------------------------------------------------------------------
 
-/// A pooled element and its op-math type.
-pub trait Px: Copy + Send + Sync + 'static {
-    type A: Copy + PartialOrd + Send + Sync;
-    fn ld(self) -> Self::A;
-    fn st(a: Self::A) -> Self;
+/// A pooled element: [`Element`] (loaded into and stored from its op-math type `Acc`) extended
+/// with pooling's own operations on that type.
+pub trait Px: Element<Acc: PartialOrd> {
     /// The start of a max: -inf for floats, the lowest value for integers.
-    fn lowest() -> Self::A;
-    fn zero() -> Self::A;
-    fn is_nan(a: Self::A) -> bool;
-    fn add(a: Self::A, b: Self::A) -> Self::A;
+    fn lowest() -> Self::Acc;
+    /// The start of a sum.
+    fn acc_zero() -> Self::Acc;
+    fn is_nan(a: Self::Acc) -> bool;
+    fn add(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `a / n` as CPU divides an accumulator by an integer count.
-    fn div(a: Self::A, n: i64) -> Self::A;
+    fn div(a: Self::Acc, n: i64) -> Self::Acc;
 }
 
 macro_rules! px_float {
-    ($($t:ty => $a:ty, $ld:expr, $st:expr;)*) => {$(
+    ($($t:ty => $a:ty),*) => {$(
         impl Px for $t {
-            type A = $a;
-            #[inline(always)]
-            fn ld(self) -> $a {
-                $ld(self)
-            }
-            #[inline(always)]
-            fn st(a: $a) -> $t {
-                $st(a)
-            }
             fn lowest() -> $a {
                 <$a>::NEG_INFINITY
             }
-            fn zero() -> $a {
+            fn acc_zero() -> $a {
                 0.0
             }
             #[inline(always)]
@@ -63,29 +53,15 @@ macro_rules! px_float {
     )*};
 }
 
-px_float! {
-    f32 => f32, |x| x, |a| a;
-    f64 => f64, |x| x, |a| a;
-    f16 => f32, f16::to_f32, f16::from_f32;
-    bf16 => f32, bf16::to_f32, bf16::from_f32;
-}
+px_float!(f32 => f32, f64 => f64, f16 => f32, bf16 => f32);
 
 macro_rules! px_int {
     ($($t:ty),*) => {$(
         impl Px for $t {
-            type A = $t;
-            #[inline(always)]
-            fn ld(self) -> $t {
-                self
-            }
-            #[inline(always)]
-            fn st(a: $t) -> $t {
-                a
-            }
             fn lowest() -> $t {
                 <$t>::MIN
             }
-            fn zero() -> $t {
+            fn acc_zero() -> $t {
                 0
             }
             #[inline(always)]
@@ -108,8 +84,8 @@ px_int!(u8, i8, i16, i32, i64);
 
 /// A float element's rounding of its op-math value (CPU's `scalar_t` arithmetic in backward).
 #[inline(always)]
-pub(crate) fn rd<T: Px>(a: T::A) -> T::A {
-    T::st(a).ld()
+pub(crate) fn rd<T: Px>(a: T::Acc) -> T::Acc {
+    T::from_acc(a).to_acc()
 }
 
 // ---------------------------------------------------------------------------------------------
