@@ -40,7 +40,7 @@ const USAGE: &str = "usage: cargo xtask <command>
                               `regen new` backend as in e2e (--device: the reference device and its
                               tests too); prints a markdown table and merges its rows into
                               docs/releases.md. Not in ci
-  ci                          everything CI checks: fmt, the device's generated code fresh, clippy,
+  ci                          everything CI checks: fmt, the device's generated code fresh, clippy, doc,
                               the C++ compile check of the oldest fixture and the pinned one, all
                               tests, then e2e, then opinfo; the last line names the steps passed or
                               the one that failed";
@@ -343,6 +343,8 @@ fn ci() -> Result<(), String> {
         ("fmt", Box::new(|| run(cargo().args(["fmt", "--all", "--check"])))),
         ("regen --check", Box::new(|| regen(true))),
         ("clippy", Box::new(|| run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])))),
+        // Every doc link resolves: the kernel groups' traits and their implementations are read there.
+        ("doc", Box::new(|| run(cargo().env("RUSTDOCFLAGS", "-D warnings").args(["doc", "--workspace", "--no-deps"])))),
         (&compile, Box::new(move || compiled.iter().try_for_each(|(release, config)| compile_cpp(release, *config)))),
         ("cargo tests", Box::new(cargo_tests)),
         // Last: the end-to-end tests are the slowest.

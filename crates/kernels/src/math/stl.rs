@@ -60,7 +60,7 @@ pub fn partial_sort<T: Copy, F: FnMut(&T, &T) -> bool>(v: &mut [T], middle: usiz
     sort_heap(&mut v[..middle], less);
 }
 
-/// ATen's `quick_select_template(v, k, greater, swap)`: v[k] becomes the k-th smallest.
+/// ATen's `quick_select_template(v, k, greater, swap)`: `v[k]` becomes the k-th smallest.
 pub fn quick_select<T: Copy, F: FnMut(&T, &T) -> bool>(v: &mut [T], k: usize, greater: &mut F) {
     if v.len() < 2 {
         return;

@@ -2,7 +2,7 @@
 //! tanh, sigmoid, silu, erf, gelu) over f32/f64 slices, runtime-dispatched to AVX-512, AVX2+FMA
 //! (pulp's `V3`) or portable scalar code.
 //!
-//! Every function is written once, generically over the small [`Ops`] lane abstraction, and
+//! Every function is written once, generically over the small `Ops` lane abstraction, and
 //! instantiated for 16/8-lane AVX-512, 8/4-lane AVX2 and 1-lane scalar code. All instantiations
 //! run the same sequence of IEEE operations (FMA is always fused, selects/compares are ordered),
 //! so the scalar functions (`*_scalar_*`, used for tails and strided loops) return bit-for-bit

@@ -1,6 +1,6 @@
-//! Binary elementwise ops as table rows. [`binary_ops!`] defines each op once — its scalar
+//! Binary elementwise ops as table rows. `binary_ops!` defines each op once — its scalar
 //! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
-//! [`Real`], `c` complex) and whether integers compute as float — and [`binary_table!`] lists the
+//! [`Real`], `c` complex) and whether integers compute as float — and [`binary_table!`](crate::binary_table) lists the
 //! generated `BinaryKernels` methods each op serves, with their argument shape: `tt` (tensor, tensor),
 //! `ts` (tensor, Scalar), `st` (Scalar, tensor), `tta` (tensor, tensor, alpha), and `p` before
 //! them for predicates, whose result is Bool. Adding an op is a row in each (and regen.toml).
@@ -215,7 +215,8 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
             // Only add and sub take alpha; ATen computes `sub` as `add` with `-alpha`, and rounds
             // it its own way (ScaledAdd).
             Some(al) if p.common.is_floating() => {
-                let al = if Op::NAME == "sub" { -al.as_f64() } else { al.as_f64() };
+                // The sign `b` has in the op (`f(0, 1)`: 1 for add, -1 for sub) times alpha.
+                let al = Op::f::<f64>(0.0, 1.0) * al.as_f64();
                 scaled_add(p.common, &p.iter, al, scalar_other);
             }
             _ => dispatch(&Loop::<Op> { it: &p.iter, alpha, op: PhantomData }, p.common)?,
@@ -524,7 +525,7 @@ macro_rules! binary_table {
     };
 }
 
-/// The trait methods of [`binary_table!`]'s rows (its callback in the `BinaryKernels` impl below).
+/// The trait methods of [`binary_table!`](crate::binary_table)'s rows (its callback in the `BinaryKernels` impl below).
 #[macro_export]
 macro_rules! binary_methods {
     ($($method:ident $kind:ident $op:ident;)*) => {$(

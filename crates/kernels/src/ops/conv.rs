@@ -9,9 +9,9 @@
 //!   gradients;
 //! - multiply, then fold: the transposed convolution and the gradient of a convolution's input.
 //!
-//! The samples go in chunks whose columns fit [`COLS_BUDGET`]; the unfold and fold split planes
+//! The samples go in chunks whose columns fit `COLS_BUDGET`; the unfold and fold split planes
 //! over PyTorch's threads and each chunk's product is one batched GEMM of
-//! [`matmul::raw_product`] (split over the same threads). A 1×1 window of stride 1 without
+//! `matmul::raw_product` (split over the same threads). A 1×1 window of stride 1 without
 //! padding needs no columns: the image is its own column matrix. float16 and bfloat16 compute
 //! in float32 and round once, as ATen's opmath does; integers wrap, as CPU's slow kernels do.
 

@@ -1,6 +1,6 @@
 //! Indexing, scatter/gather and data-dependent selection: one engine that visits, for each
-//! position of an index, one element (`gather`, `scatter*`: [`along`]) or one slice
-//! (`index_select`, `index_add`, `index_copy`, `index_fill_`, `index_reduce`: [`slices`]) and
+//! position of an index, one element (`gather`, `scatter*`: `along`) or one slice
+//! (`index_select`, `index_add`, `index_copy`, `index_fill_`, `index_reduce`: `slices`) and
 //! hands the pair of element offsets to a small combine function ([`Reduce`]); the dtype dispatch,
 //! the bounds checks and the striding are written once here. Ops that write where several
 //! indices may meet (scatter, index_add, put_ with accumulate) walk those indices in order on one

@@ -3,9 +3,9 @@
 //! kernels compute them (`native/cpu/Fused{Adam,SGD,Adagrad}Kernel.cpp`, their vectorised
 //! path): float16 and bfloat16 step in f32, constants are rounded to the compute type first.
 //!
-//! One driver ([`step_lists`]) checks the tensor lists, honours `found_inf` (the step is skipped
+//! One driver (`step_lists`) checks the tensor lists, honours `found_inf` (the step is skipped
 //! when the GradScaler found an inf) and `grad_scale` (gradients are unscaled in place), and walks
-//! each parameter's elements in parallel; each optimizer is a [`Rule`]: its per-tensor
+//! each parameter's elements in parallel; each optimizer is a `Rule`: its per-tensor
 //! coefficients and its per-element update.
 
 use regen_runtime::{Error, Result, TensorList, TensorRef};

@@ -1,6 +1,6 @@
 //! Pointwise ops with several inputs or with parameters, as table rows: ternary ops (lerp,
 //! addcmul, addcdiv, clamp), activations and their backward ops, and one-tensor predicates.
-//! [`pointwise_ops!`] defines each op once — its parameters, the promotion rule, and its scalar
+//! `pointwise_ops!` defines each op once — its parameters, the promotion rule, and its scalar
 //! function per dtype domain (`b` bool, `i` integers through i64, `f` reals generic over
 //! [`Real`], `c` complex) over the inputs `[x, y, ...]` — and the `PointwiseKernels` impl holds
 //! the generated trait's methods, one line each. `where`, `masked_fill_`, the shifts and the ops
@@ -211,7 +211,7 @@ macro_rules! arity {
 }
 
 pub mod ops {
-    //! The op structs of [`pointwise_ops!`].
+    //! The op structs of `pointwise_ops!`.
     use num_complex::Complex;
     use num_traits::{One, Zero};
 

@@ -8,7 +8,7 @@
 //!
 //! One engine serves every op: a [`Plan`] holds the planes (`batch × channels`), the spatial
 //! extents (a 2-d op is a 3-d one of depth 1) and, per spatial dimension and output index, the
-//! input window ([`Win`]) the op's rule gives; the kernels walk planes in parallel and read and
+//! input window (`Win`) the op's rule gives; the kernels walk planes in parallel and read and
 //! write every tensor through its own strides, so contiguous, channels-last, un-batched and
 //! strided tensors need no copies. Sums run in the window's order in the op-math type (f32 for
 //! float16/bfloat16), so results equal CPU's bit for bit.
@@ -86,20 +86,42 @@ fn name(mode: Mode, nd: usize) -> String {
     format!("{base}{nd}d")
 }
 
+/// A pooling parameter, as ATen's messages name it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Param {
+    KernelSize,
+    /// May be omitted: it is then the kernel size.
+    Stride,
+    Padding,
+    Dilation,
+}
+
+impl Param {
+    fn name(self) -> &'static str {
+        match self {
+            Param::KernelSize => "kernel_size",
+            Param::Stride => "stride",
+            Param::Padding => "padding",
+            Param::Dilation => "dilation",
+        }
+    }
+}
+
 /// A parameter list of 1 or `nd` values (or empty, for a stride: the kernel size).
-fn param(v: &[i64], nd: usize, fallback: Option<&[i64]>, mode: Mode, what: &str) -> Result<[i64; 3]> {
+fn param(v: &[i64], nd: usize, fallback: Option<&[i64]>, mode: Mode, what: Param) -> Result<[i64; 3]> {
     let v = if v.is_empty() && fallback.is_some() { fallback.unwrap_or_default() } else { v };
     let words = if nd == 2 { "two" } else { "three" };
     if v.len() != 1 && v.len() != nd {
-        let msg = if what == "stride" {
-            format!("{}: stride must either be omitted, a single int, or a tuple of {words} ints", name(mode, nd))
-        } else {
-            format!("{}: {what} must either be a single int, or a tuple of {words} ints", name(mode, nd))
+        let msg = match what {
+            Param::Stride => {
+                format!("{}: stride must either be omitted, a single int, or a tuple of {words} ints", name(mode, nd))
+            }
+            _ => format!("{}: {} must either be a single int, or a tuple of {words} ints", name(mode, nd), what.name()),
         };
         return Err(Error::runtime(msg));
     }
     // A 2-d op's depth: one plane, a window of 1, no padding.
-    let mut out = [if what == "padding" { 0 } else { 1 }; 3];
+    let mut out = [if what == Param::Padding { 0 } else { 1 }; 3];
     for (k, o) in out.iter_mut().enumerate().skip(3 - nd) {
         *o = if v.len() == 1 { v[0] } else { v[k - (3 - nd)] };
     }
@@ -187,10 +209,10 @@ fn window_plan(
     dilation: &[i64],
     ceil: bool,
 ) -> Result<Plan> {
-    let k = param(kernel, nd, None, mode, "kernel_size")?;
-    let s = param(stride, nd, Some(kernel), mode, "stride")?;
-    let p = param(padding, nd, None, mode, "padding")?;
-    let d = param(dilation, nd, None, mode, "dilation")?;
+    let k = param(kernel, nd, None, mode, Param::KernelSize)?;
+    let s = param(stride, nd, Some(kernel), mode, Param::Stride)?;
+    let p = param(padding, nd, None, mode, Param::Padding)?;
+    let d = param(dilation, nd, None, mode, Param::Dilation)?;
     if let Mode::Avg { divisor: Some(0), .. } = mode {
         return Err(Error::runtime("divisor must be not zero"));
     }
@@ -1293,7 +1315,7 @@ fn frac_geometry(nd: usize, input: &TensorRef<'_>, kernel: &[i64], output_size: 
 }
 
 /// `fractional_max_pool2d.output` / `fractional_max_pool3d.output`: per plane the windows of
-/// [`intervals`] from its random samples (2-d: `[w, h]`, 3-d: `[t, h, w]`), the first maximum
+/// `intervals` from its random samples (2-d: `[w, h]`, 3-d: `[t, h, w]`), the first maximum
 /// (or NaN) of each window in time-height-width order, and its flat index in the plane.
 #[allow(clippy::too_many_arguments)]
 pub fn fractional_out(

@@ -3,7 +3,7 @@
 //! `core/DistributionsHelper.h`, `core/TransformationHelper.h`), so that after the same seed
 //! the device draws the numbers CPU draws, in CPU's order.
 //!
-//! Each op is one [`Dist`] row: how one element is drawn for each dtype domain. The generator is
+//! Each op is one `Dist` row: how one element is drawn for each dtype domain. The generator is
 //! locked for the whole call and elements are visited serially in the order of ATen's
 //! TensorIterator (dimensions sorted by stride and coalesced), as `cpu_serial_kernel` does.
 //! Where ATen's compiled CPU code fuses a multiply and an add (`x * (to - from) + from`,

@@ -496,7 +496,7 @@ impl<D: Dom, const MAX: bool> Reducer<D> for ExtremumValue<MAX> {
         if MAX { D::lowest() } else { D::highest() }
     }
     /// NaN propagates: a NaN `x` is taken, and once `acc` is NaN no comparison takes `x`. (Of
-    /// two NaNs the later is kept, unlike [`better`]; only the payload can differ, and the
+    /// two NaNs the later is kept, unlike `better`; only the payload can differ, and the
     /// select has no branch, so it vectorises across outputs.)
     #[inline(always)]
     fn combine(&self, acc: D, x: D, _: i64) -> D {

@@ -1,5 +1,5 @@
 //! Shape, copy and factory ops. The data-movement ops (cat, flip, roll, narrow_copy, tril/triu,
-//! unfold_backward) describe their work as strided copies between views — a [`Piece`] each: a
+//! unfold_backward) describe their work as strided copies between views — a `Piece` each: a
 //! source view (negative strides for flip, an offset for narrow) and a destination view of the
 //! output — and [`crate::ops::copy::copy_same`] moves the bits (memcpy, tiled transpose or
 //! a strided loop), so no op has a loop of its own. The factories (arange, range, linspace,

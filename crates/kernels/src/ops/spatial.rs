@@ -1,5 +1,5 @@
 //! What pooling, resampling and antialiased resampling share about `[batch,] channel, spatial...`
-//! tensors: their elements in op-math ([`Px`]), views of their memory ([`View`]), outputs laid
+//! tensors: their elements in op-math ([`Px`]), views of their memory (`View`), outputs laid
 //! out like the input, and the geometry every upsampling mode starts from (`UpSample.h`).
 
 use half::{bf16, f16};

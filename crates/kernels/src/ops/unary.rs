@@ -1,4 +1,4 @@
-//! Unary elementwise ops as table rows. [`unary_table!`] is the one list: each row names the
+//! Unary elementwise ops as table rows. [`unary_table!`](crate::unary_table) is the one list: each row names the
 //! generated trait method (the op's `.out` form), the op, and its scalar function per dtype
 //! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `c` complex),
 //! optionally a vector function for contiguous f32/f64 runs. The same table defines the op
@@ -159,7 +159,7 @@ macro_rules! unary_table {
     };
 }
 
-/// Defines the op structs of a table (the callback of [`unary_table!`] in this module).
+/// Defines the op structs of a table (the callback of [`unary_table!`](crate::unary_table) in this module).
 #[macro_export]
 macro_rules! define_unary_ops {
     ($(
@@ -196,7 +196,7 @@ pub mod ops {
     crate::unary_table!(define_unary_ops);
 }
 
-/// The trait methods of the table's rows (the callback of [`unary_table!`] in the
+/// The trait methods of the table's rows (the callback of [`unary_table!`](crate::unary_table) in the
 /// `UnaryKernels` impl below).
 #[macro_export]
 macro_rules! unary_methods {

@@ -3,7 +3,7 @@
 //! `SummaryOps.cpp`, `Histogram.cpp`, `cpu/HistogramKernel.cpp`) step for step wherever their
 //! order shows in a result. CPU's unique sorts with libstdc++'s `std::sort`, which is not stable:
 //! which of several NaNs gets which inverse index, and whether -0.0 or 0.0 represents zero, are
-//! that algorithm's, so such inputs sort with [`stl::sort`](crate::math::stl::sort), its
+//! that algorithm's, so such inputs sort with [`stl::sort`], its
 //! move-for-move copy (otherwise equal elements are indistinguishable and any fast sort gives the
 //! same result). `histc` counts per chunk of `at::parallel_for` in the input's dtype, as CPU does,
 //! so float16/bfloat16 counts saturate per chunk exactly as CPU's.
@@ -523,7 +523,7 @@ where
 /// `torch.histc(self, bins, min, max, out=)`: ATen's `histogram_histc_out` with the
 /// `LINEAR_INTERPOLATION` kernel. The bin of `x` is `(x - lo) * bins / (hi - lo)` in the input
 /// dtype's arithmetic, truncated; the last bin includes `hi`; values outside `[lo, hi]` and NaN
-/// are skipped (see [`locate`] for quotients out of range).
+/// are skipped (see `locate` for quotients out of range).
 pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: TensorRef<'_>) -> Result<()> {
     let dtype = DType::from_scalar_type(t.dtype())?;
     let hist_dtype = DType::from_scalar_type(out.dtype())?;
