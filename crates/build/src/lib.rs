@@ -288,16 +288,15 @@ impl Builder {
         );
         let torch = self.torch()?;
         let generated = self.generate_with(torch.as_ref())?;
-        if let (HeaderSource::Pinned { release, .. }, Some(t)) = (&self.header, &torch)
-            && self.other_release(torch.as_ref())
-        {
+        let other_release = self.other_release(torch.as_ref());
+        if let (HeaderSource::Pinned { release, .. }, Some(t), true) = (&self.header, &torch, other_release) {
             println!(
                 "cargo::warning=building for torch {}, not the pinned {release}: generated from its own header (the \
                  checked-in copy is the pinned release's)",
                 t.version
             );
         }
-        if let Some(dir) = self.checked_in.as_ref().filter(|_| !self.other_release(torch.as_ref())) {
+        if let Some(dir) = self.checked_in.as_ref().filter(|_| !other_release) {
             let dir = self.resolve(dir);
             let ensured =
                 ensure(&dir, &generated.files, Mode::Check).map_err(|e| error(format!("{}: {e}", dir.display())))?;

@@ -423,11 +423,8 @@ pub struct Reference {
 /// (`crate::library`).
 fn rust_crate_name(s: Spanned<String>, source: &str, errors: &mut Vec<Diagnostic>) -> Named {
     let name = Named { span: s.span(), name: s.into_inner() };
-    let identifier = |w: &str| {
-        w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    if !name.name.split("::").all(identifier) {
+    // Rust identifiers have C's shape.
+    if !name.name.split("::").all(is_c_identifier) {
         errors.push(diag_at(
             source,
             &name.span,

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
 
-use crate::config::Config;
+use crate::config::{Config, KernelGroup};
 use crate::rust_name::{kernel_symbol, rust_bindings};
 use crate::select::{Selected, Selection};
 
@@ -75,6 +75,17 @@ fn row(out: &mut String, k: usize, s: &Selected<'_>, config: &Config) {
     out.push_str(if crossing.is_empty() { "};\n" } else { " };\n" });
 }
 
+/// The head of a `group XKernels {` block, a group of the config's own `[implement]` (in a
+/// backend's kernels.rs and a library's groups.rs alike).
+fn own_group_head(out: &mut String, group: &KernelGroup) {
+    let _ = writeln!(
+        out,
+        "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
+        group.name.name,
+        group.trait_name()
+    );
+}
+
 /// Each grouped op's group (its index in `config.groups`).
 fn group_of(config: &Config) -> FxHashMap<&str, usize> {
     config.groups.iter().enumerate().flat_map(|(g, group)| group.ops.iter().map(move |op| (op.as_str(), g))).collect()
@@ -107,14 +118,7 @@ pub fn emit_rust(selection: &Selection<'_>, config: &Config, note: &str) -> Stri
     // The backend's own groups come first (add_reference appends a library's), as the macro reads them.
     for (g, kernel_group) in config.groups.iter().enumerate() {
         match &kernel_group.from {
-            None => {
-                let _ = writeln!(
-                    out,
-                    "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
-                    kernel_group.name.name,
-                    kernel_group.trait_name()
-                );
-            }
+            None => own_group_head(&mut out, kernel_group),
             Some(krate) => {
                 let _ = writeln!(
                     out,
@@ -152,12 +156,7 @@ pub fn emit_groups(selection: &Selection<'_>, config: &Config, note: &str) -> St
     let group_of = group_of(config);
     let mut k = 0;
     for (g, group) in config.groups.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "/// The kernels of group `{}` (regen.toml `[implement]`).\ngroup {} {{",
-            group.name.name,
-            group.trait_name()
-        );
+        own_group_head(&mut out, group);
         for s in rows.iter().filter(|s| group_of.get(s.op.key.as_str()) == Some(&g)) {
             row(&mut out, k, s, config);
             k += 1;
