@@ -8,8 +8,10 @@ use askama::Template;
 
 use crate::write::OutputFile;
 
-/// The ops regen-runtime's `host_memory_bootstrap!()` implements (mirrors
-/// `regen_runtime::bootstrap::OPS`; a test in regen-runtime's users keeps the two equal).
+/// The ops a device needs before any compute runs, which regen-runtime's
+/// `host_memory_bootstrap!()` implements for host memory: the one list (`regen new` writes it into
+/// regen.toml, so a scaffolded crate does not build if the macro and this list differ; the kernel
+/// library's `bootstrap` group is checked against it by crates/device/tests/bootstrap_ops.rs).
 pub const BOOTSTRAP_OPS: &[&str] = &[
     "empty.memory_format",
     "empty_strided",

@@ -7,14 +7,10 @@
 
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use regen_kernels::engine::dtype::DType;
+use regen_kernels::engine::dtype::{DType, dtype_of};
 use regen_kernels::engine::iter::{fmt_sizes, new_tensor, wrap_dim};
 use regen_kernels::ops::copy;
 use regen_kernels::ops::index::{self as ix, Reduce, Source};
-
-fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
-    DType::from_scalar_type(t.dtype())
-}
 
 fn same_device(op: &str, a: &TensorRef<'_>, b: &TensorRef<'_>) -> Result<()> {
     let (x, y) = (a.device(), b.device());

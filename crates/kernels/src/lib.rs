@@ -31,10 +31,8 @@ pub mod groups {
 }
 pub use groups::*;
 
-// The element types `dispatch!` binds, so a backend's own kernels can use it without naming the
-// crates.
-#[doc(hidden)]
-pub use {half, num_complex};
+// The runtime's dtype dispatch, under the path the family files and backends already use.
+pub use regen_runtime::{dispatch, dispatch_all};
 
 /// The reference kernels: every group trait of this crate is implemented for it, in the file of
 /// its family (`ops/unary.rs`: [`UnaryKernels`]). Backends call it through their generated entry

@@ -6,31 +6,10 @@
 //! works for any device).
 
 use crate::args::{Device, Layout, MemoryFormat, Scalar, ScalarType, Storage, Tensor, TensorRef};
+use crate::dtype::{DType, Num};
 use crate::error::{Error, Result};
 use crate::host;
-use crate::view::{
-    DType, Value, View, broadcast_shapes, contiguous_strides, for_each_offset, is_contiguous, load, store,
-};
-
-/// The ops [`host_memory_bootstrap!`](crate::host_memory_bootstrap) implements, as regen.toml
-/// names them; list them under `implement`. Why each is needed: `docs/guide.md`.
-pub const OPS: &[&str] = &[
-    "empty.memory_format",
-    "empty_strided",
-    "as_strided",
-    "view",
-    "_reshape_alias",
-    "resize_",
-    "copy_",
-    "_copy_from",
-    "_copy_from_and_resize",
-    "_local_scalar_dense",
-    "set_.source_Storage",
-    "set_.source_Storage_storage_offset",
-    "set_.source_Tensor",
-    "set_",
-    "fill_.Scalar",
-];
+use crate::view::{View, broadcast_shapes, contiguous_strides, for_each_offset, is_contiguous, load, store};
 
 /// Resizes `out` to `shape` when it differs (as `resize_output` does) and runs `f` on it after.
 pub fn with_size<T>(out: &TensorRef<'_>, shape: &[i64], f: impl FnOnce(&TensorRef<'_>) -> Result<T>) -> Result<T> {
@@ -153,7 +132,7 @@ const PARALLEL_BYTES: usize = 1 << 20;
 ///
 /// # Safety
 /// `dst` is a writable live view.
-pub unsafe fn fill(dst: &View, value: Value) {
+pub unsafe fn fill(dst: &View, value: Num) {
     let e = dst.dtype.size();
     let mut pattern = [0u64; 2];
     // SAFETY: 16 aligned bytes hold any element.
@@ -197,16 +176,6 @@ fn bytemuck_bytes(words: [u64; 2]) -> [u8; 16] {
     out[..8].copy_from_slice(&words[0].to_ne_bytes());
     out[8..].copy_from_slice(&words[1].to_ne_bytes());
     out
-}
-
-/// A kernel's Scalar argument in the element domain.
-pub fn scalar_value(s: Scalar) -> Value {
-    match s {
-        Scalar::Float(f) => Value::Float(f),
-        Scalar::Complex(re, im) => Value::Complex(re, im),
-        Scalar::Int(i) => Value::Int(i),
-        Scalar::Bool(b) => Value::Bool(b),
-    }
 }
 
 /// Copies `src` into `dst` (same shape, or broadcastable): raw bytes when the dtypes match,
@@ -327,13 +296,13 @@ pub fn copy_(self_: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
             unsafe {
                 let p = v.data.offset(i * e);
                 let value = match load(v.dtype, p) {
-                    Value::Complex(re, im) if conj && neg => Value::Complex(-re, im),
-                    Value::Complex(re, im) if conj => Value::Complex(re, -im),
+                    Num::Complex(re, im) if conj && neg => Num::Complex(-re, im),
+                    Num::Complex(re, im) if conj => Num::Complex(re, -im),
                     _ if !neg => return,
-                    Value::Complex(re, im) => Value::Complex(-re, -im),
-                    Value::Float(f) => Value::Float(-f),
-                    Value::Int(x) => Value::Int(x.wrapping_neg()),
-                    Value::Bool(b) => Value::Bool(b),
+                    Num::Complex(re, im) => Num::Complex(-re, -im),
+                    Num::Float(f) => Num::Float(-f),
+                    Num::Int(x) => Num::Int(x.wrapping_neg()),
+                    Num::Bool(b) => Num::Bool(b),
                 };
                 store(v.dtype, p, value);
             }
@@ -381,12 +350,7 @@ pub fn _local_scalar_dense(self_: TensorRef<'_>) -> Result<Scalar> {
         return Err(Error::runtime(format!("a Tensor with {} elements cannot be converted to Scalar", v.numel())));
     }
     // SAFETY: one live element at `data`.
-    Ok(match unsafe { load(v.dtype, v.data) } {
-        Value::Bool(b) => Scalar::Bool(b),
-        Value::Int(i) => Scalar::Int(i),
-        Value::Float(f) => Scalar::Float(f),
-        Value::Complex(re, im) => Scalar::Complex(re, im),
-    })
+    Ok(unsafe { load(v.dtype, v.data) }.to_scalar())
 }
 
 pub fn set_source_storage(self_: TensorRef<'_>, source: Storage) -> Result<()> {
@@ -417,11 +381,14 @@ pub fn set_(self_: TensorRef<'_>) -> Result<()> {
 pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
     let v = View::of(&self_)?;
     // SAFETY: a live, writable tensor.
-    unsafe { fill(&v, scalar_value(value)) };
+    unsafe { fill(&v, Num::from_scalar(value)) };
     Ok(())
 }
 
-/// The trait methods of every op in [`OPS`], forwarding to this module: write it inside your
+/// The trait methods of the bootstrap ops (the list is `regen_core::scaffold::BOOTSTRAP_OPS`,
+/// which `regen new` writes into regen.toml; the compiler keeps the two equal, since a listed op
+/// without a method here, or a method here for an op not listed, does not build), forwarding to
+/// this module: write it inside your
 /// `impl Kernels for ...` block. A host-memory backend has one device: a factory's `device=` is
 /// only checked ([`check_device`]).
 #[macro_export]

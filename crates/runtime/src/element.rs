@@ -14,8 +14,9 @@ pub use num_complex::Complex;
 
 use crate::args::{Scalar, TensorRef};
 use crate::bootstrap::with_size;
+use crate::dtype::{DType, check_can_cast};
 use crate::error::{Error, Result};
-use crate::view::{DType, View, broadcast_shapes, check_can_cast, for_each_offset, load, store};
+use crate::view::{View, broadcast_shapes, for_each_offset, load, store};
 
 /// The element type of one dtype, and the arithmetic CPU computes it in.
 pub trait Element: Copy + 'static {

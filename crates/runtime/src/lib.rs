@@ -27,6 +27,7 @@ pub mod abi;
 pub mod alloc;
 pub mod args;
 pub mod bootstrap;
+pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod fallback;
@@ -42,6 +43,9 @@ pub use args::{
     TensorList, TensorRef,
 };
 pub use error::{Error, ErrorKind, Result};
+// The element crates, so that `dispatch!`'s types resolve in any backend (and one version of
+// each is used throughout).
+pub use {half, num_complex};
 
 /// Mounts the `kernels.rs` regen-build generated into `OUT_DIR` (write it inside a module:
 /// `pub mod kernels { regen_runtime::include_kernels!(); }`).

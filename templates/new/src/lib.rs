@@ -4,8 +4,9 @@
 //! method per op listed under `implement`. This file implements it and hands it to the C++ host
 //! glue, which calls `regen_backend_init` when torch loads the library.
 
-use regen_runtime::element::{Complex, Element, bf16, binary, f16};
-use regen_runtime::view::{Category, DType, View, result_type};
+use regen_runtime::dtype::{Category, DType};
+use regen_runtime::element::{Element, binary};
+use regen_runtime::view::{View, result_type};
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 /// The generated trait and entry points.
@@ -27,21 +28,8 @@ impl kernels::Kernels for {{ type_name }} {
     fn add_out(&self, self_: TensorRef<'_>, other: TensorRef<'_>, alpha: Scalar, out: TensorRef<'_>) -> Result<()> {
         let dtype = result_type(&[&View::of(&self_)?, &View::of(&other)?]);
         check_alpha(dtype, alpha)?;
-        let (a, b) = (&self_, &other);
-        match dtype {
-            DType::Bool => add::<bool>(a, b, alpha, &out),
-            DType::U8 => add::<u8>(a, b, alpha, &out),
-            DType::I8 => add::<i8>(a, b, alpha, &out),
-            DType::I16 => add::<i16>(a, b, alpha, &out),
-            DType::I32 => add::<i32>(a, b, alpha, &out),
-            DType::I64 => add::<i64>(a, b, alpha, &out),
-            DType::F16 => add::<f16>(a, b, alpha, &out),
-            DType::BF16 => add::<bf16>(a, b, alpha, &out),
-            DType::F32 => add::<f32>(a, b, alpha, &out),
-            DType::F64 => add::<f64>(a, b, alpha, &out),
-            DType::C64 => add::<Complex<f32>>(a, b, alpha, &out),
-            DType::C128 => add::<Complex<f64>>(a, b, alpha, &out),
-        }
+        // One arm per dtype of the runtime's table, with `T` its Rust type.
+        regen_runtime::dispatch_all!(dtype, |T| add::<T>(&self_, &other, alpha, &out))
     }
 }
 
@@ -75,6 +63,7 @@ mod tests {
     use super::*;
     use kernels::Kernels;
     use regen_runtime::abi::regen_tensor;
+    use regen_runtime::element::Complex;
     use regen_runtime::view::contiguous_strides;
 
     /// A contiguous tensor over `data` (the kernels see only what `regen_tensor` describes).

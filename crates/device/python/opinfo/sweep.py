@@ -610,7 +610,7 @@ CAUSES = [
      "tolerance: complex64 sums in another order than CPU's MKL cgemm (float32/float64 follow MKL's order bit for bit)"),
     ("fail", r"^(sort|argsort|topk|kthvalue|mode)$", r"not equal",
      "ties: the indices of equal elements follow CPU's unstable std::sort / nth_element order, not reproduced (values equal CPU's; stable=True matches)"),
-    ("fail", r"^chalf$", r"do not compute in ScalarType",
+    ("fail", r"^chalf$", r"do not compute in complex32",
      "complex32: no ComplexHalf element type in the engine or the runtime's views (x.chalf() cannot convert)"),
     ("fail", r"^div\.trunc_rounding$", r"not close",
      "bf16: CPU rounds the quotient to bfloat16 before truncating; the device truncates the f32 quotient"),

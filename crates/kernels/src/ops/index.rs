@@ -15,7 +15,7 @@ use regen_runtime::view::{contiguous_strides, for_each_offset};
 use regen_runtime::{Error, OptionalTensorList, Result, Scalar, Tensor, TensorRef};
 
 use crate::dispatch_all;
-use crate::engine::dtype::{DType, Element, Num, PromotionOperand, result_type};
+use crate::engine::dtype::{DType, Element, Num, PromotionOperand, dtype_of, result_type};
 use crate::engine::iter::{GRAIN, Operand, fmt_sizes};
 use crate::ops::copy;
 
@@ -195,10 +195,6 @@ impl Reduce {
 
 // ---------------------------------------------------------------------------------------------
 // Geometry helpers.
-
-fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
-    DType::from_scalar_type(t.dtype())
-}
 
 /// The operand of `t`, a zero-dim tensor seen as one element of a 1-d tensor (as ATen's
 /// scatter/gather kernels do).

@@ -12,11 +12,12 @@
 use regen_runtime::{Error, Result, Scalar, Tensor, TensorRef};
 
 use crate::engine::dtype::{self, DType};
+use crate::engine::dtype::{dtype_of, float_dtype};
 use crate::engine::iter::{fmt_sizes, new_tensor};
 use crate::engine::operands::Input;
 use crate::engine::scalar::Real;
 use crate::ops::binary;
-use crate::ops::norm::{Elem, dense, float_dtype, into_out, read_f64};
+use crate::ops::norm::{Elem, dense, into_out, read_f64};
 use crate::ops::pointwise::{self, Pointwise, ops as pw};
 use crate::ops::reduce as r;
 
@@ -447,7 +448,7 @@ pub fn backward_new(
 /// and the structured kernels' `mean_out` / `sum_out`).
 fn reduce_all(loss: TensorRef<'_>, reduction: i64, out: TensorRef<'_>) -> Result<()> {
     let mask = vec![true; loss.dim()];
-    let dtype = r::dtype_of(&out)?;
+    let dtype = dtype_of(&out)?;
     if reduction == MEAN {
         r::reduce_into(&r::Sum::<false, true>, loss, dtype, &mask, false, &[out])
     } else {

@@ -18,7 +18,7 @@ use regen_runtime::{Error, Result, ScalarType, Tensor, TensorRef};
 use half::{bf16, f16};
 use num_traits::{Float, One, Zero};
 
-use crate::engine::dtype::{self, DType, check_out_dtype, not_implemented, torch_name};
+use crate::engine::dtype::{self, DType, check_out_dtype, float_dtype, not_implemented, torch_name};
 use crate::engine::iter::{GRAIN, fmt_sizes, new_tensor, wrap_dim};
 use crate::engine::scalar::Real;
 use crate::engine::simd_fn;
@@ -174,14 +174,6 @@ pub(crate) fn into_out(
         f(tmp.as_ref().data_ptr() as usize)?;
         copy::copy_(*o, tmp.as_ref())
     })
-}
-
-pub(crate) fn float_dtype(t: &TensorRef<'_>, op: &str) -> Result<DType> {
-    let d = DType::from_scalar_type(t.dtype())?;
-    match d {
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Ok(d),
-        _ => Err(not_implemented(op, d)),
-    }
 }
 
 /// The first `n` elements of a tensor in row-major order, as f64 (exact for every float dtype).

@@ -11,9 +11,10 @@
 use regen_runtime::{Error, Result, TensorList, TensorRef};
 
 use crate::engine::dtype::DType;
+use crate::engine::dtype::float_dtype;
 use crate::engine::iter::GRAIN;
 use crate::engine::scalar::Real;
-use crate::ops::norm::{Elem, float_dtype, read_f64};
+use crate::ops::norm::{Elem, read_f64};
 
 /// One optimizer: `N` tensors per parameter (`[param, grad, state...]`).
 trait Rule<const N: usize>: Sync {

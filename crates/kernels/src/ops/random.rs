@@ -13,7 +13,7 @@ use half::{bf16, f16};
 use regen_runtime::rng::{CpuGenerator, with_generator};
 use regen_runtime::{Error, Generator, Result, Scalar, Tensor, TensorRef};
 
-use crate::engine::dtype::{DType, Element, Num, not_implemented, torch_name};
+use crate::engine::dtype::{DType, Element, Num, dtype_of, not_implemented, torch_name};
 use crate::engine::iter::{self, Iter, Operand};
 use crate::engine::operands::{self, Input};
 use crate::ops::binary::{self, ops as bin};
@@ -102,10 +102,6 @@ impl FromI64 for bf16 {
 /// `static_cast<T>(double)` for the results of the double distributions (ints truncate).
 fn from_f64<T: Element>(v: f64) -> T {
     T::from_num(Num::Float(v))
-}
-
-fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
-    DType::from_scalar_type(t.dtype())
 }
 
 /// Formats a double as C++'s `operator<<` does (`%g`, six significant digits: `-1`, `0.5`,

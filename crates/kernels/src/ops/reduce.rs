@@ -26,7 +26,7 @@ use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::dispatch;
 pub use crate::engine::dtype::DType;
-use crate::engine::dtype::{Category, Element, Num};
+use crate::engine::dtype::{Category, Element, Num, dtype_of};
 use crate::engine::iter::{Dims, GRAIN, Operand, contiguous_strides};
 use crate::engine::loops::copy_cast;
 
@@ -1297,10 +1297,6 @@ pub fn name(t: &TensorRef<'_>) -> Result<&'static str> {
     Ok(DType::from_scalar_type(t.dtype())?.name())
 }
 
-pub fn dtype_of(t: &TensorRef<'_>) -> Result<DType> {
-    DType::from_scalar_type(t.dtype())
-}
-
 pub fn opt_dtype(d: Option<ScalarType>) -> Result<Option<DType>> {
     d.map(DType::from_scalar_type).transpose()
 }
@@ -1344,7 +1340,7 @@ impl crate::ReduceKernels for crate::Reference {
     ) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = r::dim_mask(dim, self_.dim())?;
-        r::reduce_into(&r::Sum::<false, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+        r::reduce_into(&r::Sum::<false, false>, self_, dtype_of(&out)?, &mask, keepdim, &[out])
     }
 
     fn nansum_out(
@@ -1356,11 +1352,11 @@ impl crate::ReduceKernels for crate::Reference {
         out: TensorRef<'_>,
     ) -> Result<()> {
         use crate::ops::reduce as r;
-        if r::dtype_of(&self_)?.is_complex() {
+        if dtype_of(&self_)?.is_complex() {
             return Err(Error::not_implemented("nansum does not support complex inputs"));
         }
         let mask = r::dim_mask(dim, self_.dim())?;
-        r::reduce_into(&r::Sum::<true, false>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+        r::reduce_into(&r::Sum::<true, false>, self_, dtype_of(&out)?, &mask, keepdim, &[out])
     }
 
     fn nansum(
@@ -1371,7 +1367,7 @@ impl crate::ReduceKernels for crate::Reference {
         dtype: Option<ScalarType>,
     ) -> Result<Tensor> {
         use crate::ops::reduce as r;
-        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
+        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(dtype_of(&self_)?));
         let mask = r::dim_mask(dim, self_.dim())?;
         let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, keepdim), d)?;
         self.nansum_out(self_, dim, keepdim, dtype, out.as_ref())?;
@@ -1387,7 +1383,7 @@ impl crate::ReduceKernels for crate::Reference {
         out: TensorRef<'_>,
     ) -> Result<()> {
         use crate::ops::reduce as r;
-        let input = r::dtype_of(&self_)?;
+        let input = dtype_of(&self_)?;
         if dtype.is_none() && !(input.is_floating() || input.is_complex()) {
             return Err(Error::runtime(format!(
                 "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
@@ -1395,12 +1391,12 @@ impl crate::ReduceKernels for crate::Reference {
             )));
         }
         let mask = r::dim_mask(dim, self_.dim())?;
-        r::reduce_into(&r::Sum::<false, true>, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+        r::reduce_into(&r::Sum::<false, true>, self_, dtype_of(&out)?, &mask, keepdim, &[out])
     }
 
     fn prod(&self, self_: TensorRef<'_>, dtype: Option<ScalarType>) -> Result<Tensor> {
         use crate::ops::reduce as r;
-        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(r::dtype_of(&self_)?));
+        let d = r::opt_dtype(dtype)?.unwrap_or(r::widened(dtype_of(&self_)?));
         let out = r::new_tensor(&[], d)?;
         let mask = vec![true; self_.dim()];
         r::reduce_into(&r::Prod, self_, d, &mask, false, &[out.as_ref()])?;
@@ -1417,7 +1413,7 @@ impl crate::ReduceKernels for crate::Reference {
     ) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-        r::reduce_into(&r::Prod, self_, r::dtype_of(&out)?, &mask, keepdim, &[out])
+        r::reduce_into(&r::Prod, self_, dtype_of(&out)?, &mask, keepdim, &[out])
     }
 
     fn amax_out(&self, self_: TensorRef<'_>, dim: &[i64], keepdim: bool, out: TensorRef<'_>) -> Result<()> {
@@ -1445,7 +1441,7 @@ impl crate::ReduceKernels for crate::Reference {
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.",
             ));
         }
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::MinMax, self_, d, &mask, keepdim, &[min, max])
     }
 
@@ -1605,28 +1601,28 @@ impl crate::ReduceKernels for crate::Reference {
     fn any_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, keepdim, &[out])
     }
 
     fn any_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = vec![true; self_.dim()];
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::AnyAll::<false>, self_, d, &mask, false, &[out])
     }
 
     fn all_out(&self, self_: TensorRef<'_>, dim: i64, keepdim: bool, out: TensorRef<'_>) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = r::dim_mask(Some(&[dim]), self_.dim())?;
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, keepdim, &[out])
     }
 
     fn all_all_out(&self, self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
         use crate::ops::reduce as r;
         let mask = vec![true; self_.dim()];
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::AnyAll::<true>, self_, d, &mask, false, &[out])
     }
 
@@ -1634,7 +1630,7 @@ impl crate::ReduceKernels for crate::Reference {
         use crate::ops::reduce as r;
         let mask = r::dim_mask(Some(dim), self_.dim())?;
         let out = r::new_tensor(&r::reduced_shape(self_.sizes(), &mask, false), r::DType::I64)?;
-        let d = r::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         r::reduce_into(&r::CountNonzero, self_, d, &mask, false, &[out.as_ref()])?;
         Ok(out)
     }

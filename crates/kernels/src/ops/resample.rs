@@ -18,7 +18,7 @@ use regen_runtime::args::MemoryFormat;
 use regen_runtime::bootstrap::{strides_for, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
-use crate::engine::dtype::{DType, Element, check_out_dtype, not_implemented};
+use crate::engine::dtype::{DType, Element, check_out_dtype, float_dtype, not_implemented};
 use crate::engine::iter::{GRAIN, fmt_sizes};
 use crate::engine::scalar::Real;
 use crate::engine::simd_fn;
@@ -70,11 +70,6 @@ fn rr<T: Fx>(v: T::Acc) -> T::Acc {
 unsafe fn ld<T: Fx>(p: *const T, o: isize) -> T::Acc {
     // SAFETY: the caller guarantees p.offset(o) is an element of a live tensor of T.
     unsafe { (*p.offset(o)).to_acc() }
-}
-
-fn float_dtype(t: &TensorRef<'_>, kernel: &str) -> Result<DType> {
-    let d = DType::from_scalar_type(t.dtype())?;
-    if d.is_floating() { Ok(d) } else { Err(not_implemented(kernel, d)) }
 }
 
 /// Whether `t` is contiguous in `fmt` (dimensions of size 1 take any stride, as in ATen).

@@ -10,9 +10,10 @@
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use crate::engine::dtype::DType;
+use crate::engine::dtype::float_dtype;
 use crate::engine::iter::{GRAIN, fmt_sizes, new_tensor};
 use crate::engine::scalar::Real;
-use crate::ops::norm::{Dense, Elem, dense, float_dtype};
+use crate::ops::norm::{Dense, Elem, dense};
 use crate::ops::reduce;
 
 /// `1 / (1 + e^-x)`, as CUDA's cell kernels write it, and tanh, in the compute type.

@@ -12,11 +12,12 @@
 use regen_runtime::rng::{CpuGenerator, with_generator};
 use regen_runtime::{Error, Generator, Result, Tensor, TensorRef};
 
+use crate::engine::dtype::dtype_of;
 use crate::engine::dtype::{DType, Element, not_implemented};
 use crate::engine::iter::{self, Operand};
 use crate::engine::scalar::Real;
 use crate::ops::random::{FromI64, serial};
-use crate::ops::reduce::{self, dtype_of};
+use crate::ops::reduce;
 
 /// What one element of each op is drawn from, and the dtypes CPU's kernel dispatches over.
 #[derive(Clone, Copy)]

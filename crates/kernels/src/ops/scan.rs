@@ -15,8 +15,9 @@ use regen_runtime::{Error, Result, ScalarType, Tensor, TensorRef};
 use num_complex::Complex64;
 
 use crate::engine::dtype::DType;
+use crate::engine::dtype::dtype_of;
 use crate::engine::iter::{Dims, GRAIN, Operand};
-use crate::ops::reduce::{Dom, Load, dtype_of, input_as, new_tensor, wrap_dim};
+use crate::ops::reduce::{Dom, Load, input_as, new_tensor, wrap_dim};
 
 /// Lines scanned together when the scanned dimension is outer.
 const LINE_BLOCK: usize = 256;
@@ -451,7 +452,7 @@ impl crate::ScanKernels for crate::Reference {
     }
 
     fn _logcumsumexp(&self, self_: TensorRef<'_>, dim: i64) -> Result<Tensor> {
-        let d = crate::ops::reduce::dtype_of(&self_)?;
+        let d = dtype_of(&self_)?;
         let d = if d.is_floating() || d.is_complex() { d } else { crate::engine::dtype::DType::DEFAULT_FLOAT };
         let out = crate::ops::reduce::new_tensor(self_.sizes(), d)?;
         logcumsumexp(self_, dim, out.as_ref())?;
