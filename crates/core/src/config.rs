@@ -244,103 +244,16 @@ pub const RESERVED_CPP_NAMES: &[&str] = &[
 
 /// Parses `regen.toml`; every error is positioned in the config.
 pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
-    let raw: RawConfig = toml::from_str(source).map_err(|e| {
+    let mut raw: RawConfig = toml::from_str(source).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         vec![diag_at(source, &span, e.message().trim_end().to_owned())]
     })?;
     let mut errors = Vec::new();
-    let defaults = Config::default();
-    let mut identifier = |v: Option<Spanned<String>>, default: String, what: &str| match v {
-        Some(s) if is_c_name(s.get_ref()) => s.into_inner(),
-        Some(s) if is_c_identifier(s.get_ref()) => {
-            errors.push(diag_at(
-                source,
-                &s.span(),
-                format!(
-                    "{what} {:?} is a C++ keyword or a name C++ reserves; it names things in the generated C++",
-                    s.get_ref()
-                ),
-            ));
-            default
-        }
-        Some(s) => {
-            errors.push(diag_at(source, &s.span(), format!("{what} must be a C identifier, found {:?}", s.get_ref())));
-            default
-        }
-        None => default,
-    };
-    let prefix_span = raw.symbol_prefix.as_ref().or(raw.device.as_ref()).map_or(0..0, |s| s.span());
-    let device = identifier(raw.device, defaults.device, "device");
-    let dispatch_key = identifier(raw.dispatch_key, defaults.dispatch_key, "dispatch_key");
-    let namespace_span = raw.namespace.as_ref().map(|n| n.span());
-    let namespace = identifier(raw.namespace, defaults.namespace, "namespace");
-    // Each device's entry points get their own prefix, so two backends never share a symbol.
-    let symbol_prefix = identifier(raw.symbol_prefix, default_symbol_prefix(&device), "symbol_prefix");
-    // The entry points are global C symbols (`{prefix}_{rust_name}`), where C reserves a leading `_`.
-    if symbol_prefix.starts_with('_') {
-        errors.push(diag_at(
-            source,
-            &prefix_span,
-            format!(
-                "the entry-point prefix {symbol_prefix:?} (symbol_prefix, else `{{device}}_kernel`) must start with a \
-                 letter: entry points are global C symbols, where names starting with `_` are reserved"
-            ),
-        ));
-    }
-    if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
-        errors.push(diag_at(
-            source,
-            &span,
-            format!(
-                "namespace {namespace:?} is already a name in the generated C++ (the C ABI or a library namespace)"
-            ),
-        ));
-    }
-
+    let names = parse_names(&mut raw, source, &mut errors);
     let fallback_span = raw.fallback.as_ref().map(|f| f.span());
-    let fallback = match raw.fallback {
-        None => Fallback::Error,
-        Some(s) => match s.get_ref().as_str() {
-            "cpu" => Fallback::Cpu,
-            "error" => Fallback::Error,
-            other => {
-                errors.push(diag_at(
-                    source,
-                    &s.span(),
-                    format!("fallback must be \"cpu\" or \"error\", found {other:?}"),
-                ));
-                Fallback::Error
-            }
-        },
-    };
-    let autocast = raw.autocast.and_then(|s| {
-        let parsed = crate::autocast::Autocast::parse(s.get_ref());
-        if parsed.is_none() {
-            errors.push(diag_at(source, &s.span(), format!("autocast must be \"cpu\", found {:?}", s.get_ref())));
-        } else if dispatch_key != "PrivateUse1" {
-            // ATen has an autocast key for PrivateUse1, not for a renamed dispatch key.
-            errors.push(diag_at(
-                source,
-                &s.span(),
-                format!("autocast needs dispatch_key = \"PrivateUse1\" (AutocastPrivateUse1), found {dispatch_key:?}"),
-            ));
-        }
-        parsed
-    });
-    let mut exclude_families = Vec::new();
-    for f in raw.exclude_families {
-        match Family::from_name(f.get_ref()) {
-            Some(family) => exclude_families.push(family),
-            None => {
-                let families: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
-                errors.push(diag_at(
-                    source,
-                    &f.span(),
-                    format!("unknown family {:?}; the families are: {}", f.get_ref(), families.join(", ")),
-                ));
-            }
-        }
-    }
+    let fallback = parse_fallback(raw.fallback, source, &mut errors);
+    let autocast = parse_autocast(raw.autocast, &names.dispatch_key, source, &mut errors);
+    let exclude_families = parse_families(raw.exclude_families, source, &mut errors);
     let (implement, groups) = match raw.implement {
         None => (None, Vec::new()),
         Some(RawImplement::Flat(ops)) => (Some(named(ops)), Vec::new()),
@@ -350,14 +263,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         }
     };
     let optional = named(raw.optional);
-    let implemented: Vec<&str> = implement.iter().flatten().map(|n| n.name.as_str()).collect();
-    for n in optional.iter().filter(|n| !implemented.contains(&n.name.as_str())) {
-        errors.push(diag_at(
-            source,
-            &n.span,
-            format!("`optional` names `{}`, which `implement` does not: optional only marks implemented ops", n.name),
-        ));
-    }
+    check_optional(&optional, implement.as_deref(), source, &mut errors);
     let custom_ops = crate::custom::resolve(raw.custom_op, source, &mut errors);
     let ops_json = raw.ops_json.map_or(JsonLayout::Compact, |s| {
         JsonLayout::parse(s.get_ref()).unwrap_or_else(|| {
@@ -379,6 +285,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         crate::diagnostic::sort(&mut errors);
         return Err(errors);
     }
+    let Names { device, dispatch_key, namespace, symbol_prefix } = names;
     Ok(Config {
         device,
         dispatch_key,
@@ -398,6 +305,134 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         reference,
         source: source.to_owned(),
     })
+}
+
+/// The names regen.toml gives the generated code.
+struct Names {
+    device: String,
+    dispatch_key: String,
+    namespace: String,
+    symbol_prefix: String,
+}
+
+/// `device`, `dispatch_key`, `namespace` and `symbol_prefix`: C identifiers that C++ does not
+/// reserve (the default where one is not), the entry-point prefix a name C allows for a global
+/// symbol, and the namespace none the generated C++ already uses.
+fn parse_names(raw: &mut RawConfig, source: &str, errors: &mut Vec<Diagnostic>) -> Names {
+    let defaults = Config::default();
+    let mut identifier = |v: Option<Spanned<String>>, default: String, what: &str| match v {
+        Some(s) if is_c_name(s.get_ref()) => s.into_inner(),
+        Some(s) if is_c_identifier(s.get_ref()) => {
+            errors.push(diag_at(
+                source,
+                &s.span(),
+                format!(
+                    "{what} {:?} is a C++ keyword or a name C++ reserves; it names things in the generated C++",
+                    s.get_ref()
+                ),
+            ));
+            default
+        }
+        Some(s) => {
+            errors.push(diag_at(source, &s.span(), format!("{what} must be a C identifier, found {:?}", s.get_ref())));
+            default
+        }
+        None => default,
+    };
+    let prefix_span = raw.symbol_prefix.as_ref().or(raw.device.as_ref()).map_or(0..0, |s| s.span());
+    let device = identifier(raw.device.take(), defaults.device, "device");
+    let dispatch_key = identifier(raw.dispatch_key.take(), defaults.dispatch_key, "dispatch_key");
+    let namespace_span = raw.namespace.as_ref().map(|n| n.span());
+    let namespace = identifier(raw.namespace.take(), defaults.namespace, "namespace");
+    // Each device's entry points get their own prefix, so two backends never share a symbol.
+    let symbol_prefix = identifier(raw.symbol_prefix.take(), default_symbol_prefix(&device), "symbol_prefix");
+    // The entry points are global C symbols (`{prefix}_{rust_name}`), where C reserves a leading `_`.
+    if symbol_prefix.starts_with('_') {
+        errors.push(diag_at(
+            source,
+            &prefix_span,
+            format!(
+                "the entry-point prefix {symbol_prefix:?} (symbol_prefix, else `{{device}}_kernel`) must start with a \
+                 letter: entry points are global C symbols, where names starting with `_` are reserved"
+            ),
+        ));
+    }
+    if let Some(span) = namespace_span.filter(|_| RESERVED_CPP_NAMES.contains(&namespace.as_str())) {
+        errors.push(diag_at(
+            source,
+            &span,
+            format!(
+                "namespace {namespace:?} is already a name in the generated C++ (the C ABI or a library namespace)"
+            ),
+        ));
+    }
+    Names { device, dispatch_key, namespace, symbol_prefix }
+}
+
+/// `fallback`: "cpu" or "error" (the default).
+fn parse_fallback(raw: Option<Spanned<String>>, source: &str, errors: &mut Vec<Diagnostic>) -> Fallback {
+    let Some(s) = raw else { return Fallback::Error };
+    match s.get_ref().as_str() {
+        "cpu" => Fallback::Cpu,
+        "error" => Fallback::Error,
+        other => {
+            errors.push(diag_at(source, &s.span(), format!("fallback must be \"cpu\" or \"error\", found {other:?}")));
+            Fallback::Error
+        }
+    }
+}
+
+/// `autocast`: a policy name, for the PrivateUse1 key only (ATen has an autocast key for
+/// PrivateUse1, not for a renamed dispatch key).
+fn parse_autocast(
+    raw: Option<Spanned<String>>,
+    dispatch_key: &str,
+    source: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<crate::autocast::Autocast> {
+    let s = raw?;
+    let parsed = crate::autocast::Autocast::parse(s.get_ref());
+    if parsed.is_none() {
+        errors.push(diag_at(source, &s.span(), format!("autocast must be \"cpu\", found {:?}", s.get_ref())));
+    } else if dispatch_key != "PrivateUse1" {
+        errors.push(diag_at(
+            source,
+            &s.span(),
+            format!("autocast needs dispatch_key = \"PrivateUse1\" (AutocastPrivateUse1), found {dispatch_key:?}"),
+        ));
+    }
+    parsed
+}
+
+/// `exclude_families`: each a [`Family`] name.
+fn parse_families(raw: Vec<Spanned<String>>, source: &str, errors: &mut Vec<Diagnostic>) -> Vec<Family> {
+    let mut families = Vec::new();
+    for f in raw {
+        match Family::from_name(f.get_ref()) {
+            Some(family) => families.push(family),
+            None => {
+                let all: Vec<&str> = Family::ALL.iter().map(|f| f.as_str()).collect();
+                errors.push(diag_at(
+                    source,
+                    &f.span(),
+                    format!("unknown family {:?}; the families are: {}", f.get_ref(), all.join(", ")),
+                ));
+            }
+        }
+    }
+    families
+}
+
+/// `optional` only marks ops `implement` lists.
+fn check_optional(optional: &[Named], implement: Option<&[Named]>, source: &str, errors: &mut Vec<Diagnostic>) {
+    let implemented: Vec<&str> = implement.into_iter().flatten().map(|n| n.name.as_str()).collect();
+    for n in optional.iter().filter(|n| !implemented.contains(&n.name.as_str())) {
+        errors.push(diag_at(
+            source,
+            &n.span,
+            format!("`optional` names `{}`, which `implement` does not: optional only marks implemented ops", n.name),
+        ));
+    }
 }
 
 /// `[reference]`: a kernel library (a crate of kernel groups, such as the reference kernels,

@@ -488,7 +488,7 @@ macro_rules! host_memory_bootstrap {
     };
 }
 
-/// The copies of [`OPS`] (`copy_`, `_copy_from`, `_copy_from_and_resize`) as trait methods
+/// The copies of the bootstrap ops (`copy_`, `_copy_from`, `_copy_from_and_resize`) as trait methods
 /// forwarding to this module; part of [`host_memory_bootstrap!`](crate::host_memory_bootstrap).
 #[macro_export]
 macro_rules! host_memory_copies {

@@ -299,6 +299,17 @@ impl Writer {
 
     fn report(mut self, d: &Diff, fail_on: FailOn) -> String {
         let s = d.summary();
+        self.overview(d, &s);
+        self.backend_items(d, &s);
+        self.header_changes(d, &s);
+        self.line("");
+        let verdict = d.verdict(fail_on);
+        self.line(&verdict.reason);
+        self.out
+    }
+
+    /// The title, the two headers, the backend, and the one-line counts of both.
+    fn overview(&mut self, d: &Diff, s: &Summary) {
         let b = &d.backend;
         let (old, new) = (d.side_name(false), d.side_name(true));
         let arrow = if self.markdown() { "→" } else { "->" };
@@ -363,7 +374,14 @@ impl Writer {
             self.line("");
         }
         self.line(&backend_summary);
+    }
 
+    /// What the change means for the backend, one tagged item per op (`BREAKS`, `GONE`, ...), and
+    /// the config's errors.
+    fn backend_items(&mut self, d: &Diff, s: &Summary) {
+        let (b, bs) = (&d.backend, &s.backend);
+        let (old, new) = (d.side_name(false), d.side_name(true));
+        let arrow = if self.markdown() { "→" } else { "->" };
         let tagged = bs.breaks
             + bs.gone
             + bs.regenerate
@@ -434,7 +452,11 @@ impl Writer {
                 self.item(&text);
             }
         }
+    }
 
+    /// The header's changes, whoever implements the ops: required-ness, renames, removals,
+    /// additions, schema and C++ signature changes, dispatch flips.
+    fn header_changes(&mut self, d: &Diff, s: &Summary) {
         self.list("Became required", &d.became_required, |_| false, "");
         self.list("No longer required", &d.no_longer_required, |_| false, "");
         if !d.renamed.is_empty() {
@@ -479,10 +501,6 @@ impl Writer {
                 self.item(&text);
             }
         }
-        self.line("");
-        let verdict = d.verdict(fail_on);
-        self.line(&verdict.reason);
-        self.out
     }
 }
 
