@@ -1470,9 +1470,115 @@ struct Advanced {
 
 fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Advanced> {
     let (sizes, strides) = (self_.sizes(), self_.strides());
-    // A bool or byte mask over dims k..k+m stands for m long indices (its nonzero() columns);
-    // it is kept as the offsets its set elements add to self, computed in one parallel pass.
-    let mut longs: Vec<Option<(Vec<i64>, Idx)>> = Vec::new(); // (index shape, what it adds)
+    let longs = index_entries(self_, indices)?;
+    let nself = sizes.len();
+    if longs.len() > nself {
+        return Err(Error::index(format!("too many indices for tensor of dimension {nself}")));
+    }
+    let bshape = {
+        let shapes: Vec<&[i64]> = longs.iter().flatten().map(|(s, _)| s.as_slice()).collect();
+        regen_runtime::view::broadcast_shapes(&shapes).map_err(|e| {
+            Error::index(format!(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                longs.iter().flatten().map(|(s, _)| fmt_sizes(s)).collect::<Vec<_>>().join(", ")
+            ))
+            .in_op(e.message())
+        })?
+    };
+    let adv: Vec<usize> = (0..longs.len()).filter(|&k| longs[k].is_some()).collect();
+    let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
+    let first = if adjacent { adv[0] } else { 0 };
+    // Result dims: the regular dims before `first`, the broadcast dims, the other regular dims.
+    let regular: Vec<usize> = (0..nself).filter(|d| !adv.contains(d)).collect();
+    let (mut shape, mut self_strides) = (Vec::new(), Vec::new());
+    let before: Vec<usize> = regular.iter().copied().filter(|&d| d < first).collect();
+    let after: Vec<usize> = regular.iter().copied().filter(|&d| d >= first).collect();
+    for &d in &before {
+        shape.push(sizes[d]);
+        self_strides.push(strides[d]);
+    }
+    let b0 = shape.len();
+    shape.extend_from_slice(&bshape);
+    self_strides.extend(std::iter::repeat_n(0, bshape.len()));
+    for &d in &after {
+        shape.push(sizes[d]);
+        self_strides.push(strides[d]);
+    }
+    let bstrides = contiguous_strides(&bshape);
+    let mut pos_strides = vec![0i64; shape.len()];
+    pos_strides[b0..b0 + bshape.len()].copy_from_slice(&bstrides);
+    let offsets = position_offsets(self_, &longs, &adv, &bshape)?;
+    Ok(Advanced { shape, self_strides, pos_strides, offsets })
+}
+
+/// The offset each position of the broadcast index shape `bshape` adds to self: the sum over
+/// the advanced entries `adv` of `longs`, with ATen's error for an index out of bounds.
+fn position_offsets(self_: &TensorRef<'_>, longs: &[Entry], adv: &[usize], bshape: &[i64]) -> Result<Vec<isize>> {
+    let (sizes, strides) = (self_.sizes(), self_.strides());
+    let bn: i64 = bshape.iter().product();
+    let mut offsets = vec![0isize; bn as usize];
+    for (ordinal, &k) in adv.iter().enumerate() {
+        let (ishape, idx) = longs[k].as_ref().expect("advanced");
+        let t = match idx {
+            Idx::Tensor(t) => t,
+            Idx::Covered => continue,
+            Idx::Offsets(o) if o.len() == offsets.len() => {
+                // The mask is the only index shape: its offsets are the positions' own.
+                offsets.iter_mut().zip(o).for_each(|(p, &x)| *p += x);
+                continue;
+            }
+            Idx::Offsets(o) => {
+                let bs = broadcast_of(ishape, bshape);
+                let mut p = 0usize;
+                for_each_offset(bshape, [&bs], |[x]| {
+                    offsets[p] += o[x as usize];
+                    p += 1;
+                });
+                continue;
+            }
+        };
+        // One pass per index tensor, read in place through its own (broadcast) strides and
+        // split across threads: each position's offset is written by one thread.
+        let (bs, pos) = (broadcast_strides(t, bshape), contiguous_strides(bshape));
+        let (size, stride, out) = (sizes[k], strides[k] as isize, Ptr(offsets.as_mut_ptr().cast()));
+        let bad = FirstBad::new();
+        let add = |i: i64, p: isize| {
+            let w = if i < 0 { i + size } else { i };
+            if (0..size).contains(&w) {
+                // SAFETY: `p` is a position of the broadcast shape, visited once.
+                unsafe { *out.get().cast::<isize>().offset(p) += w as isize * stride }
+            } else {
+                bad.set(i);
+            }
+        };
+        // SAFETY: offsets from the index tensor's geometry.
+        match t.dtype {
+            DType::I32 => {
+                // SAFETY: bshape is the broadcast of every index shape, t's among them, so o (from
+                // t's broadcast strides) is an element of the live index tensor t, int32 here.
+                walk(bshape, [&bs, &pos], true, 1, |[o, p]| add(i64::from(unsafe { *at::<i32>(t.data, o) }), p))
+            }
+            // SAFETY: o is an element of t as above; Idx::Tensor holds only int32 or int64 index
+            // tensors, so int64 in this arm.
+            _ => walk(bshape, [&bs, &pos], true, 1, |[o, p]| add(unsafe { *at::<i64>(t.data, o) }, p)),
+        }
+        if bad.get().is_some() {
+            // ATen reports the first bad index in row-major order and counts the dimension
+            // among the index tensors, not among self's dims.
+            let i = read_indices(t).into_iter().find(|&i| !(-size..size).contains(&i)).unwrap_or(size);
+            return Err(Error::index(format!("index {i} is out of bounds for dimension {ordinal} with size {size}")));
+        }
+    }
+    Ok(offsets)
+}
+
+/// Each entry of the index list as (index shape, what it adds), `None` for a `:`: a long or int
+/// tensor as it is; a bool or byte mask over dims k..k+m stands for m long indices (its
+/// nonzero() columns), kept as the offsets its set elements add to self, computed in one parallel
+/// pass, followed by m - 1 entries it covers.
+fn index_entries(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Vec<Entry>> {
+    let (sizes, strides) = (self_.sizes(), self_.strides());
+    let mut longs: Vec<Entry> = Vec::new();
     for t in indices.iter() {
         let Some(t) = t else {
             longs.push(None);
@@ -1521,108 +1627,14 @@ fn advanced(self_: &TensorRef<'_>, indices: OptionalTensorList<'_>) -> Result<Ad
     }
     // Zero-dim bool masks: ATen handles them by unsqueezing self; this kernel refuses them
     // (not implemented) rather than index wrongly.
-    let zero_dim_masks: Vec<usize> = longs
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.as_ref().is_some_and(|(s, _)| s.first().is_some_and(|&x| x < 0)))
-        .map(|(k, _)| k)
-        .collect();
-    if !zero_dim_masks.is_empty() {
+    if longs.iter().flatten().any(|(s, _)| s.first().is_some_and(|&x| x < 0)) {
         return Err(Error::not_implemented("indexing with a zero-dim bool mask"));
     }
-    let nself = sizes.len();
-    if longs.len() > nself {
-        return Err(Error::index(format!("too many indices for tensor of dimension {nself}")));
-    }
-    let bshape = {
-        let shapes: Vec<&[i64]> = longs.iter().flatten().map(|(s, _)| s.as_slice()).collect();
-        regen_runtime::view::broadcast_shapes(&shapes).map_err(|e| {
-            Error::index(format!(
-                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
-                longs.iter().flatten().map(|(s, _)| fmt_sizes(s)).collect::<Vec<_>>().join(", ")
-            ))
-            .in_op(e.message())
-        })?
-    };
-    let adv: Vec<usize> = (0..longs.len()).filter(|&k| longs[k].is_some()).collect();
-    let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
-    let first = if adjacent { adv[0] } else { 0 };
-    // Result dims: the regular dims before `first`, the broadcast dims, the other regular dims.
-    let regular: Vec<usize> = (0..nself).filter(|d| !adv.contains(d)).collect();
-    let (mut shape, mut self_strides) = (Vec::new(), Vec::new());
-    let before: Vec<usize> = regular.iter().copied().filter(|&d| d < first).collect();
-    let after: Vec<usize> = regular.iter().copied().filter(|&d| d >= first).collect();
-    for &d in &before {
-        shape.push(sizes[d]);
-        self_strides.push(strides[d]);
-    }
-    let b0 = shape.len();
-    shape.extend_from_slice(&bshape);
-    self_strides.extend(std::iter::repeat_n(0, bshape.len()));
-    for &d in &after {
-        shape.push(sizes[d]);
-        self_strides.push(strides[d]);
-    }
-    let bstrides = contiguous_strides(&bshape);
-    let mut pos_strides = vec![0i64; shape.len()];
-    pos_strides[b0..b0 + bshape.len()].copy_from_slice(&bstrides);
-    // The offset each broadcast position adds: sum over the index tensors.
-    let bn: i64 = bshape.iter().product();
-    let mut offsets = vec![0isize; bn as usize];
-    for (ordinal, &k) in adv.iter().enumerate() {
-        let (ishape, idx) = longs[k].as_ref().expect("advanced");
-        let t = match idx {
-            Idx::Tensor(t) => t,
-            Idx::Covered => continue,
-            Idx::Offsets(o) if o.len() == offsets.len() => {
-                // The mask is the only index shape: its offsets are the positions' own.
-                offsets.iter_mut().zip(o).for_each(|(p, &x)| *p += x);
-                continue;
-            }
-            Idx::Offsets(o) => {
-                let bs = broadcast_of(ishape, &bshape);
-                let mut p = 0usize;
-                for_each_offset(&bshape, [&bs], |[x]| {
-                    offsets[p] += o[x as usize];
-                    p += 1;
-                });
-                continue;
-            }
-        };
-        // One pass per index tensor, read in place through its own (broadcast) strides and
-        // split across threads: each position's offset is written by one thread.
-        let (bs, pos) = (broadcast_strides(t, &bshape), contiguous_strides(&bshape));
-        let (size, stride, out) = (sizes[k], strides[k] as isize, Ptr(offsets.as_mut_ptr().cast()));
-        let bad = FirstBad::new();
-        let add = |i: i64, p: isize| {
-            let w = if i < 0 { i + size } else { i };
-            if (0..size).contains(&w) {
-                // SAFETY: `p` is a position of the broadcast shape, visited once.
-                unsafe { *out.get().cast::<isize>().offset(p) += w as isize * stride }
-            } else {
-                bad.set(i);
-            }
-        };
-        // SAFETY: offsets from the index tensor's geometry.
-        match t.dtype {
-            DType::I32 => {
-                // SAFETY: bshape is the broadcast of every index shape, t's among them, so o (from
-                // t's broadcast strides) is an element of the live index tensor t, int32 here.
-                walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(i64::from(unsafe { *at::<i32>(t.data, o) }), p))
-            }
-            // SAFETY: o is an element of t as above; Idx::Tensor holds only int32 or int64 index
-            // tensors, so int64 in this arm.
-            _ => walk(&bshape, [&bs, &pos], true, 1, |[o, p]| add(unsafe { *at::<i64>(t.data, o) }, p)),
-        }
-        if bad.get().is_some() {
-            // ATen reports the first bad index in row-major order and counts the dimension
-            // among the index tensors, not among self's dims.
-            let i = read_indices(t).into_iter().find(|&i| !(-size..size).contains(&i)).unwrap_or(size);
-            return Err(Error::index(format!("index {i} is out of bounds for dimension {ordinal} with size {size}")));
-        }
-    }
-    Ok(Advanced { shape, self_strides, pos_strides, offsets })
+    Ok(longs)
 }
+
+/// One entry of the index list: `None` for `:`, else its index shape and what it adds.
+type Entry = Option<(Vec<i64>, Idx)>;
 
 /// What one entry of the index list contributes along its dim.
 enum Idx {

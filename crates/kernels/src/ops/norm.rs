@@ -1830,42 +1830,9 @@ pub fn group_norm_backward(
     let dtype = float_dtype(&input, "GroupNormBackwardKernelImpl")?;
     param_dtype(dtype, &[weight.as_ref()])?;
     let want = |i: usize| mask.get(i).copied().unwrap_or(false);
-    if group <= 0 || c % group != 0 {
-        return Err(Error::runtime(format!(
-            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
-            fmt_sizes(input.sizes())
-        )));
-    }
-    if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
-        return Err(Error::runtime(format!(
-            "Expected grad_out of size {} and dtype {}, but got {} {}",
-            fmt_sizes(input.sizes()),
-            dtype.name(),
-            fmt_sizes(dy.sizes()),
-            DType::from_scalar_type(dy.dtype())?.name()
-        )));
-    }
-    if n * c * hxw != input.numel() || n < 0 || c < 0 || hxw < 0 {
-        return Err(Error::runtime(format!(
-            "Expected input of {} elements (N={n}, C={c}, HxW={hxw}), but got size {}",
-            n * c * hxw,
-            fmt_sizes(input.sizes())
-        )));
-    }
+    check_group_norm_backward(&dy, &input, &mean, &rstd, weight.as_ref(), dtype, [n, c, hxw, group])?;
     let (nn, cc, hw, g) = (n as usize, c as usize, hxw as usize, group as usize);
     let d = cc / g;
-    if mean.numel() as usize != nn * g || rstd.numel() as usize != nn * g {
-        return Err(Error::runtime("native_group_norm_backward: mean and rstd must have N x group elements"));
-    }
-    if let Some(w) = &weight
-        && w.numel() as usize != cc
-    {
-        return Err(Error::runtime(format!(
-            "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape {} and input of shape {}",
-            fmt_sizes(w.sizes()),
-            fmt_sizes(input.sizes())
-        )));
-    }
     if (want(1) || want(2)) && weight.is_none() {
         return Err(Error::runtime("native_group_norm_backward: the weight's gradients need the weight"));
     }
@@ -1888,25 +1855,7 @@ pub fn group_norm_backward(
     let mu = read_f64(&mean, nn * g)?;
     let rs = read_f64(&rstd, nn * g)?;
     let gamma = weight.as_ref().map(|w| read_f64(w, cc)).transpose()?;
-    // Per (sample, channel): Σ dy·x and Σ dy over the spatial elements.
-    let mut sums = vec![0.0f64; 2 * nn * cc];
-    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-        let (xp, gp, sp) = (x.ptr, gy.ptr, sums.as_mut_ptr() as usize);
-        regen_runtime::host::parallel_for(nn * cc, (GRAIN / hw.max(1)).max(1), |lo, hi| {
-            for r in lo..hi {
-                // SAFETY: row r (one sample's channel) of the contiguous tensors; sums slots 2r,
-                // 2r + 1 written by this range only.
-                unsafe {
-                    let xs = std::slice::from_raw_parts((xp as *const T).add(r * hw), hw);
-                    let gs = std::slice::from_raw_parts((gp as *const T).add(r * hw), hw);
-                    let ds = lane_sum([xs, gs], |[a, b]| dtype::Element::to_acc(a) * dtype::Element::to_acc(b));
-                    let db = lane_sum([gs], |[b]| dtype::Element::to_acc(b));
-                    (sp as *mut f64).add(2 * r).write(ds.to_f64_());
-                    (sp as *mut f64).add(2 * r + 1).write(db.to_f64_());
-                }
-            }
-        });
-    }, else unreachable!());
+    let sums = channel_sums(dtype, &x, &gy, nn * cc, hw);
     let gam = |ch: usize| gamma.as_ref().map_or(1.0, |v| v[ch]);
     if want(0) {
         let scale = 1.0 / (d * hw) as f64;
@@ -1963,6 +1912,77 @@ pub fn group_norm_backward(
         write_f64(&db.as_ref(), &v)?;
     }
     Ok((dx, dg, db))
+}
+
+/// `native_group_norm_backward`'s argument checks, with ATen's messages.
+fn check_group_norm_backward(
+    dy: &TensorRef<'_>,
+    input: &TensorRef<'_>,
+    mean: &TensorRef<'_>,
+    rstd: &TensorRef<'_>,
+    weight: Option<&TensorRef<'_>>,
+    dtype: DType,
+    [n, c, hxw, group]: [i64; 4],
+) -> Result<()> {
+    if group <= 0 || c % group != 0 {
+        return Err(Error::runtime(format!(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape {} and num_groups={group}",
+            fmt_sizes(input.sizes())
+        )));
+    }
+    if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
+        return Err(Error::runtime(format!(
+            "Expected grad_out of size {} and dtype {}, but got {} {}",
+            fmt_sizes(input.sizes()),
+            dtype.name(),
+            fmt_sizes(dy.sizes()),
+            DType::from_scalar_type(dy.dtype())?.name()
+        )));
+    }
+    if n * c * hxw != input.numel() || n < 0 || c < 0 || hxw < 0 {
+        return Err(Error::runtime(format!(
+            "Expected input of {} elements (N={n}, C={c}, HxW={hxw}), but got size {}",
+            n * c * hxw,
+            fmt_sizes(input.sizes())
+        )));
+    }
+    let (nn, cc, g) = (n as usize, c as usize, group as usize);
+    if mean.numel() as usize != nn * g || rstd.numel() as usize != nn * g {
+        return Err(Error::runtime("native_group_norm_backward: mean and rstd must have N x group elements"));
+    }
+    if let Some(w) = weight
+        && w.numel() as usize != cc
+    {
+        return Err(Error::runtime(format!(
+            "Expected weight to be a vector of size equal to the number of channels in input, but got weight of shape {} and input of shape {}",
+            fmt_sizes(w.sizes()),
+            fmt_sizes(input.sizes())
+        )));
+    }
+    Ok(())
+}
+
+/// Per row (one sample's channel) of `hw` contiguous elements: `Σ dy·x` and `Σ dy`, interleaved.
+fn channel_sums(dtype: DType, x: &Dense, gy: &Dense, rows: usize, hw: usize) -> Vec<f64> {
+    let mut sums = vec![0.0f64; 2 * rows];
+    crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
+        let (xp, gp, sp) = (x.ptr, gy.ptr, sums.as_mut_ptr() as usize);
+        regen_runtime::host::parallel_for(rows, (GRAIN / hw.max(1)).max(1), |lo, hi| {
+            for r in lo..hi {
+                // SAFETY: row r (one sample's channel) of the contiguous tensors; sums slots 2r,
+                // 2r + 1 written by this range only.
+                unsafe {
+                    let xs = std::slice::from_raw_parts((xp as *const T).add(r * hw), hw);
+                    let gs = std::slice::from_raw_parts((gp as *const T).add(r * hw), hw);
+                    let ds = lane_sum([xs, gs], |[a, b]| dtype::Element::to_acc(a) * dtype::Element::to_acc(b));
+                    let db = lane_sum([gs], |[b]| dtype::Element::to_acc(b));
+                    (sp as *mut f64).add(2 * r).write(ds.to_f64_());
+                    (sp as *mut f64).add(2 * r + 1).write(db.to_f64_());
+                }
+            }
+        });
+    }, else unreachable!());
+    sums
 }
 
 /// Copies `src` into `dst` (resized to `src`'s shape; same dtype), for the `.out` forms.
