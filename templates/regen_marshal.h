@@ -92,6 +92,46 @@ TensorListHolder lift_opt_tensor_list(const L& list, const char* what) {
   return h;
 }
 
+// The device a call runs on, as torchgen's device guards choose it: the first of a factory's
+// `device` argument and the call's tensors that is a PrivateUse1 device. Each wrapper makes it
+// current for the call (c10::OptionalDeviceGuard), so the tensors its kernel creates land there;
+// an empty result changes nothing. c10::optional, not std::optional: they differ until 2.3.
+using MaybeDevice = c10::optional<c10::Device>;
+
+inline MaybeDevice ours(const c10::Device& d) {
+  return d.type() == c10::DeviceType::PrivateUse1 ? MaybeDevice(d) : MaybeDevice();
+}
+
+inline MaybeDevice device_of_tensor(const at::Tensor& t) { return t.defined() ? ours(t.device()) : MaybeDevice(); }
+
+template <class O>
+MaybeDevice device_of_opt_tensor(const O& o) {
+  return o.has_value() ? device_of_tensor(*o) : MaybeDevice();
+}
+
+template <class L>
+MaybeDevice device_of_tensor_list(const L& list) {
+  for (const at::Tensor& t : list) {
+    MaybeDevice d = device_of_tensor(t);
+    if (d.has_value()) return d;
+  }
+  return MaybeDevice();
+}
+
+inline MaybeDevice device_of_device(const at::Device& d) { return ours(d); }
+
+template <class O>
+MaybeDevice device_of_opt_device(const O& o) {
+  return o.has_value() ? ours(*o) : MaybeDevice();
+}
+
+template <class... D>
+MaybeDevice call_device(D... candidates) {
+  MaybeDevice found;
+  ((found = found.has_value() ? found : candidates), ...);
+  return found;
+}
+
 inline regen_scalar lift_scalar(const at::Scalar& s, const char*) {
   regen_scalar r = no_scalar();
   if (s.isBoolean()) {

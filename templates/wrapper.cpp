@@ -12,6 +12,9 @@ regen_error* {{ w.symbol }}(
 {%- macro definition(w) -%}
 // {{ w.schema }}
 {{ w.return_type }} {{ w.name }}({% for a in w.args %}{{ a.cpp_type }} {{ a.param }}{% if !loop.last %}, {% endif %}{% endfor %}) {
+{%- if !w.device_candidates.is_empty() %}
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device({{ w.device_candidates|join(", ") }}));
+{%- endif %}
 {%- for a in w.args %}
   auto regen_a{{ loop.index0 }} = ::regen::{{ a.lift }}({{ a.param }}, "{{ w.qualified }} argument '{{ a.name }}'");
 {%- endfor %}

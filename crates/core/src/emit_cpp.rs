@@ -9,7 +9,7 @@
 
 use askama::Template;
 
-use crate::abi::{Crossing, RetSpelling};
+use crate::abi::{ArgKind, Crossing, RetSpelling};
 use crate::config::{Config, Fallback};
 use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
 use crate::select::{CpuLessAnswer, Selected, Selection, SkipReason};
@@ -54,6 +54,8 @@ pub(crate) struct Wrapper {
     pub(crate) returns: Vec<WrapperReturn>,
     /// The C++ return is a `::std::tuple<...>` built from every element.
     pub(crate) returns_tuple: bool,
+    /// Where the call's device comes from, in order ([`device_candidates`]); empty: no guard.
+    pub(crate) device_candidates: Vec<String>,
 }
 
 impl Wrapper {
@@ -175,7 +177,9 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
             Crossing::Alias(arg) => WrapperReturn::Alias(names[arg].clone()),
         })
         .collect();
+    let device_candidates = device_candidates(s.abi.args.iter().map(|a| a.kind).zip(&names));
     Wrapper {
+        device_candidates,
         schema: op.schema_text.clone(),
         symbol,
         op: op.key.clone(),
@@ -186,6 +190,26 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         returns,
         returns_tuple: s.abi.returns_tuple,
     }
+}
+
+/// The expressions a wrapper's device guard picks the call's device from
+/// (`regen::call_device` in regen_marshal.h takes the first that is a PrivateUse1 device): a
+/// factory's `device` argument first, as torchgen's guards use the tensor options, then every
+/// tensor, tensor list and optional tensor in argument order. A list of optional tensors
+/// (`indices`) is not read: the tensor it indexes comes first.
+fn device_candidates<'a>(args: impl Iterator<Item = (ArgKind, &'a String)> + Clone) -> Vec<String> {
+    let devices = args.clone().filter_map(|(kind, name)| match kind {
+        ArgKind::Device => Some(format!("::regen::device_of_device({name})")),
+        ArgKind::OptionalDevice => Some(format!("::regen::device_of_opt_device({name})")),
+        _ => None,
+    });
+    let tensors = args.filter_map(|(kind, name)| match kind {
+        ArgKind::Tensor => Some(format!("::regen::device_of_tensor({name})")),
+        ArgKind::OptionalTensor => Some(format!("::regen::device_of_opt_tensor({name})")),
+        ArgKind::TensorList => Some(format!("::regen::device_of_tensor_list({name})")),
+        _ => None,
+    });
+    devices.chain(tensors).collect()
 }
 
 /// The environment variable that names ops to route to the CPU fallback although the backend

@@ -169,6 +169,7 @@ void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
 
 // aten::angle(Tensor self) -> Tensor
 at::Tensor wrap_angle(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::angle argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_angle(regen_a0, &regen_r0));
@@ -177,6 +178,7 @@ at::Tensor wrap_angle(const at::Tensor & self) {
 
 // aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_arange_start_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(start, "aten::arange.start_out argument 'start'");
   auto regen_a1 = ::regen::lift_scalar(end, "aten::arange.start_out argument 'end'");
   auto regen_a2 = ::regen::lift_scalar(step, "aten::arange.start_out argument 'step'");
@@ -187,6 +189,7 @@ at::Tensor & wrap_arange_start_out(const at::Scalar & start, const at::Scalar & 
 
 // aten::asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_asinh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::asinh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::asinh.out argument 'out'");
   ::regen::check(regen_kernel_asinh_out(regen_a0, regen_a1));
@@ -195,6 +198,7 @@ at::Tensor & wrap_asinh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_asin_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::asin.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::asin.out argument 'out'");
   ::regen::check(regen_kernel_asin_out(regen_a0, regen_a1));
@@ -203,6 +207,7 @@ at::Tensor & wrap_asin_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_bernoulli_inplace_float(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli_.float argument 'self'");
   auto regen_a1 = ::regen::lift_plain(p, "aten::bernoulli_.float argument 'p'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::bernoulli_.float argument 'generator'");
@@ -212,6 +217,7 @@ at::Tensor & wrap_bernoulli_inplace_float(at::Tensor & self, double p, ::std::op
 
 // aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_binary_cross_entropy_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::binary_cross_entropy_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::binary_cross_entropy_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::binary_cross_entropy_backward.grad_input argument 'target'");
@@ -224,6 +230,7 @@ at::Tensor & wrap_binary_cross_entropy_backward_grad_input(const at::Tensor & gr
 
 // aten::bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_not.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::bitwise_not.out argument 'out'");
   ::regen::check(regen_kernel_bitwise_not_out(regen_a0, regen_a1));
@@ -232,6 +239,7 @@ at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_not_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_not.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::logical_not.out argument 'out'");
   ::regen::check(regen_kernel_logical_not_out(regen_a0, regen_a1));
@@ -240,6 +248,7 @@ at::Tensor & wrap_logical_not_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_xor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_xor.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_xor.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_xor.out argument 'out'");
@@ -249,6 +258,7 @@ at::Tensor & wrap_logical_xor_out(const at::Tensor & self, const at::Tensor & ot
 
 // aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_and.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_and.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_and.out argument 'out'");
@@ -258,6 +268,7 @@ at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & ot
 
 // aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optional<at::Tensor> & min, const ::std::optional<at::Tensor> & max, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(min), ::regen::device_of_opt_tensor(max), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_tensor(min, "aten::clamp.Tensor_out argument 'min'");
   auto regen_a2 = ::regen::lift_opt_tensor(max, "aten::clamp.Tensor_out argument 'max'");
@@ -268,6 +279,7 @@ at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optiona
 
 // aten::convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_convolution_backward_overrideable(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & weight, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(input), ::regen::device_of_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::convolution_backward_overrideable argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::convolution_backward_overrideable argument 'input'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::convolution_backward_overrideable argument 'weight'");
@@ -287,6 +299,7 @@ at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optiona
 
 // aten::_copy_from(Tensor self, Tensor dst, bool non_blocking=False) -> Tensor
 at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool non_blocking) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(dst)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_copy_from argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(dst, "aten::_copy_from argument 'dst'");
   auto regen_a2 = ::regen::lift_plain(non_blocking, "aten::_copy_from argument 'non_blocking'");
@@ -297,6 +310,7 @@ at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool
 
 // aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
 at::Tensor wrap_count_nonzero_dim_int_list(const at::Tensor & self, at::IntArrayRef dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::count_nonzero.dim_IntList argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(dim, "aten::count_nonzero.dim_IntList argument 'dim'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -306,6 +320,7 @@ at::Tensor wrap_count_nonzero_dim_int_list(const at::Tensor & self, at::IntArray
 
 // aten::_cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
 void wrap__cummin_helper(const at::Tensor & self, at::Tensor & values, at::Tensor & indices, int64_t dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_cummin_helper argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(values, "aten::_cummin_helper argument 'values'");
   auto regen_a2 = ::regen::lift_tensor(indices, "aten::_cummin_helper argument 'indices'");
@@ -315,6 +330,7 @@ void wrap__cummin_helper(const at::Tensor & self, at::Tensor & values, at::Tenso
 
 // aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_div_out_mode(const at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::div.out_mode argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::div.out_mode argument 'other'");
   auto regen_a2 = ::regen::lift_opt_str(rounding_mode, "aten::div.out_mode argument 'rounding_mode'");
@@ -325,6 +341,7 @@ at::Tensor & wrap_div_out_mode(const at::Tensor & self, const at::Tensor & other
 
 // aten::dot(Tensor self, Tensor tensor) -> Tensor
 at::Tensor wrap_dot(const at::Tensor & self, const at::Tensor & tensor) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(tensor)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::dot argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(tensor, "aten::dot argument 'tensor'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -334,6 +351,7 @@ at::Tensor wrap_dot(const at::Tensor & self, const at::Tensor & tensor) {
 
 // aten::vdot(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_vdot(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::vdot argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::vdot argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -343,6 +361,7 @@ at::Tensor wrap_vdot(const at::Tensor & self, const at::Tensor & other) {
 
 // aten::exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_exp2_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::exp2.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::exp2.out argument 'out'");
   ::regen::check(regen_kernel_exp2_out(regen_a0, regen_a1));
@@ -351,6 +370,7 @@ at::Tensor & wrap_exp2_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_expm1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::expm1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::expm1.out argument 'out'");
   ::regen::check(regen_kernel_expm1_out(regen_a0, regen_a1));
@@ -359,6 +379,7 @@ at::Tensor & wrap_expm1_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_eye_out(c10::SymInt n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_int(n, "aten::eye.out argument 'n'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::eye.out argument 'out'");
   ::regen::check(regen_kernel_eye_out(regen_a0, regen_a1));
@@ -367,6 +388,7 @@ at::Tensor & wrap_eye_out(c10::SymInt n, at::Tensor & out) {
 
 // aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_eye_m_out(c10::SymInt n, c10::SymInt m, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_int(n, "aten::eye.m_out argument 'n'");
   auto regen_a1 = ::regen::lift_int(m, "aten::eye.m_out argument 'm'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eye.m_out argument 'out'");
@@ -376,6 +398,7 @@ at::Tensor & wrap_eye_m_out(c10::SymInt n, c10::SymInt m, at::Tensor & out) {
 
 // aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(value)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fill_.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(value, "aten::fill_.Tensor argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_tensor(regen_a0, regen_a1));
@@ -384,6 +407,7 @@ at::Tensor & wrap_fill_inplace_tensor(at::Tensor & self, const at::Tensor & valu
 
 // aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 at::Tensor wrap_grid_sampler_3d(const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_tensor(grid)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::grid_sampler_3d argument 'input'");
   auto regen_a1 = ::regen::lift_tensor(grid, "aten::grid_sampler_3d argument 'grid'");
   auto regen_a2 = ::regen::lift_int(interpolation_mode, "aten::grid_sampler_3d argument 'interpolation_mode'");
@@ -396,6 +420,7 @@ at::Tensor wrap_grid_sampler_3d(const at::Tensor & input, const at::Tensor & gri
 
 // aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_grid_sampler_3d_backward(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, ::std::array<bool,2> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(input), ::regen::device_of_tensor(grid)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::grid_sampler_3d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::grid_sampler_3d_backward argument 'input'");
   auto regen_a2 = ::regen::lift_tensor(grid, "aten::grid_sampler_3d_backward argument 'grid'");
@@ -411,6 +436,7 @@ at::Tensor wrap_grid_sampler_3d(const at::Tensor & input, const at::Tensor & gri
 
 // aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 at::Tensor & wrap__index_put_impl_inplace(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_index_put_impl_ argument 'self'");
   auto regen_a1 = ::regen::lift_opt_tensor_list(indices, "aten::_index_put_impl_ argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(values, "aten::_index_put_impl_ argument 'values'");
@@ -422,6 +448,7 @@ at::Tensor & wrap__index_put_impl_inplace(at::Tensor & self, const c10::List<::s
 
 // aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::Tensor & test_elements, bool assume_unique, bool invert, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(elements), ::regen::device_of_tensor(test_elements), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(elements, "aten::isin.Tensor_Tensor_out argument 'elements'");
   auto regen_a1 = ::regen::lift_tensor(test_elements, "aten::isin.Tensor_Tensor_out argument 'test_elements'");
   auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Tensor_Tensor_out argument 'assume_unique'");
@@ -433,6 +460,7 @@ at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::
 
 // aten::linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_linear_backward(const at::Tensor & self, const at::Tensor & grad_output, const at::Tensor & weight, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::linear_backward argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(grad_output, "aten::linear_backward argument 'grad_output'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::linear_backward argument 'weight'");
@@ -446,6 +474,7 @@ at::Tensor & wrap_isin_tensor_tensor_out(const at::Tensor & elements, const at::
 
 // aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end, int64_t steps, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(start, "aten::linspace.out argument 'start'");
   auto regen_a1 = ::regen::lift_scalar(end, "aten::linspace.out argument 'end'");
   auto regen_a2 = ::regen::lift_int(steps, "aten::linspace.out argument 'steps'");
@@ -456,6 +485,7 @@ at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end,
 
 // aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 at::Tensor wrap__log_softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_log_softmax_backward_data argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_log_softmax_backward_data argument 'output'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::_log_softmax_backward_data argument 'dim'");
@@ -467,6 +497,7 @@ at::Tensor wrap__log_softmax_backward_data(const at::Tensor & grad_output, const
 
 // aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_aminmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & min, at::Tensor & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(min), ::regen::device_of_tensor(max)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::aminmax.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int(dim, "aten::aminmax.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::aminmax.out argument 'keepdim'");
@@ -478,6 +509,7 @@ at::Tensor wrap__log_softmax_backward_data(const at::Tensor & grad_output, const
 
 // aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_max_dim_max(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & max, at::Tensor & max_values) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(max), ::regen::device_of_tensor(max_values)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max.dim_max argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::max.dim_max argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::max.dim_max argument 'keepdim'");
@@ -489,6 +521,7 @@ at::Tensor wrap__log_softmax_backward_data(const at::Tensor & grad_output, const
 
 // aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::amax.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(dim, "aten::amax.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::amax.out argument 'keepdim'");
@@ -499,6 +532,7 @@ at::Tensor & wrap_amax_out(const at::Tensor & self, at::IntArrayRef dim, bool ke
 
 // aten::nanmedian(Tensor self) -> Tensor
 at::Tensor wrap_nanmedian(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nanmedian argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_nanmedian(regen_a0, &regen_r0));
@@ -507,6 +541,7 @@ at::Tensor wrap_nanmedian(const at::Tensor & self) {
 
 // aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_min_dim_min(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & min, at::Tensor & min_indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(min), ::regen::device_of_tensor(min_indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::min.dim_min argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::min.dim_min argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::min.dim_min argument 'keepdim'");
@@ -518,6 +553,7 @@ at::Tensor wrap_nanmedian(const at::Tensor & self) {
 
 // aten::_int_mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__int_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_int_mm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::_int_mm.out argument 'mat2'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::_int_mm.out argument 'out'");
@@ -527,6 +563,7 @@ at::Tensor & wrap__int_mm_out(const at::Tensor & self, const at::Tensor & mat2, 
 
 // aten::mul.Tensor(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_mul_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mul.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::mul.Tensor argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -536,6 +573,7 @@ at::Tensor wrap_mul_tensor(const at::Tensor & self, const at::Tensor & other) {
 
 // aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::SymInt start, c10::SymInt length, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::narrow_copy.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::narrow_copy.out argument 'dim'");
   auto regen_a2 = ::regen::lift_int(start, "aten::narrow_copy.out argument 'start'");
@@ -547,6 +585,7 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
 
 // aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_batch_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_opt_tensor(running_mean), ::regen::device_of_opt_tensor(running_var)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::native_batch_norm argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_batch_norm argument 'bias'");
@@ -564,6 +603,7 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
 
 // aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__native_batch_norm_legit_no_stats(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.no_stats argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.no_stats argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.no_stats argument 'bias'");
@@ -579,6 +619,7 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
 
 // aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_invstd, bool train, double eps, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(running_mean), ::regen::device_of_opt_tensor(running_var), ::regen::device_of_opt_tensor(save_mean), ::regen::device_of_opt_tensor(save_invstd)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_batch_norm_backward argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::native_batch_norm_backward argument 'input'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm_backward argument 'weight'");
@@ -598,6 +639,7 @@ at::Tensor & wrap_narrow_copy_out(const at::Tensor & self, int64_t dim, c10::Sym
 
 // aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_randperm_generator_out(c10::SymInt n, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_int(n, "aten::randperm.generator_out argument 'n'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::randperm.generator_out argument 'generator'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::randperm.generator_out argument 'out'");
@@ -607,6 +649,7 @@ at::Tensor & wrap_randperm_generator_out(c10::SymInt n, ::std::optional<at::Gene
 
 // aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_range_out(const at::Scalar & start, const at::Scalar & end, const at::Scalar & step, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(start, "aten::range.out argument 'start'");
   auto regen_a1 = ::regen::lift_scalar(end, "aten::range.out argument 'end'");
   auto regen_a2 = ::regen::lift_scalar(step, "aten::range.out argument 'step'");
@@ -617,6 +660,7 @@ at::Tensor & wrap_range_out(const at::Scalar & start, const at::Scalar & end, co
 
 // aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_round_decimals_out(const at::Tensor & self, int64_t decimals, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::round.decimals_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(decimals, "aten::round.decimals_out argument 'decimals'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::round.decimals_out argument 'out'");
@@ -626,6 +670,7 @@ at::Tensor & wrap_round_decimals_out(const at::Tensor & self, int64_t decimals, 
 
 // aten::relu_(Tensor(a!) self) -> Tensor(a!)
 at::Tensor & wrap_relu_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::relu_ argument 'self'");
   ::regen::check(regen_kernel_relu_inplace(regen_a0));
   return self;
@@ -633,6 +678,7 @@ at::Tensor & wrap_relu_inplace(at::Tensor & self) {
 
 // aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor
 at::Tensor wrap__prelu_kernel(const at::Tensor & self, const at::Tensor & weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_prelu_kernel argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_prelu_kernel argument 'weight'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -642,6 +688,7 @@ at::Tensor wrap__prelu_kernel(const at::Tensor & self, const at::Tensor & weight
 
 // aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap__prelu_kernel_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_prelu_kernel_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::_prelu_kernel_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::_prelu_kernel_backward argument 'weight'");
@@ -653,6 +700,7 @@ at::Tensor wrap__prelu_kernel(const at::Tensor & self, const at::Tensor & weight
 
 // aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gelu_out(const at::Tensor & self, c10::string_view approximate, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gelu.out argument 'self'");
   auto regen_a1 = ::regen::lift_str(approximate, "aten::gelu.out argument 'approximate'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::gelu.out argument 'out'");
@@ -662,6 +710,7 @@ at::Tensor & wrap_gelu_out(const at::Tensor & self, c10::string_view approximate
 
 // aten::hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_hardshrink_backward_grad_input(const at::Tensor & grad_out, const at::Tensor & self, const at::Scalar & lambd, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::hardshrink_backward.grad_input argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::hardshrink_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(lambd, "aten::hardshrink_backward.grad_input argument 'lambd'");
@@ -672,6 +721,7 @@ at::Tensor & wrap_hardshrink_backward_grad_input(const at::Tensor & grad_out, co
 
 // aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_silu_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::silu.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::silu.out argument 'out'");
   ::regen::check(regen_kernel_silu_out(regen_a0, regen_a1));
@@ -680,6 +730,7 @@ at::Tensor & wrap_silu_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logit(Tensor self, float? eps=None) -> Tensor
 at::Tensor wrap_logit(const at::Tensor & self, ::std::optional<double> eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logit argument 'self'");
   auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit argument 'eps'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -689,6 +740,7 @@ at::Tensor wrap_logit(const at::Tensor & self, ::std::optional<double> eps) {
 
 // aten::sinc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sinc_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sinc.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sinc.out argument 'out'");
   ::regen::check(regen_kernel_sinc_out(regen_a0, regen_a1));
@@ -697,6 +749,7 @@ at::Tensor & wrap_sinc_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 at::Tensor wrap__softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_softmax argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_softmax argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_softmax argument 'half_to_float'");
@@ -707,6 +760,7 @@ at::Tensor wrap__softmax(const at::Tensor & self, int64_t dim, bool half_to_floa
 
 // aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sum_int_list_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sum.IntList_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::sum.IntList_out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::sum.IntList_out argument 'keepdim'");
@@ -718,6 +772,7 @@ at::Tensor & wrap_sum_int_list_out(const at::Tensor & self, at::OptionalIntArray
 
 // aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 at::Tensor wrap_std_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::std.correction argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std.correction argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std.correction argument 'correction'");
@@ -729,6 +784,7 @@ at::Tensor wrap_std_correction(const at::Tensor & self, at::OptionalIntArrayRef 
 
 // aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_std_mean_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::std_mean.correction argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std_mean.correction argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std_mean.correction argument 'correction'");
@@ -741,6 +797,7 @@ at::Tensor wrap_std_correction(const at::Tensor & self, at::OptionalIntArrayRef 
 
 // aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 at::Tensor wrap_prod(const at::Tensor & self, ::std::optional<at::ScalarType> dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::prod argument 'self'");
   auto regen_a1 = ::regen::lift_opt_enum(dtype, "aten::prod argument 'dtype'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -750,6 +807,7 @@ at::Tensor wrap_prod(const at::Tensor & self, ::std::optional<at::ScalarType> dt
 
 // aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_prod_int_out(const at::Tensor & self, int64_t dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::prod.int_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::prod.int_out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::prod.int_out argument 'keepdim'");
@@ -761,6 +819,7 @@ at::Tensor & wrap_prod_int_out(const at::Tensor & self, int64_t dim, bool keepdi
 
 // aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 at::Tensor wrap_var_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::var.correction argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var.correction argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var.correction argument 'correction'");
@@ -772,6 +831,7 @@ at::Tensor wrap_var_correction(const at::Tensor & self, at::OptionalIntArrayRef 
 
 // aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_var_mean_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::var_mean.correction argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var_mean.correction argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var_mean.correction argument 'correction'");
@@ -784,6 +844,7 @@ at::Tensor wrap_var_correction(const at::Tensor & self, at::OptionalIntArrayRef 
 
 // aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(condition), ::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(condition, "aten::where.self argument 'condition'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::where.self argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(other, "aten::where.self argument 'other'");
@@ -794,6 +855,7 @@ at::Tensor wrap_where_self(const at::Tensor & condition, const at::Tensor & self
 
 // aten::poisson(Tensor self, Generator? generator=None) -> Tensor
 at::Tensor wrap_poisson(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::poisson argument 'self'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::poisson argument 'generator'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -803,6 +865,7 @@ at::Tensor wrap_poisson(const at::Tensor & self, ::std::optional<at::Generator> 
 
 // aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
 at::Tensor wrap_binomial(const at::Tensor & count, const at::Tensor & prob, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(count), ::regen::device_of_tensor(prob)));
   auto regen_a0 = ::regen::lift_tensor(count, "aten::binomial argument 'count'");
   auto regen_a1 = ::regen::lift_tensor(prob, "aten::binomial argument 'prob'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::binomial argument 'generator'");
@@ -813,6 +876,7 @@ at::Tensor wrap_binomial(const at::Tensor & count, const at::Tensor & prob, ::st
 
 // aten::_batch_norm_with_update.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd, Tensor(g!) reserve) -> (Tensor(d!), Tensor(e!), Tensor(f!), Tensor(g!))
 ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &,at::Tensor &> wrap__batch_norm_with_update_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd, at::Tensor & reserve) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(running_mean), ::regen::device_of_tensor(running_var), ::regen::device_of_tensor(out), ::regen::device_of_tensor(save_mean), ::regen::device_of_tensor(save_invstd), ::regen::device_of_tensor(reserve)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_batch_norm_with_update.out argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_batch_norm_with_update.out argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_batch_norm_with_update.out argument 'bias'");
@@ -830,6 +894,7 @@ at::Tensor wrap_binomial(const at::Tensor & count, const at::Tensor & prob, ::st
 
 // aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_frexp_tensor_out(const at::Tensor & self, at::Tensor & mantissa, at::Tensor & exponent) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mantissa), ::regen::device_of_tensor(exponent)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::frexp.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mantissa, "aten::frexp.Tensor_out argument 'mantissa'");
   auto regen_a2 = ::regen::lift_tensor(exponent, "aten::frexp.Tensor_out argument 'exponent'");
@@ -839,6 +904,7 @@ at::Tensor wrap_binomial(const at::Tensor & count, const at::Tensor & prob, ::st
 
 // aten::zero_(Tensor(a!) self) -> Tensor(a!)
 at::Tensor & wrap_zero_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::zero_ argument 'self'");
   ::regen::check(regen_kernel_zero_inplace(regen_a0));
   return self;
@@ -846,6 +912,7 @@ at::Tensor & wrap_zero_inplace(at::Tensor & self) {
 
 // aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 at::Tensor wrap_sub_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sub.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::sub.Tensor argument 'other'");
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::sub.Tensor argument 'alpha'");
@@ -856,6 +923,7 @@ at::Tensor wrap_sub_tensor(const at::Tensor & self, const at::Tensor & other, co
 
 // aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 at::Tensor wrap_rsub_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::rsub.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::rsub.Tensor argument 'other'");
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::rsub.Tensor argument 'alpha'");
@@ -866,6 +934,7 @@ at::Tensor wrap_rsub_tensor(const at::Tensor & self, const at::Tensor & other, c
 
 // aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addmm_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat1), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm.out argument 'mat1'");
   auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm.out argument 'mat2'");
@@ -878,6 +947,7 @@ at::Tensor & wrap_addmm_out(const at::Tensor & self, const at::Tensor & mat1, co
 
 // aten::addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 at::Tensor wrap_addmm_dtype(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat1), ::regen::device_of_tensor(mat2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm.dtype argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm.dtype argument 'mat1'");
   auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm.dtype argument 'mat2'");
@@ -891,6 +961,7 @@ at::Tensor wrap_addmm_dtype(const at::Tensor & self, const at::Tensor & mat1, co
 
 // aten::set_(Tensor(a!) self) -> Tensor(a!)
 at::Tensor & wrap_set_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::set_ argument 'self'");
   ::regen::check(regen_kernel_set_inplace(regen_a0));
   return self;
@@ -898,6 +969,7 @@ at::Tensor & wrap_set_inplace(at::Tensor & self) {
 
 // aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
 at::Tensor & wrap_masked_fill_inplace_tensor(at::Tensor & self, const at::Tensor & mask, const at::Tensor & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask), ::regen::device_of_tensor(value)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_fill_.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_fill_.Tensor argument 'mask'");
   auto regen_a2 = ::regen::lift_tensor(value, "aten::masked_fill_.Tensor argument 'value'");
@@ -907,6 +979,7 @@ at::Tensor & wrap_masked_fill_inplace_tensor(at::Tensor & self, const at::Tensor
 
 // aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::view argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(size, "aten::view argument 'size'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -916,6 +989,7 @@ at::Tensor wrap_view(const at::Tensor & self, c10::SymIntArrayRef size) {
 
 // aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_index_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, c10::string_view reduce, bool include_self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_reduce.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_reduce.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_reduce.out argument 'index'");
@@ -929,6 +1003,7 @@ at::Tensor & wrap_index_reduce_out(const at::Tensor & self, int64_t dim, const a
 
 // aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.reduce_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.reduce_out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.reduce_out argument 'index'");
@@ -941,6 +1016,7 @@ at::Tensor & wrap_scatter_reduce_out(const at::Tensor & self, int64_t dim, const
 
 // aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_or_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_or.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_or.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_or.Tensor_out argument 'out'");
@@ -950,6 +1026,7 @@ at::Tensor & wrap_bitwise_or_tensor_out(const at::Tensor & self, const at::Tenso
 
 // aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_dunder_lshift_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__lshift__.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::__lshift__.Tensor argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -959,6 +1036,7 @@ at::Tensor wrap_dunder_lshift_tensor(const at::Tensor & self, const at::Tensor &
 
 // aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 at::Tensor & wrap_dunder_irshift_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__irshift__.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::__irshift__.Scalar argument 'other'");
   ::regen::check(regen_kernel_dunder_irshift_scalar(regen_a0, regen_a1));
@@ -967,6 +1045,7 @@ at::Tensor & wrap_dunder_irshift_scalar(at::Tensor & self, const at::Scalar & ot
 
 // aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 at::Tensor wrap_addbmm(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm argument 'batch2'");
@@ -979,6 +1058,7 @@ at::Tensor wrap_addbmm(const at::Tensor & self, const at::Tensor & batch1, const
 
 // aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_uniform_inplace(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::uniform_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(from, "aten::uniform_ argument 'from'");
   auto regen_a2 = ::regen::lift_plain(to, "aten::uniform_ argument 'to'");
@@ -989,6 +1069,7 @@ at::Tensor & wrap_uniform_inplace(at::Tensor & self, double from, double to, ::s
 
 // aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tril.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(diagonal, "aten::tril.out argument 'diagonal'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::tril.out argument 'out'");
@@ -998,6 +1079,7 @@ at::Tensor & wrap_tril_out(const at::Tensor & self, c10::SymInt diagonal, at::Te
 
 // aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 at::Tensor wrap_tril_indices(int64_t row, int64_t col, int64_t offset, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_opt_device(device)));
   auto regen_a0 = ::regen::lift_int(row, "aten::tril_indices argument 'row'");
   auto regen_a1 = ::regen::lift_int(col, "aten::tril_indices argument 'col'");
   auto regen_a2 = ::regen::lift_int(offset, "aten::tril_indices argument 'offset'");
@@ -1012,6 +1094,7 @@ at::Tensor wrap_tril_indices(int64_t row, int64_t col, int64_t offset, ::std::op
 
 // aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::ne.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::ne.Tensor_out argument 'out'");
@@ -1021,6 +1104,7 @@ at::Tensor & wrap_ne_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::eq.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Scalar_out argument 'out'");
@@ -1030,6 +1114,7 @@ at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_take_out(const at::Tensor & self, const at::Tensor & index, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::take.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(index, "aten::take.out argument 'index'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::take.out argument 'out'");
@@ -1039,6 +1124,7 @@ at::Tensor & wrap_take_out(const at::Tensor & self, const at::Tensor & index, at
 
 // aten::index_select(Tensor self, int dim, Tensor index) -> Tensor
 at::Tensor wrap_index_select(const at::Tensor & self, int64_t dim, const at::Tensor & index) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_select argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_select argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_select argument 'index'");
@@ -1049,6 +1135,7 @@ at::Tensor wrap_index_select(const at::Tensor & self, int64_t dim, const at::Ten
 
 // aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nonzero_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::nonzero.out argument 'out'");
   ::regen::check(regen_kernel_nonzero_out(regen_a0, regen_a1));
@@ -1057,6 +1144,7 @@ at::Tensor & wrap_nonzero_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gather_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, bool sparse_grad, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gather.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::gather.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::gather.out argument 'index'");
@@ -1068,6 +1156,7 @@ at::Tensor & wrap_gather_out(const at::Tensor & self, int64_t dim, const at::Ten
 
 // aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_multinomial_out(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial.out argument 'num_samples'");
   auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial.out argument 'replacement'");
@@ -1079,6 +1168,7 @@ at::Tensor & wrap_multinomial_out(const at::Tensor & self, c10::SymInt num_sampl
 
 // aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & end, const at::Tensor & weight, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(end), ::regen::device_of_tensor(weight), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp.Tensor_out argument 'end'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::lerp.Tensor_out argument 'weight'");
@@ -1089,6 +1179,7 @@ at::Tensor & wrap_lerp_tensor_out(const at::Tensor & self, const at::Tensor & en
 
 // aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_histc_out(const at::Tensor & self, int64_t bins, const at::Scalar & min, const at::Scalar & max, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::histc.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(bins, "aten::histc.out argument 'bins'");
   auto regen_a2 = ::regen::lift_scalar(min, "aten::histc.out argument 'min'");
@@ -1100,6 +1191,7 @@ at::Tensor & wrap_histc_out(const at::Tensor & self, int64_t bins, const at::Sca
 
 // aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_igammac_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::igammac.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::igammac.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::igammac.out argument 'out'");
@@ -1109,6 +1201,7 @@ at::Tensor & wrap_igammac_out(const at::Tensor & self, const at::Tensor & other,
 
 // aten::nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nextafter_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nextafter.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::nextafter.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::nextafter.out argument 'out'");
@@ -1118,6 +1211,7 @@ at::Tensor & wrap_nextafter_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::remainder.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::remainder.Tensor_out argument 'out'");
@@ -1127,6 +1221,7 @@ at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor
 
 // aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
 at::Tensor wrap_normal_tensor_float(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(mean)));
   auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_float argument 'mean'");
   auto regen_a1 = ::regen::lift_plain(std, "aten::normal.Tensor_float argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_float argument 'generator'");
@@ -1137,6 +1232,7 @@ at::Tensor wrap_normal_tensor_float(const at::Tensor & mean, double std, ::std::
 
 // aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_normal_tensor_tensor_out(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(mean), ::regen::device_of_tensor(std), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_Tensor_out argument 'mean'");
   auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.Tensor_Tensor_out argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_Tensor_out argument 'generator'");
@@ -1147,6 +1243,7 @@ at::Tensor & wrap_normal_tensor_tensor_out(const at::Tensor & mean, const at::Te
 
 // aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_searchsorted_tensor_out(const at::Tensor & sorted_sequence, const at::Tensor & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(sorted_sequence), ::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(sorter), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Tensor_out argument 'sorted_sequence'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::searchsorted.Tensor_out argument 'self'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Tensor_out argument 'out_int32'");
@@ -1160,6 +1257,7 @@ at::Tensor & wrap_searchsorted_tensor_out(const at::Tensor & sorted_sequence, co
 
 // aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mse_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mse_loss.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::mse_loss.out argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::mse_loss.out argument 'reduction'");
@@ -1170,6 +1268,7 @@ at::Tensor & wrap_mse_loss_out(const at::Tensor & self, const at::Tensor & targe
 
 // aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_multi_margin_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multi_margin_loss_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::multi_margin_loss_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::multi_margin_loss_backward.grad_input argument 'target'");
@@ -1184,6 +1283,7 @@ at::Tensor & wrap_multi_margin_loss_backward_grad_input(const at::Tensor & grad_
 
 // aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_multilabel_margin_loss_forward_output(const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & output, at::Tensor & is_target) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(output), ::regen::device_of_tensor(is_target)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_forward.output argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_forward.output argument 'reduction'");
@@ -1195,6 +1295,7 @@ at::Tensor & wrap_multi_margin_loss_backward_grad_input(const at::Tensor & grad_
 
 // aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_nll_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(total_weight), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss_backward.grad_input argument 'target'");
@@ -1209,6 +1310,7 @@ at::Tensor & wrap_nll_loss_backward_grad_input(const at::Tensor & grad_output, c
 
 // aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_nll_loss2d_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(output), ::regen::device_of_tensor(total_weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss2d_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss2d_forward.output argument 'target'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_forward.output argument 'weight'");
@@ -1222,6 +1324,7 @@ at::Tensor & wrap_nll_loss_backward_grad_input(const at::Tensor & grad_output, c
 
 // aten::hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_hardtanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardtanh_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::hardtanh_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(min_val, "aten::hardtanh_backward.grad_input argument 'min_val'");
@@ -1233,6 +1336,7 @@ at::Tensor & wrap_hardtanh_backward_grad_input(const at::Tensor & grad_output, c
 
 // aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hardswish_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::hardswish.out argument 'out'");
   ::regen::check(regen_kernel_hardswish_out(regen_a0, regen_a1));
@@ -1241,6 +1345,7 @@ at::Tensor & wrap_hardswish_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
 ::std::tuple<at::Tensor,at::Tensor> wrap_log_sigmoid_forward(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log_sigmoid_forward argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   regen_tensor regen_r1 = ::regen::no_tensor();
@@ -1250,6 +1355,7 @@ at::Tensor & wrap_hardswish_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::softplus_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::softplus_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(beta, "aten::softplus_backward.grad_input argument 'beta'");
@@ -1261,6 +1367,7 @@ at::Tensor & wrap_softplus_backward_grad_input(const at::Tensor & grad_output, c
 
 // aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 at::Tensor wrap__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool2d argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_adaptive_avg_pool2d argument 'output_size'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1270,6 +1377,7 @@ at::Tensor wrap__adaptive_avg_pool2d(const at::Tensor & self, c10::SymIntArrayRe
 
 // aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
 at::Tensor wrap__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_adaptive_avg_pool2d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool2d_backward argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1279,6 +1387,7 @@ at::Tensor wrap__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, co
 
 // aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_adaptive_max_pool3d_out(const at::Tensor & self, at::IntArrayRef output_size, at::Tensor & out, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_max_pool3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_max_pool3d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_max_pool3d.out argument 'out'");
@@ -1289,6 +1398,7 @@ at::Tensor wrap__adaptive_avg_pool2d_backward(const at::Tensor & grad_output, co
 
 // aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_avg_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::avg_pool3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::avg_pool3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::avg_pool3d_backward.grad_input argument 'kernel_size'");
@@ -1304,6 +1414,7 @@ at::Tensor & wrap_avg_pool3d_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_fractional_max_pool3d_output(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & random_samples, at::Tensor & output, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(random_samples), ::regen::device_of_tensor(output), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d.output argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d.output argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool3d.output argument 'output_size'");
@@ -1316,6 +1427,7 @@ at::Tensor & wrap_avg_pool3d_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_fractional_max_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d_backward.grad_input argument 'kernel_size'");
@@ -1328,6 +1440,7 @@ at::Tensor & wrap_fractional_max_pool3d_backward_grad_input(const at::Tensor & g
 
 // aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool2d_with_indices_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool2d_with_indices_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool2d_with_indices_backward.grad_input argument 'kernel_size'");
@@ -1343,6 +1456,7 @@ at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor &
 
 // aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_max_pool3d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices.out argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices.out argument 'stride'");
@@ -1357,6 +1471,7 @@ at::Tensor & wrap_max_pool2d_with_indices_backward_grad_input(const at::Tensor &
 
 // aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
 at::Tensor wrap_max_unpool3d(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::IntArrayRef stride, at::IntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool3d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool3d argument 'indices'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool3d argument 'output_size'");
@@ -1369,6 +1484,7 @@ at::Tensor wrap_max_unpool3d(const at::Tensor & self, const at::Tensor & indices
 
 // aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 at::Tensor wrap_reflection_pad2d(const at::Tensor & self, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad2d argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad2d argument 'padding'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1378,6 +1494,7 @@ at::Tensor wrap_reflection_pad2d(const at::Tensor & self, c10::SymIntArrayRef pa
 
 // aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 at::Tensor wrap_reflection_pad2d_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad2d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad2d_backward argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad2d_backward argument 'padding'");
@@ -1388,6 +1505,7 @@ at::Tensor wrap_reflection_pad2d_backward(const at::Tensor & grad_output, const 
 
 // aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad3d_backward.grad_input argument 'padding'");
@@ -1398,6 +1516,7 @@ at::Tensor & wrap_reflection_pad3d_backward_grad_input(const at::Tensor & grad_o
 
 // aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_replication_pad1d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::replication_pad1d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::replication_pad1d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::replication_pad1d.out argument 'out'");
@@ -1407,6 +1526,7 @@ at::Tensor & wrap_replication_pad1d_out(const at::Tensor & self, c10::SymIntArra
 
 // aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_replication_pad2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad2d_backward.grad_input argument 'padding'");
@@ -1417,6 +1537,7 @@ at::Tensor & wrap_replication_pad2d_backward_grad_input(const at::Tensor & grad_
 
 // aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 at::Tensor wrap_replication_pad3d_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad3d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad3d_backward argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad3d_backward argument 'padding'");
@@ -1427,6 +1548,7 @@ at::Tensor wrap_replication_pad3d_backward(const at::Tensor & grad_output, const
 
 // aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_bilinear2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_bilinear2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bilinear2d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_bilinear2d_backward.grad_input argument 'input_size'");
@@ -1440,6 +1562,7 @@ at::Tensor & wrap_upsample_bilinear2d_backward_grad_input(const at::Tensor & gra
 
 // aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_bicubic2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_bicubic2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bicubic2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_bicubic2d.out argument 'align_corners'");
@@ -1452,6 +1575,7 @@ at::Tensor & wrap_upsample_bicubic2d_out(const at::Tensor & self, c10::SymIntArr
 
 // aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_trilinear3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_trilinear3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_trilinear3d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_trilinear3d.out argument 'align_corners'");
@@ -1465,6 +1589,7 @@ at::Tensor & wrap_upsample_trilinear3d_out(const at::Tensor & self, c10::SymIntA
 
 // aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest1d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest1d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales, "aten::upsample_nearest1d.out argument 'scales'");
@@ -1475,6 +1600,7 @@ at::Tensor & wrap_upsample_nearest1d_out(const at::Tensor & self, c10::SymIntArr
 
 // aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact1d_backward.grad_input argument 'input_size'");
@@ -1486,6 +1612,7 @@ at::Tensor & wrap__upsample_nearest_exact1d_backward_grad_input(const at::Tensor
 
 // aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales_h, "aten::_upsample_nearest_exact2d.out argument 'scales_h'");
@@ -1497,6 +1624,7 @@ at::Tensor & wrap__upsample_nearest_exact2d_out(const at::Tensor & self, c10::Sy
 
 // aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest2d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest2d_backward.grad_input argument 'input_size'");
@@ -1509,6 +1637,7 @@ at::Tensor & wrap_upsample_nearest2d_backward_grad_input(const at::Tensor & grad
 
 // aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
 at::Tensor wrap_slow_conv_transpose3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose3d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose3d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose3d argument 'kernel_size'");
@@ -1524,6 +1653,7 @@ at::Tensor wrap_slow_conv_transpose3d(const at::Tensor & self, const at::Tensor 
 
 // aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__slow_conv2d_backward_output_mask(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_slow_conv2d_backward.output_mask argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::_slow_conv2d_backward.output_mask argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_backward.output_mask argument 'weight'");
@@ -1540,6 +1670,7 @@ at::Tensor wrap_slow_conv_transpose3d(const at::Tensor & self, const at::Tensor 
 
 // aten::_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
 at::Tensor wrap__conv_depthwise2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_conv_depthwise2d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_conv_depthwise2d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_conv_depthwise2d argument 'kernel_size'");
@@ -1554,6 +1685,7 @@ at::Tensor wrap__conv_depthwise2d(const at::Tensor & self, const at::Tensor & we
 
 // aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_log_ndtr_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_log_ndtr.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_log_ndtr.out argument 'out'");
   ::regen::check(regen_kernel_special_log_ndtr_out(regen_a0, regen_a1));
@@ -1562,6 +1694,7 @@ at::Tensor & wrap_special_log_ndtr_out(const at::Tensor & self, at::Tensor & out
 
 // aten::special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_i1e_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1e.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i1e.out argument 'out'");
   ::regen::check(regen_kernel_special_i1e_out(regen_a0, regen_a1));
@@ -1570,6 +1703,7 @@ at::Tensor & wrap_special_i1e_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_bessel_j0_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j0.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_j0.out argument 'out'");
   ::regen::check(regen_kernel_special_bessel_j0_out(regen_a0, regen_a1));
@@ -1578,6 +1712,7 @@ at::Tensor & wrap_special_bessel_j0_out(const at::Tensor & self, at::Tensor & ou
 
 // aten::special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_bessel_y1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_y1.out argument 'out'");
   ::regen::check(regen_kernel_special_bessel_y1_out(regen_a0, regen_a1));
@@ -1586,6 +1721,7 @@ at::Tensor & wrap_special_bessel_y1_out(const at::Tensor & self, at::Tensor & ou
 
 // aten::special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_v_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_v.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_v.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_v.out argument 'out'");
@@ -1595,6 +1731,7 @@ at::Tensor & wrap_special_chebyshev_polynomial_v_out(const at::Tensor & x, const
 
 // aten::special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_hermite_polynomial_he_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_hermite_polynomial_he.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_hermite_polynomial_he.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_hermite_polynomial_he.out argument 'out'");
@@ -1604,6 +1741,7 @@ at::Tensor & wrap_special_hermite_polynomial_he_out(const at::Tensor & x, const 
 
 // aten::special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_k1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k1.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_k1_out(regen_a0, regen_a1));
@@ -1612,6 +1750,7 @@ at::Tensor & wrap_special_modified_bessel_k1_out(const at::Tensor & self, at::Te
 
 // aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_shifted_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_t.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_t.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_t.out argument 'out'");
@@ -1621,6 +1760,7 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_t_out(const at::Tensor & 
 
 // aten::special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_spherical_bessel_j0_out(const at::Tensor & x, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_spherical_bessel_j0.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_spherical_bessel_j0.out argument 'out'");
   ::regen::check(regen_kernel_special_spherical_bessel_j0_out(regen_a0, regen_a1));
@@ -1629,6 +1769,7 @@ at::Tensor & wrap_special_spherical_bessel_j0_out(const at::Tensor & x, at::Tens
 
 // aten::_fused_adam_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adam_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(exp_avgs), ::regen::device_of_tensor_list(exp_avg_sqs), ::regen::device_of_tensor_list(max_exp_avg_sqs), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_tensor(lr), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adam_.tensor_lr argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adam_.tensor_lr argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adam_.tensor_lr argument 'exp_avgs'");

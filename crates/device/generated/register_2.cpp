@@ -162,6 +162,7 @@ void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
 
 // aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_abs_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::abs.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::abs.out argument 'out'");
   ::regen::check(regen_kernel_abs_out(regen_a0, regen_a1));
@@ -170,6 +171,7 @@ at::Tensor & wrap_abs_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sgn_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sgn.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sgn.out argument 'out'");
   ::regen::check(regen_kernel_sgn_out(regen_a0, regen_a1));
@@ -178,6 +180,7 @@ at::Tensor & wrap_sgn_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_acos_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::acos.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::acos.out argument 'out'");
   ::regen::check(regen_kernel_acos_out(regen_a0, regen_a1));
@@ -186,6 +189,7 @@ at::Tensor & wrap_acos_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addmv_out(const at::Tensor & self, const at::Tensor & mat, const at::Tensor & vec, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat), ::regen::device_of_tensor(vec), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addmv.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat, "aten::addmv.out argument 'mat'");
   auto regen_a2 = ::regen::lift_tensor(vec, "aten::addmv.out argument 'vec'");
@@ -198,6 +202,7 @@ at::Tensor & wrap_addmv_out(const at::Tensor & self, const at::Tensor & mat, con
 
 // aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_argmax_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::argmax.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int(dim, "aten::argmax.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::argmax.out argument 'keepdim'");
@@ -208,6 +213,7 @@ at::Tensor & wrap_argmax_out(const at::Tensor & self, ::std::optional<int64_t> d
 
 // aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
 at::Tensor wrap_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<c10::SymInt> storage_offset) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::as_strided argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(size, "aten::as_strided argument 'size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::as_strided argument 'stride'");
@@ -219,6 +225,7 @@ at::Tensor wrap_as_strided(const at::Tensor & self, c10::SymIntArrayRef size, c1
 
 // aten::atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atan.out argument 'out'");
   ::regen::check(regen_kernel_atan_out(regen_a0, regen_a1));
@@ -227,6 +234,7 @@ at::Tensor & wrap_atan_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.dtype_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.dtype_out argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.dtype_out argument 'batch2'");
@@ -240,6 +248,7 @@ at::Tensor & wrap_baddbmm_dtype_out(const at::Tensor & self, const at::Tensor & 
 
 // aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bernoulli_out(const at::Tensor & self, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::bernoulli.out argument 'generator'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bernoulli.out argument 'out'");
@@ -249,6 +258,7 @@ at::Tensor & wrap_bernoulli_out(const at::Tensor & self, ::std::optional<at::Gen
 
 // aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 at::Tensor wrap_binary_cross_entropy(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::binary_cross_entropy argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::binary_cross_entropy argument 'target'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy argument 'weight'");
@@ -260,6 +270,7 @@ at::Tensor wrap_binary_cross_entropy(const at::Tensor & self, const at::Tensor &
 
 // aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
 at::Tensor wrap_bincount(const at::Tensor & self, const ::std::optional<at::Tensor> & weights, c10::SymInt minlength) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(weights)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bincount argument 'self'");
   auto regen_a1 = ::regen::lift_opt_tensor(weights, "aten::bincount argument 'weights'");
   auto regen_a2 = ::regen::lift_int(minlength, "aten::bincount argument 'minlength'");
@@ -270,6 +281,7 @@ at::Tensor wrap_bincount(const at::Tensor & self, const ::std::optional<at::Tens
 
 // aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.out argument 'mat2'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bmm.out argument 'out'");
@@ -279,6 +291,7 @@ at::Tensor & wrap_bmm_out(const at::Tensor & self, const at::Tensor & mat2, at::
 
 // aten::bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
 at::Tensor wrap_bmm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.dtype argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.dtype argument 'mat2'");
   auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::bmm.dtype argument 'out_dtype'");
@@ -289,6 +302,7 @@ at::Tensor wrap_bmm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::
 
 // aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(tensors), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor_list(tensors, "aten::cat.out argument 'tensors'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::cat.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::cat.out argument 'out'");
@@ -298,6 +312,7 @@ at::Tensor & wrap_cat_out(const at::ITensorListRef & tensors, int64_t dim, at::T
 
 // aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_min_out(const at::Tensor & self, const at::Scalar & min, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(min, "aten::clamp_min.out argument 'min'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_min.out argument 'out'");
@@ -307,6 +322,7 @@ at::Tensor & wrap_clamp_min_out(const at::Tensor & self, const at::Scalar & min,
 
 // aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_min_tensor_out(const at::Tensor & self, const at::Tensor & min, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(min), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(min, "aten::clamp_min.Tensor_out argument 'min'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_min.Tensor_out argument 'out'");
@@ -316,6 +332,7 @@ at::Tensor & wrap_clamp_min_tensor_out(const at::Tensor & self, const at::Tensor
 
 // aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_complex_out(const at::Tensor & real, const at::Tensor & imag, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(real), ::regen::device_of_tensor(imag), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(real, "aten::complex.out argument 'real'");
   auto regen_a1 = ::regen::lift_tensor(imag, "aten::complex.out argument 'imag'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::complex.out argument 'out'");
@@ -325,6 +342,7 @@ at::Tensor & wrap_complex_out(const at::Tensor & real, const at::Tensor & imag, 
 
 // aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_polar_out(const at::Tensor & abs, const at::Tensor & angle, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(abs), ::regen::device_of_tensor(angle), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(abs, "aten::polar.out argument 'abs'");
   auto regen_a1 = ::regen::lift_tensor(angle, "aten::polar.out argument 'angle'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::polar.out argument 'out'");
@@ -334,6 +352,7 @@ at::Tensor & wrap_polar_out(const at::Tensor & abs, const at::Tensor & angle, at
 
 // aten::copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 at::Tensor & wrap_copy_inplace(at::Tensor & self, const at::Tensor & src, bool non_blocking) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(src)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::copy_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(src, "aten::copy_ argument 'src'");
   auto regen_a2 = ::regen::lift_plain(non_blocking, "aten::copy_ argument 'non_blocking'");
@@ -343,6 +362,7 @@ at::Tensor & wrap_copy_inplace(at::Tensor & self, const at::Tensor & src, bool n
 
 // aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_cumsum_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::cumsum.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::cumsum.out argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumsum.out argument 'dtype'");
@@ -353,6 +373,7 @@ at::Tensor & wrap_cumsum_out(const at::Tensor & self, int64_t dim, ::std::option
 
 // aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
 at::Tensor & wrap_embedding_renorm_inplace(at::Tensor & self, const at::Tensor & indices, double max_norm, double norm_type) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::embedding_renorm_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::embedding_renorm_ argument 'indices'");
   auto regen_a2 = ::regen::lift_plain(max_norm, "aten::embedding_renorm_ argument 'max_norm'");
@@ -363,6 +384,7 @@ at::Tensor & wrap_embedding_renorm_inplace(at::Tensor & self, const at::Tensor &
 
 // aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor
 at::Tensor wrap__embedding_bag_per_sample_weights_backward(const at::Tensor & grad, const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, const at::Tensor & offset2bag, int64_t mode, int64_t padding_idx) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad), ::regen::device_of_tensor(weight), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(offsets), ::regen::device_of_tensor(offset2bag)));
   auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_per_sample_weights_backward argument 'grad'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_embedding_bag_per_sample_weights_backward argument 'weight'");
   auto regen_a2 = ::regen::lift_tensor(indices, "aten::_embedding_bag_per_sample_weights_backward argument 'indices'");
@@ -377,6 +399,7 @@ at::Tensor wrap__embedding_bag_per_sample_weights_backward(const at::Tensor & gr
 
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fill_.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(value, "aten::fill_.Scalar argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_scalar(regen_a0, regen_a1));
@@ -385,6 +408,7 @@ at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & valu
 
 // aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_floor_divide_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::floor_divide.out argument 'out'");
@@ -394,6 +418,7 @@ at::Tensor & wrap_floor_divide_out(const at::Tensor & self, const at::Tensor & o
 
 // aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lcm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::lcm.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::lcm.out argument 'out'");
@@ -403,6 +428,7 @@ at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 at::Tensor wrap_grid_sampler_2d(const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_tensor(grid)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::grid_sampler_2d argument 'input'");
   auto regen_a1 = ::regen::lift_tensor(grid, "aten::grid_sampler_2d argument 'grid'");
   auto regen_a2 = ::regen::lift_int(interpolation_mode, "aten::grid_sampler_2d argument 'interpolation_mode'");
@@ -415,6 +441,7 @@ at::Tensor wrap_grid_sampler_2d(const at::Tensor & input, const at::Tensor & gri
 
 // aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_group_norm(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::native_group_norm argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_group_norm argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_group_norm argument 'bias'");
@@ -432,6 +459,7 @@ at::Tensor wrap_grid_sampler_2d(const at::Tensor & input, const at::Tensor & gri
 
 // aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_index_tensor_out(const at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_tensor_list(indices, "aten::index.Tensor_out argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::index.Tensor_out argument 'out'");
@@ -441,6 +469,7 @@ at::Tensor & wrap_index_tensor_out(const at::Tensor & self, const c10::List<::st
 
 // aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::Scalar & test_element, bool assume_unique, bool invert, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(elements), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(elements, "aten::isin.Tensor_Scalar_out argument 'elements'");
   auto regen_a1 = ::regen::lift_scalar(test_element, "aten::isin.Tensor_Scalar_out argument 'test_element'");
   auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Tensor_Scalar_out argument 'assume_unique'");
@@ -452,6 +481,7 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
 
 // aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_kthvalue_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::kthvalue.values argument 'self'");
   auto regen_a1 = ::regen::lift_int(k, "aten::kthvalue.values argument 'k'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::kthvalue.values argument 'dim'");
@@ -464,6 +494,7 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
 
 // aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(input), ::regen::device_of_tensor(mean), ::regen::device_of_tensor(rstd), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_layer_norm_backward argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::native_layer_norm_backward argument 'input'");
   auto regen_a2 = ::regen::lift_int_list(normalized_shape, "aten::native_layer_norm_backward argument 'normalized_shape'");
@@ -481,6 +512,7 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
 
 // aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logaddexp_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logaddexp.out argument 'out'");
@@ -490,6 +522,7 @@ at::Tensor & wrap_logaddexp_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logaddexp2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp2.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp2.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logaddexp2.out argument 'out'");
@@ -499,6 +532,7 @@ at::Tensor & wrap_logaddexp2_out(const at::Tensor & self, const at::Tensor & oth
 
 // aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_xlogy_out_tensor(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::xlogy.OutTensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::xlogy.OutTensor argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::xlogy.OutTensor argument 'out'");
@@ -508,6 +542,7 @@ at::Tensor & wrap_xlogy_out_tensor(const at::Tensor & self, const at::Tensor & o
 
 // aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 at::Tensor wrap__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_float) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_log_softmax argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_log_softmax argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_log_softmax argument 'half_to_float'");
@@ -518,6 +553,7 @@ at::Tensor wrap__log_softmax(const at::Tensor & self, int64_t dim, bool half_to_
 
 // aten::_logcumsumexp(Tensor self, int dim) -> Tensor
 at::Tensor wrap__logcumsumexp(const at::Tensor & self, int64_t dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_logcumsumexp argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_logcumsumexp argument 'dim'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -527,6 +563,7 @@ at::Tensor wrap__logcumsumexp(const at::Tensor & self, int64_t dim) {
 
 // aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::mm.out argument 'mat2'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mm.out argument 'out'");
@@ -536,6 +573,7 @@ at::Tensor & wrap_mm_out(const at::Tensor & self, const at::Tensor & mat2, at::T
 
 // aten::mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor
 at::Tensor wrap_mm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.dtype argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::mm.dtype argument 'mat2'");
   auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::mm.dtype argument 'out_dtype'");
@@ -546,6 +584,7 @@ at::Tensor wrap_mm_dtype(const at::Tensor & self, const at::Tensor & mat2, at::S
 
 // aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mvlgamma.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(p, "aten::mvlgamma.out argument 'p'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mvlgamma.out argument 'out'");
@@ -555,6 +594,7 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
 
 // aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))
 ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap__native_batch_norm_legit_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(running_mean), ::regen::device_of_tensor(running_var), ::regen::device_of_tensor(out), ::regen::device_of_tensor(save_mean), ::regen::device_of_tensor(save_invstd)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.out argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.out argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.out argument 'bias'");
@@ -572,6 +612,7 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
 
 // aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
 at::Tensor wrap_repeat_interleave_tensor(const at::Tensor & repeats, ::std::optional<c10::SymInt> output_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(repeats)));
   auto regen_a0 = ::regen::lift_tensor(repeats, "aten::repeat_interleave.Tensor argument 'repeats'");
   auto regen_a1 = ::regen::lift_opt_int(output_size, "aten::repeat_interleave.Tensor argument 'output_size'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -581,6 +622,7 @@ at::Tensor wrap_repeat_interleave_tensor(const at::Tensor & repeats, ::std::opti
 
 // aten::round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_round_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::round.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::round.out argument 'out'");
   ::regen::check(regen_kernel_round_out(regen_a0, regen_a1));
@@ -589,6 +631,7 @@ at::Tensor & wrap_round_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::rsqrt.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::rsqrt.out argument 'out'");
   ::regen::check(regen_kernel_rsqrt_out(regen_a0, regen_a1));
@@ -597,6 +640,7 @@ at::Tensor & wrap_rsqrt_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sigmoid.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sigmoid.out argument 'out'");
   ::regen::check(regen_kernel_sigmoid_out(regen_a0, regen_a1));
@@ -605,6 +649,7 @@ at::Tensor & wrap_sigmoid_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
 at::Tensor & wrap_logit_inplace(at::Tensor & self, ::std::optional<double> eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logit_ argument 'self'");
   auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit_ argument 'eps'");
   ::regen::check(regen_kernel_logit_inplace(regen_a0, regen_a1));
@@ -613,6 +658,7 @@ at::Tensor & wrap_logit_inplace(at::Tensor & self, ::std::optional<double> eps) 
 
 // aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sinh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sinh.out argument 'out'");
   ::regen::check(regen_kernel_sinh_out(regen_a0, regen_a1));
@@ -621,6 +667,7 @@ at::Tensor & wrap_sinh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 at::Tensor wrap__softmax_backward_data(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_softmax_backward_data argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_softmax_backward_data argument 'output'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::_softmax_backward_data argument 'dim'");
@@ -632,6 +679,7 @@ at::Tensor wrap__softmax_backward_data(const at::Tensor & grad_output, const at:
 
 // aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 at::Tensor wrap_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nansum argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::nansum argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nansum argument 'keepdim'");
@@ -643,6 +691,7 @@ at::Tensor wrap_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, boo
 
 // aten::sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sqrt_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sqrt.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sqrt.out argument 'out'");
   ::regen::check(regen_kernel_sqrt_out(regen_a0, regen_a1));
@@ -651,6 +700,7 @@ at::Tensor & wrap_sqrt_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & threshold, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::threshold_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::threshold_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(threshold, "aten::threshold_backward.grad_input argument 'threshold'");
@@ -661,6 +711,7 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
 
 // aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap__unique(const at::Tensor & self, bool sorted, bool return_inverse) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_unique argument 'self'");
   auto regen_a1 = ::regen::lift_plain(sorted, "aten::_unique argument 'sorted'");
   auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::_unique argument 'return_inverse'");
@@ -672,6 +723,7 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
 
 // aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__unique2(const at::Tensor & self, bool sorted, bool return_inverse, bool return_counts) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_unique2 argument 'self'");
   auto regen_a1 = ::regen::lift_plain(sorted, "aten::_unique2 argument 'sorted'");
   auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::_unique2 argument 'return_inverse'");
@@ -685,6 +737,7 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
 
 // aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor
 at::Tensor wrap__standard_gamma(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_standard_gamma argument 'self'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::_standard_gamma argument 'generator'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -694,6 +747,7 @@ at::Tensor wrap__standard_gamma(const at::Tensor & self, ::std::optional<at::Gen
 
 // aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor
 at::Tensor wrap__sample_dirichlet(const at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_sample_dirichlet argument 'self'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::_sample_dirichlet argument 'generator'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -703,6 +757,7 @@ at::Tensor wrap__sample_dirichlet(const at::Tensor & self, ::std::optional<at::G
 
 // aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_norm_out(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::norm.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_scalar(p, "aten::norm.out argument 'p'");
   auto regen_a2 = ::regen::lift_int_list(dim, "aten::norm.out argument 'dim'");
@@ -714,6 +769,7 @@ at::Tensor & wrap_norm_out(const at::Tensor & self, const ::std::optional<at::Sc
 
 // aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_heaviside_out(const at::Tensor & self, const at::Tensor & values, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::heaviside.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(values, "aten::heaviside.out argument 'values'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::heaviside.out argument 'out'");
@@ -723,6 +779,7 @@ at::Tensor & wrap_heaviside_out(const at::Tensor & self, const at::Tensor & valu
 
 // aten::_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_lstm_cell_backward_impl(const ::std::optional<at::Tensor> & grad_hy, const ::std::optional<at::Tensor> & grad_cy, const at::Tensor & cx, const at::Tensor & cy, const at::Tensor & workspace, bool has_bias) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_opt_tensor(grad_hy), ::regen::device_of_opt_tensor(grad_cy), ::regen::device_of_tensor(cx), ::regen::device_of_tensor(cy), ::regen::device_of_tensor(workspace)));
   auto regen_a0 = ::regen::lift_opt_tensor(grad_hy, "aten::_thnn_fused_lstm_cell_backward_impl argument 'grad_hy'");
   auto regen_a1 = ::regen::lift_opt_tensor(grad_cy, "aten::_thnn_fused_lstm_cell_backward_impl argument 'grad_cy'");
   auto regen_a2 = ::regen::lift_tensor(cx, "aten::_thnn_fused_lstm_cell_backward_impl argument 'cx'");
@@ -738,6 +795,7 @@ at::Tensor & wrap_heaviside_out(const at::Tensor & self, const at::Tensor & valu
 
 // aten::set_.source_Storage(Tensor(a!) self, Storage source) -> Tensor(a!)
 at::Tensor & wrap_set_inplace_source_storage(at::Tensor & self, at::Storage source) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::set_.source_Storage argument 'self'");
   auto regen_a1 = ::regen::lift_storage(source, "aten::set_.source_Storage argument 'source'");
   ::regen::check(regen_kernel_set_inplace_source_storage(regen_a0, regen_a1));
@@ -746,6 +804,7 @@ at::Tensor & wrap_set_inplace_source_storage(at::Tensor & self, at::Storage sour
 
 // aten::set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)
 at::Tensor & wrap_set_inplace_source_tensor(at::Tensor & self, const at::Tensor & source) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(source)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::set_.source_Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(source, "aten::set_.source_Tensor argument 'source'");
   ::regen::check(regen_kernel_set_inplace_source_tensor(regen_a0, regen_a1));
@@ -754,6 +813,7 @@ at::Tensor & wrap_set_inplace_source_tensor(at::Tensor & self, const at::Tensor 
 
 // aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_masked_fill_inplace_scalar(at::Tensor & self, const at::Tensor & mask, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_fill_.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_fill_.Scalar argument 'mask'");
   auto regen_a2 = ::regen::lift_scalar(value, "aten::masked_fill_.Scalar argument 'value'");
@@ -763,6 +823,7 @@ at::Tensor & wrap_masked_fill_inplace_scalar(at::Tensor & self, const at::Tensor
 
 // aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_index_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_add.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_add.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_add.out argument 'index'");
@@ -775,6 +836,7 @@ at::Tensor & wrap_index_add_out(const at::Tensor & self, int64_t dim, const at::
 
 // aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_value_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.value_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.value_out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.value_out argument 'index'");
@@ -786,6 +848,7 @@ at::Tensor & wrap_scatter_value_out(const at::Tensor & self, int64_t dim, const 
 
 // aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor
 at::Tensor wrap_dunder_lshift_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__lshift__.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::__lshift__.Scalar argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -795,6 +858,7 @@ at::Tensor wrap_dunder_lshift_scalar(const at::Tensor & self, const at::Scalar &
 
 // aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_left_shift_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_left_shift.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_left_shift.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_left_shift.Tensor_out argument 'out'");
@@ -804,6 +868,7 @@ at::Tensor & wrap_bitwise_left_shift_tensor_out(const at::Tensor & self, const a
 
 // aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 at::Tensor & wrap_dunder_irshift_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__irshift__.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::__irshift__.Tensor argument 'other'");
   ::regen::check(regen_kernel_dunder_irshift_tensor(regen_a0, regen_a1));
@@ -812,6 +877,7 @@ at::Tensor & wrap_dunder_irshift_tensor(at::Tensor & self, const at::Tensor & ot
 
 // aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
 at::Tensor & wrap_addbmm_inplace(at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm_ argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm_ argument 'batch2'");
@@ -823,6 +889,7 @@ at::Tensor & wrap_addbmm_inplace(at::Tensor & self, const at::Tensor & batch1, c
 
 // aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_exponential_inplace(at::Tensor & self, double lambd, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::exponential_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(lambd, "aten::exponential_ argument 'lambd'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::exponential_ argument 'generator'");
@@ -832,6 +899,7 @@ at::Tensor & wrap_exponential_inplace(at::Tensor & self, double lambd, ::std::op
 
 // aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ne_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::ne.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::ne.Scalar_out argument 'out'");
@@ -841,6 +909,7 @@ at::Tensor & wrap_ne_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::eq.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Tensor_out argument 'out'");
@@ -850,6 +919,7 @@ at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::masked_select(Tensor self, Tensor mask) -> Tensor
 at::Tensor wrap_masked_select(const at::Tensor & self, const at::Tensor & mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_select argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_select argument 'mask'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -859,6 +929,7 @@ at::Tensor wrap_masked_select(const at::Tensor & self, const at::Tensor & mask) 
 
 // aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
 at::Tensor wrap_nonzero_static(const at::Tensor & self, c10::SymInt size, int64_t fill_value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero_static argument 'self'");
   auto regen_a1 = ::regen::lift_int(size, "aten::nonzero_static argument 'size'");
   auto regen_a2 = ::regen::lift_int(fill_value, "aten::nonzero_static argument 'fill_value'");
@@ -869,6 +940,7 @@ at::Tensor wrap_nonzero_static(const at::Tensor & self, c10::SymInt size, int64_
 
 // aten::digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_digamma_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::digamma.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::digamma.out argument 'out'");
   ::regen::check(regen_kernel_digamma_out(regen_a0, regen_a1));
@@ -877,6 +949,7 @@ at::Tensor & wrap_digamma_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_erfinv_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::erfinv.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::erfinv.out argument 'out'");
   ::regen::check(regen_kernel_erfinv_out(regen_a0, regen_a1));
@@ -885,6 +958,7 @@ at::Tensor & wrap_erfinv_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_signbit_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::signbit.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::signbit.out argument 'out'");
   ::regen::check(regen_kernel_signbit_out(regen_a0, regen_a1));
@@ -893,6 +967,7 @@ at::Tensor & wrap_signbit_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_atan2_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atan2.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::atan2.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::atan2.out argument 'out'");
@@ -902,6 +977,7 @@ at::Tensor & wrap_atan2_out(const at::Tensor & self, const at::Tensor & other, a
 
 // aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lerp_scalar_out(const at::Tensor & self, const at::Tensor & end, const at::Scalar & weight, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(end), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp.Scalar_out argument 'end'");
   auto regen_a2 = ::regen::lift_scalar(weight, "aten::lerp.Scalar_out argument 'weight'");
@@ -912,6 +988,7 @@ at::Tensor & wrap_lerp_scalar_out(const at::Tensor & self, const at::Tensor & en
 
 // aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_fmod_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fmod.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::fmod.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::fmod.Tensor_out argument 'out'");
@@ -921,6 +998,7 @@ at::Tensor & wrap_fmod_tensor_out(const at::Tensor & self, const at::Tensor & ot
 
 // aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_min_unary_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::min.unary_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::min.unary_out argument 'out'");
   ::regen::check(regen_kernel_min_unary_out(regen_a0, regen_a1));
@@ -929,6 +1007,7 @@ at::Tensor & wrap_min_unary_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_fmin_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fmin.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::fmin.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::fmin.out argument 'out'");
@@ -938,6 +1017,7 @@ at::Tensor & wrap_fmin_out(const at::Tensor & self, const at::Tensor & other, at
 
 // aten::max(Tensor self) -> Tensor
 at::Tensor wrap_max(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_max(regen_a0, &regen_r0));
@@ -946,6 +1026,7 @@ at::Tensor wrap_max(const at::Tensor & self) {
 
 // aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::minimum.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::minimum.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::minimum.out argument 'out'");
@@ -955,6 +1036,7 @@ at::Tensor & wrap_minimum_out(const at::Tensor & self, const at::Tensor & other,
 
 // aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
 at::Tensor wrap_unfold(const at::Tensor & self, int64_t dimension, int64_t size, int64_t step) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::unfold argument 'self'");
   auto regen_a1 = ::regen::lift_int(dimension, "aten::unfold argument 'dimension'");
   auto regen_a2 = ::regen::lift_int(size, "aten::unfold argument 'size'");
@@ -966,6 +1048,7 @@ at::Tensor wrap_unfold(const at::Tensor & self, int64_t dimension, int64_t size,
 
 // aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_normal_float_tensor_out(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(std), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_plain(mean, "aten::normal.float_Tensor_out argument 'mean'");
   auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.float_Tensor_out argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.float_Tensor_out argument 'generator'");
@@ -976,6 +1059,7 @@ at::Tensor & wrap_normal_float_tensor_out(double mean, const at::Tensor & std, :
 
 // aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
 void wrap__amp_foreach_non_finite_check_and_unscale_inplace(at::TensorList self, at::Tensor & found_inf, const at::Tensor & inv_scale) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor(found_inf), ::regen::device_of_tensor(inv_scale)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(found_inf, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'found_inf'");
   auto regen_a2 = ::regen::lift_tensor(inv_scale, "aten::_amp_foreach_non_finite_check_and_unscale_ argument 'inv_scale'");
@@ -984,6 +1068,7 @@ void wrap__amp_foreach_non_finite_check_and_unscale_inplace(at::TensorList self,
 
 // aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bucketize_tensor_out(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(boundaries), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Tensor_out argument 'boundaries'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Tensor_out argument 'out_int32'");
@@ -995,6 +1080,7 @@ at::Tensor & wrap_bucketize_tensor_out(const at::Tensor & self, const at::Tensor
 
 // aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_searchsorted_scalar_out(const at::Tensor & sorted_sequence, const at::Scalar & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(sorted_sequence), ::regen::device_of_opt_tensor(sorter), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Scalar_out argument 'sorted_sequence'");
   auto regen_a1 = ::regen::lift_scalar(self, "aten::searchsorted.Scalar_out argument 'self'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Scalar_out argument 'out_int32'");
@@ -1008,6 +1094,7 @@ at::Tensor & wrap_searchsorted_scalar_out(const at::Tensor & sorted_sequence, co
 
 // aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
 at::Tensor wrap_multi_margin_loss(const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multi_margin_loss argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::multi_margin_loss argument 'target'");
   auto regen_a2 = ::regen::lift_scalar(p, "aten::multi_margin_loss argument 'p'");
@@ -1021,6 +1108,7 @@ at::Tensor wrap_multi_margin_loss(const at::Tensor & self, const at::Tensor & ta
 
 // aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
 ::std::tuple<at::Tensor,at::Tensor> wrap_multilabel_margin_loss_forward(const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_forward argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_forward argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::multilabel_margin_loss_forward argument 'reduction'");
@@ -1032,6 +1120,7 @@ at::Tensor wrap_multi_margin_loss(const at::Tensor & self, const at::Tensor & ta
 
 // aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor
 at::Tensor wrap_multilabel_margin_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & is_target) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(is_target)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multilabel_margin_loss_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_backward argument 'target'");
@@ -1044,6 +1133,7 @@ at::Tensor wrap_multilabel_margin_loss_backward(const at::Tensor & grad_output, 
 
 // aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 ::std::tuple<at::Tensor,at::Tensor> wrap_nll_loss2d_forward(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss2d_forward argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss2d_forward argument 'target'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss2d_forward argument 'weight'");
@@ -1057,6 +1147,7 @@ at::Tensor wrap_multilabel_margin_loss_backward(const at::Tensor & grad_output, 
 
 // aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 at::Tensor wrap_nll_loss2d_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(total_weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss2d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss2d_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss2d_backward argument 'target'");
@@ -1071,6 +1162,7 @@ at::Tensor wrap_nll_loss2d_backward(const at::Tensor & grad_output, const at::Te
 
 // aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_smooth_l1_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double beta, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::smooth_l1_loss.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::smooth_l1_loss.out argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::smooth_l1_loss.out argument 'reduction'");
@@ -1082,6 +1174,7 @@ at::Tensor & wrap_smooth_l1_loss_out(const at::Tensor & self, const at::Tensor &
 
 // aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_huber_loss_out(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::huber_loss.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::huber_loss.out argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::huber_loss.out argument 'reduction'");
@@ -1093,6 +1186,7 @@ at::Tensor & wrap_huber_loss_out(const at::Tensor & self, const at::Tensor & tar
 
 // aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_elu_out(const at::Tensor & self, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::elu.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(alpha, "aten::elu.out argument 'alpha'");
   auto regen_a2 = ::regen::lift_scalar(scale, "aten::elu.out argument 'scale'");
@@ -1104,6 +1198,7 @@ at::Tensor & wrap_elu_out(const at::Tensor & self, const at::Scalar & alpha, con
 
 // aten::hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_hardsigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardsigmoid_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::hardsigmoid_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::hardsigmoid_backward.grad_input argument 'grad_input'");
@@ -1113,6 +1208,7 @@ at::Tensor & wrap_hardsigmoid_backward_grad_input(const at::Tensor & grad_output
 
 // aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 at::Tensor wrap_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh argument 'min_val'");
   auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh argument 'max_val'");
@@ -1123,6 +1219,7 @@ at::Tensor wrap_hardtanh(const at::Tensor & self, const at::Scalar & min_val, co
 
 // aten::leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_leaky_relu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & negative_slope, bool self_is_result, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::leaky_relu_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::leaky_relu_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(negative_slope, "aten::leaky_relu_backward.grad_input argument 'negative_slope'");
@@ -1134,6 +1231,7 @@ at::Tensor & wrap_leaky_relu_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_softshrink_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & lambd, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::softshrink_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::softshrink_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(lambd, "aten::softshrink_backward.grad_input argument 'lambd'");
@@ -1144,6 +1242,7 @@ at::Tensor & wrap_softshrink_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
 at::Tensor wrap__adaptive_avg_pool3d(const at::Tensor & self, c10::SymIntArrayRef output_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool3d argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_adaptive_avg_pool3d argument 'output_size'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1153,6 +1252,7 @@ at::Tensor wrap__adaptive_avg_pool3d(const at::Tensor & self, c10::SymIntArrayRe
 
 // aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_adaptive_avg_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_avg_pool3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::adaptive_avg_pool3d_backward.grad_input argument 'grad_input'");
@@ -1162,6 +1262,7 @@ at::Tensor & wrap_adaptive_avg_pool3d_backward_grad_input(const at::Tensor & gra
 
 // aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_adaptive_max_pool2d_out(const at::Tensor & self, at::IntArrayRef output_size, at::Tensor & out, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_max_pool2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_max_pool2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_max_pool2d.out argument 'out'");
@@ -1172,6 +1273,7 @@ at::Tensor & wrap_adaptive_avg_pool3d_backward_grad_input(const at::Tensor & gra
 
 // aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_avg_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::avg_pool2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::avg_pool2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::avg_pool2d_backward.grad_input argument 'kernel_size'");
@@ -1187,6 +1289,7 @@ at::Tensor & wrap_avg_pool2d_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_fractional_max_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool2d_backward.grad_input argument 'kernel_size'");
@@ -1199,6 +1302,7 @@ at::Tensor & wrap_fractional_max_pool2d_backward_grad_input(const at::Tensor & g
 
 // aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
 at::Tensor wrap_max_unpool2d(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool2d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool2d argument 'indices'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool2d argument 'output_size'");
@@ -1209,6 +1313,7 @@ at::Tensor wrap_max_unpool2d(const at::Tensor & self, const at::Tensor & indices
 
 // aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad1d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad1d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad1d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::reflection_pad1d.out argument 'out'");
@@ -1218,6 +1323,7 @@ at::Tensor & wrap_reflection_pad1d_out(const at::Tensor & self, c10::SymIntArray
 
 // aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad2d_backward.grad_input argument 'padding'");
@@ -1228,6 +1334,7 @@ at::Tensor & wrap_reflection_pad2d_backward_grad_input(const at::Tensor & grad_o
 
 // aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_replication_pad3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad3d_backward.grad_input argument 'padding'");
@@ -1238,6 +1345,7 @@ at::Tensor & wrap_replication_pad3d_backward_grad_input(const at::Tensor & grad_
 
 // aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_linear1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_linear1d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_linear1d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_linear1d.out argument 'align_corners'");
@@ -1249,6 +1357,7 @@ at::Tensor & wrap_upsample_linear1d_out(const at::Tensor & self, c10::SymIntArra
 
 // aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_bilinear2d_aa_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_bilinear2d_aa.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bilinear2d_aa.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::_upsample_bilinear2d_aa.out argument 'align_corners'");
@@ -1261,6 +1370,7 @@ at::Tensor & wrap__upsample_bilinear2d_aa_out(const at::Tensor & self, c10::SymI
 
 // aten::_upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__upsample_bicubic2d_aa_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_bicubic2d_aa_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bicubic2d_aa_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_bicubic2d_aa_backward.grad_input argument 'input_size'");
@@ -1274,6 +1384,7 @@ at::Tensor & wrap__upsample_bicubic2d_aa_backward_grad_input(const at::Tensor & 
 
 // aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact3d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales_d, "aten::_upsample_nearest_exact3d.out argument 'scales_d'");
@@ -1286,6 +1397,7 @@ at::Tensor & wrap__upsample_nearest_exact3d_out(const at::Tensor & self, c10::Sy
 
 // aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest3d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest3d_backward.grad_input argument 'input_size'");
@@ -1299,6 +1411,7 @@ at::Tensor & wrap_upsample_nearest3d_backward_grad_input(const at::Tensor & grad
 
 // aten::logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_logit_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, ::std::optional<double> eps, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::logit_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::logit_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_opt_float(eps, "aten::logit_backward.grad_input argument 'eps'");
@@ -1309,6 +1422,7 @@ at::Tensor & wrap_logit_backward_grad_input(const at::Tensor & grad_output, cons
 
 // aten::tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_tanh_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::tanh_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::tanh_backward.grad_input argument 'output'");
   auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::tanh_backward.grad_input argument 'grad_input'");
@@ -1318,6 +1432,7 @@ at::Tensor & wrap_tanh_backward_grad_input(const at::Tensor & grad_output, const
 
 // aten::slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
 at::Tensor wrap_slow_conv_transpose2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose2d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose2d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose2d argument 'kernel_size'");
@@ -1333,6 +1448,7 @@ at::Tensor wrap_slow_conv_transpose2d(const at::Tensor & self, const at::Tensor 
 
 // aten::_slow_conv2d_forward.output(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, Tensor(a!) output) -> Tensor(a!)
 at::Tensor & wrap__slow_conv2d_forward_output(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, at::Tensor & output) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(output)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_slow_conv2d_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_forward.output argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_slow_conv2d_forward.output argument 'kernel_size'");
@@ -1346,6 +1462,7 @@ at::Tensor & wrap__slow_conv2d_forward_output(const at::Tensor & self, const at:
 
 // aten::slow_conv3d_forward.output(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, *, Tensor(a!) output) -> Tensor(a!)
 at::Tensor & wrap_slow_conv3d_forward_output(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, at::Tensor & output) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(output)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv3d_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv3d_forward.output argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv3d_forward.output argument 'kernel_size'");
@@ -1359,6 +1476,7 @@ at::Tensor & wrap_slow_conv3d_forward_output(const at::Tensor & self, const at::
 
 // aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_col2im_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::col2im.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::col2im.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::col2im.out argument 'kernel_size'");
@@ -1372,6 +1490,7 @@ at::Tensor & wrap_col2im_out(const at::Tensor & self, c10::SymIntArrayRef output
 
 // aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_im2col_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::im2col.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::im2col.out argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(dilation, "aten::im2col.out argument 'dilation'");
@@ -1384,6 +1503,7 @@ at::Tensor & wrap_im2col_out(const at::Tensor & self, at::IntArrayRef kernel_siz
 
 // aten::record_stream(Tensor(a!) self, Stream s) -> ()
 void wrap_record_stream(at::Tensor & self, at::Stream s) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::record_stream argument 'self'");
   auto regen_a1 = ::regen::lift_stream(s, "aten::record_stream argument 's'");
   ::regen::check(regen_kernel_record_stream(regen_a0, regen_a1));
@@ -1391,6 +1511,7 @@ void wrap_record_stream(at::Tensor & self, at::Stream s) {
 
 // aten::special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_erfcx.out argument 'out'");
   ::regen::check(regen_kernel_special_erfcx_out(regen_a0, regen_a1));
@@ -1399,6 +1520,7 @@ at::Tensor & wrap_special_erfcx_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_zeta_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_zeta.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::special_zeta.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_zeta.out argument 'out'");
@@ -1408,6 +1530,7 @@ at::Tensor & wrap_special_zeta_out(const at::Tensor & self, const at::Tensor & o
 
 // aten::special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_i0e_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i0e.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i0e.out argument 'out'");
   ::regen::check(regen_kernel_special_i0e_out(regen_a0, regen_a1));
@@ -1416,6 +1539,7 @@ at::Tensor & wrap_special_i0e_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_i1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_i1.out argument 'out'");
   ::regen::check(regen_kernel_special_i1_out(regen_a0, regen_a1));
@@ -1424,6 +1548,7 @@ at::Tensor & wrap_special_i1_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_linalg_vector_norm_out(const at::Tensor & self, const at::Scalar & ord, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::linalg_vector_norm.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(ord, "aten::linalg_vector_norm.out argument 'ord'");
   auto regen_a2 = ::regen::lift_opt_int_list(dim, "aten::linalg_vector_norm.out argument 'dim'");
@@ -1436,6 +1561,7 @@ at::Tensor & wrap_linalg_vector_norm_out(const at::Tensor & self, const at::Scal
 
 // aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_u.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_u.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_u.out argument 'out'");
@@ -1445,6 +1571,7 @@ at::Tensor & wrap_special_chebyshev_polynomial_u_out(const at::Tensor & x, const
 
 // aten::special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_hermite_polynomial_h_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_hermite_polynomial_h.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_hermite_polynomial_h.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_hermite_polynomial_h.out argument 'out'");
@@ -1454,6 +1581,7 @@ at::Tensor & wrap_special_hermite_polynomial_h_out(const at::Tensor & x, const a
 
 // aten::special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_legendre_polynomial_p_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_legendre_polynomial_p.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_legendre_polynomial_p.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_legendre_polynomial_p.out argument 'out'");
@@ -1463,6 +1591,7 @@ at::Tensor & wrap_special_legendre_polynomial_p_out(const at::Tensor & x, const 
 
 // aten::special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_i0_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i0.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_i0.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_i0_out(regen_a0, regen_a1));
@@ -1471,6 +1600,7 @@ at::Tensor & wrap_special_modified_bessel_i0_out(const at::Tensor & self, at::Te
 
 // aten::special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_scaled_modified_bessel_k1_out(const at::Tensor & x, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k1.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_scaled_modified_bessel_k1.out argument 'out'");
   ::regen::check(regen_kernel_special_scaled_modified_bessel_k1_out(regen_a0, regen_a1));
@@ -1479,6 +1609,7 @@ at::Tensor & wrap_special_scaled_modified_bessel_k1_out(const at::Tensor & x, at
 
 // aten::special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_shifted_chebyshev_polynomial_w_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_w.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_w.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_w.out argument 'out'");
@@ -1488,6 +1619,7 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_w_out(const at::Tensor & 
 
 // aten::_fused_adamw_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adamw_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, const at::Tensor & lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(exp_avgs), ::regen::device_of_tensor_list(exp_avg_sqs), ::regen::device_of_tensor_list(max_exp_avg_sqs), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_tensor(lr), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adamw_.tensor_lr argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adamw_.tensor_lr argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adamw_.tensor_lr argument 'exp_avgs'");
@@ -1508,6 +1640,7 @@ void wrap__fused_adamw_inplace_tensor_lr(at::TensorList self, at::TensorList gra
 
 // aten::_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_sgd_inplace(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(momentum_buffer_list), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_sgd_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_sgd_ argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(momentum_buffer_list, "aten::_fused_sgd_ argument 'momentum_buffer_list'");
@@ -1525,6 +1658,7 @@ void wrap__fused_sgd_inplace(at::TensorList self, at::TensorList grads, at::Tens
 
 // aten::_fused_adagrad_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor[] state_steps, *, Tensor lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adagrad_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList state_sums, at::TensorList state_steps, const at::Tensor & lr, double lr_decay, double weight_decay, double eps, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(state_sums), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_tensor(lr), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adagrad_.tensor_lr argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adagrad_.tensor_lr argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(state_sums, "aten::_fused_adagrad_.tensor_lr argument 'state_sums'");

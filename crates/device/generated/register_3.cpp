@@ -164,6 +164,7 @@ void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
 
 // aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_native_dropout(const at::Tensor & input, double p, ::std::optional<bool> train) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::native_dropout argument 'input'");
   auto regen_a1 = ::regen::lift_plain(p, "aten::native_dropout argument 'p'");
   auto regen_a2 = ::regen::lift_opt_bool(train, "aten::native_dropout argument 'train'");
@@ -175,6 +176,7 @@ void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
 
 // aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 at::Tensor wrap_native_dropout_backward(const at::Tensor & grad_output, const at::Tensor & mask, double scale) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(mask)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::native_dropout_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::native_dropout_backward argument 'mask'");
   auto regen_a2 = ::regen::lift_plain(scale, "aten::native_dropout_backward argument 'scale'");
@@ -185,6 +187,7 @@ at::Tensor wrap_native_dropout_backward(const at::Tensor & grad_output, const at
 
 // aten::angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_angle_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::angle.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::angle.out argument 'out'");
   ::regen::check(regen_kernel_angle_out(regen_a0, regen_a1));
@@ -193,6 +196,7 @@ at::Tensor & wrap_angle_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::view_as_real(Tensor(a) self) -> Tensor(a)
 at::Tensor wrap_view_as_real(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::view_as_real argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_view_as_real(regen_a0, &regen_r0));
@@ -201,6 +205,7 @@ at::Tensor wrap_view_as_real(const at::Tensor & self) {
 
 // aten::view_as_complex(Tensor(a) self) -> Tensor(a)
 at::Tensor wrap_view_as_complex(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::view_as_complex argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_view_as_complex(regen_a0, &regen_r0));
@@ -209,6 +214,7 @@ at::Tensor wrap_view_as_complex(const at::Tensor & self) {
 
 // aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::add.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::add.out argument 'other'");
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.out argument 'alpha'");
@@ -219,6 +225,7 @@ at::Tensor & wrap_add_out(const at::Tensor & self, const at::Tensor & other, con
 
 // aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::all.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::all.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::all.out argument 'keepdim'");
@@ -229,6 +236,7 @@ at::Tensor & wrap_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at
 
 // aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.out argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.out argument 'batch2'");
@@ -241,6 +249,7 @@ at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1
 
 // aten::baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 at::Tensor wrap_baddbmm_dtype(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm.dtype argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm.dtype argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm.dtype argument 'batch2'");
@@ -254,6 +263,7 @@ at::Tensor wrap_baddbmm_dtype(const at::Tensor & self, const at::Tensor & batch1
 
 // aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_or_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_or.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_or.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_or.out argument 'out'");
@@ -263,6 +273,7 @@ at::Tensor & wrap_logical_or_out(const at::Tensor & self, const at::Tensor & oth
 
 // aten::bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bmm_dtype_out(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bmm.dtype_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::bmm.dtype_out argument 'mat2'");
   auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::bmm.dtype_out argument 'out_dtype'");
@@ -273,6 +284,7 @@ at::Tensor & wrap_bmm_dtype_out(const at::Tensor & self, const at::Tensor & mat2
 
 // aten::ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ceil_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ceil.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::ceil.out argument 'out'");
   ::regen::check(regen_kernel_ceil_out(regen_a0, regen_a1));
@@ -281,6 +293,7 @@ at::Tensor & wrap_ceil_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_out(const at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_scalar(min, "aten::clamp.out argument 'min'");
   auto regen_a2 = ::regen::lift_opt_scalar(max, "aten::clamp.out argument 'max'");
@@ -291,6 +304,7 @@ at::Tensor & wrap_clamp_out(const at::Tensor & self, const ::std::optional<at::S
 
 // aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
 at::Tensor wrap_convolution_overrideable(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, bool transposed, c10::SymIntArrayRef output_padding, c10::SymInt groups) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::convolution_overrideable argument 'input'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::convolution_overrideable argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::convolution_overrideable argument 'bias'");
@@ -307,6 +321,7 @@ at::Tensor wrap_convolution_overrideable(const at::Tensor & input, const at::Ten
 
 // aten::cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_cos_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::cos.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::cos.out argument 'out'");
   ::regen::check(regen_kernel_cos_out(regen_a0, regen_a1));
@@ -315,6 +330,7 @@ at::Tensor & wrap_cos_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_cosh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::cosh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::cosh.out argument 'out'");
   ::regen::check(regen_kernel_cosh_out(regen_a0, regen_a1));
@@ -323,6 +339,7 @@ at::Tensor & wrap_cosh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()
 void wrap__cummax_helper(const at::Tensor & self, at::Tensor & values, at::Tensor & indices, int64_t dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_cummax_helper argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(values, "aten::_cummax_helper argument 'values'");
   auto regen_a2 = ::regen::lift_tensor(indices, "aten::_cummax_helper argument 'indices'");
@@ -332,6 +349,7 @@ void wrap__cummax_helper(const at::Tensor & self, at::Tensor & values, at::Tenso
 
 // aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_div_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::div.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::div.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::div.out argument 'out'");
@@ -341,6 +359,7 @@ at::Tensor & wrap_div_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 at::Tensor wrap_embedding_dense_backward(const at::Tensor & grad_output, const at::Tensor & indices, c10::SymInt num_weights, c10::SymInt padding_idx, bool scale_grad_by_freq) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::embedding_dense_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::embedding_dense_backward argument 'indices'");
   auto regen_a2 = ::regen::lift_int(num_weights, "aten::embedding_dense_backward argument 'num_weights'");
@@ -353,6 +372,7 @@ at::Tensor wrap_embedding_dense_backward(const at::Tensor & grad_output, const a
 
 // aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__embedding_bag(const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, bool include_last_offset, int64_t padding_idx) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(weight), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(offsets), ::regen::device_of_opt_tensor(per_sample_weights)));
   auto regen_a0 = ::regen::lift_tensor(weight, "aten::_embedding_bag argument 'weight'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag argument 'offsets'");
@@ -372,6 +392,7 @@ at::Tensor wrap_embedding_dense_backward(const at::Tensor & grad_output, const a
 
 // aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
 at::Tensor wrap__embedding_bag_backward(const at::Tensor & grad, const at::Tensor & indices, const at::Tensor & offsets, const at::Tensor & offset2bag, const at::Tensor & bag_size, const at::Tensor & maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, int64_t padding_idx) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(offsets), ::regen::device_of_tensor(offset2bag), ::regen::device_of_tensor(bag_size), ::regen::device_of_tensor(maximum_indices), ::regen::device_of_opt_tensor(per_sample_weights)));
   auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_backward argument 'grad'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_backward argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag_backward argument 'offsets'");
@@ -391,6 +412,7 @@ at::Tensor wrap__embedding_bag_backward(const at::Tensor & grad, const at::Tenso
 
 // aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor
 at::Tensor wrap__embedding_bag_dense_backward(const at::Tensor & grad, const at::Tensor & indices, const at::Tensor & offset2bag, const at::Tensor & bag_size, const at::Tensor & maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, const ::std::optional<at::Tensor> & per_sample_weights, int64_t padding_idx) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(offset2bag), ::regen::device_of_tensor(bag_size), ::regen::device_of_tensor(maximum_indices), ::regen::device_of_opt_tensor(per_sample_weights)));
   auto regen_a0 = ::regen::lift_tensor(grad, "aten::_embedding_bag_dense_backward argument 'grad'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_dense_backward argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(offset2bag, "aten::_embedding_bag_dense_backward argument 'offset2bag'");
@@ -408,6 +430,7 @@ at::Tensor wrap__embedding_bag_dense_backward(const at::Tensor & grad, const at:
 
 // aten::resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)
 const at::Tensor & wrap_resize_inplace(const at::Tensor & self, c10::SymIntArrayRef size, ::std::optional<at::MemoryFormat> memory_format) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::resize_ argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(size, "aten::resize_ argument 'size'");
   auto regen_a2 = ::regen::lift_opt_enum(memory_format, "aten::resize_ argument 'memory_format'");
@@ -417,6 +440,7 @@ const at::Tensor & wrap_resize_inplace(const at::Tensor & self, c10::SymIntArray
 
 // aten::empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 at::Tensor wrap_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_opt_device(device)));
   auto regen_a0 = ::regen::lift_int_list(size, "aten::empty_strided argument 'size'");
   auto regen_a1 = ::regen::lift_int_list(stride, "aten::empty_strided argument 'stride'");
   auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::empty_strided argument 'dtype'");
@@ -430,6 +454,7 @@ at::Tensor wrap_empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stri
 
 // aten::erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_erf_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::erf.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::erf.out argument 'out'");
   ::regen::check(regen_kernel_erf_out(regen_a0, regen_a1));
@@ -438,6 +463,7 @@ at::Tensor & wrap_erf_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_exp_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::exp.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::exp.out argument 'out'");
   ::regen::check(regen_kernel_exp_out(regen_a0, regen_a1));
@@ -446,6 +472,7 @@ at::Tensor & wrap_exp_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::isnan(Tensor self) -> Tensor
 at::Tensor wrap_isnan(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::isnan argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_isnan(regen_a0, &regen_r0));
@@ -454,6 +481,7 @@ at::Tensor wrap_isnan(const at::Tensor & self) {
 
 // aten::log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log10_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log10.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log10.out argument 'out'");
   ::regen::check(regen_kernel_log10_out(regen_a0, regen_a1));
@@ -462,6 +490,7 @@ at::Tensor & wrap_log10_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log1p.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log1p.out argument 'out'");
   ::regen::check(regen_kernel_log1p_out(regen_a0, regen_a1));
@@ -470,6 +499,7 @@ at::Tensor & wrap_log1p_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__log_softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_log_softmax_backward_data.out argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_log_softmax_backward_data.out argument 'output'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::_log_softmax_backward_data.out argument 'dim'");
@@ -481,6 +511,7 @@ at::Tensor & wrap__log_softmax_backward_data_out(const at::Tensor & grad_output,
 
 // aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mean.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::mean.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::mean.out argument 'keepdim'");
@@ -492,6 +523,7 @@ at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim,
 
 // aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_median_dim_values(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::median.dim_values argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::median.dim_values argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::median.dim_values argument 'keepdim'");
@@ -503,6 +535,7 @@ at::Tensor & wrap_mean_out(const at::Tensor & self, at::OptionalIntArrayRef dim,
 
 // aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::amin.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(dim, "aten::amin.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::amin.out argument 'keepdim'");
@@ -513,6 +546,7 @@ at::Tensor & wrap_amin_out(const at::Tensor & self, at::IntArrayRef dim, bool ke
 
 // aten::mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mm_dtype_out(const at::Tensor & self, const at::Tensor & mat2, at::ScalarType out_dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mm.dtype_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::mm.dtype_out argument 'mat2'");
   auto regen_a2 = ::regen::lift_enum(out_dtype, "aten::mm.dtype_out argument 'out_dtype'");
@@ -523,6 +557,7 @@ at::Tensor & wrap_mm_dtype_out(const at::Tensor & self, const at::Tensor & mat2,
 
 // aten::_int_mm(Tensor self, Tensor mat2) -> Tensor
 at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat2)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_int_mm argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat2, "aten::_int_mm argument 'mat2'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -532,6 +567,7 @@ at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
 
 // aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 ::std::tuple<at::Tensor,at::Tensor> wrap_mode(const at::Tensor & self, int64_t dim, bool keepdim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mode argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::mode argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::mode argument 'keepdim'");
@@ -543,6 +579,7 @@ at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
 
 // aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap_native_batch_norm_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_opt_tensor(running_mean), ::regen::device_of_opt_tensor(running_var), ::regen::device_of_tensor(out), ::regen::device_of_tensor(save_mean), ::regen::device_of_tensor(save_invstd)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::native_batch_norm.out argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::native_batch_norm.out argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::native_batch_norm.out argument 'bias'");
@@ -560,6 +597,7 @@ at::Tensor wrap__int_mm(const at::Tensor & self, const at::Tensor & mat2) {
 
 // aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor
 at::Tensor wrap_silu_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::silu_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::silu_backward argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -569,6 +607,7 @@ at::Tensor wrap_silu_backward(const at::Tensor & grad_output, const at::Tensor &
 
 // aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mish_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mish.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::mish.out argument 'out'");
   ::regen::check(regen_kernel_mish_out(regen_a0, regen_a1));
@@ -577,6 +616,7 @@ at::Tensor & wrap_mish_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logit_out(const at::Tensor & self, ::std::optional<double> eps, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::logit.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit.out argument 'eps'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logit.out argument 'out'");
@@ -586,6 +626,7 @@ at::Tensor & wrap_logit_out(const at::Tensor & self, ::std::optional<double> eps
 
 // aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_softmax.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_softmax.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_softmax.out argument 'half_to_float'");
@@ -596,6 +637,7 @@ at::Tensor & wrap__softmax_out(const at::Tensor & self, int64_t dim, bool half_t
 
 // aten::tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_tan_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tan.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::tan.out argument 'out'");
   ::regen::check(regen_kernel_tan_out(regen_a0, regen_a1));
@@ -604,6 +646,7 @@ at::Tensor & wrap_tan_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_tanh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::tanh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::tanh.out argument 'out'");
   ::regen::check(regen_kernel_tanh_out(regen_a0, regen_a1));
@@ -612,6 +655,7 @@ at::Tensor & wrap_tanh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & threshold, const at::Scalar & value, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::threshold.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(threshold, "aten::threshold.out argument 'threshold'");
   auto regen_a2 = ::regen::lift_scalar(value, "aten::threshold.out argument 'value'");
@@ -622,6 +666,7 @@ at::Tensor & wrap_threshold_out(const at::Tensor & self, const at::Scalar & thre
 
 // aten::flip(Tensor self, int[] dims) -> Tensor
 at::Tensor wrap_flip(const at::Tensor & self, at::IntArrayRef dims) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::flip argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(dims, "aten::flip argument 'dims'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -631,6 +676,7 @@ at::Tensor wrap_flip(const at::Tensor & self, at::IntArrayRef dims) {
 
 // aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::IntArrayRef dims) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::roll argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(shifts, "aten::roll argument 'shifts'");
   auto regen_a2 = ::regen::lift_int_list(dims, "aten::roll argument 'dims'");
@@ -641,6 +687,7 @@ at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::In
 
 // aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_dim_consecutive(const at::Tensor & self, int64_t dim, bool return_inverse, bool return_counts) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_dim_consecutive argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::unique_dim_consecutive argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(return_inverse, "aten::unique_dim_consecutive argument 'return_inverse'");
@@ -654,6 +701,7 @@ at::Tensor wrap_roll(const at::Tensor & self, c10::SymIntArrayRef shifts, at::In
 
 // aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor
 at::Tensor wrap__standard_gamma_grad(const at::Tensor & self, const at::Tensor & output) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(output)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_standard_gamma_grad argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_standard_gamma_grad argument 'output'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -663,6 +711,7 @@ at::Tensor wrap__standard_gamma_grad(const at::Tensor & self, const at::Tensor &
 
 // aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__batch_norm_with_update(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, double momentum, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(running_mean), ::regen::device_of_tensor(running_var)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_batch_norm_with_update argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_batch_norm_with_update argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_batch_norm_with_update argument 'bias'");
@@ -680,6 +729,7 @@ at::Tensor wrap__standard_gamma_grad(const at::Tensor & self, const at::Tensor &
 
 // aten::batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_batch_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & running_mean, const ::std::optional<at::Tensor> & running_var, const ::std::optional<at::Tensor> & save_mean, const ::std::optional<at::Tensor> & save_var, bool update, double eps, ::std::array<bool,3> output_mask, const at::Tensor & reserve) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(input), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(running_mean), ::regen::device_of_opt_tensor(running_var), ::regen::device_of_opt_tensor(save_mean), ::regen::device_of_opt_tensor(save_var), ::regen::device_of_tensor(reserve)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::batch_norm_backward argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::batch_norm_backward argument 'input'");
   auto regen_a2 = ::regen::lift_tensor(weight, "aten::batch_norm_backward argument 'weight'");
@@ -700,6 +750,7 @@ at::Tensor wrap__standard_gamma_grad(const at::Tensor & self, const at::Tensor &
 
 // aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_norm_dtype_out(const at::Tensor & self, const ::std::optional<at::Scalar> & p, at::IntArrayRef dim, bool keepdim, at::ScalarType dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::norm.dtype_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_scalar(p, "aten::norm.dtype_out argument 'p'");
   auto regen_a2 = ::regen::lift_int_list(dim, "aten::norm.dtype_out argument 'dim'");
@@ -712,6 +763,7 @@ at::Tensor & wrap_norm_dtype_out(const at::Tensor & self, const ::std::optional<
 
 // aten::_addmm_activation.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__addmm_activation_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha, bool use_gelu, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat1), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_addmm_activation.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat1, "aten::_addmm_activation.out argument 'mat1'");
   auto regen_a2 = ::regen::lift_tensor(mat2, "aten::_addmm_activation.out argument 'mat2'");
@@ -725,6 +777,7 @@ at::Tensor & wrap__addmm_activation_out(const at::Tensor & self, const at::Tenso
 
 // aten::_local_scalar_dense(Tensor self) -> Scalar
 at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_local_scalar_dense argument 'self'");
   regen_scalar regen_r0 = ::regen::no_scalar();
   ::regen::check(regen_kernel__local_scalar_dense(regen_a0, &regen_r0));
@@ -733,6 +786,7 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
 
 // aten::_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_lstm_cell(const at::Tensor & input_gates, const at::Tensor & hidden_gates, const at::Tensor & cx, const ::std::optional<at::Tensor> & input_bias, const ::std::optional<at::Tensor> & hidden_bias) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input_gates), ::regen::device_of_tensor(hidden_gates), ::regen::device_of_tensor(cx), ::regen::device_of_opt_tensor(input_bias), ::regen::device_of_opt_tensor(hidden_bias)));
   auto regen_a0 = ::regen::lift_tensor(input_gates, "aten::_thnn_fused_lstm_cell argument 'input_gates'");
   auto regen_a1 = ::regen::lift_tensor(hidden_gates, "aten::_thnn_fused_lstm_cell argument 'hidden_gates'");
   auto regen_a2 = ::regen::lift_tensor(cx, "aten::_thnn_fused_lstm_cell argument 'cx'");
@@ -747,6 +801,7 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
 
 // aten::_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap__thnn_fused_gru_cell(const at::Tensor & input_gates, const at::Tensor & hidden_gates, const at::Tensor & hx, const ::std::optional<at::Tensor> & input_bias, const ::std::optional<at::Tensor> & hidden_bias) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input_gates), ::regen::device_of_tensor(hidden_gates), ::regen::device_of_tensor(hx), ::regen::device_of_opt_tensor(input_bias), ::regen::device_of_opt_tensor(hidden_bias)));
   auto regen_a0 = ::regen::lift_tensor(input_gates, "aten::_thnn_fused_gru_cell argument 'input_gates'");
   auto regen_a1 = ::regen::lift_tensor(hidden_gates, "aten::_thnn_fused_gru_cell argument 'hidden_gates'");
   auto regen_a2 = ::regen::lift_tensor(hx, "aten::_thnn_fused_gru_cell argument 'hx'");
@@ -760,6 +815,7 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
 
 // aten::_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__thnn_fused_gru_cell_backward(const at::Tensor & grad_hy, const at::Tensor & workspace, bool has_bias) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_hy), ::regen::device_of_tensor(workspace)));
   auto regen_a0 = ::regen::lift_tensor(grad_hy, "aten::_thnn_fused_gru_cell_backward argument 'grad_hy'");
   auto regen_a1 = ::regen::lift_tensor(workspace, "aten::_thnn_fused_gru_cell_backward argument 'workspace'");
   auto regen_a2 = ::regen::lift_plain(has_bias, "aten::_thnn_fused_gru_cell_backward argument 'has_bias'");
@@ -774,6 +830,7 @@ at::Scalar wrap__local_scalar_dense(const at::Tensor & self) {
 
 // aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
 at::Tensor & wrap_masked_scatter_inplace(at::Tensor & self, const at::Tensor & mask, const at::Tensor & source) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask), ::regen::device_of_tensor(source)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_scatter_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_scatter_ argument 'mask'");
   auto regen_a2 = ::regen::lift_tensor(source, "aten::masked_scatter_ argument 'source'");
@@ -783,6 +840,7 @@ at::Tensor & wrap_masked_scatter_inplace(at::Tensor & self, const at::Tensor & m
 
 // aten::_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
 at::Tensor wrap__masked_softmax(const at::Tensor & self, const at::Tensor & mask, ::std::optional<int64_t> dim, ::std::optional<int64_t> mask_type) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_masked_softmax argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::_masked_softmax argument 'mask'");
   auto regen_a2 = ::regen::lift_opt_int(dim, "aten::_masked_softmax argument 'dim'");
@@ -794,6 +852,7 @@ at::Tensor wrap__masked_softmax(const at::Tensor & self, const at::Tensor & mask
 
 // aten::_masked_softmax_backward(Tensor grad_output, Tensor output, Tensor mask, int? dim=None) -> Tensor
 at::Tensor wrap__masked_softmax_backward(const at::Tensor & grad_output, const at::Tensor & output, const at::Tensor & mask, ::std::optional<int64_t> dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output), ::regen::device_of_tensor(mask)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_masked_softmax_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_masked_softmax_backward argument 'output'");
   auto regen_a2 = ::regen::lift_tensor(mask, "aten::_masked_softmax_backward argument 'mask'");
@@ -805,6 +864,7 @@ at::Tensor wrap__masked_softmax_backward(const at::Tensor & grad_output, const a
 
 // aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_index_fill_inplace_int_scalar(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_fill_.int_Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_fill_.int_Scalar argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_fill_.int_Scalar argument 'index'");
@@ -815,6 +875,7 @@ at::Tensor & wrap_index_fill_inplace_int_scalar(at::Tensor & self, int64_t dim, 
 
 // aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_src_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.src_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.src_out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.src_out argument 'index'");
@@ -826,6 +887,7 @@ at::Tensor & wrap_scatter_src_out(const at::Tensor & self, int64_t dim, const at
 
 // aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_value_reduce_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, c10::string_view reduce, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter.value_reduce_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter.value_reduce_out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter.value_reduce_out argument 'index'");
@@ -838,6 +900,7 @@ at::Tensor & wrap_scatter_value_reduce_out(const at::Tensor & self, int64_t dim,
 
 // aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_and_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_and.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_and.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_and.Tensor_out argument 'out'");
@@ -847,6 +910,7 @@ at::Tensor & wrap_bitwise_and_tensor_out(const at::Tensor & self, const at::Tens
 
 // aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_xor_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_xor.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_xor.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_xor.Tensor_out argument 'out'");
@@ -856,6 +920,7 @@ at::Tensor & wrap_bitwise_xor_tensor_out(const at::Tensor & self, const at::Tens
 
 // aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 at::Tensor & wrap_dunder_ilshift_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__ilshift__.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::__ilshift__.Scalar argument 'other'");
   ::regen::check(regen_kernel_dunder_ilshift_scalar(regen_a0, regen_a1));
@@ -864,6 +929,7 @@ at::Tensor & wrap_dunder_ilshift_scalar(at::Tensor & self, const at::Scalar & ot
 
 // aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_dunder_rshift_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__rshift__.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::__rshift__.Tensor argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -873,6 +939,7 @@ at::Tensor wrap_dunder_rshift_tensor(const at::Tensor & self, const at::Tensor &
 
 // aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_bitwise_right_shift_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_right_shift.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_right_shift.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::bitwise_right_shift.Tensor_out argument 'out'");
@@ -882,6 +949,7 @@ at::Tensor & wrap_bitwise_right_shift_tensor_out(const at::Tensor & self, const 
 
 // aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addbmm.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(batch1, "aten::addbmm.out argument 'batch1'");
   auto regen_a2 = ::regen::lift_tensor(batch2, "aten::addbmm.out argument 'batch2'");
@@ -894,6 +962,7 @@ at::Tensor & wrap_addbmm_out(const at::Tensor & self, const at::Tensor & batch1,
 
 // aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_random_inplace_to(at::Tensor & self, int64_t to, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::random_.to argument 'self'");
   auto regen_a1 = ::regen::lift_int(to, "aten::random_.to argument 'to'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::random_.to argument 'generator'");
@@ -903,6 +972,7 @@ at::Tensor & wrap_random_inplace_to(at::Tensor & self, int64_t to, ::std::option
 
 // aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_log_normal_inplace(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log_normal_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(mean, "aten::log_normal_ argument 'mean'");
   auto regen_a2 = ::regen::lift_plain(std, "aten::log_normal_ argument 'std'");
@@ -913,6 +983,7 @@ at::Tensor & wrap_log_normal_inplace(at::Tensor & self, double mean, double std,
 
 // aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ge_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::ge.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::ge.Scalar_out argument 'out'");
@@ -922,6 +993,7 @@ at::Tensor & wrap_ge_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_le_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::le.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::le.Tensor_out argument 'out'");
@@ -931,6 +1003,7 @@ at::Tensor & wrap_le_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gt_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::gt.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::gt.Tensor_out argument 'out'");
@@ -940,6 +1013,7 @@ at::Tensor & wrap_gt_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lt_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::lt.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::lt.Scalar_out argument 'out'");
@@ -949,6 +1023,7 @@ at::Tensor & wrap_lt_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::take(Tensor self, Tensor index) -> Tensor
 at::Tensor wrap_take(const at::Tensor & self, const at::Tensor & index) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::take argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(index, "aten::take argument 'index'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -958,6 +1033,7 @@ at::Tensor wrap_take(const at::Tensor & self, const at::Tensor & index) {
 
 // aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_index_select_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_select.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_select.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_select.out argument 'index'");
@@ -968,6 +1044,7 @@ at::Tensor & wrap_index_select_out(const at::Tensor & self, int64_t dim, const a
 
 // aten::nonzero(Tensor self) -> Tensor
 at::Tensor wrap_nonzero(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_nonzero(regen_a0, &regen_r0));
@@ -976,6 +1053,7 @@ at::Tensor wrap_nonzero(const at::Tensor & self) {
 
 // aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(tensor1), ::regen::device_of_tensor(tensor2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addcdiv.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcdiv.out argument 'tensor1'");
   auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcdiv.out argument 'tensor2'");
@@ -987,6 +1065,7 @@ at::Tensor & wrap_addcdiv_out(const at::Tensor & self, const at::Tensor & tensor
 
 // aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
 at::Tensor wrap_multinomial(const at::Tensor & self, c10::SymInt num_samples, bool replacement, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multinomial argument 'self'");
   auto regen_a1 = ::regen::lift_int(num_samples, "aten::multinomial argument 'num_samples'");
   auto regen_a2 = ::regen::lift_plain(replacement, "aten::multinomial argument 'replacement'");
@@ -998,6 +1077,7 @@ at::Tensor wrap_multinomial(const at::Tensor & self, c10::SymInt num_samples, bo
 
 // aten::lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::lgamma.out argument 'out'");
   ::regen::check(regen_kernel_lgamma_out(regen_a0, regen_a1));
@@ -1006,6 +1086,7 @@ at::Tensor & wrap_lgamma_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_polygamma_out(int64_t n, const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_int(n, "aten::polygamma.out argument 'n'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::polygamma.out argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::polygamma.out argument 'out'");
@@ -1015,6 +1096,7 @@ at::Tensor & wrap_polygamma_out(int64_t n, const at::Tensor & self, at::Tensor &
 
 // aten::i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_i0_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::i0.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::i0.out argument 'out'");
   ::regen::check(regen_kernel_i0_out(regen_a0, regen_a1));
@@ -1023,6 +1105,7 @@ at::Tensor & wrap_i0_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sign_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sign.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sign.out argument 'out'");
   ::regen::check(regen_kernel_sign_out(regen_a0, regen_a1));
@@ -1031,6 +1114,7 @@ at::Tensor & wrap_sign_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
 at::Tensor wrap_histc(const at::Tensor & self, int64_t bins, const at::Scalar & min, const at::Scalar & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::histc argument 'self'");
   auto regen_a1 = ::regen::lift_int(bins, "aten::histc argument 'bins'");
   auto regen_a2 = ::regen::lift_scalar(min, "aten::histc argument 'min'");
@@ -1042,6 +1126,7 @@ at::Tensor wrap_histc(const at::Tensor & self, int64_t bins, const at::Scalar & 
 
 // aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
 at::Tensor wrap_remainder_scalar_tensor(const at::Scalar & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_scalar(self, "aten::remainder.Scalar_Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Scalar_Tensor argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1051,6 +1136,7 @@ at::Tensor wrap_remainder_scalar_tensor(const at::Scalar & self, const at::Tenso
 
 // aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_all_all_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::all.all_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::all.all_out argument 'out'");
   ::regen::check(regen_kernel_all_all_out(regen_a0, regen_a1));
@@ -1059,6 +1145,7 @@ at::Tensor & wrap_all_all_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_pow_scalar_out(const at::Scalar & self, const at::Tensor & exponent, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(exponent), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(self, "aten::pow.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow.Scalar_out argument 'exponent'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Scalar_out argument 'out'");
@@ -1068,6 +1155,7 @@ at::Tensor & wrap_pow_scalar_out(const at::Scalar & self, const at::Tensor & exp
 
 // aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scalar & exponent, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::pow.Tensor_Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(exponent, "aten::pow.Tensor_Scalar_out argument 'exponent'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Scalar_out argument 'out'");
@@ -1077,6 +1165,7 @@ at::Tensor & wrap_pow_tensor_scalar_out(const at::Tensor & self, const at::Scala
 
 // aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
 at::Tensor wrap_normal_float_tensor(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(std)));
   auto regen_a0 = ::regen::lift_plain(mean, "aten::normal.float_Tensor argument 'mean'");
   auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.float_Tensor argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.float_Tensor argument 'generator'");
@@ -1087,6 +1176,7 @@ at::Tensor wrap_normal_float_tensor(double mean, const at::Tensor & std, ::std::
 
 // aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)
 at::Tensor & wrap__amp_update_scale_inplace(at::Tensor & self, at::Tensor & growth_tracker, const at::Tensor & found_inf, double scale_growth_factor, double scale_backoff_factor, int64_t growth_interval) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(growth_tracker), ::regen::device_of_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_amp_update_scale_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(growth_tracker, "aten::_amp_update_scale_ argument 'growth_tracker'");
   auto regen_a2 = ::regen::lift_tensor(found_inf, "aten::_amp_update_scale_ argument 'found_inf'");
@@ -1099,6 +1189,7 @@ at::Tensor & wrap__amp_update_scale_inplace(at::Tensor & self, at::Tensor & grow
 
 // aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
 at::Tensor wrap_bucketize_tensor(const at::Tensor & self, const at::Tensor & boundaries, bool out_int32, bool right) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(boundaries)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bucketize.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Tensor argument 'boundaries'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Tensor argument 'out_int32'");
@@ -1110,6 +1201,7 @@ at::Tensor wrap_bucketize_tensor(const at::Tensor & self, const at::Tensor & bou
 
 // aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 at::Tensor wrap_searchsorted_scalar(const at::Tensor & sorted_sequence, const at::Scalar & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(sorted_sequence), ::regen::device_of_opt_tensor(sorter)));
   auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Scalar argument 'sorted_sequence'");
   auto regen_a1 = ::regen::lift_scalar(self, "aten::searchsorted.Scalar argument 'self'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Scalar argument 'out_int32'");
@@ -1123,6 +1215,7 @@ at::Tensor wrap_searchsorted_scalar(const at::Tensor & sorted_sequence, const at
 
 // aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 at::Tensor wrap_mse_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::mse_loss_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::mse_loss_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::mse_loss_backward argument 'target'");
@@ -1134,6 +1227,7 @@ at::Tensor wrap_mse_loss_backward(const at::Tensor & grad_output, const at::Tens
 
 // aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_multilabel_margin_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, const at::Tensor & is_target, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(is_target), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multilabel_margin_loss_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::multilabel_margin_loss_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::multilabel_margin_loss_backward.grad_input argument 'target'");
@@ -1146,6 +1240,7 @@ at::Tensor & wrap_multilabel_margin_loss_backward_grad_input(const at::Tensor & 
 
 // aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_nll_loss_forward_output(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, at::Tensor & output, at::Tensor & total_weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(output), ::regen::device_of_tensor(total_weight)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nll_loss_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::nll_loss_forward.output argument 'target'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::nll_loss_forward.output argument 'weight'");
@@ -1159,6 +1254,7 @@ at::Tensor & wrap_multilabel_margin_loss_backward_grad_input(const at::Tensor & 
 
 // aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_nll_loss2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, c10::SymInt ignore_index, const at::Tensor & total_weight, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(total_weight), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::nll_loss2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::nll_loss2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::nll_loss2d_backward.grad_input argument 'target'");
@@ -1173,6 +1269,7 @@ at::Tensor & wrap_nll_loss2d_backward_grad_input(const at::Tensor & grad_output,
 
 // aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_smooth_l1_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, double beta, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::smooth_l1_loss_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::smooth_l1_loss_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::smooth_l1_loss_backward.grad_input argument 'target'");
@@ -1185,6 +1282,7 @@ at::Tensor & wrap_smooth_l1_loss_backward_grad_input(const at::Tensor & grad_out
 
 // aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_elu_backward_grad_input(const at::Tensor & grad_output, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale, bool is_result, const at::Tensor & self_or_result, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self_or_result), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::elu_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_scalar(alpha, "aten::elu_backward.grad_input argument 'alpha'");
   auto regen_a2 = ::regen::lift_scalar(scale, "aten::elu_backward.grad_input argument 'scale'");
@@ -1198,6 +1296,7 @@ at::Tensor & wrap_elu_backward_grad_input(const at::Tensor & grad_output, const 
 
 // aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardsigmoid.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::hardsigmoid.out argument 'out'");
   ::regen::check(regen_kernel_hardsigmoid_out(regen_a0, regen_a1));
@@ -1206,6 +1305,7 @@ at::Tensor & wrap_hardsigmoid_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
 at::Tensor & wrap_hardtanh_inplace(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh_ argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh_ argument 'min_val'");
   auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh_ argument 'max_val'");
@@ -1215,6 +1315,7 @@ at::Tensor & wrap_hardtanh_inplace(at::Tensor & self, const at::Scalar & min_val
 
 // aten::hardswish(Tensor self) -> Tensor
 at::Tensor wrap_hardswish(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_hardswish(regen_a0, &regen_r0));
@@ -1223,6 +1324,7 @@ at::Tensor wrap_hardswish(const at::Tensor & self) {
 
 // aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
 at::Tensor wrap_hardswish_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardswish_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::hardswish_backward argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1232,6 +1334,7 @@ at::Tensor wrap_hardswish_backward(const at::Tensor & grad_output, const at::Ten
 
 // aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_leaky_relu_out(const at::Tensor & self, const at::Scalar & negative_slope, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::leaky_relu.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(negative_slope, "aten::leaky_relu.out argument 'negative_slope'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::leaky_relu.out argument 'out'");
@@ -1241,6 +1344,7 @@ at::Tensor & wrap_leaky_relu_out(const at::Tensor & self, const at::Scalar & neg
 
 // aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
 at::Tensor wrap_log_sigmoid_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & buffer) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(buffer)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::log_sigmoid_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::log_sigmoid_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_backward argument 'buffer'");
@@ -1251,6 +1355,7 @@ at::Tensor wrap_log_sigmoid_backward(const at::Tensor & grad_output, const at::T
 
 // aten::softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_softshrink_out(const at::Tensor & self, const at::Scalar & lambd, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::softshrink.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(lambd, "aten::softshrink.out argument 'lambd'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::softshrink.out argument 'out'");
@@ -1260,6 +1365,7 @@ at::Tensor & wrap_softshrink_out(const at::Tensor & self, const at::Scalar & lam
 
 // aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_adaptive_avg_pool3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_avg_pool3d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_avg_pool3d.out argument 'out'");
@@ -1269,6 +1375,7 @@ at::Tensor & wrap_adaptive_avg_pool3d_out(const at::Tensor & self, c10::SymIntAr
 
 // aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_adaptive_max_pool2d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_max_pool2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_max_pool2d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool2d_backward.grad_input argument 'indices'");
@@ -1279,6 +1386,7 @@ at::Tensor & wrap_adaptive_max_pool2d_backward_grad_input(const at::Tensor & gra
 
 // aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::avg_pool2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::avg_pool2d.out argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::avg_pool2d.out argument 'stride'");
@@ -1293,6 +1401,7 @@ at::Tensor & wrap_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel
 
 // aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_max_pool3d_with_indices(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool3d_with_indices argument 'stride'");
@@ -1307,6 +1416,7 @@ at::Tensor & wrap_avg_pool2d_out(const at::Tensor & self, at::IntArrayRef kernel
 
 // aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
 at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool3d_with_indices_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices_backward argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices_backward argument 'kernel_size'");
@@ -1322,6 +1432,7 @@ at::Tensor wrap_max_pool3d_with_indices_backward(const at::Tensor & grad_output,
 
 // aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_max_unpool3d_out(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool3d.out argument 'indices'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool3d.out argument 'output_size'");
@@ -1334,6 +1445,7 @@ at::Tensor & wrap_max_unpool3d_out(const at::Tensor & self, const at::Tensor & i
 
 // aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad1d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::reflection_pad1d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::reflection_pad1d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::reflection_pad1d_backward.grad_input argument 'padding'");
@@ -1344,6 +1456,7 @@ at::Tensor & wrap_reflection_pad1d_backward_grad_input(const at::Tensor & grad_o
 
 // aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad2d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad2d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::reflection_pad2d.out argument 'out'");
@@ -1353,6 +1466,7 @@ at::Tensor & wrap_reflection_pad2d_out(const at::Tensor & self, c10::SymIntArray
 
 // aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_replication_pad3d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::replication_pad3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::replication_pad3d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::replication_pad3d.out argument 'out'");
@@ -1362,6 +1476,7 @@ at::Tensor & wrap_replication_pad3d_out(const at::Tensor & self, c10::SymIntArra
 
 // aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_linear1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_linear1d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_linear1d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_linear1d_backward.grad_input argument 'input_size'");
@@ -1374,6 +1489,7 @@ at::Tensor & wrap_upsample_linear1d_backward_grad_input(const at::Tensor & grad_
 
 // aten::_upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__upsample_bilinear2d_aa_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_bilinear2d_aa_backward.grad_input argument 'input_size'");
@@ -1387,6 +1503,7 @@ at::Tensor & wrap__upsample_bilinear2d_aa_backward_grad_input(const at::Tensor &
 
 // aten::_upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_bicubic2d_aa_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_bicubic2d_aa.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_bicubic2d_aa.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::_upsample_bicubic2d_aa.out argument 'align_corners'");
@@ -1399,6 +1516,7 @@ at::Tensor & wrap__upsample_bicubic2d_aa_out(const at::Tensor & self, c10::SymIn
 
 // aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest3d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales_d, "aten::upsample_nearest3d.out argument 'scales_d'");
@@ -1411,6 +1529,7 @@ at::Tensor & wrap_upsample_nearest3d_out(const at::Tensor & self, c10::SymIntArr
 
 // aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact3d_backward.grad_input argument 'input_size'");
@@ -1424,6 +1543,7 @@ at::Tensor & wrap__upsample_nearest_exact3d_backward_grad_input(const at::Tensor
 
 // aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & output, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::sigmoid_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::sigmoid_backward.grad_input argument 'output'");
   auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::sigmoid_backward.grad_input argument 'grad_input'");
@@ -1433,6 +1553,7 @@ at::Tensor & wrap_sigmoid_backward_grad_input(const at::Tensor & grad_output, co
 
 // aten::slow_conv_transpose3d.out(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_slow_conv_transpose3d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose3d.out argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose3d.out argument 'kernel_size'");
@@ -1448,6 +1569,7 @@ at::Tensor & wrap_slow_conv_transpose3d_out(const at::Tensor & self, const at::T
 
 // aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
 at::Tensor wrap__slow_conv2d_forward(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_slow_conv2d_forward argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_slow_conv2d_forward argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_slow_conv2d_forward argument 'kernel_size'");
@@ -1461,6 +1583,7 @@ at::Tensor wrap__slow_conv2d_forward(const at::Tensor & self, const at::Tensor &
 
 // aten::_conv_depthwise2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__conv_depthwise2d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_conv_depthwise2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::_conv_depthwise2d.out argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::_conv_depthwise2d.out argument 'kernel_size'");
@@ -1475,6 +1598,7 @@ at::Tensor & wrap__conv_depthwise2d_out(const at::Tensor & self, const at::Tenso
 
 // aten::conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
 at::Tensor wrap_conv_depthwise3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::conv_depthwise3d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::conv_depthwise3d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::conv_depthwise3d argument 'kernel_size'");
@@ -1489,6 +1613,7 @@ at::Tensor wrap_conv_depthwise3d(const at::Tensor & self, const at::Tensor & wei
 
 // aten::slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
 at::Tensor wrap_slow_conv3d_forward(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv3d_forward argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv3d_forward argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv3d_forward argument 'kernel_size'");
@@ -1502,6 +1627,7 @@ at::Tensor wrap_slow_conv3d_forward(const at::Tensor & self, const at::Tensor & 
 
 // aten::slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
 at::Tensor wrap_slow_conv_dilated3d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_dilated3d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_dilated3d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_dilated3d argument 'kernel_size'");
@@ -1516,6 +1642,7 @@ at::Tensor wrap_slow_conv_dilated3d(const at::Tensor & self, const at::Tensor & 
 
 // aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isposinf_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::isposinf.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::isposinf.out argument 'out'");
   ::regen::check(regen_kernel_isposinf_out(regen_a0, regen_a1));
@@ -1524,6 +1651,7 @@ at::Tensor & wrap_isposinf_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isneginf_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::isneginf.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::isneginf.out argument 'out'");
   ::regen::check(regen_kernel_isneginf_out(regen_a0, regen_a1));
@@ -1532,6 +1660,7 @@ at::Tensor & wrap_isneginf_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_entr_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_entr.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_entr.out argument 'out'");
   ::regen::check(regen_kernel_special_entr_out(regen_a0, regen_a1));
@@ -1540,6 +1669,7 @@ at::Tensor & wrap_special_entr_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_ndtri.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_ndtri.out argument 'out'");
   ::regen::check(regen_kernel_special_ndtri_out(regen_a0, regen_a1));
@@ -1548,6 +1678,7 @@ at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_t.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_t.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_t.out argument 'out'");
@@ -1557,6 +1688,7 @@ at::Tensor & wrap_special_chebyshev_polynomial_t_out(const at::Tensor & x, const
 
 // aten::special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_laguerre_polynomial_l_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_laguerre_polynomial_l.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_laguerre_polynomial_l.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_laguerre_polynomial_l.out argument 'out'");
@@ -1566,6 +1698,7 @@ at::Tensor & wrap_special_laguerre_polynomial_l_out(const at::Tensor & x, const 
 
 // aten::special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_i1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_i1.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_i1_out(regen_a0, regen_a1));
@@ -1574,6 +1707,7 @@ at::Tensor & wrap_special_modified_bessel_i1_out(const at::Tensor & self, at::Te
 
 // aten::special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_scaled_modified_bessel_k0_out(const at::Tensor & x, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k0.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_scaled_modified_bessel_k0.out argument 'out'");
   ::regen::check(regen_kernel_special_scaled_modified_bessel_k0_out(regen_a0, regen_a1));
@@ -1582,6 +1716,7 @@ at::Tensor & wrap_special_scaled_modified_bessel_k0_out(const at::Tensor & x, at
 
 // aten::special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_shifted_chebyshev_polynomial_v_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_v.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_v.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_v.out argument 'out'");
@@ -1591,6 +1726,7 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_v_out(const at::Tensor & 
 
 // aten::_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adam_inplace(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(exp_avgs), ::regen::device_of_tensor_list(exp_avg_sqs), ::regen::device_of_tensor_list(max_exp_avg_sqs), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adam_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adam_ argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adam_ argument 'exp_avgs'");

@@ -167,6 +167,7 @@ void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
 
 // aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::conj_physical.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::conj_physical.out argument 'out'");
   ::regen::check(regen_kernel_conj_physical_out(regen_a0, regen_a1));
@@ -175,6 +176,7 @@ at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 at::Tensor wrap_add_tensor(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::add.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::add.Tensor argument 'other'");
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add.Tensor argument 'alpha'");
@@ -185,6 +187,7 @@ at::Tensor wrap_add_tensor(const at::Tensor & self, const at::Tensor & other, co
 
 // aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_any_out(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::any.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::any.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::any.out argument 'keepdim'");
@@ -195,6 +198,7 @@ at::Tensor & wrap_any_out(const at::Tensor & self, int64_t dim, bool keepdim, at
 
 // aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_argmin_out(const at::Tensor & self, ::std::optional<int64_t> dim, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::argmin.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int(dim, "aten::argmin.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::argmin.out argument 'keepdim'");
@@ -205,6 +209,7 @@ at::Tensor & wrap_argmin_out(const at::Tensor & self, ::std::optional<int64_t> d
 
 // aten::acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_acosh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::acosh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::acosh.out argument 'out'");
   ::regen::check(regen_kernel_acosh_out(regen_a0, regen_a1));
@@ -213,6 +218,7 @@ at::Tensor & wrap_acosh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::atanh.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
   ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
@@ -221,6 +227,7 @@ at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_bernoulli_inplace_tensor(at::Tensor & self, const at::Tensor & p, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(p)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bernoulli_.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(p, "aten::bernoulli_.Tensor argument 'p'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::bernoulli_.Tensor argument 'generator'");
@@ -230,6 +237,7 @@ at::Tensor & wrap_bernoulli_inplace_tensor(at::Tensor & self, const at::Tensor &
 
 // aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_binary_cross_entropy_out(const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::binary_cross_entropy.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::binary_cross_entropy.out argument 'target'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::binary_cross_entropy.out argument 'weight'");
@@ -241,6 +249,7 @@ at::Tensor & wrap_binary_cross_entropy_out(const at::Tensor & self, const at::Te
 
 // aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 at::Tensor wrap_binary_cross_entropy_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::binary_cross_entropy_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::binary_cross_entropy_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::binary_cross_entropy_backward argument 'target'");
@@ -253,6 +262,7 @@ at::Tensor wrap_binary_cross_entropy_backward(const at::Tensor & grad_output, co
 
 // aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_copysign_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::copysign.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::copysign.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::copysign.out argument 'out'");
@@ -262,6 +272,7 @@ at::Tensor & wrap_copysign_out(const at::Tensor & self, const at::Tensor & other
 
 // aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_max_out(const at::Tensor & self, const at::Scalar & max, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(max, "aten::clamp_max.out argument 'max'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_max.out argument 'out'");
@@ -271,6 +282,7 @@ at::Tensor & wrap_clamp_max_out(const at::Tensor & self, const at::Scalar & max,
 
 // aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_max_tensor_out(const at::Tensor & self, const at::Tensor & max, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(max), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(max, "aten::clamp_max.Tensor_out argument 'max'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::clamp_max.Tensor_out argument 'out'");
@@ -280,6 +292,7 @@ at::Tensor & wrap_clamp_max_tensor_out(const at::Tensor & self, const at::Tensor
 
 // aten::_copy_from_and_resize(Tensor self, Tensor dst) -> Tensor
 at::Tensor wrap__copy_from_and_resize(const at::Tensor & self, const at::Tensor & dst) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(dst)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_copy_from_and_resize argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(dst, "aten::_copy_from_and_resize argument 'dst'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -289,6 +302,7 @@ at::Tensor wrap__copy_from_and_resize(const at::Tensor & self, const at::Tensor 
 
 // aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_cumprod_out(const at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::cumprod.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::cumprod.out argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumprod.out argument 'dtype'");
@@ -299,6 +313,7 @@ at::Tensor & wrap_cumprod_out(const at::Tensor & self, int64_t dim, ::std::optio
 
 // aten::div.Tensor(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_div_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::div.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::div.Tensor argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -308,6 +323,7 @@ at::Tensor wrap_div_tensor(const at::Tensor & self, const at::Tensor & other) {
 
 // aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__embedding_bag_forward_only(const at::Tensor & weight, const at::Tensor & indices, const at::Tensor & offsets, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, bool include_last_offset, int64_t padding_idx) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(weight), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(offsets), ::regen::device_of_opt_tensor(per_sample_weights)));
   auto regen_a0 = ::regen::lift_tensor(weight, "aten::_embedding_bag_forward_only argument 'weight'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::_embedding_bag_forward_only argument 'indices'");
   auto regen_a2 = ::regen::lift_tensor(offsets, "aten::_embedding_bag_forward_only argument 'offsets'");
@@ -327,6 +343,7 @@ at::Tensor wrap_div_tensor(const at::Tensor & self, const at::Tensor & other) {
 
 // aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 at::Tensor wrap_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory, ::std::optional<at::MemoryFormat> memory_format) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_opt_device(device)));
   auto regen_a0 = ::regen::lift_int_list(size, "aten::empty.memory_format argument 'size'");
   auto regen_a1 = ::regen::lift_opt_enum(dtype, "aten::empty.memory_format argument 'dtype'");
   auto regen_a2 = ::regen::lift_opt_enum(layout, "aten::empty.memory_format argument 'layout'");
@@ -340,6 +357,7 @@ at::Tensor wrap_empty_memory_format(c10::SymIntArrayRef size, ::std::optional<at
 
 // aten::erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_erfc_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::erfc.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::erfc.out argument 'out'");
   ::regen::check(regen_kernel_erfc_out(regen_a0, regen_a1));
@@ -348,6 +366,7 @@ at::Tensor & wrap_erfc_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_floor_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::floor.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::floor.out argument 'out'");
   ::regen::check(regen_kernel_floor_out(regen_a0, regen_a1));
@@ -356,6 +375,7 @@ at::Tensor & wrap_floor_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::floor_divide(Tensor self, Tensor other) -> Tensor
 at::Tensor wrap_floor_divide(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -365,6 +385,7 @@ at::Tensor wrap_floor_divide(const at::Tensor & self, const at::Tensor & other) 
 
 // aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 at::Tensor & wrap_floor_divide_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_divide_.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::floor_divide_.Tensor argument 'other'");
   ::regen::check(regen_kernel_floor_divide_inplace_tensor(regen_a0, regen_a1));
@@ -373,6 +394,7 @@ at::Tensor & wrap_floor_divide_inplace_tensor(at::Tensor & self, const at::Tenso
 
 // aten::frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_frac_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::frac.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::frac.out argument 'out'");
   ::regen::check(regen_kernel_frac_out(regen_a0, regen_a1));
@@ -381,6 +403,7 @@ at::Tensor & wrap_frac_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gcd.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::gcd.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::gcd.out argument 'out'");
@@ -390,6 +413,7 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_grid_sampler_2d_backward(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, ::std::array<bool,2> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(input), ::regen::device_of_tensor(grid)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::grid_sampler_2d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::grid_sampler_2d_backward argument 'input'");
   auto regen_a2 = ::regen::lift_tensor(grid, "aten::grid_sampler_2d_backward argument 'grid'");
@@ -405,6 +429,7 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_group_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, c10::SymInt N, c10::SymInt C, c10::SymInt HxW, int64_t group, ::std::array<bool,3> output_mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(input), ::regen::device_of_tensor(mean), ::regen::device_of_tensor(rstd), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::native_group_norm_backward argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(input, "aten::native_group_norm_backward argument 'input'");
   auto regen_a2 = ::regen::lift_tensor(mean, "aten::native_group_norm_backward argument 'mean'");
@@ -424,6 +449,7 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_index_copy_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_copy.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_copy.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_copy.out argument 'index'");
@@ -435,6 +461,7 @@ at::Tensor & wrap_index_copy_out(const at::Tensor & self, int64_t dim, const at:
 
 // aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_isin_scalar_tensor_out(const at::Scalar & element, const at::Tensor & test_elements, bool assume_unique, bool invert, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(test_elements), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(element, "aten::isin.Scalar_Tensor_out argument 'element'");
   auto regen_a1 = ::regen::lift_tensor(test_elements, "aten::isin.Scalar_Tensor_out argument 'test_elements'");
   auto regen_a2 = ::regen::lift_plain(assume_unique, "aten::isin.Scalar_Tensor_out argument 'assume_unique'");
@@ -446,6 +473,7 @@ at::Tensor & wrap_isin_scalar_tensor_out(const at::Scalar & element, const at::T
 
 // aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_native_layer_norm(const at::Tensor & input, c10::SymIntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::native_layer_norm argument 'input'");
   auto regen_a1 = ::regen::lift_int_list(normalized_shape, "aten::native_layer_norm argument 'normalized_shape'");
   auto regen_a2 = ::regen::lift_opt_tensor(weight, "aten::native_layer_norm argument 'weight'");
@@ -460,6 +488,7 @@ at::Tensor & wrap_isin_scalar_tensor_out(const at::Scalar & element, const at::T
 
 // aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nan_to_num_out(const at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nan_to_num.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_float(nan, "aten::nan_to_num.out argument 'nan'");
   auto regen_a2 = ::regen::lift_opt_float(posinf, "aten::nan_to_num.out argument 'posinf'");
@@ -471,6 +500,7 @@ at::Tensor & wrap_nan_to_num_out(const at::Tensor & self, ::std::optional<double
 
 // aten::log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log.out argument 'out'");
   ::regen::check(regen_kernel_log_out(regen_a0, regen_a1));
@@ -479,6 +509,7 @@ at::Tensor & wrap_log_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log2.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log2.out argument 'out'");
   ::regen::check(regen_kernel_log2_out(regen_a0, regen_a1));
@@ -487,6 +518,7 @@ at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logspace_out(const at::Scalar & start, const at::Scalar & end, int64_t steps, double base, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_scalar(start, "aten::logspace.out argument 'start'");
   auto regen_a1 = ::regen::lift_scalar(end, "aten::logspace.out argument 'end'");
   auto regen_a2 = ::regen::lift_int(steps, "aten::logspace.out argument 'steps'");
@@ -498,6 +530,7 @@ at::Tensor & wrap_logspace_out(const at::Scalar & start, const at::Scalar & end,
 
 // aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__log_softmax_out(const at::Tensor & self, int64_t dim, bool half_to_float, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_log_softmax.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_log_softmax.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(half_to_float, "aten::_log_softmax.out argument 'half_to_float'");
@@ -508,6 +541,7 @@ at::Tensor & wrap__log_softmax_out(const at::Tensor & self, int64_t dim, bool ha
 
 // aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_logcumsumexp.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::_logcumsumexp.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::_logcumsumexp.out argument 'out'");
@@ -517,6 +551,7 @@ at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Te
 
 // aten::matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_matmul_backward(const at::Tensor & grad, const at::Tensor & self, const at::Tensor & other, ::std::array<bool,2> mask) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad), ::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(grad, "aten::matmul_backward argument 'grad'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::matmul_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(other, "aten::matmul_backward argument 'other'");
@@ -529,6 +564,7 @@ at::Tensor & wrap__logcumsumexp_out(const at::Tensor & self, int64_t dim, at::Te
 
 // aten::median(Tensor self) -> Tensor
 at::Tensor wrap_median(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::median argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_median(regen_a0, &regen_r0));
@@ -537,6 +573,7 @@ at::Tensor wrap_median(const at::Tensor & self) {
 
 // aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_nanmedian_dim_values(const at::Tensor & self, int64_t dim, bool keepdim, at::Tensor & values, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nanmedian.dim_values argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::nanmedian.dim_values argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nanmedian.dim_values argument 'keepdim'");
@@ -548,6 +585,7 @@ at::Tensor wrap_median(const at::Tensor & self) {
 
 // aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::mul.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::mul.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::mul.out argument 'out'");
@@ -557,6 +595,7 @@ at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap__native_batch_norm_legit(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, at::Tensor & running_mean, at::Tensor & running_var, bool training, double momentum, double eps) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(running_mean), ::regen::device_of_tensor(running_var)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit argument 'bias'");
@@ -574,6 +613,7 @@ at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))
 ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &> wrap__native_batch_norm_legit_no_stats_out(const at::Tensor & input, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, bool training, double momentum, double eps, at::Tensor & out, at::Tensor & save_mean, at::Tensor & save_invstd) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(input), ::regen::device_of_opt_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(out), ::regen::device_of_tensor(save_mean), ::regen::device_of_tensor(save_invstd)));
   auto regen_a0 = ::regen::lift_tensor(input, "aten::_native_batch_norm_legit.no_stats_out argument 'input'");
   auto regen_a1 = ::regen::lift_opt_tensor(weight, "aten::_native_batch_norm_legit.no_stats_out argument 'weight'");
   auto regen_a2 = ::regen::lift_opt_tensor(bias, "aten::_native_batch_norm_legit.no_stats_out argument 'bias'");
@@ -589,6 +629,7 @@ at::Tensor & wrap_mul_out(const at::Tensor & self, const at::Tensor & other, at:
 
 // aten::reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::reciprocal.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::reciprocal.out argument 'out'");
   ::regen::check(regen_kernel_reciprocal_out(regen_a0, regen_a1));
@@ -597,6 +638,7 @@ at::Tensor & wrap_reciprocal_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_neg_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::neg.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::neg.out argument 'out'");
   ::regen::check(regen_kernel_neg_out(regen_a0, regen_a1));
@@ -605,6 +647,7 @@ at::Tensor & wrap_neg_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
 at::Tensor wrap__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_reshape_alias argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(size, "aten::_reshape_alias argument 'size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::_reshape_alias argument 'stride'");
@@ -615,6 +658,7 @@ at::Tensor wrap__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef size
 
 // aten::relu(Tensor self) -> Tensor
 at::Tensor wrap_relu(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::relu argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_relu(regen_a0, &regen_r0));
@@ -623,6 +667,7 @@ at::Tensor wrap_relu(const at::Tensor & self) {
 
 // aten::gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_gelu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::string_view approximate, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::gelu_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::gelu_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_str(approximate, "aten::gelu_backward.grad_input argument 'approximate'");
@@ -633,6 +678,7 @@ at::Tensor & wrap_gelu_backward_grad_input(const at::Tensor & grad_output, const
 
 // aten::hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hardshrink_out(const at::Tensor & self, const at::Scalar & lambd, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardshrink.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(lambd, "aten::hardshrink.out argument 'lambd'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::hardshrink.out argument 'out'");
@@ -642,6 +688,7 @@ at::Tensor & wrap_hardshrink_out(const at::Tensor & self, const at::Scalar & lam
 
 // aten::silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_silu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::silu_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::silu_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(grad_input, "aten::silu_backward.grad_input argument 'grad_input'");
@@ -651,6 +698,7 @@ at::Tensor & wrap_silu_backward_grad_input(const at::Tensor & grad_output, const
 
 // aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sin.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sin.out argument 'out'");
   ::regen::check(regen_kernel_sin_out(regen_a0, regen_a1));
@@ -659,6 +707,7 @@ at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__softmax_backward_data_out(const at::Tensor & grad_output, const at::Tensor & output, int64_t dim, at::ScalarType input_dtype, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_softmax_backward_data.out argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::_softmax_backward_data.out argument 'output'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::_softmax_backward_data.out argument 'dim'");
@@ -670,6 +719,7 @@ at::Tensor & wrap__softmax_backward_data_out(const at::Tensor & grad_output, con
 
 // aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nansum.out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::nansum.out argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(keepdim, "aten::nansum.out argument 'keepdim'");
@@ -681,6 +731,7 @@ at::Tensor & wrap_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef di
 
 // aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_std_correction_out(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::std.correction_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::std.correction_out argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::std.correction_out argument 'correction'");
@@ -692,6 +743,7 @@ at::Tensor & wrap_std_correction_out(const at::Tensor & self, at::OptionalIntArr
 
 // aten::trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::trunc.out argument 'out'");
   ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a1));
@@ -700,6 +752,7 @@ at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_dim(const at::Tensor & self, int64_t dim, bool sorted, bool return_inverse, bool return_counts) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_dim argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::unique_dim argument 'dim'");
   auto regen_a2 = ::regen::lift_plain(sorted, "aten::unique_dim argument 'sorted'");
@@ -714,6 +767,7 @@ at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor> wrap_unique_consecutive(const at::Tensor & self, bool return_inverse, bool return_counts, ::std::optional<int64_t> dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::unique_consecutive argument 'self'");
   auto regen_a1 = ::regen::lift_plain(return_inverse, "aten::unique_consecutive argument 'return_inverse'");
   auto regen_a2 = ::regen::lift_plain(return_counts, "aten::unique_consecutive argument 'return_counts'");
@@ -727,6 +781,7 @@ at::Tensor & wrap_trunc_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_var_correction_out(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::var.correction_out argument 'self'");
   auto regen_a1 = ::regen::lift_opt_int_list(dim, "aten::var.correction_out argument 'dim'");
   auto regen_a2 = ::regen::lift_opt_scalar(correction, "aten::var.correction_out argument 'correction'");
@@ -738,6 +793,7 @@ at::Tensor & wrap_var_correction_out(const at::Tensor & self, at::OptionalIntArr
 
 // aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_where_self_out(const at::Tensor & condition, const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(condition), ::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(condition, "aten::where.self_out argument 'condition'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::where.self_out argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(other, "aten::where.self_out argument 'other'");
@@ -748,6 +804,7 @@ at::Tensor & wrap_where_self_out(const at::Tensor & condition, const at::Tensor 
 
 // aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sub_out(const at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sub.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::sub.out argument 'other'");
   auto regen_a2 = ::regen::lift_scalar(alpha, "aten::sub.out argument 'alpha'");
@@ -758,6 +815,7 @@ at::Tensor & wrap_sub_out(const at::Tensor & self, const at::Tensor & other, con
 
 // aten::addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addmm_dtype_out(const at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, at::ScalarType out_dtype, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat1), ::regen::device_of_tensor(mat2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm.dtype_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm.dtype_out argument 'mat1'");
   auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm.dtype_out argument 'mat2'");
@@ -771,6 +829,7 @@ at::Tensor & wrap_addmm_dtype_out(const at::Tensor & self, const at::Tensor & ma
 
 // aten::set_.source_Storage_storage_offset(Tensor(a!) self, Storage source, SymInt storage_offset, SymInt[] size, SymInt[] stride=[]) -> Tensor(a!)
 at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, at::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::set_.source_Storage_storage_offset argument 'self'");
   auto regen_a1 = ::regen::lift_storage(source, "aten::set_.source_Storage_storage_offset argument 'source'");
   auto regen_a2 = ::regen::lift_int(storage_offset, "aten::set_.source_Storage_storage_offset argument 'storage_offset'");
@@ -782,6 +841,7 @@ at::Tensor & wrap_set_inplace_source_storage_storage_offset(at::Tensor & self, a
 
 // aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)
 at::Tensor & wrap_put_inplace(at::Tensor & self, const at::Tensor & index, const at::Tensor & source, bool accumulate) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::put_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(index, "aten::put_ argument 'index'");
   auto regen_a2 = ::regen::lift_tensor(source, "aten::put_ argument 'source'");
@@ -792,6 +852,7 @@ at::Tensor & wrap_put_inplace(at::Tensor & self, const at::Tensor & index, const
 
 // aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
 at::Tensor & wrap_index_fill_inplace_int_tensor(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(value)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::index_fill_.int_Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::index_fill_.int_Tensor argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::index_fill_.int_Tensor argument 'index'");
@@ -802,6 +863,7 @@ at::Tensor & wrap_index_fill_inplace_int_tensor(at::Tensor & self, int64_t dim, 
 
 // aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_add_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_add.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_add.out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_add.out argument 'index'");
@@ -813,6 +875,7 @@ at::Tensor & wrap_scatter_add_out(const at::Tensor & self, int64_t dim, const at
 
 // aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_scatter_reduce_two_out(const at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce, bool include_self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_reduce.two_out argument 'self'");
   auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_reduce.two_out argument 'dim'");
   auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_reduce.two_out argument 'index'");
@@ -826,6 +889,7 @@ at::Tensor & wrap_scatter_reduce_two_out(const at::Tensor & self, int64_t dim, c
 
 // aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 at::Tensor & wrap_dunder_ilshift_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__ilshift__.Tensor argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::__ilshift__.Tensor argument 'other'");
   ::regen::check(regen_kernel_dunder_ilshift_tensor(regen_a0, regen_a1));
@@ -834,6 +898,7 @@ at::Tensor & wrap_dunder_ilshift_tensor(at::Tensor & self, const at::Tensor & ot
 
 // aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor
 at::Tensor wrap_dunder_rshift_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::__rshift__.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::__rshift__.Scalar argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -843,6 +908,7 @@ at::Tensor wrap_dunder_rshift_scalar(const at::Tensor & self, const at::Scalar &
 
 // aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_random_inplace_from(at::Tensor & self, int64_t from, ::std::optional<int64_t> to, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::random_.from argument 'self'");
   auto regen_a1 = ::regen::lift_int(from, "aten::random_.from argument 'from'");
   auto regen_a2 = ::regen::lift_opt_int(to, "aten::random_.from argument 'to'");
@@ -853,6 +919,7 @@ at::Tensor & wrap_random_inplace_from(at::Tensor & self, int64_t from, ::std::op
 
 // aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_random_inplace(at::Tensor & self, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::random_ argument 'self'");
   auto regen_a1 = ::regen::lift_opt_generator(generator, "aten::random_ argument 'generator'");
   ::regen::check(regen_kernel_random_inplace(regen_a0, regen_a1));
@@ -861,6 +928,7 @@ at::Tensor & wrap_random_inplace(at::Tensor & self, ::std::optional<at::Generato
 
 // aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_cauchy_inplace(at::Tensor & self, double median, double sigma, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::cauchy_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(median, "aten::cauchy_ argument 'median'");
   auto regen_a2 = ::regen::lift_plain(sigma, "aten::cauchy_ argument 'sigma'");
@@ -871,6 +939,7 @@ at::Tensor & wrap_cauchy_inplace(at::Tensor & self, double median, double sigma,
 
 // aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_geometric_inplace(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::geometric_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(p, "aten::geometric_ argument 'p'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::geometric_ argument 'generator'");
@@ -880,6 +949,7 @@ at::Tensor & wrap_geometric_inplace(at::Tensor & self, double p, ::std::optional
 
 // aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::triu.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(diagonal, "aten::triu.out argument 'diagonal'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::triu.out argument 'out'");
@@ -889,6 +959,7 @@ at::Tensor & wrap_triu_out(const at::Tensor & self, c10::SymInt diagonal, at::Te
 
 // aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 at::Tensor wrap_triu_indices(int64_t row, int64_t col, int64_t offset, ::std::optional<at::ScalarType> dtype, ::std::optional<at::Layout> layout, ::std::optional<at::Device> device, ::std::optional<bool> pin_memory) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_opt_device(device)));
   auto regen_a0 = ::regen::lift_int(row, "aten::triu_indices argument 'row'");
   auto regen_a1 = ::regen::lift_int(col, "aten::triu_indices argument 'col'");
   auto regen_a2 = ::regen::lift_int(offset, "aten::triu_indices argument 'offset'");
@@ -903,6 +974,7 @@ at::Tensor wrap_triu_indices(int64_t row, int64_t col, int64_t offset, ::std::op
 
 // aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ge_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::ge.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::ge.Tensor_out argument 'out'");
@@ -912,6 +984,7 @@ at::Tensor & wrap_ge_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_le_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::le.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::le.Scalar_out argument 'out'");
@@ -921,6 +994,7 @@ at::Tensor & wrap_le_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_gt_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Scalar_out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(other, "aten::gt.Scalar_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::gt.Scalar_out argument 'out'");
@@ -930,6 +1004,7 @@ at::Tensor & wrap_gt_scalar_out(const at::Tensor & self, const at::Scalar & othe
 
 // aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lt_tensor_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::lt.Tensor_out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::lt.Tensor_out argument 'out'");
@@ -939,6 +1014,7 @@ at::Tensor & wrap_lt_tensor_out(const at::Tensor & self, const at::Tensor & othe
 
 // aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_masked_select_out(const at::Tensor & self, const at::Tensor & mask, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mask), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::masked_select.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(mask, "aten::masked_select.out argument 'mask'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::masked_select.out argument 'out'");
@@ -948,6 +1024,7 @@ at::Tensor & wrap_masked_select_out(const at::Tensor & self, const at::Tensor & 
 
 // aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_nonzero_static_out(const at::Tensor & self, c10::SymInt size, int64_t fill_value, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::nonzero_static.out argument 'self'");
   auto regen_a1 = ::regen::lift_int(size, "aten::nonzero_static.out argument 'size'");
   auto regen_a2 = ::regen::lift_int(fill_value, "aten::nonzero_static.out argument 'fill_value'");
@@ -958,6 +1035,7 @@ at::Tensor & wrap_nonzero_static_out(const at::Tensor & self, c10::SymInt size, 
 
 // aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_addcmul_out(const at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(tensor1), ::regen::device_of_tensor(tensor2), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::addcmul.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcmul.out argument 'tensor1'");
   auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcmul.out argument 'tensor2'");
@@ -969,6 +1047,7 @@ at::Tensor & wrap_addcmul_out(const at::Tensor & self, const at::Tensor & tensor
 
 // aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hypot_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hypot.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::hypot.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::hypot.out argument 'out'");
@@ -978,6 +1057,7 @@ at::Tensor & wrap_hypot_out(const at::Tensor & self, const at::Tensor & other, a
 
 // aten::igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_igamma_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::igamma.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::igamma.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::igamma.out argument 'out'");
@@ -987,6 +1067,7 @@ at::Tensor & wrap_igamma_out(const at::Tensor & self, const at::Tensor & other, 
 
 // aten::min(Tensor self) -> Tensor
 at::Tensor wrap_min(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::min argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_min(regen_a0, &regen_r0));
@@ -995,6 +1076,7 @@ at::Tensor wrap_min(const at::Tensor & self) {
 
 // aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_fmax_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fmax.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::fmax.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::fmax.out argument 'out'");
@@ -1004,6 +1086,7 @@ at::Tensor & wrap_fmax_out(const at::Tensor & self, const at::Tensor & other, at
 
 // aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_maximum_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::maximum.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::maximum.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::maximum.out argument 'out'");
@@ -1013,6 +1096,7 @@ at::Tensor & wrap_maximum_out(const at::Tensor & self, const at::Tensor & other,
 
 // aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max.unary_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::max.unary_out argument 'out'");
   ::regen::check(regen_kernel_max_unary_out(regen_a0, regen_a1));
@@ -1021,6 +1105,7 @@ at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_sort_values_stable(const at::Tensor & self, ::std::optional<bool> stable, int64_t dim, bool descending, at::Tensor & values, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::sort.values_stable argument 'self'");
   auto regen_a1 = ::regen::lift_opt_bool(stable, "aten::sort.values_stable argument 'stable'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::sort.values_stable argument 'dim'");
@@ -1033,6 +1118,7 @@ at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_topk_values(const at::Tensor & self, c10::SymInt k, int64_t dim, bool largest, bool sorted, at::Tensor & values, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::topk.values argument 'self'");
   auto regen_a1 = ::regen::lift_int(k, "aten::topk.values argument 'k'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::topk.values argument 'dim'");
@@ -1046,6 +1132,7 @@ at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_any_all_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::any.all_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::any.all_out argument 'out'");
   ::regen::check(regen_kernel_any_all_out(regen_a0, regen_a1));
@@ -1054,6 +1141,7 @@ at::Tensor & wrap_any_all_out(const at::Tensor & self, at::Tensor & out) {
 
 // aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
 at::Tensor wrap_unfold_backward(const at::Tensor & grad_in, c10::SymIntArrayRef input_sizes, int64_t dim, int64_t size, int64_t step) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_in)));
   auto regen_a0 = ::regen::lift_tensor(grad_in, "aten::unfold_backward argument 'grad_in'");
   auto regen_a1 = ::regen::lift_int_list(input_sizes, "aten::unfold_backward argument 'input_sizes'");
   auto regen_a2 = ::regen::lift_int(dim, "aten::unfold_backward argument 'dim'");
@@ -1066,6 +1154,7 @@ at::Tensor wrap_unfold_backward(const at::Tensor & grad_in, c10::SymIntArrayRef 
 
 // aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tensor & exponent, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(exponent), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::pow.Tensor_Tensor_out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow.Tensor_Tensor_out argument 'exponent'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::pow.Tensor_Tensor_out argument 'out'");
@@ -1075,6 +1164,7 @@ at::Tensor & wrap_pow_tensor_tensor_out(const at::Tensor & self, const at::Tenso
 
 // aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
 at::Tensor & wrap_normal_inplace(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::normal_ argument 'self'");
   auto regen_a1 = ::regen::lift_plain(mean, "aten::normal_ argument 'mean'");
   auto regen_a2 = ::regen::lift_plain(std, "aten::normal_ argument 'std'");
@@ -1085,6 +1175,7 @@ at::Tensor & wrap_normal_inplace(at::Tensor & self, double mean, double std, ::s
 
 // aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_normal_tensor_float_out(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(mean), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_float_out argument 'mean'");
   auto regen_a1 = ::regen::lift_plain(std, "aten::normal.Tensor_float_out argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_float_out argument 'generator'");
@@ -1095,6 +1186,7 @@ at::Tensor & wrap_normal_tensor_float_out(const at::Tensor & mean, double std, :
 
 // aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
 at::Tensor wrap_normal_tensor_tensor(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(mean), ::regen::device_of_tensor(std)));
   auto regen_a0 = ::regen::lift_tensor(mean, "aten::normal.Tensor_Tensor argument 'mean'");
   auto regen_a1 = ::regen::lift_tensor(std, "aten::normal.Tensor_Tensor argument 'std'");
   auto regen_a2 = ::regen::lift_opt_generator(generator, "aten::normal.Tensor_Tensor argument 'generator'");
@@ -1105,6 +1197,7 @@ at::Tensor wrap_normal_tensor_tensor(const at::Tensor & mean, const at::Tensor &
 
 // aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
 at::Tensor wrap_bucketize_scalar(const at::Scalar & self, const at::Tensor & boundaries, bool out_int32, bool right) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(boundaries)));
   auto regen_a0 = ::regen::lift_scalar(self, "aten::bucketize.Scalar argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(boundaries, "aten::bucketize.Scalar argument 'boundaries'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::bucketize.Scalar argument 'out_int32'");
@@ -1116,6 +1209,7 @@ at::Tensor wrap_bucketize_scalar(const at::Scalar & self, const at::Tensor & bou
 
 // aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 at::Tensor wrap_searchsorted_tensor(const at::Tensor & sorted_sequence, const at::Tensor & self, bool out_int32, bool right, ::std::optional<c10::string_view> side, const ::std::optional<at::Tensor> & sorter) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(sorted_sequence), ::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(sorter)));
   auto regen_a0 = ::regen::lift_tensor(sorted_sequence, "aten::searchsorted.Tensor argument 'sorted_sequence'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::searchsorted.Tensor argument 'self'");
   auto regen_a2 = ::regen::lift_plain(out_int32, "aten::searchsorted.Tensor argument 'out_int32'");
@@ -1129,6 +1223,7 @@ at::Tensor wrap_searchsorted_tensor(const at::Tensor & sorted_sequence, const at
 
 // aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_mse_loss_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::mse_loss_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::mse_loss_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::mse_loss_backward.grad_input argument 'target'");
@@ -1140,6 +1235,7 @@ at::Tensor & wrap_mse_loss_backward_grad_input(const at::Tensor & grad_output, c
 
 // aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_multi_margin_loss_out(const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::multi_margin_loss.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::multi_margin_loss.out argument 'target'");
   auto regen_a2 = ::regen::lift_scalar(p, "aten::multi_margin_loss.out argument 'p'");
@@ -1153,6 +1249,7 @@ at::Tensor & wrap_multi_margin_loss_out(const at::Tensor & self, const at::Tenso
 
 // aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor
 at::Tensor wrap_multi_margin_loss_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, const at::Scalar & p, const at::Scalar & margin, const ::std::optional<at::Tensor> & weight, int64_t reduction) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_opt_tensor(weight)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::multi_margin_loss_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::multi_margin_loss_backward argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::multi_margin_loss_backward argument 'target'");
@@ -1167,6 +1264,7 @@ at::Tensor wrap_multi_margin_loss_backward(const at::Tensor & grad_output, const
 
 // aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
 at::Tensor wrap_huber_loss(const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(target)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::huber_loss argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(target, "aten::huber_loss argument 'target'");
   auto regen_a2 = ::regen::lift_int(reduction, "aten::huber_loss argument 'reduction'");
@@ -1178,6 +1276,7 @@ at::Tensor wrap_huber_loss(const at::Tensor & self, const at::Tensor & target, i
 
 // aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_huber_loss_backward_out(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & target, int64_t reduction, double delta, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(target), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::huber_loss_backward.out argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::huber_loss_backward.out argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(target, "aten::huber_loss_backward.out argument 'target'");
@@ -1190,6 +1289,7 @@ at::Tensor & wrap_huber_loss_backward_out(const at::Tensor & grad_output, const 
 
 // aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardtanh.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(min_val, "aten::hardtanh.out argument 'min_val'");
   auto regen_a2 = ::regen::lift_scalar(max_val, "aten::hardtanh.out argument 'max_val'");
@@ -1200,6 +1300,7 @@ at::Tensor & wrap_hardtanh_out(const at::Tensor & self, const at::Scalar & min_v
 
 // aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 at::Tensor wrap_hardtanh_backward(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::hardtanh_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::hardtanh_backward argument 'self'");
   auto regen_a2 = ::regen::lift_scalar(min_val, "aten::hardtanh_backward argument 'min_val'");
@@ -1211,6 +1312,7 @@ at::Tensor wrap_hardtanh_backward(const at::Tensor & grad_output, const at::Tens
 
 // aten::hardswish_(Tensor(a!) self) -> Tensor(a!)
 at::Tensor & wrap_hardswish_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::hardswish_ argument 'self'");
   ::regen::check(regen_kernel_hardswish_inplace(regen_a0));
   return self;
@@ -1218,6 +1320,7 @@ at::Tensor & wrap_hardswish_inplace(at::Tensor & self) {
 
 // aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_log_sigmoid_forward_output(const at::Tensor & self, at::Tensor & output, at::Tensor & buffer) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(output), ::regen::device_of_tensor(buffer)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::log_sigmoid_forward.output argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(output, "aten::log_sigmoid_forward.output argument 'output'");
   auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_forward.output argument 'buffer'");
@@ -1227,6 +1330,7 @@ at::Tensor & wrap_hardswish_inplace(at::Tensor & self) {
 
 // aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_log_sigmoid_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & buffer, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(buffer), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::log_sigmoid_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::log_sigmoid_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(buffer, "aten::log_sigmoid_backward.grad_input argument 'buffer'");
@@ -1237,6 +1341,7 @@ at::Tensor & wrap_log_sigmoid_backward_grad_input(const at::Tensor & grad_output
 
 // aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::softplus.out argument 'self'");
   auto regen_a1 = ::regen::lift_scalar(beta, "aten::softplus.out argument 'beta'");
   auto regen_a2 = ::regen::lift_scalar(threshold, "aten::softplus.out argument 'threshold'");
@@ -1247,6 +1352,7 @@ at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta,
 
 // aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_adaptive_avg_pool2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::adaptive_avg_pool2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::adaptive_avg_pool2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::adaptive_avg_pool2d.out argument 'out'");
@@ -1256,6 +1362,7 @@ at::Tensor & wrap_adaptive_avg_pool2d_out(const at::Tensor & self, c10::SymIntAr
 
 // aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
 at::Tensor wrap__adaptive_avg_pool3d_backward(const at::Tensor & grad_output, const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_adaptive_avg_pool3d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::_adaptive_avg_pool3d_backward argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
@@ -1265,6 +1372,7 @@ at::Tensor wrap__adaptive_avg_pool3d_backward(const at::Tensor & grad_output, co
 
 // aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_adaptive_max_pool3d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::adaptive_max_pool3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::adaptive_max_pool3d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_tensor(indices, "aten::adaptive_max_pool3d_backward.grad_input argument 'indices'");
@@ -1275,6 +1383,7 @@ at::Tensor & wrap_adaptive_max_pool3d_backward_grad_input(const at::Tensor & gra
 
 // aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_avg_pool3d_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad, ::std::optional<int64_t> divisor_override, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::avg_pool3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::avg_pool3d.out argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::avg_pool3d.out argument 'stride'");
@@ -1289,6 +1398,7 @@ at::Tensor & wrap_avg_pool3d_out(const at::Tensor & self, at::IntArrayRef kernel
 
 // aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_fractional_max_pool2d_output(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & random_samples, at::Tensor & output, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(random_samples), ::regen::device_of_tensor(output), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::fractional_max_pool2d.output argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool2d.output argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::fractional_max_pool2d.output argument 'output_size'");
@@ -1301,6 +1411,7 @@ at::Tensor & wrap_avg_pool3d_out(const at::Tensor & self, at::IntArrayRef kernel
 
 // aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
 at::Tensor wrap_fractional_max_pool3d_backward(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef output_size, const at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::fractional_max_pool3d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::fractional_max_pool3d_backward argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::fractional_max_pool3d_backward argument 'kernel_size'");
@@ -1313,6 +1424,7 @@ at::Tensor wrap_fractional_max_pool3d_backward(const at::Tensor & grad_output, c
 
 // aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))
 ::std::tuple<at::Tensor &,at::Tensor &> wrap_max_pool2d_with_indices_out(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, at::Tensor & out, at::Tensor & indices) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out), ::regen::device_of_tensor(indices)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_pool2d_with_indices.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::max_pool2d_with_indices.out argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(stride, "aten::max_pool2d_with_indices.out argument 'stride'");
@@ -1327,6 +1439,7 @@ at::Tensor wrap_fractional_max_pool3d_backward(const at::Tensor & grad_output, c
 
 // aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_max_pool3d_with_indices_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode, const at::Tensor & indices, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::max_pool3d_with_indices_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::max_pool3d_with_indices_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::max_pool3d_with_indices_backward.grad_input argument 'kernel_size'");
@@ -1342,6 +1455,7 @@ at::Tensor & wrap_max_pool3d_with_indices_backward_grad_input(const at::Tensor &
 
 // aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_max_unpool2d_out(const at::Tensor & self, const at::Tensor & indices, c10::SymIntArrayRef output_size, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(indices), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max_unpool2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(indices, "aten::max_unpool2d.out argument 'indices'");
   auto regen_a2 = ::regen::lift_int_list(output_size, "aten::max_unpool2d.out argument 'output_size'");
@@ -1352,6 +1466,7 @@ at::Tensor & wrap_max_unpool2d_out(const at::Tensor & self, const at::Tensor & i
 
 // aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_reflection_pad3d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::reflection_pad3d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::reflection_pad3d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::reflection_pad3d.out argument 'out'");
@@ -1361,6 +1476,7 @@ at::Tensor & wrap_reflection_pad3d_out(const at::Tensor & self, c10::SymIntArray
 
 // aten::replication_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_replication_pad1d_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad1d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad1d_backward.grad_input argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad1d_backward.grad_input argument 'padding'");
@@ -1371,6 +1487,7 @@ at::Tensor & wrap_replication_pad1d_backward_grad_input(const at::Tensor & grad_
 
 // aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_replication_pad2d_out(const at::Tensor & self, c10::SymIntArrayRef padding, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::replication_pad2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(padding, "aten::replication_pad2d.out argument 'padding'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::replication_pad2d.out argument 'out'");
@@ -1380,6 +1497,7 @@ at::Tensor & wrap_replication_pad2d_out(const at::Tensor & self, c10::SymIntArra
 
 // aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 at::Tensor wrap_replication_pad2d_backward(const at::Tensor & grad_output, const at::Tensor & self, c10::SymIntArrayRef padding) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::replication_pad2d_backward argument 'grad_output'");
   auto regen_a1 = ::regen::lift_tensor(self, "aten::replication_pad2d_backward argument 'self'");
   auto regen_a2 = ::regen::lift_int_list(padding, "aten::replication_pad2d_backward argument 'padding'");
@@ -1390,6 +1508,7 @@ at::Tensor wrap_replication_pad2d_backward(const at::Tensor & grad_output, const
 
 // aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_bilinear2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bilinear2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_plain(align_corners, "aten::upsample_bilinear2d.out argument 'align_corners'");
@@ -1402,6 +1521,7 @@ at::Tensor & wrap_upsample_bilinear2d_out(const at::Tensor & self, c10::SymIntAr
 
 // aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_bicubic2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_bicubic2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_bicubic2d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_bicubic2d_backward.grad_input argument 'input_size'");
@@ -1415,6 +1535,7 @@ at::Tensor & wrap_upsample_bicubic2d_backward_grad_input(const at::Tensor & grad
 
 // aten::upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_trilinear3d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, bool align_corners, ::std::optional<double> scales_d, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_trilinear3d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_trilinear3d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_trilinear3d_backward.grad_input argument 'input_size'");
@@ -1429,6 +1550,7 @@ at::Tensor & wrap_upsample_trilinear3d_backward_grad_input(const at::Tensor & gr
 
 // aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact1d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::_upsample_nearest_exact1d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact1d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales, "aten::_upsample_nearest_exact1d.out argument 'scales'");
@@ -1439,6 +1561,7 @@ at::Tensor & wrap__upsample_nearest_exact1d_out(const at::Tensor & self, c10::Sy
 
 // aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest1d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::upsample_nearest1d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest1d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::upsample_nearest1d_backward.grad_input argument 'input_size'");
@@ -1450,6 +1573,7 @@ at::Tensor & wrap_upsample_nearest1d_backward_grad_input(const at::Tensor & grad
 
 // aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArrayRef output_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::upsample_nearest2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::upsample_nearest2d.out argument 'output_size'");
   auto regen_a2 = ::regen::lift_opt_float(scales_h, "aten::upsample_nearest2d.out argument 'scales_h'");
@@ -1461,6 +1585,7 @@ at::Tensor & wrap_upsample_nearest2d_out(const at::Tensor & self, c10::SymIntArr
 
 // aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap__upsample_nearest_exact2d_backward_grad_input(const at::Tensor & grad_output, c10::SymIntArrayRef output_size, c10::SymIntArrayRef input_size, ::std::optional<double> scales_h, ::std::optional<double> scales_w, at::Tensor & grad_input) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(grad_input)));
   auto regen_a0 = ::regen::lift_tensor(grad_output, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'grad_output'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(input_size, "aten::_upsample_nearest_exact2d_backward.grad_input argument 'input_size'");
@@ -1473,6 +1598,7 @@ at::Tensor & wrap__upsample_nearest_exact2d_backward_grad_input(const at::Tensor
 
 // aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_slow_conv_transpose2d_out(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef output_padding, c10::SymIntArrayRef dilation, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_transpose2d.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_transpose2d.out argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_transpose2d.out argument 'kernel_size'");
@@ -1488,6 +1614,7 @@ at::Tensor & wrap_slow_conv_transpose2d_out(const at::Tensor & self, const at::T
 
 // aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
 at::Tensor wrap_slow_conv_dilated2d(const at::Tensor & self, const at::Tensor & weight, c10::SymIntArrayRef kernel_size, const ::std::optional<at::Tensor> & bias, c10::SymIntArrayRef stride, c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(weight), ::regen::device_of_opt_tensor(bias)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::slow_conv_dilated2d argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(weight, "aten::slow_conv_dilated2d argument 'weight'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::slow_conv_dilated2d argument 'kernel_size'");
@@ -1502,6 +1629,7 @@ at::Tensor wrap_slow_conv_dilated2d(const at::Tensor & self, const at::Tensor & 
 
 // aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 at::Tensor wrap_col2im(const at::Tensor & self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::col2im argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(output_size, "aten::col2im argument 'output_size'");
   auto regen_a2 = ::regen::lift_int_list(kernel_size, "aten::col2im argument 'kernel_size'");
@@ -1515,6 +1643,7 @@ at::Tensor wrap_col2im(const at::Tensor & self, c10::SymIntArrayRef output_size,
 
 // aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 at::Tensor wrap_im2col(const at::Tensor & self, at::IntArrayRef kernel_size, at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::im2col argument 'self'");
   auto regen_a1 = ::regen::lift_int_list(kernel_size, "aten::im2col argument 'kernel_size'");
   auto regen_a2 = ::regen::lift_int_list(dilation, "aten::im2col argument 'dilation'");
@@ -1527,6 +1656,7 @@ at::Tensor wrap_im2col(const at::Tensor & self, at::IntArrayRef kernel_size, at:
 
 // aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_xlog1py.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(other, "aten::special_xlog1py.out argument 'other'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_xlog1py.out argument 'out'");
@@ -1536,6 +1666,7 @@ at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor 
 
 // aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_airy_ai_out(const at::Tensor & x, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_airy_ai.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_airy_ai.out argument 'out'");
   ::regen::check(regen_kernel_special_airy_ai_out(regen_a0, regen_a1));
@@ -1544,6 +1675,7 @@ at::Tensor & wrap_special_airy_ai_out(const at::Tensor & x, at::Tensor & out) {
 
 // aten::special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_bessel_j1_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j1.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_j1.out argument 'out'");
   ::regen::check(regen_kernel_special_bessel_j1_out(regen_a0, regen_a1));
@@ -1552,6 +1684,7 @@ at::Tensor & wrap_special_bessel_j1_out(const at::Tensor & self, at::Tensor & ou
 
 // aten::special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_bessel_y0_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y0.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_bessel_y0.out argument 'out'");
   ::regen::check(regen_kernel_special_bessel_y0_out(regen_a0, regen_a1));
@@ -1560,6 +1693,7 @@ at::Tensor & wrap_special_bessel_y0_out(const at::Tensor & self, at::Tensor & ou
 
 // aten::special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_w_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_chebyshev_polynomial_w.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_chebyshev_polynomial_w.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_chebyshev_polynomial_w.out argument 'out'");
@@ -1569,6 +1703,7 @@ at::Tensor & wrap_special_chebyshev_polynomial_w_out(const at::Tensor & x, const
 
 // aten::special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_k0_out(const at::Tensor & self, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k0.out argument 'self'");
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k0.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_k0_out(regen_a0, regen_a1));
@@ -1577,6 +1712,7 @@ at::Tensor & wrap_special_modified_bessel_k0_out(const at::Tensor & self, at::Te
 
 // aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
   auto regen_a0 = ::regen::lift_tensor(x, "aten::special_shifted_chebyshev_polynomial_u.out argument 'x'");
   auto regen_a1 = ::regen::lift_tensor(n, "aten::special_shifted_chebyshev_polynomial_u.out argument 'n'");
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_u.out argument 'out'");
@@ -1586,6 +1722,7 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_u_out(const at::Tensor & 
 
 // aten::_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adamw_inplace(at::TensorList self, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(exp_avgs), ::regen::device_of_tensor_list(exp_avg_sqs), ::regen::device_of_tensor_list(max_exp_avg_sqs), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adamw_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adamw_ argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(exp_avgs, "aten::_fused_adamw_ argument 'exp_avgs'");
@@ -1606,6 +1743,7 @@ void wrap__fused_adamw_inplace(at::TensorList self, at::TensorList grads, at::Te
 
 // aten::_fused_sgd_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, Tensor lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_sgd_inplace_tensor_lr(at::TensorList self, at::TensorList grads, at::TensorList momentum_buffer_list, double weight_decay, double momentum, const at::Tensor & lr, double dampening, bool nesterov, bool maximize, bool is_first_step, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(momentum_buffer_list), ::regen::device_of_tensor(lr), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_sgd_.tensor_lr argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_sgd_.tensor_lr argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(momentum_buffer_list, "aten::_fused_sgd_.tensor_lr argument 'momentum_buffer_list'");
@@ -1623,6 +1761,7 @@ void wrap__fused_sgd_inplace_tensor_lr(at::TensorList self, at::TensorList grads
 
 // aten::_fused_adagrad_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor(d!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
 void wrap__fused_adagrad_inplace(at::TensorList self, at::TensorList grads, at::TensorList state_sums, at::TensorList state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, const ::std::optional<at::Tensor> & grad_scale, const ::std::optional<at::Tensor> & found_inf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor_list(self), ::regen::device_of_tensor_list(grads), ::regen::device_of_tensor_list(state_sums), ::regen::device_of_tensor_list(state_steps), ::regen::device_of_opt_tensor(grad_scale), ::regen::device_of_opt_tensor(found_inf)));
   auto regen_a0 = ::regen::lift_tensor_list(self, "aten::_fused_adagrad_ argument 'self'");
   auto regen_a1 = ::regen::lift_tensor_list(grads, "aten::_fused_adagrad_ argument 'grads'");
   auto regen_a2 = ::regen::lift_tensor_list(state_sums, "aten::_fused_adagrad_ argument 'state_sums'");

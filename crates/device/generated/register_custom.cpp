@@ -44,6 +44,7 @@ T as_cpu(T value) {
 
 // regen::scatter_sum(Tensor src, Tensor index, int dim, int dim_size) -> Tensor
 at::Tensor wrap_regen_scatter_sum(const at::Tensor & src, const at::Tensor & index, int64_t dim, int64_t dim_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(src), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(src, "regen::scatter_sum argument 'src'");
   auto regen_a1 = ::regen::lift_tensor(index, "regen::scatter_sum argument 'index'");
   auto regen_a2 = ::regen::lift_int(dim, "regen::scatter_sum argument 'dim'");
@@ -55,6 +56,7 @@ at::Tensor wrap_regen_scatter_sum(const at::Tensor & src, const at::Tensor & ind
 
 // regen::scatter_sum_backward(Tensor grad, Tensor index, int dim) -> Tensor
 at::Tensor wrap_regen_scatter_sum_backward(const at::Tensor & grad, const at::Tensor & index, int64_t dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(grad, "regen::scatter_sum_backward argument 'grad'");
   auto regen_a1 = ::regen::lift_tensor(index, "regen::scatter_sum_backward argument 'index'");
   auto regen_a2 = ::regen::lift_int(dim, "regen::scatter_sum_backward argument 'dim'");
@@ -65,6 +67,7 @@ at::Tensor wrap_regen_scatter_sum_backward(const at::Tensor & grad, const at::Te
 
 // regen::scatter_max(Tensor src, Tensor index, int dim, int dim_size) -> (Tensor out, Tensor argmax)
 ::std::tuple<at::Tensor,at::Tensor> wrap_regen_scatter_max(const at::Tensor & src, const at::Tensor & index, int64_t dim, int64_t dim_size) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(src), ::regen::device_of_tensor(index)));
   auto regen_a0 = ::regen::lift_tensor(src, "regen::scatter_max argument 'src'");
   auto regen_a1 = ::regen::lift_tensor(index, "regen::scatter_max argument 'index'");
   auto regen_a2 = ::regen::lift_int(dim, "regen::scatter_max argument 'dim'");
@@ -77,6 +80,7 @@ at::Tensor wrap_regen_scatter_sum_backward(const at::Tensor & grad, const at::Te
 
 // regen::scatter_max_backward(Tensor grad_out, Tensor src, Tensor argmax, int dim) -> Tensor
 at::Tensor wrap_regen_scatter_max_backward(const at::Tensor & grad_out, const at::Tensor & src, const at::Tensor & argmax, int64_t dim) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(src), ::regen::device_of_tensor(argmax)));
   auto regen_a0 = ::regen::lift_tensor(grad_out, "regen::scatter_max_backward argument 'grad_out'");
   auto regen_a1 = ::regen::lift_tensor(src, "regen::scatter_max_backward argument 'src'");
   auto regen_a2 = ::regen::lift_tensor(argmax, "regen::scatter_max_backward argument 'argmax'");

@@ -17,7 +17,10 @@ pub mod generated {
     regen_runtime::include_kernels!();
 }
 
-regen_runtime::export_kernels!(generated, backend::Backend);
+// Two devices, as torch_openreg has, so that code written for several accelerators (`.to("regen:1")`,
+// `torch.regen.device(1)`, per-device memory and random state) runs against the reference device;
+// REGEN_DEVICE_COUNT sets another number.
+regen_runtime::export_kernels!(generated, backend::Backend, devices = 2);
 
 /// The vector tier the device's kernels run ([`regen_kernels::engine::capability`],
 /// `REGEN_CPU_CAPABILITY`), as a C string (`default`, `avx2` or `avx512`), for the tests' report of

@@ -45,19 +45,21 @@ std::string format_size(uint64_t bytes) {
 // in Python, which programs catch to shrink a batch), naming what was asked for, the limit and
 // what is in use, as CUDA's "Tried to allocate ..." does; exact byte counts too, for a test or a
 // user working out how far over they are.
-[[noreturn]] void raise_out_of_memory(size_t n) {
+[[noreturn]] void raise_out_of_memory(c10::DeviceIndex device, size_t n) {
   const uint64_t limit = regen_runtime_memory_limit();
-  const uint64_t in_use = regen_runtime_bytes_in_use();
+  const uint64_t in_use = regen_runtime_bytes_in_use(device);
   if (limit != UINT64_MAX) {
-    TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory. Tried to allocate ",
-                     format_size(n), " (", n, " bytes); the memory limit is ", format_size(limit), " (", limit,
+    TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory on device ",
+                     static_cast<int>(device), ". Tried to allocate ", format_size(n), " (", n,
+                     " bytes); the memory limit is ", format_size(limit), " (", limit,
                      " bytes), of which ", format_size(in_use), " (", in_use,
                      " bytes) is in use. The limit is REGEN_MEMORY_LIMIT or torch." REGEN_DEVICE_NAME
                      ".set_memory_limit().");
   }
-  TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory. Tried to allocate ",
-                   format_size(n), " (", n, " bytes); the host has no memory for it, with ", format_size(in_use),
-                   " (", in_use, " bytes) in use by the device.");
+  TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory on device ",
+                   static_cast<int>(device), ". Tried to allocate ", format_size(n), " (", n,
+                   " bytes); the host has no memory for it, with ", format_size(in_use), " (", in_use,
+                   " bytes) in use by the device.");
   // TORCH_CHECK_WITH throws; this keeps [[noreturn]] true for the compiler.
   std::abort();
 }
@@ -77,9 +79,12 @@ struct RustAllocator final : c10::Allocator {
   // Until 2.2, Allocator::allocate is const (c10/core/Allocator.h:157 in 2.2.2).
   c10::DataPtr allocate(size_t n) const override {
 #endif
-    void* ptr = n == 0 ? nullptr : regen_device_alloc(n);
-    if (n != 0 && ptr == nullptr) raise_out_of_memory(n);
-    return {ptr, ptr, &free_device_memory, kOnlyDevice};
+    // On the current device, as CUDA's allocator: a generated wrapper or a factory's device
+    // guard has made the call's device current.
+    const c10::DeviceIndex device = current_device();
+    void* ptr = n == 0 ? nullptr : regen_device_alloc(device, n);
+    if (n != 0 && ptr == nullptr) raise_out_of_memory(device, n);
+    return {ptr, ptr, &free_device_memory, device_at(device)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
 #if REGEN_TORCH_AT_LEAST(2, 3)
@@ -92,11 +97,11 @@ struct RustAllocator final : c10::Allocator {
   // Kernels run synchronously on the host: a block is free to reuse as soon as its storage dies.
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
-    check_device_index(device);
+    device = check_device_index(device);
     c10::CachingDeviceAllocator::DeviceStats stats;
     decltype(stats.allocated_bytes)::value_type in_use;
-    in_use.current = static_cast<int64_t>(regen_runtime_bytes_in_use());
-    in_use.peak = static_cast<int64_t>(regen_runtime_peak_bytes());
+    in_use.current = static_cast<int64_t>(regen_runtime_bytes_in_use(device));
+    in_use.peak = static_cast<int64_t>(regen_runtime_peak_bytes(device));
     const size_t all = 0;  // StatType::AGGREGATE, the "all" of memory_stats()
     stats.allocated_bytes[all] = in_use;
     stats.active_bytes[all] = in_use;
@@ -107,8 +112,7 @@ struct RustAllocator final : c10::Allocator {
   // Rust counts no totals (allocated / freed), so there is nothing accumulated to reset.
   void resetAccumulatedStats(c10::DeviceIndex device) override { check_device_index(device); }
   void resetPeakStats(c10::DeviceIndex device) override {
-    check_device_index(device);
-    regen_runtime_reset_peak_bytes();
+    regen_runtime_reset_peak_bytes(check_device_index(device));
   }
 #if REGEN_TORCH_AT_LEAST(2, 10)
   // Absent in 2.9.0, there in 2.10.0 (torch.accelerator.get_memory_info raises without it).

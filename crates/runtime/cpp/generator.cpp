@@ -12,6 +12,7 @@
 #endif
 
 #include <cstdint>
+#include <vector>
 
 namespace regen_host_glue {
 namespace {
@@ -23,9 +24,9 @@ namespace {
 // and lock it themselves, as ATen's kernels lock mutex_; torch locks mutex_ around these methods.
 // The pure virtuals of c10::GeneratorImpl are the same from 2.1 to 2.15.
 struct DeviceGenerator final : c10::GeneratorImpl {
-  // Takes ownership of `engine` (the default engine is never freed by Rust).
-  explicit DeviceGenerator(void* engine)
-      : c10::GeneratorImpl{kOnlyDevice, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)}, engine_(engine) {
+  // Takes ownership of `engine` (a default engine is never freed by Rust).
+  DeviceGenerator(c10::DeviceIndex index, void* engine)
+      : c10::GeneratorImpl{device_at(index), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)}, engine_(engine) {
     TORCH_CHECK(engine_ != nullptr, REGEN_DEVICE_NAME ": no random engine");
   }
   ~DeviceGenerator() override { regen_runtime_rng_free(engine_); }
@@ -57,19 +58,28 @@ struct DeviceGenerator final : c10::GeneratorImpl {
   void* engine() const { return engine_; }
 
  private:
-  DeviceGenerator* clone_impl() const override { return new DeviceGenerator(regen_runtime_rng_clone(engine_)); }
+  DeviceGenerator* clone_impl() const override {
+    return new DeviceGenerator(device().index(), regen_runtime_rng_clone(engine_));
+  }
   void* engine_;
 };
 
 }  // namespace
 
-const at::Generator& default_generator() {
-  static at::Generator gen = at::make_generator<DeviceGenerator>(regen_runtime_rng_default());
-  return gen;
+// Each device's default generator, made once (its engine is Rust's default engine of that device).
+const at::Generator& default_generator(c10::DeviceIndex index) {
+  static const std::vector<at::Generator> generators = [] {
+    std::vector<at::Generator> all;
+    for (c10::DeviceIndex i = 0; i < device_count(); ++i) {
+      all.push_back(at::make_generator<DeviceGenerator>(i, regen_runtime_rng_default(i)));
+    }
+    return all;
+  }();
+  return generators.at(static_cast<size_t>(index));
 }
 
-at::Generator new_generator() {
-  return at::make_generator<DeviceGenerator>(regen_runtime_rng_new(c10::default_rng_seed_val));
+at::Generator new_generator(c10::DeviceIndex index) {
+  return at::make_generator<DeviceGenerator>(index, regen_runtime_rng_new(c10::default_rng_seed_val));
 }
 
 const char* host_generator_engine(void* generator_impl, void** engine) {
@@ -88,8 +98,7 @@ const char* host_generator_engine(void* generator_impl, void** engine) {
 namespace {
 
 at::Generator make_generator_for_device(c10::DeviceIndex index) {
-  check_device_index(index);
-  return new_generator();
+  return new_generator(check_device_index(index));
 }
 
 }  // namespace

@@ -46,11 +46,16 @@
 namespace regen_host_glue {
 
 inline constexpr c10::DeviceType kDevice = c10::DeviceType::PrivateUse1;
-inline const c10::Device kOnlyDevice(kDevice, 0);
 inline constexpr const char* kWhat = REGEN_DEVICE_NAME " host glue";
 
-// guard.cpp: every way of naming a device index checks it here.
-void check_device_index(c10::DeviceIndex index);
+// The devices are Rust's (regen_runtime::device): how many, and each thread's current one.
+inline c10::DeviceIndex device_count() { return static_cast<c10::DeviceIndex>(regen_runtime_device_count()); }
+inline c10::DeviceIndex current_device() { return static_cast<c10::DeviceIndex>(regen_runtime_current_device()); }
+inline c10::Device device_at(c10::DeviceIndex index) { return c10::Device(kDevice, index); }
+
+// guard.cpp: every way of naming a device index checks it here; -1 ("the current device") is
+// replaced by the current device's index.
+c10::DeviceIndex check_device_index(c10::DeviceIndex index);
 
 // device_allocator.cpp: the allocator of device memory (Rust's regen_device_alloc).
 c10::Allocator* device_allocator();
@@ -59,9 +64,9 @@ c10::Allocator* device_allocator();
 c10::Allocator* pinned_allocator();
 bool is_pinned_ptr(const void* ptr);
 
-// generator.cpp: the default generator, a new one, and the engine service.
-const at::Generator& default_generator();
-at::Generator new_generator();
+// generator.cpp: a device's default generator, a new one, and the engine service.
+const at::Generator& default_generator(c10::DeviceIndex index);
+at::Generator new_generator(c10::DeviceIndex index);
 const char* host_generator_engine(void* generator_impl, void** engine);
 
 // hooks.cpp: registers the PrivateUse1 hooks.

@@ -1,10 +1,11 @@
-// The device guard of a regen backend (see glue.h): one device, its streams and events.
+// The device guard of a regen backend (see glue.h): its devices, streams and events.
 #include "glue.h"
 
 #include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 
@@ -13,15 +14,22 @@ namespace regen_host_glue {
 // Every way of naming a device index checks it here, as CUDA does for an ordinal it lacks (the
 // guard's setDevice and exchangeDevice, so factories, `.to()`, storages and torch.accelerator
 // through their device guards; generators; streams; the allocator's statistics): index -1 is
-// "the current device", which is device 0. Without it `device="regen:1"` silently meant regen:0.
-void check_device_index(c10::DeviceIndex index) {
-  TORCH_CHECK(index <= 0, REGEN_DEVICE_NAME " has one device (index 0), not ", REGEN_DEVICE_NAME, ":",
+// "the current device". Without it `device="regen:1"` on a one-device backend silently meant
+// regen:0.
+c10::DeviceIndex check_device_index(c10::DeviceIndex index) {
+  if (index == -1) return current_device();
+  const c10::DeviceIndex count = device_count();
+  TORCH_CHECK(index >= 0 && index < count, REGEN_DEVICE_NAME " has ", static_cast<int>(count),
+              count == 1 ? " device (index 0)" : " devices", ", not ", REGEN_DEVICE_NAME, ":",
               static_cast<int>(index), " (invalid device index)");
+  return index;
 }
 
 namespace {
 
-// One device, index 0. Every kernel runs to completion on the calling thread before it returns,
+// The devices and the current device are Rust's (regen_runtime::device), so the Python device
+// module, this guard and the kernels agree on them. Every kernel runs to completion on the calling
+// thread before it returns,
 // so streams and events only keep the bookkeeping torch.Stream / torch.Event expect: distinct
 // streams (ids from a counter; 0 is the default stream) and a per-thread current stream; every
 // stream is always idle, every recorded event complete, and waiting is a no-op. An event is a host
@@ -42,46 +50,60 @@ struct Event {
   std::chrono::steady_clock::time_point when;
 };
 
-std::atomic<c10::StreamId> g_last_stream{0};
-thread_local c10::StreamId t_current_stream = 0;
+// regen_runtime::device::MAX_DEVICES: no backend has more devices.
+constexpr size_t kMaxDevices = 16;
 
-c10::Stream device_stream(c10::StreamId id) { return c10::Stream(c10::Stream::UNSAFE, kOnlyDevice, id); }
+std::atomic<c10::StreamId> g_last_stream{0};
+// Each thread's current stream on each device (0, the default stream, until one is set).
+thread_local std::array<c10::StreamId, kMaxDevices> t_current_stream{};
+
+c10::Stream device_stream(c10::DeviceIndex index, c10::StreamId id) {
+  return c10::Stream(c10::Stream::UNSAFE, device_at(index), id);
+}
 
 struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
   c10::Device exchangeDevice(c10::Device d) const override {
-    check_device(d);
-    return kOnlyDevice;
+    const c10::DeviceIndex index = check_device(d);
+    const c10::DeviceIndex previous = current_device();
+    if (index != previous) regen_runtime_set_device(index);
+    return device_at(previous);
   }
-  c10::Device getDevice() const override { return kOnlyDevice; }
-  static void check_device(c10::Device d) {
+  c10::Device getDevice() const override { return device_at(current_device()); }
+  static c10::DeviceIndex check_device(c10::Device d) {
     TORCH_CHECK(d.type() == kDevice, REGEN_DEVICE_NAME " device guard: not a " REGEN_DEVICE_NAME " device: ", d);
-    check_device_index(d.index());
+    return check_device_index(d.index());
   }
-  void setDevice(c10::Device d) const override { check_device(d); }
-  void uncheckedSetDevice(c10::Device) const noexcept override {}
-  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+  void setDevice(c10::Device d) const override { regen_runtime_set_device(check_device(d)); }
+  // Restores what exchangeDevice returned (a valid index), so the check cannot fail.
+  void uncheckedSetDevice(c10::Device d) const noexcept override { regen_runtime_set_device(d.index()); }
+  c10::DeviceIndex deviceCount() const noexcept override { return device_count(); }
 
-  c10::Stream getStream(c10::Device) const noexcept override { return device_stream(t_current_stream); }
+  // noexcept: a stream names a device this backend has (streams are made by the checked calls
+  // below); -1 is the current device.
+  static c10::DeviceIndex stream_device(c10::Device d) noexcept {
+    const c10::DeviceIndex index = d.index() == -1 ? current_device() : d.index();
+    return index >= 0 && static_cast<size_t>(index) < kMaxDevices ? index : 0;
+  }
+  c10::Stream getStream(c10::Device d) const noexcept override {
+    const c10::DeviceIndex index = stream_device(d);
+    return device_stream(index, t_current_stream[index]);
+  }
   c10::Stream exchangeStream(c10::Stream s) const noexcept override {
-    c10::StreamId previous = t_current_stream;
-    t_current_stream = s.id();
-    return device_stream(previous);
+    const c10::DeviceIndex index = stream_device(s.device());
+    const c10::StreamId previous = t_current_stream[index];
+    t_current_stream[index] = s.id();
+    return device_stream(index, previous);
   }
-  // A stream asked for on another device index (`torch.Stream("regen:1")`) is an error, as
-  // setting that device is: the stream would claim a device that does not exist.
-  c10::Stream getDefaultStream(c10::Device d) const override {
-    check_device(d);
-    return device_stream(0);
-  }
+  // A stream asked for on a device index the backend lacks (`torch.Stream("regen:5")`) is an
+  // error, as setting that device is: the stream would claim a device that does not exist.
+  c10::Stream getDefaultStream(c10::Device d) const override { return device_stream(check_device(d), 0); }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
-    check_device(d);
-    return device_stream(++g_last_stream);
+    return device_stream(check_device(d), ++g_last_stream);
   }
 #if REGEN_TORCH_AT_LEAST(2, 4)
   c10::Stream getNewStream(c10::Device d, int) const override {
-    check_device(d);
-    return device_stream(++g_last_stream);
+    return device_stream(check_device(d), ++g_last_stream);
   }
 #endif
   bool queryStream(const c10::Stream&) const override { return true; }

@@ -35,28 +35,31 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 4)
-  c10::DeviceIndex deviceCount() const override { return 1; }
-  c10::DeviceIndex getCurrentDevice() const override { return 0; }
+  c10::DeviceIndex deviceCount() const override { return device_count(); }
+  c10::DeviceIndex getCurrentDevice() const override { return current_device(); }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 5)
   bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }
   const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
-    check_device_index(index);
-    return default_generator();
+    return default_generator(check_device_index(index));
   }
 #else
   const at::Generator& getDefaultGenerator(c10::DeviceIndex index) override {
-    check_device_index(index);
-    return default_generator();
+    return default_generator(check_device_index(index));
   }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 6)
   at::Generator getNewGenerator(c10::DeviceIndex index) const override {
-    check_device_index(index);
-    return new_generator();
+    return new_generator(check_device_index(index));
   }
 #endif
-  at::Device getDeviceFromPtr(void*) const override { return kOnlyDevice; }
+  // The device whose allocation holds `data`; memory the allocator did not hand out is an error,
+  // not a guess.
+  at::Device getDeviceFromPtr(void* data) const override {
+    const int32_t device = regen_runtime_device_of_ptr(data);
+    TORCH_CHECK(device >= 0, REGEN_DEVICE_NAME ": the pointer ", data, " is not in " REGEN_DEVICE_NAME " device memory");
+    return device_at(static_cast<c10::DeviceIndex>(device));
+  }
 };
 
 }  // namespace

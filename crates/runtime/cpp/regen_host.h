@@ -48,6 +48,8 @@ typedef struct regen_host {
   const char* (*autocast_state)(bool* enabled, int32_t* dtype);
   const char* (*set_autocast_enabled)(bool enabled);
   const char* (*set_autocast_dtype)(int32_t dtype);
+  /* The device's name (`regen`), as torch prints its devices (`regen:1`), for messages. */
+  const char* device_name;
 } regen_host;
 
 /* Exported by the backend's Rust code. */
@@ -55,25 +57,34 @@ typedef struct regen_host {
  * the device guard and the PrivateUse1 hooks are registered). host and everything it points to
  * stay valid for the life of the process. */
 void regen_backend_init(const regen_host* host);
-/* Device memory, for the PrivateUse1 allocator: asked only for nbytes > 0; NULL means out of
- * memory, the host's or the limit's (raised as c10::OutOfMemoryError). A pointer comes back to regen_device_free when its storage dies. */
-void* regen_device_alloc(size_t nbytes);
+/* The devices (regen_runtime::device): how many, and the calling thread's current one, which the
+ * device guard reads and sets (set_device returns false, changing nothing, for an index out of
+ * range; the glue checks first). */
+int32_t regen_runtime_device_count(void);
+int32_t regen_runtime_current_device(void);
+bool regen_runtime_set_device(int32_t device);
+/* Device memory, for the PrivateUse1 allocator: nbytes (> 0) on `device` (checked); NULL means out
+ * of memory, the host's or the limit's (raised as c10::OutOfMemoryError). A pointer comes back to
+ * regen_device_free when its storage dies. device_of_ptr: the device of a pointer into a live
+ * block, -1 for memory the allocator did not hand out. */
+void* regen_device_alloc(int32_t device, size_t nbytes);
 void regen_device_free(void* ptr);
-/* Bytes of device memory in use now, and the most in use at once since the start or the last
- * regen_runtime_reset_peak_bytes (regen_runtime::alloc), for the allocator's statistics. */
-uint64_t regen_runtime_bytes_in_use(void);
-uint64_t regen_runtime_peak_bytes(void);
-void regen_runtime_reset_peak_bytes(void);
-/* The most bytes regen_device_alloc lets be in use at once (REGEN_MEMORY_LIMIT, or
+int32_t regen_runtime_device_of_ptr(const void* ptr);
+/* Bytes of device memory in use now on `device`, and the most in use at once since the start or
+ * the last regen_runtime_reset_peak_bytes (regen_runtime::alloc), for the allocator's statistics. */
+uint64_t regen_runtime_bytes_in_use(int32_t device);
+uint64_t regen_runtime_peak_bytes(int32_t device);
+void regen_runtime_reset_peak_bytes(int32_t device);
+/* The most bytes regen_device_alloc lets be in use at once on each device (REGEN_MEMORY_LIMIT, or
  * torch.NAME.set_memory_limit), UINT64_MAX when there is no limit: an allocation that would pass
  * it returns NULL, which the glue raises as torch.OutOfMemoryError naming the limit. */
 uint64_t regen_runtime_memory_limit(void);
 /* The device generator's engine (regen_runtime::rng): PyTorch's CPU generator, state for state.
- * An engine from _new or _clone is freed once with _free; _default is the device's default
- * generator (never freed). States have torch.get_rng_state()'s layout and _state_size bytes;
+ * An engine from _new or _clone is freed once with _free; _default is a device's default
+ * generator (never freed; NULL for a device out of range). States have torch.get_rng_state()'s layout and _state_size bytes;
  * _set_state returns NULL or CPU's message (valid until the next call on the thread). */
 void* regen_runtime_rng_new(uint64_t seed);
-void* regen_runtime_rng_default(void);
+void* regen_runtime_rng_default(int32_t device);
 void* regen_runtime_rng_clone(void* engine);
 void regen_runtime_rng_free(void* engine);
 void regen_runtime_rng_set_seed(void* engine, uint64_t seed);

@@ -174,7 +174,7 @@ const regen_host* services() {
       sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
       &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
       &host_parallel_for, &host_num_threads, &host_view_dtype,  &host_generator_engine,
-      &host_autocast_state, &host_set_autocast_enabled, &host_set_autocast_dtype,
+      &host_autocast_state, &host_set_autocast_enabled, &host_set_autocast_dtype, REGEN_DEVICE_NAME,
   };
   return &host;
 }

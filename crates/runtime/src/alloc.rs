@@ -1,19 +1,27 @@
-//! Device memory: 64-byte-aligned host memory owned by Rust, with a count of the bytes in use and
-//! of their peak (what `torch.NAME.memory_allocated` and `max_memory_allocated` report), and an
-//! optional limit on the bytes in use (`REGEN_MEMORY_LIMIT`, read once at the first allocation, or
-//! [`set_limit`] at run time): an allocation that would pass it fails as out of memory does, so a
-//! host-memory device can show what a program does when a GPU's memory runs out.
+//! Device memory: 64-byte-aligned host memory owned by Rust, with a count per device of the bytes
+//! in use and of their peak (what `torch.NAME.memory_allocated(d)` and `max_memory_allocated(d)`
+//! report), and an optional limit on each device's bytes in use (`REGEN_MEMORY_LIMIT`, read once
+//! at the first allocation, or [`set_limit`] at run time): an allocation that would pass it fails
+//! as out of memory does, so a host-memory device can show what a program does when a GPU's memory
+//! runs out. With several devices ([`crate::device`]) a block also records its device, and the
+//! live blocks are kept by address so that the device of any pointer into one can be told.
 
 use std::alloc::{Layout, alloc, dealloc};
+use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+
+use crate::device::{self, MAX_DEVICES};
 
 /// Alignment of every device allocation (a cache line; enough for any SIMD load).
 pub const ALIGN: usize = 64;
 
-static BYTES_IN_USE: AtomicU64 = AtomicU64::new(0);
-static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
+static BYTES_IN_USE: [AtomicU64; MAX_DEVICES] = [const { AtomicU64::new(0) }; MAX_DEVICES];
+static PEAK_BYTES: [AtomicU64; MAX_DEVICES] = [const { AtomicU64::new(0) }; MAX_DEVICES];
+/// The live blocks by address (start -> (bytes, device)), kept only when there are several
+/// devices: [`device_of`] then finds a pointer's block.
+static BLOCKS: Mutex<BTreeMap<usize, (usize, usize)>> = Mutex::new(BTreeMap::new());
 /// The most bytes that may be in use at once; [`NO_LIMIT`] when there is none.
 static LIMIT: AtomicU64 = AtomicU64::new(NO_LIMIT);
 static READ_ENV: Once = Once::new();
@@ -37,19 +45,32 @@ fn refuse() -> *mut c_void {
     std::ptr::null_mut()
 }
 
-/// Bytes currently allocated on the device.
-pub fn bytes_in_use() -> u64 {
-    BYTES_IN_USE.load(Ordering::Relaxed)
+/// Bytes currently allocated on `device` (0 for an index past [`MAX_DEVICES`]).
+pub fn bytes_in_use(device: usize) -> u64 {
+    BYTES_IN_USE.get(device).map_or(0, |b| b.load(Ordering::Relaxed))
 }
 
-/// The most bytes allocated at once since the start or the last [`reset_peak_bytes`].
-pub fn peak_bytes() -> u64 {
-    PEAK_BYTES.load(Ordering::Relaxed)
+/// The most bytes allocated at once on `device` since the start or the last [`reset_peak_bytes`].
+pub fn peak_bytes(device: usize) -> u64 {
+    PEAK_BYTES.get(device).map_or(0, |b| b.load(Ordering::Relaxed))
 }
 
-/// Starts the peak over from the bytes allocated now.
-pub fn reset_peak_bytes() {
-    PEAK_BYTES.store(bytes_in_use(), Ordering::Relaxed);
+/// Starts `device`'s peak over from the bytes allocated now.
+pub fn reset_peak_bytes(device: usize) {
+    if let Some(peak) = PEAK_BYTES.get(device) {
+        peak.store(bytes_in_use(device), Ordering::Relaxed);
+    }
+}
+
+/// The device whose block holds `ptr` (any address inside a live block); `None` for memory this
+/// allocator did not hand out. With one device, every pointer is device 0's.
+pub fn device_of(ptr: *const c_void) -> Option<usize> {
+    if device::count() == 1 {
+        return Some(0);
+    }
+    let blocks = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    let (&start, &(len, device)) = blocks.range(..=ptr as usize).next_back()?;
+    ((ptr as usize) < start + len.max(1)).then_some(device)
 }
 
 /// Reads `value` as `REGEN_MEMORY_LIMIT` does: bytes, optionally with a binary suffix `K`, `M`,
@@ -107,41 +128,50 @@ pub fn set_limit(limit: Option<u64>) -> Option<u64> {
     Some(previous).filter(|&l| l != NO_LIMIT)
 }
 
-/// Counts `nbytes` as in use unless that would pass the limit (then None, and nothing counted);
-/// returns the bytes in use with them. A compare-and-swap loop, so two threads allocating at once
-/// cannot both pass the check and end over the limit together.
-fn reserve(nbytes: u64) -> Option<u64> {
+/// Counts `nbytes` as in use on `device` unless that would pass the limit (then None, and nothing
+/// counted); returns the bytes in use with them. A compare-and-swap loop, so two threads
+/// allocating at once cannot both pass the check and end over the limit together.
+fn reserve(device: usize, nbytes: u64) -> Option<u64> {
     let limit = limit().unwrap_or(NO_LIMIT);
-    let mut now = BYTES_IN_USE.load(Ordering::Relaxed);
+    let in_use = &BYTES_IN_USE[device];
+    let mut now = in_use.load(Ordering::Relaxed);
     loop {
         let after = now.checked_add(nbytes).filter(|&after| after <= limit)?;
-        match BYTES_IN_USE.compare_exchange_weak(now, after, Ordering::Relaxed, Ordering::Relaxed) {
+        match in_use.compare_exchange_weak(now, after, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return Some(after),
             Err(actual) => now = actual,
         }
     }
 }
 
-/// Each block starts with a header of ALIGN bytes holding its size, so `free` needs only the pointer.
+/// `nbytes` on `device` (which the caller checked is below [`device::count`]). Each block starts
+/// with a header of ALIGN bytes holding its size and device, so `free` needs only the pointer.
 /// NULL when the host has no memory for it or it would pass the [`limit`]; then nothing is counted.
-pub fn allocate(nbytes: usize) -> *mut c_void {
+pub fn allocate(device: usize, nbytes: usize) -> *mut c_void {
+    if device >= MAX_DEVICES {
+        return refuse();
+    }
     let Some(total) = nbytes.checked_add(ALIGN) else { return refuse() };
     let Ok(layout) = Layout::from_size_align(total, ALIGN) else { return refuse() };
-    let Some(in_use) = reserve(nbytes as u64) else { return refuse() };
+    let Some(in_use) = reserve(device, nbytes as u64) else { return refuse() };
     // SAFETY: the layout has a non-zero size.
     let base = unsafe { alloc(layout) };
     if base.is_null() {
         // The host refused: give back what reserve counted.
-        BYTES_IN_USE.fetch_sub(nbytes as u64, Ordering::Relaxed);
+        BYTES_IN_USE[device].fetch_sub(nbytes as u64, Ordering::Relaxed);
         return refuse();
     }
     // Only memory handed out makes a peak: a refused allocation leaves memory_stats as it was.
-    PEAK_BYTES.fetch_max(in_use, Ordering::Relaxed);
-    // SAFETY: the block is at least ALIGN bytes; the header holds the size.
-    unsafe {
-        base.cast::<usize>().write(nbytes);
-        base.add(ALIGN).cast()
+    PEAK_BYTES[device].fetch_max(in_use, Ordering::Relaxed);
+    // SAFETY: the block is at least ALIGN bytes; the header holds the size and the device.
+    let ptr = unsafe {
+        base.cast::<[usize; 2]>().write([nbytes, device]);
+        base.add(ALIGN)
+    };
+    if device::count() > 1 {
+        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).insert(ptr as usize, (nbytes, device));
     }
+    ptr.cast()
 }
 
 /// # Safety
@@ -150,18 +180,22 @@ pub unsafe fn free(ptr: *mut c_void) {
     if ptr.is_null() {
         return;
     }
+    if device::count() > 1 {
+        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).remove(&(ptr as usize));
+    }
     // SAFETY: per the contract, the header precedes `ptr`.
     unsafe {
         let base = ptr.cast::<u8>().sub(ALIGN);
-        let nbytes = base.cast::<usize>().read();
-        BYTES_IN_USE.fetch_sub(nbytes as u64, Ordering::Relaxed);
+        let [nbytes, device] = base.cast::<[usize; 2]>().read();
+        BYTES_IN_USE[device].fetch_sub(nbytes as u64, Ordering::Relaxed);
         dealloc(base, Layout::from_size_align_unchecked(nbytes + ALIGN, ALIGN));
     }
 }
 
+/// `nbytes` on `device` (the glue passes the current device, checked).
 #[unsafe(no_mangle)]
-pub extern "C" fn regen_device_alloc(nbytes: usize) -> *mut c_void {
-    allocate(nbytes)
+pub extern "C" fn regen_device_alloc(device: i32, nbytes: usize) -> *mut c_void {
+    usize::try_from(device).map_or_else(|_| refuse(), |d| allocate(d, nbytes))
 }
 
 /// # Safety
@@ -172,19 +206,29 @@ pub unsafe extern "C" fn regen_device_free(ptr: *mut c_void) {
     unsafe { free(ptr) }
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn regen_runtime_bytes_in_use() -> u64 {
-    bytes_in_use()
+fn index(device: i32) -> usize {
+    usize::try_from(device).unwrap_or(usize::MAX)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn regen_runtime_peak_bytes() -> u64 {
-    peak_bytes()
+pub extern "C" fn regen_runtime_bytes_in_use(device: i32) -> u64 {
+    bytes_in_use(index(device))
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn regen_runtime_reset_peak_bytes() {
-    reset_peak_bytes()
+pub extern "C" fn regen_runtime_peak_bytes(device: i32) -> u64 {
+    peak_bytes(index(device))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_reset_peak_bytes(device: i32) {
+    reset_peak_bytes(index(device))
+}
+
+/// The device of a pointer into a live block; -1 for memory this allocator did not hand out.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_device_of_ptr(ptr: *const c_void) -> i32 {
+    device_of(ptr).map_or(-1, |d| d as i32)
 }
 
 /// The memory limit in bytes; `u64::MAX` ([`NO_LIMIT`]) when there is none.
@@ -205,13 +249,14 @@ mod tests {
 
     #[test]
     fn aligned_and_counted() {
-        let before = bytes_in_use();
-        let p = allocate(1000);
+        let before = bytes_in_use(0);
+        let p = allocate(0, 1000);
         assert_eq!(p as usize % ALIGN, 0);
-        assert!(bytes_in_use() >= before + 1000);
+        assert!(bytes_in_use(0) >= before + 1000);
+        assert_eq!(device_of(p), Some(0));
         // SAFETY: from allocate, freed once.
         unsafe { free(p) };
-        let q = allocate(24);
+        let q = allocate(0, 24);
         // SAFETY: as above.
         unsafe { free(q) };
     }
@@ -220,11 +265,11 @@ mod tests {
     fn peak_holds_the_largest_total() {
         // Other tests allocate concurrently, but only this one resets the peak, and a peak
         // never falls otherwise.
-        reset_peak_bytes();
-        let p = allocate(1 << 20);
-        assert!(peak_bytes() >= bytes_in_use().max(1 << 20));
+        reset_peak_bytes(0);
+        let p = allocate(0, 1 << 20);
+        assert!(peak_bytes(0) >= bytes_in_use(0).max(1 << 20));
         // SAFETY: from allocate, freed once.
         unsafe { free(p) };
-        assert!(peak_bytes() >= 1 << 20, "freeing keeps the peak");
+        assert!(peak_bytes(0) >= 1 << 20, "freeing keeps the peak");
     }
 }

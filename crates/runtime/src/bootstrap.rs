@@ -223,13 +223,14 @@ pub fn copy_into(src: &TensorRef<'_>, dst: &TensorRef<'_>) -> Result<()> {
 
 // The kernels, one per op in `OPS`, with the generated trait's parameters.
 
-/// A factory's `device=` names one of this backend's devices: a host-memory backend has one,
-/// index 0 (-1 is the current device). Another index is an error, as CUDA's for an ordinal it
-/// lacks, instead of a tensor silently made on device 0.
+/// A factory's `device=` names one of this backend's devices ([`crate::device::count`]; -1 is
+/// the current device). Another index is an error, as CUDA's for an ordinal it lacks, instead of
+/// a tensor silently made on another device. (The generated wrapper has already made the device
+/// current, so the tensor is allocated there.)
 pub fn check_device(device: Option<Device>) -> Result<()> {
     match device {
-        Some(Device { index, .. }) if index > 0 => {
-            Err(Error::runtime(format!("invalid device index {index}: this backend has one device (index 0)")))
+        Some(Device { index, .. }) if index >= 0 && index as usize >= crate::device::count() => {
+            Err(crate::device::invalid(i64::from(index)))
         }
         _ => Ok(()),
     }
@@ -389,7 +390,7 @@ pub fn fill_(self_: TensorRef<'_>, value: Scalar) -> Result<()> {
 /// which `regen new` writes into regen.toml; the compiler keeps the two equal, since a listed op
 /// without a method here, or a method here for an op not listed, does not build), forwarding to
 /// this module: write it inside your
-/// `impl Kernels for ...` block. A host-memory backend has one device: a factory's `device=` is
+/// `impl Kernels for ...` block. A factory's `device=` is
 /// only checked ([`check_device`]).
 #[macro_export]
 macro_rules! host_memory_bootstrap {

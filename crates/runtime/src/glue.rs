@@ -37,7 +37,14 @@ pub struct Host {
     pub autocast_state: unsafe extern "C" fn(*mut bool, *mut i32) -> *const c_char,
     pub set_autocast_enabled: unsafe extern "C" fn(bool) -> *const c_char,
     pub set_autocast_dtype: unsafe extern "C" fn(i32) -> *const c_char,
+    /// NUL-terminated, static.
+    pub device_name: *const c_char,
 }
+
+// SAFETY: the table's pointers are functions and a static string, valid on any thread.
+unsafe impl Send for Host {}
+// SAFETY: as above; nothing in the table is mutated after installation.
+unsafe impl Sync for Host {}
 
 static HOST: OnceLock<Host> = OnceLock::new();
 

@@ -27,6 +27,7 @@ pub mod abi;
 pub mod alloc;
 pub mod args;
 pub mod bootstrap;
+pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod error;
@@ -66,17 +67,22 @@ macro_rules! include_kernel_groups {
 }
 
 /// Exports `regen_backend_init`, which the C++ host glue calls once when the library loads: it
-/// installs the host services, then `$kernels` as the backend's kernels.
+/// sets the number of devices (`devices = N`; 1 when omitted; `REGEN_DEVICE_COUNT` overrides it,
+/// [`device`]), installs the host services, then `$kernels` as the backend's kernels.
 /// `$generated` is the module holding the generated kernels.rs.
 #[macro_export]
 macro_rules! export_kernels {
     ($($generated:ident)::+, $kernels:expr) => {
+        $crate::export_kernels!($($generated)::+, $kernels, devices = 1);
+    };
+    ($($generated:ident)::+, $kernels:expr, devices = $devices:expr) => {
         /// Called once by the C++ host glue when the library loads.
         ///
         /// # Safety
         /// `host` points to the glue's `regen_host` table, which lives as long as the process.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn regen_backend_init(host: *const $crate::host::Host) {
+            $crate::device::set_default_count($devices);
             // SAFETY: per the contract.
             unsafe { $crate::host::init(host) };
             $($generated)::+::install($kernels);

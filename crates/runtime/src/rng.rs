@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Mutex, OnceLock};
 
 use crate::args::Generator;
+use crate::device::MAX_DEVICES;
 use crate::error::{Error, Result};
 use crate::glue::{installed, status};
 
@@ -254,15 +255,24 @@ pub fn nondeterministic_seed() -> u64 {
     raw & 0x1f_ffff_ffff_ffff
 }
 
-/// The device's default generator (`torch.manual_seed` seeds it), seeded nondeterministically
+/// Each device's default generator (`torch.manual_seed` seeds them), seeded nondeterministically
 /// at first use as CPU's default generator is.
-pub fn default_engine() -> &'static Engine {
-    static DEFAULT: OnceLock<Engine> = OnceLock::new();
-    DEFAULT.get_or_init(|| Engine::new(nondeterministic_seed()))
+static DEFAULTS: [OnceLock<Engine>; MAX_DEVICES] = [const { OnceLock::new() }; MAX_DEVICES];
+
+/// The default generator of `device` (one past [`MAX_DEVICES`] is refused by the callers, which
+/// check indices against the device count first).
+pub fn default_engine_of(device: usize) -> &'static Engine {
+    DEFAULTS[device.min(MAX_DEVICES - 1)].get_or_init(|| Engine::new(nondeterministic_seed()))
 }
 
-/// Runs `f` on the generator a kernel was given (`generator=`), or on the device's default
-/// generator, locked for the whole call. A generator of another device is CPU's error.
+/// The current device's default generator (that of the device a kernel's call is on: the
+/// generated wrappers make it current).
+pub fn default_engine() -> &'static Engine {
+    default_engine_of(crate::device::current())
+}
+
+/// Runs `f` on the generator a kernel was given (`generator=`), or on the current device's
+/// default generator, locked for the whole call. A generator of another device is CPU's error.
 pub fn with_generator<R>(generator: Option<Generator>, f: impl FnOnce(&mut CpuGenerator) -> R) -> Result<R> {
     let Some(generator) = generator else { return Ok(default_engine().with(f)) };
     let engine = generator_engine(generator)?;
@@ -282,10 +292,18 @@ pub extern "C" fn regen_runtime_rng_new(seed: u64) -> *mut c_void {
     Box::into_raw(Box::new(Engine::new(seed))).cast()
 }
 
-/// The default engine (never freed).
+/// The default engine of `device` (never freed); NULL for a device index out of range.
 #[unsafe(no_mangle)]
-pub extern "C" fn regen_runtime_rng_default() -> *mut c_void {
-    std::ptr::from_ref(default_engine()).cast_mut().cast()
+pub extern "C" fn regen_runtime_rng_default(device: i32) -> *mut c_void {
+    match usize::try_from(device) {
+        Ok(d) if d < crate::device::count() => std::ptr::from_ref(default_engine_of(d)).cast_mut().cast(),
+        _ => std::ptr::null_mut(),
+    }
+}
+
+/// Whether `engine` is one of the default engines.
+fn is_default(engine: *mut c_void) -> bool {
+    DEFAULTS.iter().any(|d| d.get().is_some_and(|e| std::ptr::eq(e, engine.cast::<Engine>())))
 }
 
 /// A new engine in the same state.
@@ -299,10 +317,10 @@ pub extern "C" fn regen_runtime_rng_clone(engine: *mut c_void) -> *mut c_void {
 
 /// # Safety
 /// `engine` came from `regen_runtime_rng_new` or `_clone` and is freed once (NULL and the
-/// default engine are ignored).
+/// default engines are ignored).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn regen_runtime_rng_free(engine: *mut c_void) {
-    if !engine.is_null() && engine != regen_runtime_rng_default() {
+    if !engine.is_null() && !is_default(engine) {
         // SAFETY: per the contract.
         drop(unsafe { Box::from_raw(engine.cast::<Engine>()) });
     }
@@ -448,7 +466,7 @@ mod tests {
             assert!(!regen_runtime_rng_set_state(c, state.as_ptr(), 3).is_null());
             regen_runtime_rng_free(c);
             regen_runtime_rng_free(e);
-            regen_runtime_rng_free(regen_runtime_rng_default());
+            regen_runtime_rng_free(regen_runtime_rng_default(0));
         }
     }
 }

@@ -11,31 +11,31 @@ use regen_runtime::alloc::{
 #[test]
 fn an_allocation_over_the_limit_fails_and_counts_nothing() {
     assert_eq!(set_limit(None), None, "no REGEN_MEMORY_LIMIT in the test's environment, so no limit at start");
-    let base = bytes_in_use();
+    let base = bytes_in_use(0);
     assert_eq!(set_limit(Some(base + 4096)), None);
     assert_eq!(limit(), Some(base + 4096));
 
-    let a = allocate(3000);
+    let a = allocate(0, 3000);
     assert!(!a.is_null(), "3000 bytes fit under a limit 4096 over what is in use");
-    assert_eq!(bytes_in_use(), base + 3000);
-    reset_peak_bytes();
-    let peak = peak_bytes();
+    assert_eq!(bytes_in_use(0), base + 3000);
+    reset_peak_bytes(0);
+    let peak = peak_bytes(0);
 
     // 3000 + 2000 > 4096: refused, and neither the bytes in use nor the peak moves; the refusal
     // is counted on this thread (what tells host services that they failed for want of memory).
     let refused = refused_on_this_thread();
-    assert!(allocate(2000).is_null());
-    assert_eq!(bytes_in_use(), base + 3000);
-    assert_eq!(peak_bytes(), peak, "a refused allocation is no peak");
+    assert!(allocate(0, 2000).is_null());
+    assert_eq!(bytes_in_use(0), base + 3000);
+    assert_eq!(peak_bytes(0), peak, "a refused allocation is no peak");
     assert_eq!(refused_on_this_thread(), refused + 1);
     let other_thread = std::thread::spawn(refused_on_this_thread).join().unwrap();
     assert_eq!(other_thread, 0, "counted per thread");
 
     // Exactly up to the limit is allowed (the limit is the most in use, not a bound to stay under).
-    let b = allocate(1096);
+    let b = allocate(0, 1096);
     assert!(!b.is_null(), "3000 + 1096 is the limit exactly");
     assert_eq!(refused_on_this_thread(), refused + 1, "an allocation that succeeds is not counted");
-    assert!(allocate(1).is_null(), "one byte more is over");
+    assert!(allocate(0, 1).is_null(), "one byte more is over");
 
     // A lower limit than what is in use keeps what is allocated; freeing makes room again.
     assert_eq!(set_limit(Some(base + 1000)), Some(base + 4096));
@@ -44,8 +44,8 @@ fn an_allocation_over_the_limit_fails_and_counts_nothing() {
         free(a);
         free(b);
     }
-    assert_eq!(bytes_in_use(), base);
-    let c = allocate(1000);
+    assert_eq!(bytes_in_use(0), base);
+    let c = allocate(0, 1000);
     assert!(!c.is_null());
     // SAFETY: from allocate, freed once.
     unsafe { free(c) };
@@ -54,12 +54,12 @@ fn an_allocation_over_the_limit_fails_and_counts_nothing() {
     assert_eq!(regen_runtime_set_memory_limit(NO_LIMIT), base + 1000);
     assert_eq!(regen_runtime_memory_limit(), NO_LIMIT);
     assert_eq!(limit(), None);
-    let big = allocate(8 << 20);
+    let big = allocate(0, 8 << 20);
     assert!(!big.is_null(), "no limit: 8 MiB is the host's to give");
     // SAFETY: from allocate, freed once.
     unsafe { free(big) };
     assert_eq!(regen_runtime_set_memory_limit(0), NO_LIMIT);
-    assert!(allocate(1).is_null(), "a limit of 0 refuses everything while nothing more is freed");
+    assert!(allocate(0, 1).is_null(), "a limit of 0 refuses everything while nothing more is freed");
     set_limit(None);
 }
 

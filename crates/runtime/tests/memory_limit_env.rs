@@ -7,9 +7,9 @@ use regen_runtime::alloc::{allocate, bytes_in_use, free, limit, set_limit};
 fn regen_memory_limit_is_read_at_the_first_allocation() {
     // SAFETY: the only test in this binary, so no other thread reads the environment now.
     unsafe { std::env::set_var("REGEN_MEMORY_LIMIT", "64K") };
-    assert_eq!(bytes_in_use(), 0, "nothing allocated before the variable is set");
-    assert!(allocate(65 << 10).is_null(), "65 KiB is over REGEN_MEMORY_LIMIT=64K");
-    let p = allocate(64 << 10);
+    assert_eq!(bytes_in_use(0), 0, "nothing allocated before the variable is set");
+    assert!(allocate(0, 65 << 10).is_null(), "65 KiB is over REGEN_MEMORY_LIMIT=64K");
+    let p = allocate(0, 64 << 10);
     assert!(!p.is_null(), "64 KiB is the limit exactly");
     // SAFETY: from allocate, freed once.
     unsafe { free(p) };

@@ -49,7 +49,7 @@ def test_device_basics():
         assert moved.device.type == "regen"
         assert torch.equal(moved.cpu(), cpu)
     assert "device='regen:0'" in repr(t)
-    assert torch.regen.is_available() and torch.regen.device_count() == 1
+    assert torch.regen.is_available() and torch.regen.device_count() == 2
 
 
 @pytest.mark.parametrize("op,native", [("add", "add.Tensor"), ("sub", "sub.Tensor"), ("mul", "mul.Tensor"), ("div", "div.Tensor")])

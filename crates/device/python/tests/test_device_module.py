@@ -17,15 +17,18 @@ def test_device_index_forms_and_errors():
     assert m._get_device_index("regen", optional=True) == 0
     assert m._get_device_index(torch.device("regen:0")) == 0
     assert m._get_device_index(0) == 0
+    assert m._get_device_index("regen:1") == 1
     assert m._get_device_index(None, optional=True) == m.current_device() == 0
-    for bad in (1, "regen:1", torch.device("cpu"), "cpu", 2.0):
+    for bad in (2, "regen:2", torch.device("cpu"), "cpu", 2.0):
         with pytest.raises(ValueError):
             m._get_device_index(bad)
     for no_index in (None, "regen"):
         with pytest.raises(ValueError):
             m._get_device_index(no_index)
-    with pytest.raises(ValueError):
-        m.set_device(1)
+    with pytest.raises(ValueError, match=r"regen has 2 devices \(indices 0 to 1\), not 2"):
+        m.set_device(2)
+    m.set_device("regen:1")
+    assert m.current_device() == 1
     m.set_device("regen:0")
     assert m.current_device() == 0
 
@@ -50,7 +53,7 @@ def test_memory_statistics_follow_allocations():
     m = torch.regen
     m.empty_cache()
     base = m.memory_allocated()
-    assert base == regen_device.bytes_in_use()
+    assert base == regen_device.bytes_in_use(0)
     m.reset_peak_memory_stats()
     assert m.max_memory_allocated() == base
     x = torch.empty(1 << 18, dtype=torch.float32, device="regen")  # 1 MiB
@@ -66,8 +69,17 @@ def test_memory_statistics_follow_allocations():
     assert m.memory_reserved() == base and m.max_memory_reserved() == base + (2 << 20)
     m.reset_peak_memory_stats()
     assert m.max_memory_allocated() == base
+    # Each device counts its own memory.
+    base1 = m.memory_allocated(1)
+    z = torch.empty(1 << 18, dtype=torch.float32, device="regen:1")
+    assert m.memory_allocated(1) == base1 + (1 << 20) and m.memory_allocated(0) == base
+    assert m.memory_allocated() == base, "the current device is 0"
+    with m.device(1):
+        assert m.memory_allocated() == base1 + (1 << 20)
+    del z
+    assert m.memory_allocated(1) == base1
     with pytest.raises(ValueError):
-        m.memory_allocated(1)
+        m.memory_allocated(2)
 
 
 def roundtrip(obj, **load):
@@ -133,8 +145,8 @@ def test_save_and_load_a_trained_model_and_its_optimizer():
         torch.testing.assert_close(a, b.cpu(), rtol=1e-5, atol=1e-6)
 
 
-# Every way of naming a device index: regen:0 works, regen:1 (which does not exist) raises, as
-# CUDA raises for an ordinal it lacks, instead of silently giving regen:0.
+# Every way of naming a device index: regen:0 and regen:1 work, regen:2 (which does not exist)
+# raises, as CUDA raises for an ordinal it lacks, instead of silently giving regen:0.
 INDEXED = {
     "randn": lambda d: torch.randn(2, device=d),
     "empty": lambda d: torch.empty(2, 3, device=d),
@@ -151,18 +163,22 @@ INDEXED = {
 
 @pytest.mark.parametrize("what", INDEXED, ids=list(INDEXED))
 def test_a_device_index_that_does_not_exist_is_an_error(what):
-    made = INDEXED[what]("regen:0")
-    assert made.device == torch.device("regen:0")
-    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\)|invalid device index 1"):
-        INDEXED[what]("regen:1")
+    for index in (0, 1):
+        made = INDEXED[what](f"regen:{index}")
+        assert made.device == torch.device("regen", index)
+    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2|not device 2 \(invalid device index\)"):
+        INDEXED[what]("regen:2")
 
 
 def test_accelerator_device_index_checks_the_index():
     with torch.accelerator.device_index(0):
         assert torch.accelerator.current_device_index() == 0
-    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
-        with torch.accelerator.device_index(1):
+    with torch.accelerator.device_index(1):
+        assert torch.accelerator.current_device_index() == 1
+    assert torch.accelerator.current_device_index() == 0
+    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2"):
+        with torch.accelerator.device_index(2):
             pass
-    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
-        torch.accelerator.set_device_index(1)
+    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2"):
+        torch.accelerator.set_device_index(2)
     assert torch.accelerator.current_device_index() == 0

@@ -10,6 +10,8 @@ import time
 import pytest
 import torch
 
+import regen_device
+
 from devtest import assert_sums_close, counted, make, steady_allocator
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16, torch.float16, torch.complex64]
@@ -32,8 +34,9 @@ def test_new_streams_are_distinct_idle_and_on_the_device():
 
 def test_a_stream_on_a_device_index_that_does_not_exist_is_an_error():
     assert torch.Stream("regen:0").device == torch.device("regen:0")
-    with pytest.raises(RuntimeError, match=r"regen has one device \(index 0\), not regen:1"):
-        torch.Stream("regen:1")
+    assert torch.Stream("regen:1").device == torch.device("regen:1")
+    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2"):
+        torch.Stream("regen:2")
 
 
 def test_current_stream_is_set_per_thread_and_restored():
@@ -63,7 +66,7 @@ def test_current_stream_is_set_per_thread_and_restored():
 def test_accelerator_is_the_device():
     assert torch.accelerator.is_available()
     assert torch.accelerator.current_accelerator() == torch.device("regen")
-    assert torch.accelerator.device_count() == 1
+    assert torch.accelerator.device_count() == 2
     assert torch.accelerator.current_device_index() == 0
     torch.accelerator.synchronize()
     torch.accelerator.synchronize("regen:0")
@@ -191,8 +194,9 @@ def test_accelerator_memory_statistics_follow_device_allocations():
     assert torch.accelerator.max_memory_allocated() == base
     free, total = torch.accelerator.get_memory_info()
     assert 0 < free <= total
-    with pytest.raises(RuntimeError, match="one device"):
-        torch.accelerator.memory_allocated("regen:1")
+    assert torch.accelerator.memory_allocated("regen:1") == regen_device.bytes_in_use(1)
+    with pytest.raises(RuntimeError, match="2 devices"):
+        torch.accelerator.memory_allocated("regen:2")
 
 
 @steady_allocator()  # reads the allocator's process-wide counters

@@ -77,19 +77,35 @@ impl Prepared {
     }
 }
 
-fn check_device(t: &TensorRef<'_>, op: &str) -> Result<()> {
-    // CPU (0) zero-dimensional tensors are scalars (`x + 1`, `torch.tensor(2.0)`); PrivateUse1 is 20.
+/// A tensor of a kernel call is on this backend (or is a CPU scalar: `x + 1`,
+/// `torch.tensor(2.0)`), and on the same device as the first device tensor, `first`, as
+/// TensorIterator's device check (CUDA's message).
+fn check_device(t: &TensorRef<'_>, op: &str, first: &mut Option<i32>) -> Result<()> {
+    // CPU is device type 0; PrivateUse1 is 20.
     const CPU: i32 = 0;
     const PRIVATE_USE1: i32 = 20;
     let device = t.device();
-    if device.device_type == PRIVATE_USE1 || (device.device_type == CPU && t.dim() == 0) {
-        Ok(())
-    } else {
-        Err(Error::runtime(format!(
+    if device.device_type == CPU && t.dim() == 0 {
+        return Ok(());
+    }
+    if device.device_type != PRIVATE_USE1 {
+        return Err(Error::runtime(format!(
             "{op}: Expected all tensors to be on the same device, but found a tensor of device type {} (cpu is 0)",
             device.device_type
-        )))
+        )));
     }
+    match *first {
+        None => *first = Some(device.index),
+        Some(index) if index != device.index => {
+            let name = regen_runtime::device::name();
+            return Err(Error::runtime(format!(
+                "{op}: Expected all tensors to be on the same device, but found at least two devices, {name}:{index} and {name}:{}!",
+                device.index
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(())
 }
 
 /// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
@@ -210,7 +226,8 @@ pub fn elementwise(
     inputs: &[Input<'_>],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
-    check_device(out, op)?;
+    let mut device = None;
+    check_device(out, op, &mut device)?;
     // Scalars live in slots of this frame, in their own dtype, until the common dtype is known
     // (16 aligned bytes hold any element; the slots never move while the loop runs).
     let mut scalar_slots: PerOperand<[u64; 2]> = smallvec::smallvec![[0u64; 2]; inputs.len()];
@@ -218,11 +235,11 @@ pub fn elementwise(
     for (k, input) in inputs.iter().enumerate() {
         ins.push(match input {
             Input::Tensor(t) => {
-                check_device(t, op)?;
+                check_device(t, op, &mut device)?;
                 Operand::of(t)?
             }
             Input::Mask(t) => {
-                check_device(t, op)?;
+                check_device(t, op, &mut device)?;
                 let o = Operand::of(t)?;
                 if !matches!(o.dtype, DType::Bool | DType::U8) {
                     return Err(Error::runtime(format!(

@@ -1,0 +1,187 @@
+"""Several devices (issue 27): the reference device has two, as torch_openreg has. A tensor made on
+regen:1 stays there through native kernels, crosses to regen:0 and CPU by copies, refuses to meet a
+regen:0 tensor in one op (CUDA's message), and each device has its own memory counters and random
+generator; the current device is per thread and is what factories, the C++ device guard and the
+kernels agree on."""
+
+import io
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+import torch.nn as nn
+
+import regen_device
+from devtest import counted, make, steady_allocator
+
+
+def test_the_reference_device_has_two_devices():
+    assert torch.regen.device_count() == 2
+    assert torch.accelerator.device_count() == 2
+    assert torch.regen.current_device() == 0
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_native_kernels_keep_their_results_on_the_inputs_device(index):
+    dev = torch.device("regen", index)
+    a, b = make((4, 5), torch.float32, 1), make((5, 3), torch.float32, 2)
+    x, y = a.to(dev), b.to(dev)
+    assert x.device == dev
+    with counted("mm.out", "add.Tensor", "sum.IntList_out", "index_select"):
+        outs = [x @ y, x + 1, x.sum(dim=1), x.index_select(0, torch.tensor([2, 0], device=dev))]
+    expected = [a @ b, a + 1, a.sum(dim=1), a.index_select(0, torch.tensor([2, 0]))]
+    for out, want in zip(outs, expected):
+        assert out.device == dev, "a kernel's new tensor lands on its inputs' device, not the current one"
+        torch.testing.assert_close(out.cpu(), want)
+    # A factory names its device; a device without an index is the current device.
+    assert torch.zeros(2, device=dev).device == dev
+    assert torch.zeros(2, device="regen").device == torch.device("regen:0")
+
+
+def test_tensors_cross_devices_by_copies():
+    a = make((3, 4), torch.float64, 3)
+    x1 = a.to("regen:1")
+    x0 = x1.to("regen:0")
+    assert (x1.device, x0.device) == (torch.device("regen:1"), torch.device("regen:0"))
+    assert torch.equal(x0.cpu(), a) and torch.equal(x1.cpu(), a)
+    # copy_ between devices, both directions, and a strided source.
+    dst = torch.empty(4, 3, dtype=torch.float64, device="regen:0")
+    with counted("copy_"):
+        dst.copy_(x1.t())
+    assert torch.equal(dst.cpu(), a.t())
+    back = torch.empty(3, 4, dtype=torch.float64, device="regen:1")
+    back.copy_(dst.t())
+    assert torch.equal(back.cpu(), a)
+
+
+def test_an_op_on_two_devices_is_cudas_error():
+    x0, x1 = torch.ones(3, device="regen:0"), torch.ones(3, device="regen:1")
+    with pytest.raises(RuntimeError, match=r"Expected all tensors to be on the same device, but found at least two devices, regen:1 and regen:0!"):
+        x1 + x0
+    with pytest.raises(RuntimeError, match=r"same device"):
+        torch.add(x0, x0, out=torch.empty(3, device="regen:1"))
+    # A CPU scalar still meets any device (`x + torch.tensor(2.0)`).
+    torch.testing.assert_close((x1 + torch.tensor(2.0)).cpu(), torch.full((3,), 3.0))
+
+
+def test_the_current_device_decides_where_factories_go_and_is_per_thread():
+    m = torch.regen
+    with m.device(1):
+        assert m.current_device() == 1
+        assert torch.empty(2, device="regen").device == torch.device("regen:1")
+        assert torch.randn(2, device="regen").device == torch.device("regen:1")
+        # A kernel call on device 0 inside does not move the current device.
+        torch.ones(2, device="regen:0").exp()
+        assert m.current_device() == 1
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(m.current_device()))
+        t.start()
+        t.join()
+        assert seen == [0], "a new thread starts on device 0, as CUDA's"
+    assert m.current_device() == 0
+    x = torch.ones(2, device="regen:1")
+    with m.device_of(x):
+        assert m.current_device() == 1
+    m.set_device(1)
+    try:
+        assert torch.accelerator.current_device_index() == 1
+        assert torch.ones(1, device="regen").device.index == 1
+    finally:
+        m.set_device(0)
+
+
+def test_each_device_has_its_own_generator():
+    m = torch.regen
+    m.manual_seed_all(7)
+    torch.manual_seed(7)
+    cpu = torch.rand(5)
+    r0 = torch.rand(5, device="regen:0").cpu()
+    r1 = torch.rand(5, device="regen:1").cpu()
+    assert torch.equal(r0, cpu) and torch.equal(r1, cpu), "each device draws CPU's stream after the same seed"
+    # Seeding the current device leaves the other alone.
+    states = m.get_rng_state_all()
+    assert len(states) == 2 and torch.equal(states[0], states[1])
+    with m.device(1):
+        m.manual_seed(123)
+        assert m.initial_seed() == 123
+    assert m.initial_seed() == 7
+    assert not torch.equal(m.get_rng_state(1), states[1])
+    m.set_rng_state_all(states)
+    assert torch.equal(torch.rand(3, device="regen:1").cpu(), torch.rand(3, device="regen:0").cpu())
+    # A generator made for a device belongs to it.
+    g = torch.Generator("regen:1")
+    assert g.device == torch.device("regen:1")
+    g.manual_seed(3)
+    torch.manual_seed(3)
+    assert torch.equal(torch.rand(4, device="regen:1", generator=g).cpu(), torch.rand(4))
+
+
+def test_a_model_trains_alike_on_both_devices_and_cpu():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+    data, target = torch.randn(8, 3, 8, 8), torch.randint(0, 5, (8,))
+
+    def train(device):
+        torch.manual_seed(1)
+        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+        m.load_state_dict(model.state_dict())
+        m.to(device)
+        opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(m(data.to(device)), target.to(device))
+            loss.backward()
+            opt.step()
+        assert all(p.device == torch.device(device) for p in m.parameters())
+        return {k: v.cpu() for k, v in m.state_dict().items()}
+
+    cpu = train("cpu")
+    with counted("convolution_overrideable", "convolution_backward_overrideable"):
+        on0 = train("regen:0")
+        on1 = train("regen:1")
+    for k in cpu:
+        assert torch.equal(on0[k], on1[k]), f"{k}: the two devices run the same kernels"
+        torch.testing.assert_close(on1[k], cpu[k], rtol=1e-4, atol=1e-5)
+
+
+def test_save_and_load_keep_the_device_index():
+    x = make((2, 3), torch.float32, 5).to("regen:1")
+    buf = io.BytesIO()
+    torch.save(x, buf)
+    buf.seek(0)
+    y = torch.load(buf)
+    assert y.device == torch.device("regen:1") and torch.equal(y.cpu(), x.cpu())
+    buf.seek(0)
+    z = torch.load(buf, map_location="regen:0")
+    assert z.device == torch.device("regen:0")
+
+
+@steady_allocator()
+def test_a_device_memory_limit_is_per_device():
+    m = torch.regen
+    base0, base1 = m.memory_allocated(0), m.memory_allocated(1)
+    previous = torch.regen.set_memory_limit(max(base0, base1) + (1 << 20))
+    try:
+        a = torch.empty(1 << 18, device="regen:0")  # 1 MiB: the limit on device 0
+        b = torch.empty(1 << 18, device="regen:1")  # and on device 1, which counts its own
+        with pytest.raises(torch.OutOfMemoryError, match="on device 1"):
+            torch.empty(1 << 18, device="regen:1")
+        del a, b
+    finally:
+        torch.regen.set_memory_limit(previous)
+
+
+def test_regen_device_count_sets_the_number_of_devices():
+    code = "import torch, regen_device; print(torch.regen.device_count(), torch.ones(1, device='regen:2').device)"
+    env = dict(os.environ, REGEN_DEVICE_COUNT="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3", "regen:2"]
+    env["REGEN_DEVICE_COUNT"] = "0"
+    out = subprocess.run([sys.executable, "-c", "import torch, regen_device; print(torch.regen.device_count())"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["2"], out.stderr
+    assert "REGEN_DEVICE_COUNT=\"0\" is not a device count from 1 to 16; using 2" in out.stderr

@@ -1,0 +1,145 @@
+//! Several devices: how many the backend has, and each thread's current device (CUDA's
+//! `cudaGetDevice` / `cudaSetDevice`). The C++ glue's device guard, allocator and hooks and the
+//! Python device module all read and set the one per-thread state kept here, so `with
+//! torch.NAME.device(1)`, a `DeviceGuard` set by a generated wrapper and a kernel asking where its
+//! new tensors go agree.
+//!
+//! The count is the backend's (`export_kernels!(kernels, Backend, devices = 2)`; 1 when it says
+//! nothing), or `REGEN_DEVICE_COUNT` when set, read once at the first question. A host-memory
+//! backend's devices share the host's memory; each counts its own bytes ([`crate::alloc`]).
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The most devices a backend may have (the allocator keeps counters per device).
+pub const MAX_DEVICES: usize = 16;
+
+/// The backend's own count, before `REGEN_DEVICE_COUNT` is read.
+static DEFAULT_COUNT: AtomicUsize = AtomicUsize::new(1);
+static COUNT: OnceLock<usize> = OnceLock::new();
+
+thread_local! {
+    /// This thread's current device (0 on a new thread, as CUDA's).
+    static CURRENT: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Sets how many devices the backend has, unless `REGEN_DEVICE_COUNT` says otherwise; called
+/// by `export_kernels!` when the library loads, before any device is used. Clamped to
+/// `1..=MAX_DEVICES`.
+pub fn set_default_count(n: usize) {
+    DEFAULT_COUNT.store(n.clamp(1, MAX_DEVICES), Ordering::Relaxed);
+}
+
+/// Reads `REGEN_DEVICE_COUNT`: a number from 1 to [`MAX_DEVICES`]; `None` when it is not one.
+pub fn parse_count(value: &str) -> Option<usize> {
+    value.trim().parse().ok().filter(|n| (1..=MAX_DEVICES).contains(n))
+}
+
+/// How many devices there are.
+pub fn count() -> usize {
+    *COUNT.get_or_init(|| {
+        let default = DEFAULT_COUNT.load(Ordering::Relaxed);
+        match std::env::var("REGEN_DEVICE_COUNT") {
+            Err(_) => default,
+            Ok(value) => parse_count(&value).unwrap_or_else(|| {
+                // Loading cannot fail for a bad setting; say so once and use the backend's count.
+                eprintln!(
+                    "regen: REGEN_DEVICE_COUNT={value:?} is not a device count from 1 to {MAX_DEVICES}; using {default}"
+                );
+                default
+            }),
+        }
+    })
+}
+
+/// The device's name as torch prints it (`regen` in `regen:1`); `privateuseone` before the glue
+/// installed its services (in Rust unit tests).
+pub fn name() -> &'static str {
+    crate::glue::host()
+        // SAFETY: the glue's table holds a static NUL-terminated string.
+        .and_then(|h| unsafe { std::ffi::CStr::from_ptr(h.device_name) }.to_str().ok())
+        .unwrap_or("privateuseone")
+}
+
+/// This thread's current device.
+pub fn current() -> usize {
+    CURRENT.with(Cell::get)
+}
+
+/// The error for a device index the backend does not have, as CUDA words an invalid ordinal.
+pub fn invalid(index: i64) -> crate::Error {
+    let n = count();
+    let have = if n == 1 { "one device (index 0)".to_owned() } else { format!("{n} devices (indices 0 to {})", n - 1) };
+    crate::Error::runtime(format!("this backend has {have}, not device {index} (invalid device index)"))
+}
+
+/// Makes `index` this thread's current device.
+pub fn set_current(index: usize) -> crate::Result<()> {
+    if index >= count() {
+        return Err(invalid(index as i64));
+    }
+    CURRENT.with(|c| c.set(index));
+    Ok(())
+}
+
+/// Runs `f` with `index` as the current device, restoring the previous one after (a device
+/// guard for Rust code: a kernel that makes tensors on another device than the call's).
+pub fn with_current<T>(index: usize, f: impl FnOnce() -> T) -> crate::Result<T> {
+    let previous = current();
+    set_current(index)?;
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(previous);
+    Ok(f())
+}
+
+/// The number of devices, for the glue and the Python device module.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_device_count() -> i32 {
+    count() as i32
+}
+
+/// This thread's current device.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_current_device() -> i32 {
+    current() as i32
+}
+
+/// Makes `index` this thread's current device; false (nothing changed) when there is no such
+/// device. The glue checks the index first, with its own message.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_set_device(index: i32) -> bool {
+    usize::try_from(index).is_ok_and(|i| set_current(i).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse_within_the_limit() {
+        assert_eq!(parse_count("2"), Some(2));
+        assert_eq!(parse_count(" 16 "), Some(16));
+        assert_eq!(parse_count("0"), None);
+        assert_eq!(parse_count("17"), None);
+        assert_eq!(parse_count("two"), None);
+    }
+
+    #[test]
+    fn the_current_device_is_per_thread_and_checked() {
+        // The test binary has the default count, 1 (REGEN_DEVICE_COUNT unset in tests).
+        assert_eq!(count(), 1);
+        assert_eq!(current(), 0);
+        assert!(set_current(0).is_ok());
+        let err = set_current(1).unwrap_err().to_string();
+        assert!(err.contains("one device (index 0), not device 1"), "{err}");
+        assert!(!regen_runtime_set_device(-1));
+        assert_eq!(with_current(0, current).unwrap(), 0);
+        assert_eq!(std::thread::spawn(current).join().unwrap(), 0);
+    }
+}
