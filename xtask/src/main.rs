@@ -12,7 +12,8 @@ const USAGE: &str = "usage: cargo xtask <command>
   e2e [--torch X.Y.Z]         in .venv (the pinned torch of crates/kernels/torch-version) or .venv-X.Y.Z:
                               build and load the full skeleton (every required op registered), then
                               `regen new` a backend, pip-install it and run its smoke test, then
-                              pip-install the reference device and run its tests
+                              pip-install the reference device and run its tests (and, on the pinned
+                              release, torch_openreg's suite: crates/device/python/openreg_tests)
   bump --torch X.Y.Z          fetch that release's header, report `regen diff` against the pinned release
                               (crates/kernels/torch-version) for the device's regen.toml, move the pin
                               and regenerate the device's checked-in code
@@ -402,6 +403,18 @@ fn e2e(version: &str) -> Result<(), String> {
     // machine that no test leans on this CPU's summation orders (one capability at a time:
     // `cargo xtask capabilities`); then as the machine is, last, so a run closes on its summary.
     run(&mut device_suite(&python, CI_LOWERED.env))?;
+    // PyTorch's own reference PrivateUse1 suite (torch_openreg's tests, adapted only in the device
+    // name), strict both ways against its known failures; written for the newest torch, so on
+    // the pinned release only (about 80 s).
+    if version == pinned()? {
+        run(Command::new(&python).current_dir(root.join("crates/device/python/openreg_tests")).args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ]))?;
+    }
     run(&mut device_suite(&python, &[]))?;
     Ok(())
 }
@@ -895,14 +908,14 @@ fn merge_table<'a>(old: &str, rows: impl Iterator<Item = (&'a str, &'a str)>) ->
     )
 }
 
-/// `.venv` (for the pinned release) or `.venv-X.Y.Z` with that torch, numpy, pytest and
-/// setuptools-rust; returns its Python. Reused when it already has them.
+/// `.venv` (for the pinned release) or `.venv-X.Y.Z` with that torch, numpy, pytest, expecttest,
+/// psutil and setuptools-rust; returns its Python. Reused when it already has them.
 fn venv(torch: &str) -> Result<PathBuf, String> {
     let root = root();
     let venv = if torch == pinned()? { root.join(".venv") } else { root.join(format!(".venv-{torch}")) };
     let python = venv.join("bin").join("python");
     let check = format!(
-        "import torch, numpy, pytest, expecttest, setuptools_rust, setuptools; \
+        "import torch, numpy, pytest, expecttest, psutil, setuptools_rust, setuptools; \
                  assert torch.__version__.split('+')[0] == '{torch}'; \
                  assert tuple(map(int, setuptools.__version__.split('.')[:2])) >= (70, 1)"
     );
@@ -925,6 +938,8 @@ fn venv(torch: &str) -> Result<PathBuf, String> {
             "pytest",
             // PyTorch's OpInfo database (torch.testing._internal) imports it.
             "expecttest",
+            // torch_openreg's test_autograd.py reads thread counts with it.
+            "psutil",
             // setuptools builds wheels without the `wheel` package from 70.1 on; a venv's own is older.
             "setuptools>=70.1",
             "setuptools-rust",

@@ -3,6 +3,9 @@
 
 #include <c10/core/Stream.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#if __has_include(<c10/core/DeviceCapability.h>)
+#include <c10/core/DeviceCapability.h>
+#endif
 #include <c10/util/Exception.h>
 
 #include <array>
@@ -19,9 +22,10 @@ namespace regen_host_glue {
 c10::DeviceIndex check_device_index(c10::DeviceIndex index) {
   if (index == -1) return current_device();
   const c10::DeviceIndex count = device_count();
-  TORCH_CHECK(index >= 0 && index < count, REGEN_DEVICE_NAME " has ", static_cast<int>(count),
-              count == 1 ? " device (index 0)" : " devices", ", not ", REGEN_DEVICE_NAME, ":",
-              static_cast<int>(index), " (invalid device index)");
+  // torch_openreg's wording first ("The device index is out of range"), then which devices exist.
+  TORCH_CHECK(index >= 0 && index < count, "The device index is out of range: " REGEN_DEVICE_NAME " has ",
+              static_cast<int>(count), count == 1 ? " device (index 0)" : " devices", ", not ",
+              REGEN_DEVICE_NAME, ":", static_cast<int>(index), " (invalid device index)");
   return index;
 }
 
@@ -110,6 +114,20 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   void synchronizeStream(const c10::Stream&) const override {}
 #if REGEN_TORCH_AT_LEAST(2, 6)
   void synchronizeDevice(const c10::DeviceIndex) const override {}
+#endif
+#if __has_include(<c10/core/DeviceCapability.h>)
+  // torch.accelerator.get_device_capability: the dtypes the kernels compute in (regen_runtime's
+  // dtype table). Others are stored and copied, but no kernel computes in them.
+  c10::DeviceCapability getDeviceCapability(c10::Device d) const override {
+    check_device(d);
+    c10::DeviceCapability capability;
+    capability.capability_data.capability_bits =
+        (1ULL << c10::kIndex_Byte) | (1ULL << c10::kIndex_Char) | (1ULL << c10::kIndex_Short) |
+        (1ULL << c10::kIndex_Int) | (1ULL << c10::kIndex_Long) | (1ULL << c10::kIndex_Half) |
+        (1ULL << c10::kIndex_Float) | (1ULL << c10::kIndex_Double) | (1ULL << c10::kIndex_ComplexFloat) |
+        (1ULL << c10::kIndex_ComplexDouble) | (1ULL << c10::kIndex_Bool) | (1ULL << c10::kIndex_BFloat16);
+    return capability;
+  }
 #endif
 
   void record(void** event, const c10::Stream& stream, const c10::DeviceIndex device_index,

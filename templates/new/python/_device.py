@@ -9,6 +9,7 @@ make it yours.
 """
 
 import ctypes
+import os
 
 import torch
 
@@ -190,16 +191,41 @@ def set_memory_limit(limit):
     return None if previous == _NO_LIMIT else previous
 
 
+# Initialisation and the fork rule, as CUDA has them: the device is initialised when the package
+# loads its library (init() and _lazy_init() then do nothing), and a process forked from an
+# initialised one is "in a bad fork": init() there raises CUDA's error, telling the user to start
+# workers with 'spawn', and torch skips the device when it seeds in the child. (Host memory
+# survives a fork, so kernels still run in the child; an accelerator's context would not.)
+_in_bad_fork = False
+
+
+def _after_fork_in_child() -> None:
+    global _in_bad_fork
+    _in_bad_fork = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def is_initialized() -> bool:
-    return True
+    return not _in_bad_fork
 
 
 def _lazy_init() -> None:
-    pass
+    if _in_bad_fork:
+        raise RuntimeError(
+            "Cannot re-initialize {{ device }} in forked subprocess. To use {{ device }} with multiprocessing, "
+            "you must use the 'spawn' start method"
+        )
+
+
+def init() -> None:
+    """Initialises the device (it already is once the package is imported), as torch.cuda.init."""
+    _lazy_init()
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    return _in_bad_fork
 
 
 # torch.autocast(device_type="{{ device }}") asks the device module which dtypes it may cast to; the
