@@ -5,7 +5,8 @@
 // guard.cpp (the device guard, streams and events), generator.cpp (the device's random
 // generator), hooks.cpp (the PrivateUse1 hooks), services.cpp (the regen_host.h services Rust
 // uses to create and reshape tensors and to reach torch.autocast's state), shallow_copy.cpp
-// (`_has_compatible_shallow_copy_type`) and init.cpp (what runs when the library loads).
+// (`_has_compatible_shallow_copy_type`), serialization.cpp (tensor metadata through torch.save),
+// profiler.cpp (the profiler's device events) and init.cpp (what runs when the library loads).
 // Compiled into the backend's shared library next to the generated registrations.
 //
 // The device's name comes from the command line (-DREGEN_DEVICE_NAME="\"mydev\""); it only

@@ -185,3 +185,16 @@ def test_regen_device_count_sets_the_number_of_devices():
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["2"], out.stderr
     assert "REGEN_DEVICE_COUNT=\"0\" is not a device count from 1 to 16; using 2" in out.stderr
+
+
+def test_the_profiler_times_device_ops():
+    # The glue's profiler hooks (profiler.cpp): a device event is a host timestamp, so times are
+    # never negative and every op the loop ran is counted.
+    with torch.autograd.profiler.profile(use_device="regen") as prof:
+        x = torch.randn(64, 64, device="regen:1")
+        for _ in range(3):
+            x = x @ x / 64
+    mm = [e for e in prof.key_averages() if e.key == "aten::mm"]
+    assert mm and mm[0].count >= 3
+    assert mm[0].device_time_total > 0, "the device's time between an op's two events"
+    assert all(e.cpu_time_total >= 0 and e.device_time_total >= 0 for e in prof.key_averages())
