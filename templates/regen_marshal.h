@@ -20,6 +20,8 @@
 // regen-runtime (regen_runtime::fallback::routed): true when the environment variable `var`
 // (<DEVICE>_FALLBACK_OPS) names `op`, which then gets the fallback in place of its kernel.
 extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
+// regen-runtime (regen_runtime::device): the calling thread's current device.
+extern "C" int32_t regen_runtime_current_device(void);
 
 // Named tensors (Dimname) left PyTorch in 2.13; older releases still declare them.
 #if __has_include(<ATen/core/Dimname.h>)
@@ -129,6 +131,11 @@ template <class... D>
 MaybeDevice call_device(D... candidates) {
   MaybeDevice found;
   ((found = found.has_value() ? found : candidates), ...);
+  // Already current, or "the current device" (index -1): the common case, where a guard would only
+  // set and restore what is there (two virtual calls per op).
+  if (found.has_value() && (found->index() < 0 || found->index() == regen_runtime_current_device())) {
+    return MaybeDevice();
+  }
   return found;
 }
 

@@ -53,11 +53,13 @@ struct Hooks final : at::PrivateUse1HooksInterface {
     return new_generator(check_device_index(index));
   }
 #endif
-  // The device whose allocation holds `data`; memory the allocator did not hand out is an error,
-  // not a guess.
+  // The device of memory at `data` (torch.from_blob without a device): device 0 of a one-device
+  // backend; with several, host memory does not say, so an error asks for the device rather than
+  // a guess.
   at::Device getDeviceFromPtr(void* data) const override {
     const int32_t device = regen_runtime_device_of_ptr(data);
-    TORCH_CHECK(device >= 0, REGEN_DEVICE_NAME ": the pointer ", data, " is not in " REGEN_DEVICE_NAME " device memory");
+    TORCH_CHECK(device >= 0, REGEN_DEVICE_NAME ": cannot tell which device the memory at ", data,
+                " is on; name the device (device=...)");
     return device_at(static_cast<c10::DeviceIndex>(device));
   }
 };

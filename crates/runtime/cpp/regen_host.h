@@ -65,8 +65,8 @@ int32_t regen_runtime_current_device(void);
 bool regen_runtime_set_device(int32_t device);
 /* Device memory, for the PrivateUse1 allocator: nbytes (> 0) on `device` (checked); NULL means out
  * of memory, the host's or the limit's (raised as c10::OutOfMemoryError). A pointer comes back to
- * regen_device_free when its storage dies. device_of_ptr: the device of a pointer into a live
- * block, -1 for memory the allocator did not hand out. */
+ * regen_device_free when its storage dies. device_of_ptr: the device of memory at a pointer, -1
+ * when it cannot be told (several devices: host memory does not say). */
 void* regen_device_alloc(int32_t device, size_t nbytes);
 void regen_device_free(void* ptr);
 int32_t regen_runtime_device_of_ptr(const void* ptr);

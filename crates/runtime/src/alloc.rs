@@ -3,14 +3,12 @@
 //! report), and an optional limit on each device's bytes in use (`REGEN_MEMORY_LIMIT`, read once
 //! at the first allocation, or [`set_limit`] at run time): an allocation that would pass it fails
 //! as out of memory does, so a host-memory device can show what a program does when a GPU's memory
-//! runs out. With several devices ([`crate::device`]) a block also records its device, and the
-//! live blocks are kept by address so that the device of any pointer into one can be told.
+//! runs out. Each block's header records its size and device ([`crate::device`]).
 
 use std::alloc::{Layout, alloc, dealloc};
-use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Once};
 
 use crate::device::{self, MAX_DEVICES};
 
@@ -19,9 +17,7 @@ pub const ALIGN: usize = 64;
 
 static BYTES_IN_USE: [AtomicU64; MAX_DEVICES] = [const { AtomicU64::new(0) }; MAX_DEVICES];
 static PEAK_BYTES: [AtomicU64; MAX_DEVICES] = [const { AtomicU64::new(0) }; MAX_DEVICES];
-/// The live blocks by address (start -> (bytes, device)), kept only when there are several
-/// devices: [`device_of`] then finds a pointer's block.
-static BLOCKS: Mutex<BTreeMap<usize, (usize, usize)>> = Mutex::new(BTreeMap::new());
+
 /// The most bytes that may be in use at once; [`NO_LIMIT`] when there is none.
 static LIMIT: AtomicU64 = AtomicU64::new(NO_LIMIT);
 static READ_ENV: Once = Once::new();
@@ -62,15 +58,12 @@ pub fn reset_peak_bytes(device: usize) {
     }
 }
 
-/// The device whose block holds `ptr` (any address inside a live block); `None` for memory this
-/// allocator did not hand out. With one device, every pointer is device 0's.
-pub fn device_of(ptr: *const c_void) -> Option<usize> {
-    if device::count() == 1 {
-        return Some(0);
-    }
-    let blocks = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
-    let (&start, &(len, device)) = blocks.range(..=ptr as usize).next_back()?;
-    ((ptr as usize) < start + len.max(1)).then_some(device)
+/// The device of device memory at `ptr`, when it can be told: with one device, device 0; with
+/// several, `None`, since host memory carries no device and keeping every live block in a table
+/// for this one question would cost every allocation (CUDA asks its driver). Callers then need the
+/// device named (`torch.from_blob(..., device=...)`).
+pub fn device_of(_ptr: *const c_void) -> Option<usize> {
+    (device::count() == 1).then_some(0)
 }
 
 /// Reads `value` as `REGEN_MEMORY_LIMIT` does: bytes, optionally with a binary suffix `K`, `M`,
@@ -164,14 +157,10 @@ pub fn allocate(device: usize, nbytes: usize) -> *mut c_void {
     // Only memory handed out makes a peak: a refused allocation leaves memory_stats as it was.
     PEAK_BYTES[device].fetch_max(in_use, Ordering::Relaxed);
     // SAFETY: the block is at least ALIGN bytes; the header holds the size and the device.
-    let ptr = unsafe {
+    unsafe {
         base.cast::<[usize; 2]>().write([nbytes, device]);
-        base.add(ALIGN)
-    };
-    if device::count() > 1 {
-        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).insert(ptr as usize, (nbytes, device));
+        base.add(ALIGN).cast()
     }
-    ptr.cast()
 }
 
 /// # Safety
@@ -179,9 +168,6 @@ pub fn allocate(device: usize, nbytes: usize) -> *mut c_void {
 pub unsafe fn free(ptr: *mut c_void) {
     if ptr.is_null() {
         return;
-    }
-    if device::count() > 1 {
-        BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).remove(&(ptr as usize));
     }
     // SAFETY: per the contract, the header precedes `ptr`.
     unsafe {
@@ -225,7 +211,7 @@ pub extern "C" fn regen_runtime_reset_peak_bytes(device: i32) {
     reset_peak_bytes(index(device))
 }
 
-/// The device of a pointer into a live block; -1 for memory this allocator did not hand out.
+/// The device of device memory at `ptr` ([`device_of`]); -1 when it cannot be told.
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_device_of_ptr(ptr: *const c_void) -> i32 {
     device_of(ptr).map_or(-1, |d| d as i32)
