@@ -6,11 +6,12 @@
 //! crosses the C boundary as anything but a returned error, and counts calls; [`fallback`] counts
 //! what the CPU fallback served and warns or raises when asked; [`glue`] holds the table of
 //! services the C++ host glue installs (`cpp/`, compiled into each backend by regen-build) and
-//! [`host`] the typed services over tensors; [`alloc`]
-//! is the default device memory (aligned host memory); [`rng`] the device's random generator
-//! (PyTorch's CPU generator, state for state); [`view`] and [`bootstrap`] are the views
-//! and default kernels a host-memory device starts from; [`element`] the typed elements and
-//! the binary loop that make a generic kernel exact in every dtype.
+//! [`host`] the typed services over tensors; [`device`] how many devices the backend has and
+//! each thread's current one; [`alloc`] is the default device memory (aligned host memory,
+//! counted per device); [`rng`] the devices' random generators (PyTorch's CPU generator, state
+//! for state); [`dtype`] the one dtype system (table, promotion, `dispatch!`); [`view`] and
+//! [`bootstrap`] are the views and default kernels a host-memory device starts from; [`element`]
+//! the typed elements and the binary loop that make a generic kernel exact in every dtype.
 //!
 //! A backend crate mounts its generated `kernels.rs` (rows that [`kernels!`] expands) with
 //! [`include_kernels!`], implements the generated `Kernels` trait, and exports it with
