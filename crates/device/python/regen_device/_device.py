@@ -101,6 +101,77 @@ def synchronize(device=None) -> None:
     _get_device_index(device, optional=True)
 
 
+class _DeviceProperties:
+    """What ``get_device_properties`` tells, under ``torch.cuda``'s attribute names."""
+
+    def __init__(self, index: int):
+        self.name = get_device_name(index)
+        self.index = index
+        # Host memory: the host's physical memory, or the memory limit when one is set.
+        self.total_memory = mem_get_info(index)[1]
+        # The threads PyTorch's intra-op pool runs the kernels on.
+        self.multi_processor_count = torch.get_num_threads()
+        self.type = "regen"
+
+    def __repr__(self) -> str:
+        return (f"_DeviceProperties(name='{self.name}', index={self.index}, "
+                f"total_memory={self.total_memory // 2**20}MB, multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_name(device=None) -> str:
+    """The device's name: the backend's device name and index (its kernels run on the host)."""
+    return f"regen:{_index(device)} (host memory)"
+
+
+def get_device_properties(device=None) -> _DeviceProperties:
+    return _DeviceProperties(_index(device))
+
+
+# Streams: the C++ device guard's (torch.Stream / torch.Event, from torch 2.4 on): ids whose work
+# is always done, since kernels finish before they return; each thread has a current stream per
+# device, which torch.accelerator (2.6+) and these read and set.
+def current_stream(device=None) -> "torch.Stream":
+    return torch.accelerator.current_stream(torch.device("regen", _index(device)))
+
+
+def default_stream(device=None) -> "torch.Stream":
+    index = _index(device)
+    # Stream 0 is the default stream; device type 20 is c10::DeviceType::PrivateUse1.
+    return torch.Stream(stream_id=0, device_index=index, device_type=20)
+
+
+def set_stream(stream) -> None:
+    torch.accelerator.set_stream(stream)
+
+
+class stream:
+    """Context manager that makes ``stream`` current on its device (None: nothing changes), as
+    ``torch.cuda.stream``."""
+
+    def __init__(self, s):
+        self.stream = s
+        self.src_prev = self.dst_prev = None
+
+    def __enter__(self):
+        if self.stream is not None:
+            # Setting a stream makes its device current too: keep the current device's stream
+            # (restoring it restores the device) and the stream's device's own.
+            self.src_prev = current_stream()
+            self.dst_prev = current_stream(self.stream.device_index)
+            set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc) -> bool:
+        if self.stream is not None:
+            set_stream(self.dst_prev)
+            set_stream(self.src_prev)
+        return False
+
+
+Stream = getattr(torch, "Stream", None)
+Event = getattr(torch, "Event", None)
+
+
 # Memory: device memory is host memory from regen-runtime's allocator, which counts each device's
 # bytes in use and their peak. Nothing is cached: freed memory goes back to the host at once, so the
 # "reserved" figures equal the "allocated" ones and empty_cache has nothing to release.
@@ -157,6 +228,32 @@ def memory_stats(device=None) -> dict:
 
 def empty_cache() -> None:
     """Nothing is cached (freed device memory goes back to the host at once)."""
+
+
+def mem_get_info(device=None) -> tuple:
+    """(free, total) bytes, as ``torch.cuda.mem_get_info``: under a memory limit, what the limit
+    leaves and the limit; otherwise what the host has available and its physical memory."""
+    index = _index(device)
+    limit = get_memory_limit()
+    if limit is not None:
+        return max(limit - memory_allocated(index), 0), limit
+    page = os.sysconf("SC_PAGE_SIZE")
+    return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """The allocator's counters as a short table, in the manner of ``torch.cuda.memory_summary``."""
+    index = _index(device)
+    free, total = mem_get_info(index)
+    rows = [
+        ("Allocated memory", memory_allocated(index), max_memory_allocated(index)),
+        ("Reserved memory", memory_reserved(index), max_memory_reserved(index)),
+    ]
+    lines = [f"regen:{index} memory summary (host memory; nothing is cached)",
+             f"{'':<20}{'current':>16}{'peak':>16}"]
+    lines += [f"{name:<20}{now:>16,}{peak:>16,}" for name, now, peak in rows]
+    lines.append(f"{'Free / total':<20}{free:>16,}{total:>16,}")
+    return "\n".join(lines) + "\n"
 
 
 # A cap on device memory, so that a program's out-of-memory handling can be tried on the host: an

@@ -308,3 +308,14 @@ def pytest_report_header(config):
     onednn = os.environ.get("ONEDNN_MAX_CPU_ISA", "(all)")
     return (f"CPU capability: ATen {torch.backends.cpu.get_cpu_capability()}, MKL {mkl}, oneDNN {onednn}, "
             f"regen {lib.regen_device_cpu_capability().decode()}")
+
+
+@pytest.fixture(autouse=True)
+def _the_current_device_is_restored():
+    """Fails a test that leaves another device current (a device or stream context that does not
+    restore it): later tests would make their tensors there."""
+    yield
+    current = torch.regen.current_device()
+    if current != 0:
+        torch.regen.set_device(0)
+        pytest.fail(f"the test left regen:{current} as the current device")

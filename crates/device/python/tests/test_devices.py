@@ -198,3 +198,40 @@ def test_the_profiler_times_device_ops():
     assert mm and mm[0].count >= 3
     assert mm[0].device_time_total > 0, "the device's time between an op's two events"
     assert all(e.cpu_time_total >= 0 and e.device_time_total >= 0 for e in prof.key_averages())
+
+
+def test_device_properties_and_memory_info_as_torch_cuda_has_them():
+    m = torch.regen
+    assert m.get_device_name(1) == "regen:1 (host memory)"
+    assert m.get_device_name() == "regen:0 (host memory)"
+    props = m.get_device_properties("regen:1")
+    assert props.index == 1 and props.type == "regen" and props.total_memory > 0
+    free, total = m.mem_get_info(1)
+    assert 0 < free <= total
+    summary = m.memory_summary(1)
+    assert summary.startswith("regen:1 memory summary") and "Allocated memory" in summary
+    previous = m.set_memory_limit(m.memory_allocated(1) + (1 << 20))
+    try:
+        free, total = m.mem_get_info(1)
+        assert total == m.get_memory_limit() and free == total - m.memory_allocated(1)
+    finally:
+        m.set_memory_limit(previous)
+
+
+def test_streams_are_per_device_and_the_stream_context_restores_them():
+    m = torch.regen
+    s = m.Stream("regen:1")
+    assert m.current_stream(1) == m.default_stream(1)
+    with m.stream(s) as entered:
+        assert entered is s and m.current_stream(1) == s
+        assert m.current_stream(0) == m.default_stream(0), "another device's current stream is its own"
+        x = torch.ones(3, device="regen:1") * 2
+    assert m.current_stream(1) == m.default_stream(1)
+    assert m.current_device() == 0, "leaving the stream's context restores the device too"
+    s.synchronize()
+    assert s.query() and torch.equal(x.cpu(), torch.full((3,), 2.0))
+    start, end = m.Event(enable_timing=True), m.Event(enable_timing=True)
+    start.record(s)
+    end.record(s)
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0
