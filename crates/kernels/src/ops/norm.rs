@@ -1054,15 +1054,7 @@ pub fn layer_norm_backward(
     if (want(1) && weight.is_none()) || (want(2) && bias.is_none()) {
         return Err(Error::runtime("tensor does not have a device"));
     }
-    if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
-        return Err(Error::runtime(format!(
-            "Expected grad_out of size {} and dtype {}, but got {} {}",
-            fmt_sizes(input.sizes()),
-            dtype.name(),
-            fmt_sizes(dy.sizes()),
-            DType::from_scalar_type(dy.dtype())?.name()
-        )));
-    }
+    check_grad_out(&dy, &input, dtype)?;
     if mean.numel() as usize != m || rstd.numel() as usize != m {
         return Err(Error::runtime("native_layer_norm_backward: mean and rstd must have one element per row"));
     }
@@ -1914,6 +1906,21 @@ pub fn group_norm_backward(
     Ok((dx, dg, db))
 }
 
+/// A norm's backward gets a gradient of its input's shape and dtype (ATen's message).
+fn check_grad_out(dy: &TensorRef<'_>, input: &TensorRef<'_>, dtype: DType) -> Result<()> {
+    let have = DType::from_scalar_type(dy.dtype())?;
+    if dy.sizes() != input.sizes() || have != dtype {
+        return Err(Error::runtime(format!(
+            "Expected grad_out of size {} and dtype {}, but got {} {}",
+            fmt_sizes(input.sizes()),
+            dtype.name(),
+            fmt_sizes(dy.sizes()),
+            have.name()
+        )));
+    }
+    Ok(())
+}
+
 /// `native_group_norm_backward`'s argument checks, with ATen's messages.
 fn check_group_norm_backward(
     dy: &TensorRef<'_>,
@@ -1930,15 +1937,7 @@ fn check_group_norm_backward(
             fmt_sizes(input.sizes())
         )));
     }
-    if dy.sizes() != input.sizes() || DType::from_scalar_type(dy.dtype())? != dtype {
-        return Err(Error::runtime(format!(
-            "Expected grad_out of size {} and dtype {}, but got {} {}",
-            fmt_sizes(input.sizes()),
-            dtype.name(),
-            fmt_sizes(dy.sizes()),
-            DType::from_scalar_type(dy.dtype())?.name()
-        )));
-    }
+    check_grad_out(dy, input, dtype)?;
     if n * c * hxw != input.numel() || n < 0 || c < 0 || hxw < 0 {
         return Err(Error::runtime(format!(
             "Expected input of {} elements (N={n}, C={c}, HxW={hxw}), but got size {}",
