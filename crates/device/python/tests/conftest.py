@@ -167,6 +167,11 @@ RELEASE_DIFFERENCES = [
 
 # Skips that are not CPU's doing, in the same form; their reasons are shown as written.
 OTHER_SKIPS = [
+    # The device module's streams and the glue's profiler stubs need newer torch APIs.
+    ("test_devices.py::test_streams_are_per_device_and_the_stream_context_restores_them",
+     lambda p: not hasattr(torch, "accelerator"), (2, 5), "torch.accelerator (current_stream, set_stream) is torch 2.6's"),
+    ("test_devices.py::test_the_profiler_times_device_ops", None, (2, 3),
+     "the glue registers the profiler's PrivateUse1 stubs from torch 2.4 on"),
     # torch.library ops defined in Python with a CPU kernel only, called on the device: newer
     # PyTorch falls through AutogradPrivateUse1 to the CPU fallback.
     *[(f"test_fallback_shapes.py::{test}", None, (2, 8),
