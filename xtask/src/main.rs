@@ -407,13 +407,7 @@ fn e2e(version: &str) -> Result<(), String> {
     // name), strict both ways against its known failures; written for the newest torch, so on
     // the pinned release only (about 80 s).
     if version == pinned()? {
-        run(Command::new(&python).current_dir(root.join("crates/device/python/openreg_tests")).args([
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ]))?;
+        run(&mut pytest(&python, &root.join("crates/device/python/openreg_tests")))?;
     }
     run(&mut device_suite(&python, &[]))?;
     Ok(())
@@ -421,14 +415,15 @@ fn e2e(version: &str) -> Result<(), String> {
 
 /// A run of the device's pytest suite (crates/device/python/tests) with `env` set.
 fn device_suite(python: &Path, env: &[(&str, &str)]) -> Command {
+    let mut cmd = pytest(python, &root().join("crates/device/python/tests"));
+    cmd.envs(env.iter().copied());
+    cmd
+}
+
+/// `python -m pytest -q` in `dir`, without pytest's cache (the checkout stays clean).
+fn pytest(python: &Path, dir: &Path) -> Command {
     let mut cmd = Command::new(python);
-    cmd.current_dir(root().join("crates/device/python/tests")).envs(env.iter().copied()).args([
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-    ]);
+    cmd.current_dir(dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider"]);
     cmd
 }
 
@@ -553,7 +548,7 @@ fn new_backend_works(python: &Path, work: &Path) -> Result<(), String> {
         ));
     }
     eprintln!("xtask: regen new mydev: (x + x).cpu() = tensor([2., 2., 2.]), add.out ran in Rust");
-    run(Command::new(python).current_dir(&dir).args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]))?;
+    run(pytest(python, &dir).arg("tests"))?;
     // The kernels unit-test as plain Rust (issue 25: the test binary failed to link the C++).
     // --release and pip's target directory reuse the extension's build: seconds, not a rebuild.
     let out = cargo()

@@ -100,11 +100,13 @@ TensorListHolder lift_opt_tensor_list(const L& list, const char* what) {
 // an empty result changes nothing. c10::optional, not std::optional: they differ until 2.3.
 using MaybeDevice = c10::optional<c10::Device>;
 
-inline MaybeDevice ours(const c10::Device& d) {
+inline MaybeDevice device_of_device(const at::Device& d) {
   return d.type() == c10::DeviceType::PrivateUse1 ? MaybeDevice(d) : MaybeDevice();
 }
 
-inline MaybeDevice device_of_tensor(const at::Tensor& t) { return t.defined() ? ours(t.device()) : MaybeDevice(); }
+inline MaybeDevice device_of_tensor(const at::Tensor& t) {
+  return t.defined() ? device_of_device(t.device()) : MaybeDevice();
+}
 
 template <class O>
 MaybeDevice device_of_opt_tensor(const O& o) {
@@ -120,11 +122,9 @@ MaybeDevice device_of_tensor_list(const L& list) {
   return MaybeDevice();
 }
 
-inline MaybeDevice device_of_device(const at::Device& d) { return ours(d); }
-
 template <class O>
 MaybeDevice device_of_opt_device(const O& o) {
-  return o.has_value() ? ours(*o) : MaybeDevice();
+  return o.has_value() ? device_of_device(*o) : MaybeDevice();
 }
 
 template <class... D>

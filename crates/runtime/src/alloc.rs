@@ -181,7 +181,7 @@ pub unsafe fn free(ptr: *mut c_void) {
 /// `nbytes` on `device` (the glue passes the current device, checked).
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_device_alloc(device: i32, nbytes: usize) -> *mut c_void {
-    usize::try_from(device).map_or_else(|_| refuse(), |d| allocate(d, nbytes))
+    allocate(index(device), nbytes)
 }
 
 /// # Safety
@@ -192,6 +192,8 @@ pub unsafe extern "C" fn regen_device_free(ptr: *mut c_void) {
     unsafe { free(ptr) }
 }
 
+/// A C device index as an index into the per-device counters; a negative one is past them all
+/// (allocations on it are refused, its counters read 0).
 fn index(device: i32) -> usize {
     usize::try_from(device).unwrap_or(usize::MAX)
 }

@@ -83,21 +83,6 @@ pub fn set_current(index: usize) -> crate::Result<()> {
     Ok(())
 }
 
-/// Runs `f` with `index` as the current device, restoring the previous one after (a device
-/// guard for Rust code: a kernel that makes tensors on another device than the call's).
-pub fn with_current<T>(index: usize, f: impl FnOnce() -> T) -> crate::Result<T> {
-    let previous = current();
-    set_current(index)?;
-    struct Restore(usize);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(previous);
-    Ok(f())
-}
-
 /// The number of devices, for the glue and the Python device module.
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_device_count() -> i32 {
@@ -139,7 +124,6 @@ mod tests {
         let err = set_current(1).unwrap_err().to_string();
         assert!(err.contains("one device (index 0), not device 1"), "{err}");
         assert!(!regen_runtime_set_device(-1));
-        assert_eq!(with_current(0, current).unwrap(), 0);
         assert_eq!(std::thread::spawn(current).join().unwrap(), 0);
     }
 }

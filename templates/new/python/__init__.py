@@ -37,10 +37,6 @@ _native.regen_runtime_native_calls.restype = ctypes.c_uint64
 _native.regen_runtime_native_calls.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _native.regen_runtime_set_panic_on.restype = None
 _native.regen_runtime_set_panic_on.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-_native.regen_runtime_bytes_in_use.restype = ctypes.c_uint64
-_native.regen_runtime_bytes_in_use.argtypes = [ctypes.c_int32]
-_native.regen_runtime_device_count.restype = ctypes.c_int32
-_native.regen_runtime_device_count.argtypes = []
 _native.regen_runtime_fallback_calls.restype = ctypes.c_uint64
 _native.regen_runtime_fallback_calls.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _native.regen_runtime_fallback_report.restype = ctypes.c_size_t
@@ -164,8 +160,8 @@ def fallback_mode() -> str:
 
 def bytes_in_use(device=None) -> int:
     """Bytes of device memory currently allocated: on ``device`` (an index), or on every device."""
-    devices = range(int(_native.regen_runtime_device_count())) if device is None else [device]
-    return sum(int(_native.regen_runtime_bytes_in_use(d)) for d in devices)
+    devices = range(_device.device_count()) if device is None else [device]
+    return sum(_device.memory_allocated(d) for d in devices)
 
 
 def _panic_on(op: str) -> None:

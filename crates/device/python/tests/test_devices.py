@@ -4,6 +4,7 @@ regen:0 tensor in one op (CUDA's message), and each device has its own memory co
 generator; the current device is per thread and is what factories, the C++ device guard and the
 kernels agree on."""
 
+import copy
 import io
 import os
 import subprocess
@@ -127,10 +128,7 @@ def test_a_model_trains_alike_on_both_devices_and_cpu():
     data, target = torch.randn(8, 3, 8, 8), torch.randint(0, 5, (8,))
 
     def train(device):
-        torch.manual_seed(1)
-        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
-        m.load_state_dict(model.state_dict())
-        m.to(device)
+        m = copy.deepcopy(model).to(device)
         opt = torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
         for _ in range(3):
             opt.zero_grad()
