@@ -1,6 +1,6 @@
-// Device memory of a regen backend (see glue.h): whatever Rust's regen_device_alloc returns, freed
-// by Rust; out-of-memory raised as CUDA raises it; from torch 2.9 a c10::DeviceAllocator whose
-// statistics are Rust's counters.
+// Device memory of a regen backend (see glue.h): blocks of regen_runtime's caching allocator over the
+// backend's device layer (regen_device_alloc), freed by Rust; out-of-memory raised as CUDA raises it;
+// from torch 2.9 a c10::DeviceAllocator whose statistics, empty_cache and record_stream are Rust's.
 #include "glue.h"
 
 #include <c10/core/Allocator.h>
@@ -12,8 +12,6 @@
 #include <c10/core/CachingDeviceAllocator.h>
 #endif
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +22,11 @@
 namespace regen_host_glue {
 namespace {
 
-void free_device_memory(void* ptr) { regen_device_free(ptr); }
+// The DataPtr's context is the allocator's block, which knows its device, stream and size.
+void free_device_memory(void* block) { regen_device_free(block); }
+
+static_assert(sizeof(regen_memory_stats) == 7 * 4 * sizeof(int64_t) + 4 * sizeof(int64_t),
+              "regen_memory_stats mirrors regen_runtime::device::cache::Stats");
 
 // "1.50 GiB": sizes in an out-of-memory message, as CUDA's caching allocator writes them.
 std::string format_size(uint64_t bytes) {
@@ -47,27 +49,30 @@ std::string format_size(uint64_t bytes) {
 // user working out how far over they are.
 [[noreturn]] void raise_out_of_memory(c10::DeviceIndex device, size_t n) {
   const uint64_t limit = regen_runtime_memory_limit();
-  const uint64_t in_use = regen_runtime_bytes_in_use(device);
+  regen_memory_stats stats;
+  regen_runtime_memory_stats(device, &stats);
+  const uint64_t in_use = static_cast<uint64_t>(stats.allocated_bytes.current);
+  const uint64_t reserved = static_cast<uint64_t>(stats.reserved_bytes.current);
   if (limit != UINT64_MAX) {
     TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory on device ",
                      static_cast<int>(device), ". Tried to allocate ", format_size(n), " (", n,
                      " bytes); the memory limit is ", format_size(limit), " (", limit,
-                     " bytes), of which ", format_size(in_use), " (", in_use,
-                     " bytes) is in use. The limit is REGEN_MEMORY_LIMIT or torch." REGEN_DEVICE_NAME
-                     ".set_memory_limit().");
+                     " bytes), of which ", format_size(in_use), " (", in_use, " bytes) is in use by tensors and ",
+                     format_size(reserved), " (", reserved, " bytes) reserved by the allocator. The limit is ",
+                     "REGEN_MEMORY_LIMIT or torch." REGEN_DEVICE_NAME ".set_memory_limit().");
   }
   TORCH_CHECK_WITH(OutOfMemoryError, false, REGEN_DEVICE_NAME ": out of device memory on device ",
                    static_cast<int>(device), ". Tried to allocate ", format_size(n), " (", n,
-                   " bytes); the host has no memory for it, with ", format_size(in_use), " (", in_use,
-                   " bytes) in use by the device.");
+                   " bytes); the device has no memory for it, with ", format_size(in_use), " (", in_use,
+                   " bytes) in use by tensors and ", format_size(reserved), " (", reserved,
+                   " bytes) reserved by the allocator.");
   // TORCH_CHECK_WITH throws; this keeps [[noreturn]] true for the compiler.
   std::abort();
 }
 
-// Device memory is whatever Rust's regen_device_alloc returns; Rust frees it. From 2.9 it is a
-// c10::DeviceAllocator, so torch.accelerator's memory statistics read Rust's counters: nothing is
-// cached, so the bytes allocated, active and reserved are one figure, and there are no pools or
-// segments to count.
+// Device memory is a block of Rust's caching allocator (regen_device_alloc); Rust frees it. From
+// 2.9 it is a c10::DeviceAllocator, so torch.accelerator's memory statistics, empty_cache and
+// Tensor.record_stream reach the Rust allocator.
 #if REGEN_TORCH_AT_LEAST(2, 9)
 struct RustAllocator final : c10::DeviceAllocator {
 #else
@@ -80,51 +85,68 @@ struct RustAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t n) const override {
 #endif
     // On the current device, as CUDA's allocator: a generated wrapper or a factory's device
-    // guard has made the call's device current.
+    // guard has made the call's device current; the block is in its current stream's pool.
     const c10::DeviceIndex device = current_device();
-    void* ptr = n == 0 ? nullptr : regen_device_alloc(device, n);
-    if (n != 0 && ptr == nullptr) raise_out_of_memory(device, n);
-    return {ptr, ptr, &free_device_memory, device_at(device)};
+    if (n == 0) return {nullptr, nullptr, &free_device_memory, device_at(device)};
+    void* block = nullptr;
+    void* ptr = regen_device_alloc(device, n, &block);
+    if (ptr == nullptr) raise_out_of_memory(device, n);
+    return {ptr, block, &free_device_memory, device_at(device)};
   }
-  c10::DeleterFnPtr raw_deleter() const override { return &free_device_memory; }
+  // The context is the block, not the memory: raw_allocate (which needs them equal) is not
+  // offered, as a null raw deleter says.
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
 #if REGEN_TORCH_AT_LEAST(2, 3)
-  // Pure virtual since 2.3 (c10/core/Allocator.h:205 in 2.3.1); absent before.
-  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+  // Pure virtual since 2.3 (c10/core/Allocator.h:205 in 2.3.1); absent before. Device to device,
+  // in the current stream's order.
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    const c10::DeviceIndex device = current_device();
+    const char* error = regen_runtime_copy(dest, src, count, REGEN_COPY_DEVICE_TO_DEVICE, device,
+                                           regen_runtime_current_stream(device));
+    TORCH_CHECK(error == nullptr, REGEN_DEVICE_NAME ": ", error);
+  }
 #endif
 #if REGEN_TORCH_AT_LEAST(2, 9)
   bool initialized() override { return true; }
-  void emptyCache(c10::MempoolId_t) override {}
-  // Kernels run synchronously on the host: a block is free to reuse as soon as its storage dies.
-  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  void emptyCache(c10::MempoolId_t) override { regen_runtime_empty_cache(); }
+  void recordStream(const c10::DataPtr& data, c10::Stream stream) override {
+    regen_host_glue::record_stream(data, stream.id());
+  }
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
     device = check_device_index(device);
+    regen_memory_stats rust;
+    regen_runtime_memory_stats(device, &rust);
     c10::CachingDeviceAllocator::DeviceStats stats;
-    decltype(stats.allocated_bytes)::value_type in_use;
-    in_use.current = static_cast<int64_t>(regen_runtime_bytes_in_use(device));
-    in_use.peak = static_cast<int64_t>(regen_runtime_peak_bytes(device));
     const size_t all = 0;  // StatType::AGGREGATE, the "all" of memory_stats()
-    stats.allocated_bytes[all] = in_use;
-    stats.active_bytes[all] = in_use;
-    stats.reserved_bytes[all] = in_use;
-    stats.requested_bytes[all] = in_use;
+    auto put = [](auto& to, const regen_memory_stat& from) {
+      to.current = from.current;
+      to.peak = from.peak;
+      to.allocated = from.allocated;
+      to.freed = from.freed;
+    };
+    put(stats.allocated_bytes[all], rust.allocated_bytes);
+    put(stats.reserved_bytes[all], rust.reserved_bytes);
+    put(stats.active_bytes[all], rust.active_bytes);
+    put(stats.requested_bytes[all], rust.requested_bytes);
+    put(stats.allocation[all], rust.allocation);
+    put(stats.segment[all], rust.segment);
+    put(stats.active[all], rust.active);
+    stats.num_alloc_retries = rust.num_alloc_retries;
+    stats.num_ooms = rust.num_ooms;
+    stats.num_device_alloc = rust.num_device_alloc;
+    stats.num_device_free = rust.num_device_free;
     return stats;
   }
-  // Rust counts no totals (allocated / freed), so there is nothing accumulated to reset.
-  void resetAccumulatedStats(c10::DeviceIndex device) override { check_device_index(device); }
-  void resetPeakStats(c10::DeviceIndex device) override {
-    regen_runtime_reset_peak_bytes(check_device_index(device));
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    regen_runtime_reset_accumulated_stats(check_device_index(device));
   }
+  void resetPeakStats(c10::DeviceIndex device) override { regen_runtime_reset_peak_stats(check_device_index(device)); }
 #if REGEN_TORCH_AT_LEAST(2, 10)
   // Absent in 2.9.0, there in 2.10.0 (torch.accelerator.get_memory_info raises without it).
-  // Device memory is host memory: free is what the host has available, total its physical memory.
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
-    check_device_index(device);
-    long page = sysconf(_SC_PAGESIZE);
-    long free_pages = sysconf(_SC_AVPHYS_PAGES);
-    long pages = sysconf(_SC_PHYS_PAGES);
-    TORCH_CHECK(page > 0 && free_pages >= 0 && pages > 0, REGEN_DEVICE_NAME ": cannot read the host's memory size");
-    return {static_cast<size_t>(free_pages) * static_cast<size_t>(page),
-            static_cast<size_t>(pages) * static_cast<size_t>(page)};
+    uint64_t free_bytes = 0, total = 0;
+    regen_runtime_memory_info(check_device_index(device), &free_bytes, &total);
+    return {static_cast<size_t>(free_bytes), static_cast<size_t>(total)};
   }
 #endif
 #endif
@@ -135,6 +157,10 @@ RustAllocator g_allocator;
 }  // namespace
 
 c10::Allocator* device_allocator() { return &g_allocator; }
+
+void record_stream(const c10::DataPtr& data, int64_t stream) {
+  if (data.get_deleter() == &free_device_memory) regen_device_record_stream(data.get_context(), stream);
+}
 
 }  // namespace regen_host_glue
 

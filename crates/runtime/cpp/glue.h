@@ -58,8 +58,10 @@ inline c10::Device device_at(c10::DeviceIndex index) { return c10::Device(kDevic
 // replaced by the current device's index.
 c10::DeviceIndex check_device_index(c10::DeviceIndex index);
 
-// device_allocator.cpp: the allocator of device memory (Rust's regen_device_alloc).
+// device_allocator.cpp: the allocator of device memory (Rust's regen_device_alloc), and
+// Tensor.record_stream for a storage's memory (nothing for memory that is not its).
 c10::Allocator* device_allocator();
+void record_stream(const c10::DataPtr& data, int64_t stream);
 
 // host_allocator.cpp: pinned host memory, and whether a pointer is inside one of its blocks.
 c10::Allocator* pinned_allocator();

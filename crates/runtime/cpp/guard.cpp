@@ -8,9 +8,7 @@
 #endif
 #include <c10/util/Exception.h>
 
-#include <array>
-#include <atomic>
-#include <chrono>
+#include <cstdint>
 
 namespace regen_host_glue {
 
@@ -31,13 +29,11 @@ c10::DeviceIndex check_device_index(c10::DeviceIndex index) {
 
 namespace {
 
-// The devices and the current device are Rust's (regen_runtime::device), so the Python device
-// module, this guard and the kernels agree on them. Every kernel runs to completion on the calling
-// thread before it returns,
-// so streams and events only keep the bookkeeping torch.Stream / torch.Event expect: distinct
-// streams (ids from a counter; 0 is the default stream) and a per-thread current stream; every
-// stream is always idle, every recorded event complete, and waiting is a no-op. An event is a host
-// timestamp taken when it is recorded, which elapsed_time subtracts.
+// The devices, the current device and each thread's current stream per device are Rust's
+// (regen_runtime::device), so the Python device module, this guard, the allocator (a pool per
+// stream) and the kernels (which run on the current stream) agree on them. Streams and events are
+// the backend's device layer's (regen_runtime::device::layer; the default one is a synchronous
+// host device: every stream idle, every recorded event complete, an event a host timestamp).
 // getStream / exchangeStream are noexcept pure virtuals until 2.6 and plain ones from 2.7; a
 // noexcept override satisfies both. The other stream and event methods have default bodies that
 // raise "Backend doesn't support ..." (c10/core/impl/DeviceGuardImplInterface.h, read in the
@@ -49,21 +45,16 @@ namespace {
 //   2.8-2.15 unchanged
 // InlineEvent (torch.Event) checks that both events were recorded (2.1-2.6: a RuntimeError; 2.8
 // on: CUDA's ValueError, and that both time); elapsedTime checks both again for 2.4-2.6.
-struct Event {
-  bool timing;
-  std::chrono::steady_clock::time_point when;
-};
-
-// regen_runtime::device::MAX_DEVICES: no backend has more devices.
-constexpr size_t kMaxDevices = 16;
-
-std::atomic<c10::StreamId> g_last_stream{0};
-// Each thread's current stream on each device (0, the default stream, until one is set).
-thread_local std::array<c10::StreamId, kMaxDevices> t_current_stream{};
 
 c10::Stream device_stream(c10::DeviceIndex index, c10::StreamId id) {
   return c10::Stream(c10::Stream::UNSAFE, device_at(index), id);
 }
+
+// A message from a Rust stream or event function raised as a RuntimeError.
+void check(const char* error) { TORCH_CHECK(error == nullptr, REGEN_DEVICE_NAME ": ", error); }
+
+// An event's handle is the layer's (a u64), kept in c10's void* slot.
+uint64_t handle(void* event) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(event)); }
 
 struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kDevice; }
@@ -86,34 +77,45 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   // noexcept: a stream names a device this backend has (streams are made by the checked calls
   // below); -1 is the current device.
   static c10::DeviceIndex stream_device(c10::Device d) noexcept {
-    const c10::DeviceIndex index = d.index() == -1 ? current_device() : d.index();
-    return index >= 0 && static_cast<size_t>(index) < kMaxDevices ? index : 0;
+    return d.index() == -1 ? current_device() : d.index();
   }
   c10::Stream getStream(c10::Device d) const noexcept override {
     const c10::DeviceIndex index = stream_device(d);
-    return device_stream(index, t_current_stream[index]);
+    return device_stream(index, regen_runtime_current_stream(index));
   }
   c10::Stream exchangeStream(c10::Stream s) const noexcept override {
     const c10::DeviceIndex index = stream_device(s.device());
-    const c10::StreamId previous = t_current_stream[index];
-    t_current_stream[index] = s.id();
+    const c10::StreamId previous = regen_runtime_current_stream(index);
+    regen_runtime_set_current_stream(index, s.id());
     return device_stream(index, previous);
   }
   // A stream asked for on a device index the backend lacks (`torch.Stream("regen:5")`) is an
   // error, as setting that device is: the stream would claim a device that does not exist.
   c10::Stream getDefaultStream(c10::Device d) const override { return device_stream(check_device(d), 0); }
-  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
-    return device_stream(check_device(d), ++g_last_stream);
+  static c10::Stream new_stream(c10::Device d, int priority) {
+    const c10::DeviceIndex index = check_device(d);
+    int64_t id = 0;
+    check(regen_runtime_stream_new(index, priority, &id));
+    return device_stream(index, id);
+  }
+  // CUDA hands out streams from a fixed pool; a layer's streams are cheap to ask for, so each
+  // call makes a new one (a layer that must bound them reuses its own).
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool high_priority) const override {
+    return new_stream(d, high_priority ? -1 : 0);
   }
 #if REGEN_TORCH_AT_LEAST(2, 4)
-  c10::Stream getNewStream(c10::Device d, int) const override {
-    return device_stream(check_device(d), ++g_last_stream);
-  }
+  c10::Stream getNewStream(c10::Device d, int priority) const override { return new_stream(d, priority); }
 #endif
-  bool queryStream(const c10::Stream&) const override { return true; }
-  void synchronizeStream(const c10::Stream&) const override {}
+  bool queryStream(const c10::Stream& s) const override {
+    return regen_runtime_stream_query(s.device_index(), s.id());
+  }
+  void synchronizeStream(const c10::Stream& s) const override {
+    check(regen_runtime_stream_synchronize(s.device_index(), s.id()));
+  }
 #if REGEN_TORCH_AT_LEAST(2, 6)
-  void synchronizeDevice(const c10::DeviceIndex) const override {}
+  void synchronizeDevice(const c10::DeviceIndex index) const override {
+    check(regen_runtime_device_synchronize(check_device_index(index)));
+  }
 #endif
 #if __has_include(<c10/core/DeviceCapability.h>)
   // torch.accelerator.get_device_capability: the dtypes the kernels compute in (regen_runtime's
@@ -136,21 +138,32 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     TORCH_CHECK(device_index == -1 || device_index == stream.device_index(), "Event device index ",
                 static_cast<int>(device_index), " does not match recording stream's device index ",
                 static_cast<int>(stream.device_index()), ".");
-    if (*event == nullptr) *event = new Event{flag == c10::EventFlag::BACKEND_DEFAULT, {}};
-    static_cast<Event*>(*event)->when = std::chrono::steady_clock::now();
+    if (*event == nullptr) {
+      uint64_t created = 0;
+      check(regen_runtime_event_new(stream.device_index(), flag == c10::EventFlag::BACKEND_DEFAULT, &created));
+      *event = reinterpret_cast<void*>(static_cast<uintptr_t>(created));
+    }
+    check(regen_runtime_event_record(handle(*event), stream.device_index(), stream.id()));
   }
-  void block(void*, const c10::Stream&) const override {}
-  bool queryEvent(void*) const override { return true; }
-  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override { delete static_cast<Event*>(event); }
+  // An event never recorded has nothing to wait for (CUDA's block returns at once for it).
+  void block(void* event, const c10::Stream& stream) const override {
+    if (event != nullptr) check(regen_runtime_event_block(handle(event), stream.device_index(), stream.id()));
+  }
+  bool queryEvent(void* event) const override { return event == nullptr || regen_runtime_event_query(handle(event)); }
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override {
+    if (event != nullptr) regen_runtime_event_destroy(handle(event));
+  }
 #if REGEN_TORCH_AT_LEAST(2, 4)
-  void synchronizeEvent(void*) const override {}
+  void synchronizeEvent(void* event) const override {
+    if (event != nullptr) check(regen_runtime_event_synchronize(handle(event)));
+  }
   double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
     TORCH_CHECK_VALUE(start != nullptr && end != nullptr,
                       "Both events must be recorded before calculating elapsed time.");
-    const auto* a = static_cast<const Event*>(start);
-    const auto* b = static_cast<const Event*>(end);
-    TORCH_CHECK_VALUE(a->timing && b->timing, "Both events must be created with argument 'enable_timing=True'.");
-    return std::chrono::duration<double, std::milli>(b->when - a->when).count();
+    double ms = 0;
+    const char* error = regen_runtime_event_elapsed(handle(start), handle(end), &ms);
+    TORCH_CHECK_VALUE(error == nullptr, error);
+    return ms;
   }
 #endif
 };

@@ -50,6 +50,16 @@ typedef struct regen_host {
   const char* (*set_autocast_dtype)(int32_t dtype);
   /* The device's name (`regen`), as torch prints its devices (`regen:1`), for messages. */
   const char* device_name;
+  /* Tensor.record_stream(s): the caching allocator keeps impl's storage block from reuse after its
+   * free until the work queued on stream `stream` (of the storage's device) by then is done. */
+  const char* (*record_stream)(void* impl, int64_t stream);
+  /* For copies between host and device memory (regen_runtime::device::copies): a new dense CPU
+   * tensor (pinned: from the pinned allocator; owned reference in *out); dst.copy_(src) of two CPU
+   * tensors by ATen's CPU copy (broadcast, dtype conversion, conjugate and negative bits); whether
+   * host memory at ptr is pinned (inside a block of the pinned allocator). */
+  const char* (*empty_cpu)(const int64_t* sizes, int64_t ndim, int32_t dtype, bool pinned, regen_tensor* out);
+  const char* (*cpu_copy)(void* dst_impl, void* src_impl);
+  bool (*is_pinned)(const void* ptr);
 } regen_host;
 
 /* Exported by the backend's Rust code. */
@@ -63,22 +73,61 @@ void regen_backend_init(const regen_host* host);
 int32_t regen_runtime_device_count(void);
 int32_t regen_runtime_current_device(void);
 bool regen_runtime_set_device(int32_t device);
-/* Device memory, for the PrivateUse1 allocator: nbytes (> 0) on `device` (checked); NULL means out
- * of memory, the host's or the limit's (raised as c10::OutOfMemoryError). A pointer comes back to
- * regen_device_free when its storage dies. device_of_ptr: the device of memory at a pointer, -1
- * when it cannot be told (several devices: host memory does not say). */
-void* regen_device_alloc(int32_t device, size_t nbytes);
-void regen_device_free(void* ptr);
+/* Device memory, for the PrivateUse1 allocator: regen_runtime's caching allocator over the backend's
+ * device layer (regen_runtime::device::cache). alloc: nbytes (> 0) on `device` (checked) for its
+ * current stream; *block is the block's handle, the DataPtr's context, which comes back to
+ * regen_device_free when the storage dies and to regen_device_record_stream; NULL means out of
+ * memory, the device's or the limit's (raised as c10::OutOfMemoryError). device_of_ptr: the device
+ * of memory at a pointer, -1 when it cannot be told. */
+void* regen_device_alloc(int32_t device, size_t nbytes, void** block);
+void regen_device_free(void* block);
+void regen_device_record_stream(void* block, int64_t stream);
 int32_t regen_runtime_device_of_ptr(const void* ptr);
-/* Bytes of device memory in use now on `device`, and the most in use at once since the start or
- * the last regen_runtime_reset_peak_bytes (regen_runtime::alloc), for the allocator's statistics. */
-uint64_t regen_runtime_bytes_in_use(int32_t device);
-uint64_t regen_runtime_peak_bytes(int32_t device);
-void regen_runtime_reset_peak_bytes(int32_t device);
-/* The most bytes regen_device_alloc lets be in use at once on each device (REGEN_MEMORY_LIMIT, or
- * torch.NAME.set_memory_limit), UINT64_MAX when there is no limit: an allocation that would pass
- * it returns NULL, which the glue raises as torch.OutOfMemoryError naming the limit. */
+/* torch.NAME.empty_cache(): cached blocks of every device go back to the device layer. */
+void regen_runtime_empty_cache(void);
+/* The allocator's counters for a device, under torch.cuda.memory_stats' names (regen_runtime's
+ * cache::Stats, field for field). */
+typedef struct regen_memory_stat {
+  int64_t current, peak, allocated, freed;
+} regen_memory_stat;
+typedef struct regen_memory_stats {
+  regen_memory_stat allocated_bytes, reserved_bytes, active_bytes, requested_bytes, allocation, segment, active;
+  int64_t num_alloc_retries, num_ooms, num_device_alloc, num_device_free;
+} regen_memory_stats;
+void regen_runtime_memory_stats(int32_t device, regen_memory_stats* out);
+void regen_runtime_reset_peak_stats(int32_t device);
+void regen_runtime_reset_accumulated_stats(int32_t device);
+/* The most bytes each device may reserve (REGEN_MEMORY_LIMIT, or torch.NAME.set_memory_limit),
+ * UINT64_MAX when there is no limit: an allocation that would pass it, after the cache is freed,
+ * returns NULL, which the glue raises as torch.OutOfMemoryError naming the limit. */
 uint64_t regen_runtime_memory_limit(void);
+/* (free, total) bytes of a device: under a limit, what it leaves and the limit; else the layer's. */
+void regen_runtime_memory_info(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes);
+/* A device's properties (the layer's): memory, compute units, and its name into `name` (up to cap
+ * bytes, no NUL); returns the name's length. */
+size_t regen_runtime_device_properties(int32_t device, uint64_t* total_memory, uint32_t* multi_processor_count,
+                                       char* name, size_t cap);
+/* Copies n bytes in the order of `stream` on `device` (the layer's copy; it may return before the
+ * copy is done: synchronize the stream to wait). kind: which memories (regen_runtime CopyKind). */
+enum { REGEN_COPY_HOST_TO_DEVICE = 0, REGEN_COPY_DEVICE_TO_HOST = 1, REGEN_COPY_DEVICE_TO_DEVICE = 2 };
+const char* regen_runtime_copy(void* dst, const void* src, size_t n, int32_t kind, int32_t device, int64_t stream);
+/* Streams and events (the layer's; regen_runtime::device::streams). Stream ids are per device, 0 the
+ * default stream; the current stream is per thread and device. Functions returning const char*
+ * return NULL or an error message (valid until the next such call on the thread); event_elapsed's
+ * errors are ValueErrors. Event handles are the layer's, destroyed once. */
+int64_t regen_runtime_current_stream(int32_t device);
+void regen_runtime_set_current_stream(int32_t device, int64_t stream);
+const char* regen_runtime_stream_new(int32_t device, int32_t priority, int64_t* stream);
+bool regen_runtime_stream_query(int32_t device, int64_t stream);
+const char* regen_runtime_stream_synchronize(int32_t device, int64_t stream);
+const char* regen_runtime_device_synchronize(int32_t device);
+const char* regen_runtime_event_new(int32_t device, bool timing, uint64_t* event);
+const char* regen_runtime_event_record(uint64_t event, int32_t device, int64_t stream);
+const char* regen_runtime_event_block(uint64_t event, int32_t device, int64_t stream);
+bool regen_runtime_event_query(uint64_t event);
+const char* regen_runtime_event_synchronize(uint64_t event);
+const char* regen_runtime_event_elapsed(uint64_t start, uint64_t end, double* ms);
+void regen_runtime_event_destroy(uint64_t event);
 /* The device generator's engine (regen_runtime::rng): PyTorch's CPU generator, state for state.
  * An engine from _new or _clone is freed once with _free; _default is a device's default
  * generator (never freed; NULL for a device out of range). States have torch.get_rng_state()'s layout and _state_size bytes;

@@ -167,6 +167,33 @@ const char* host_set_autocast_dtype(int32_t dtype) {
   });
 }
 
+const char* host_record_stream(void* impl, int64_t stream) {
+  return guarded([&] {
+    auto* tensor = static_cast<c10::TensorImpl*>(impl);
+    if (tensor->has_storage()) record_stream(tensor->storage().data_ptr(), stream);
+  });
+}
+
+const char* host_empty_cpu(const int64_t* sizes, int64_t ndim, int32_t dtype, bool pinned, regen_tensor* out) {
+  return guarded([&] {
+    c10::Allocator* allocator = pinned ? pinned_allocator() : c10::GetCPUAllocator();
+    at::Tensor t = at::detail::empty_generic(at::IntArrayRef(sizes, ndim), allocator,
+                                             c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                             static_cast<at::ScalarType>(dtype), c10::MemoryFormat::Contiguous);
+    *out = hand_over(std::move(t));
+  });
+}
+
+// Two CPU tensors: ATen's own CPU copy (TensorIterator: broadcasting, conversion, lazy bits).
+const char* host_cpu_copy(void* dst, void* src) {
+  return guarded([&] {
+    at::Tensor d = borrow(dst);
+    d.copy_(borrow(src));
+  });
+}
+
+bool host_is_pinned(const void* ptr) { return is_pinned_ptr(ptr); }
+
 }  // namespace
 
 const regen_host* services() {
@@ -175,6 +202,7 @@ const regen_host* services() {
       &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
       &host_parallel_for, &host_num_threads, &host_view_dtype,  &host_generator_engine,
       &host_autocast_state, &host_set_autocast_enabled, &host_set_autocast_dtype, REGEN_DEVICE_NAME,
+      &host_record_stream, &host_empty_cpu, &host_cpu_copy, &host_is_pinned,
   };
   return &host;
 }

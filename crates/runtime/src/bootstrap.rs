@@ -334,17 +334,48 @@ pub fn copy_needed(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<bool> {
     Ok(true)
 }
 
-pub fn _copy_from(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
+/// The copy kernels' way between memories: `dst.copy_(src)` by `same_memory` (a copy between two
+/// tensors of one memory, with `copy_`'s semantics) when the host addresses device memory; else
+/// through the device layer's copies ([`crate::device::copies`], which runs `same_memory` on the
+/// device or on the host as the case needs).
+pub fn copy_with(
+    dst: TensorRef<'_>,
+    src: TensorRef<'_>,
+    non_blocking: bool,
+    same_memory: crate::device::copies::SameMemoryCopy<'_>,
+) -> Result<()> {
+    if crate::device::layer().host_addressable() {
+        return same_memory(&dst, &src);
+    }
+    crate::device::copies::copy(&dst, &src, non_blocking, same_memory)
+}
+
+/// [`copy_`] as a [`copy_with`] callback.
+fn copy_same(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<()> {
+    copy_(*dst, *src)
+}
+
+pub fn _copy_from(self_: TensorRef<'_>, dst: TensorRef<'_>, non_blocking: bool) -> Result<Tensor> {
     broadcast_shapes(&[self_.sizes(), dst.sizes()])?;
-    copy_into(&self_, &dst)?;
+    copy_with(dst, self_, non_blocking, &copy_same)?;
     dst.retain()
 }
 
 pub fn _copy_from_and_resize(self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
-    with_size(&dst, self_.sizes(), |d| copy_into(&self_, d))?;
+    with_size(&dst, self_.sizes(), |d| copy_with(*d, self_, false, &copy_same))?;
     dst.retain()
 }
 
+/// The `_local_scalar_dense` kernel (`.item()`), which runs on the host: reads the element
+/// directly, or with a device-to-host copy when the host cannot address device memory.
+pub fn item(self_: TensorRef<'_>) -> Result<Scalar> {
+    if crate::device::layer().host_addressable() {
+        return _local_scalar_dense(self_);
+    }
+    crate::device::copies::read_scalar(&self_)
+}
+
+/// Reads a one-element tensor's value from memory the caller can read (a kernel's, on the device).
 pub fn _local_scalar_dense(self_: TensorRef<'_>) -> Result<Scalar> {
     let v = View::of(&self_)?;
     if v.numel() != 1 {
@@ -454,7 +485,7 @@ macro_rules! host_memory_bootstrap {
             $crate::bootstrap::resize_(self_, size)
         }
         fn _local_scalar_dense(&self, self_: $crate::TensorRef<'_>) -> $crate::Result<$crate::Scalar> {
-            $crate::bootstrap::_local_scalar_dense(self_)
+            $crate::bootstrap::item(self_)
         }
         fn set_inplace_source_storage(
             &self,
@@ -498,17 +529,17 @@ macro_rules! host_memory_copies {
             &self,
             self_: $crate::TensorRef<'_>,
             src: $crate::TensorRef<'_>,
-            _non_blocking: bool,
+            non_blocking: bool,
         ) -> $crate::Result<()> {
-            $crate::bootstrap::copy_(self_, src)
+            $crate::bootstrap::copy_with(self_, src, non_blocking, &|d, s| $crate::bootstrap::copy_(*d, *s))
         }
         fn _copy_from(
             &self,
             self_: $crate::TensorRef<'_>,
             dst: $crate::TensorRef<'_>,
-            _non_blocking: bool,
+            non_blocking: bool,
         ) -> $crate::Result<$crate::Tensor> {
-            $crate::bootstrap::_copy_from(self_, dst)
+            $crate::bootstrap::_copy_from(self_, dst, non_blocking)
         }
         fn _copy_from_and_resize(
             &self,

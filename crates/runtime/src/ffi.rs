@@ -47,12 +47,21 @@ fn panic_if_asked(qualified: &str) {
     }
 }
 
-/// Runs the kernel of `op` (`aten::name.overload`), counting the call in `calls`.
-pub fn call(op: &str, calls: &AtomicU64, f: impl FnOnce() -> Result<()>) -> *mut regen_error {
+/// Runs the kernel of `op` (`aten::name.overload`), counting the call in `calls`: through the
+/// device layer on the current device's current stream ([`crate::device::DeviceLayer::run`]), or
+/// directly when it runs on the host (`on_host`: [`crate::device::host_ops`]).
+pub fn call(op: &str, calls: &AtomicU64, on_host: bool, f: impl FnOnce() -> Result<()>) -> *mut regen_error {
     calls.fetch_add(1, Ordering::Relaxed);
     let error = match catch_unwind(AssertUnwindSafe(|| {
         panic_if_asked(op);
-        f()
+        if on_host {
+            return f();
+        }
+        let mut f = Some(f);
+        crate::device::layer().run(crate::device::kernel_stream(), &mut || match f.take() {
+            Some(f) => f(),
+            None => Err(Error::runtime("the device layer ran a kernel twice")),
+        })
     })) {
         Ok(Ok(())) => return std::ptr::null_mut(),
         Ok(Err(e)) => e,
@@ -89,10 +98,10 @@ mod tests {
     #[test]
     fn ok_errors_and_panics() {
         let calls = AtomicU64::new(0);
-        assert!(call("aten::f", &calls, || Ok(())).is_null());
-        let e = call("aten::f", &calls, || Err(Error::not_implemented("no kernel")));
+        assert!(call("aten::f", &calls, false, || Ok(())).is_null());
+        let e = call("aten::f", &calls, false, || Err(Error::not_implemented("no kernel")));
         assert_eq!(message(e), (1, "aten::f: no kernel".to_string()));
-        let e = call("aten::g", &calls, || panic!("index {} out of range", 7));
+        let e = call("aten::g", &calls, false, || panic!("index {} out of range", 7));
         assert_eq!(message(e), (0, "aten::g: kernel panicked: index 7 out of range".to_string()));
         assert_eq!(Error::value("x").kind(), ErrorKind::Value);
         assert_eq!(calls.load(Ordering::Relaxed), 3);
@@ -102,10 +111,10 @@ mod tests {
     fn the_panic_hook_hits_only_its_op() {
         let calls = AtomicU64::new(0);
         set_panic_on(Some("h.out".into()));
-        let e = call("aten::h.out", &calls, || Ok(()));
+        let e = call("aten::h.out", &calls, false, || Ok(()));
         assert_eq!(message(e), (0, "aten::h.out: kernel panicked: test hook: h.out was asked to panic".to_string()));
-        assert!(call("aten::h", &calls, || Ok(())).is_null());
+        assert!(call("aten::h", &calls, true, || Ok(())).is_null());
         set_panic_on(None);
-        assert!(call("aten::h.out", &calls, || Ok(())).is_null());
+        assert!(call("aten::h.out", &calls, false, || Ok(())).is_null());
     }
 }

@@ -39,6 +39,10 @@ pub struct Host {
     pub set_autocast_dtype: unsafe extern "C" fn(i32) -> *const c_char,
     /// NUL-terminated, static.
     pub device_name: *const c_char,
+    pub record_stream: unsafe extern "C" fn(*mut c_void, i64) -> *const c_char,
+    pub empty_cpu: unsafe extern "C" fn(*const i64, i64, i32, bool, *mut regen_tensor) -> *const c_char,
+    pub cpu_copy: unsafe extern "C" fn(*mut c_void, *mut c_void) -> *const c_char,
+    pub is_pinned: unsafe extern "C" fn(*const c_void) -> bool,
 }
 
 // SAFETY: the table's pointers are functions and a static string, valid on any thread.

@@ -25,9 +25,9 @@ fn impl_of(t: &TensorRef<'_>) -> Result<*mut c_void> {
 fn describe(call: impl FnOnce(&Host, *mut regen_tensor) -> *const c_char) -> Result<regen_tensor> {
     let host = installed()?;
     let mut out = regen_tensor::NONE;
-    let refused = crate::alloc::refused_on_this_thread();
+    let refused = crate::device::cache::refused_on_this_thread();
     status(call(host, &mut out)).map_err(|e| {
-        if crate::alloc::refused_on_this_thread() != refused { Error::out_of_memory(e.message()) } else { e }
+        if crate::device::cache::refused_on_this_thread() != refused { Error::out_of_memory(e.message()) } else { e }
     })?;
     Ok(out)
 }
@@ -107,6 +107,34 @@ pub fn set_tensor(t: &TensorRef<'_>, source: &TensorRef<'_>) -> Result<regen_ten
     let (t, source) = (impl_of(t)?, impl_of(source)?);
     // SAFETY: as above.
     describe(|h, out| unsafe { (h.set_tensor)(t, source, out) })
+}
+
+/// `Tensor.record_stream(stream)`: `t`'s storage block is not reused after its free until the
+/// work queued on `stream` (an id on the storage's device) by then is done.
+pub fn record_stream(t: &TensorRef<'_>, stream: i64) -> Result<()> {
+    let t = impl_of(t)?;
+    // SAFETY: `t` is a live TensorImpl.
+    status(unsafe { (installed()?.record_stream)(t, stream) })
+}
+
+/// A new dense CPU tensor (`pinned`: page-locked through the backend's pinned allocator), for
+/// copies between host and device memory.
+pub fn empty_cpu(sizes: &[i64], dtype: crate::ScalarType, pinned: bool) -> Result<Tensor> {
+    // SAFETY: `sizes` lives for the call; `out` is writable.
+    describe(|h, out| unsafe { (h.empty_cpu)(sizes.as_ptr(), sizes.len() as i64, dtype.0, pinned, out) }).map(owned)
+}
+
+/// `dst.copy_(src)` of two CPU tensors, by ATen's CPU copy.
+pub fn cpu_copy(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<()> {
+    let (dst, src) = (impl_of(dst)?, impl_of(src)?);
+    // SAFETY: both are live TensorImpls.
+    status(unsafe { (installed()?.cpu_copy)(dst, src) })
+}
+
+/// Whether host memory at `ptr` is pinned (false without the host services).
+pub fn is_pinned(ptr: *const u8) -> bool {
+    // SAFETY: the glue only compares the address with its blocks.
+    crate::glue::host().is_some_and(|h| unsafe { (h.is_pinned)(ptr.cast()) })
 }
 
 /// torch.autocast's state for the device: whether it is on, and the dtype it casts to (a

@@ -235,7 +235,9 @@ macro_rules! __kernel_entry {
         #[allow(unused_parens)]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::error::regen_error {
-            $crate::ffi::call($qualified, &CALLS[$k], || {
+            // Decided at compile time: host-side ops skip the device layer's `run`.
+            const ON_HOST: bool = $crate::device::host_ops::runs_on_host($qualified);
+            $crate::ffi::call($qualified, &CALLS[$k], ON_HOST, || {
                 let ($($value),*) = $($callee)*::$method(
                     $($receiver)*,
                     // SAFETY: the C++ wrapper keeps every argument alive for the call.

@@ -6,9 +6,9 @@
 //! crosses the C boundary as anything but a returned error, and counts calls; [`fallback`] counts
 //! what the CPU fallback served and warns or raises when asked; [`glue`] holds the table of
 //! services the C++ host glue installs (`cpp/`, compiled into each backend by regen-build) and
-//! [`host`] the typed services over tensors; [`device`] how many devices the backend has and
-//! each thread's current one; [`alloc`] is the default device memory (aligned host memory,
-//! counted per device); [`rng`] the devices' random generators (PyTorch's CPU generator, state
+//! [`host`] the typed services over tensors; [`device`] the devices (how many, each thread's
+//! current device and stream), the device layer a backend's hardware implements (memory, copies,
+//! streams, events; host memory by default) and the caching allocator over it; [`rng`] the devices' random generators (PyTorch's CPU generator, state
 //! for state); [`dtype`] the one dtype system (table, promotion, `dispatch!`); [`view`] and
 //! [`bootstrap`] are the views and default kernels a host-memory device starts from; [`element`]
 //! the typed elements and the binary loop that make a generic kernel exact in every dtype.
@@ -25,7 +25,6 @@
 extern crate self as regen_runtime;
 
 pub mod abi;
-pub mod alloc;
 pub mod args;
 pub mod bootstrap;
 pub mod device;
@@ -69,21 +68,20 @@ macro_rules! include_kernel_groups {
 
 /// Exports `regen_backend_init`, which the C++ host glue calls once when the library loads: it
 /// sets the number of devices (`devices = N`; 1 when omitted; `REGEN_DEVICE_COUNT` overrides it,
-/// [`device`]), installs the host services, then `$kernels` as the backend's kernels.
+/// [`device`]) and the device layer (`layer = MyLayer`, a [`device::DeviceLayer`]; host memory when
+/// omitted), installs the host services, then `$kernels` as the backend's kernels.
 /// `$generated` is the module holding the generated kernels.rs.
 #[macro_export]
 macro_rules! export_kernels {
-    ($($generated:ident)::+, $kernels:expr) => {
-        $crate::export_kernels!($($generated)::+, $kernels, devices = 1);
-    };
-    ($($generated:ident)::+, $kernels:expr, devices = $devices:expr) => {
+    ($($generated:ident)::+, $kernels:expr $(, devices = $devices:expr)? $(, layer = $layer:expr)? $(,)?) => {
         /// Called once by the C++ host glue when the library loads.
         ///
         /// # Safety
         /// `host` points to the glue's `regen_host` table, which lives as long as the process.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn regen_backend_init(host: *const $crate::host::Host) {
-            $crate::device::set_default_count($devices);
+            $($crate::device::set_default_count($devices);)?
+            $($crate::device::layer::install(::std::boxed::Box::leak(::std::boxed::Box::new($layer)));)?
             // SAFETY: per the contract.
             unsafe { $crate::host::init(host) };
             $($generated)::+::install($kernels);
@@ -134,7 +132,7 @@ pub unsafe extern "C" fn regen_runtime_fallback_report(buf: *mut u8, cap: usize)
 
 /// # Safety
 /// `buf` is NULL or writable for `cap` bytes.
-unsafe fn write_report(text: &str, buf: *mut u8, cap: usize) -> usize {
+pub(crate) unsafe fn write_report(text: &str, buf: *mut u8, cap: usize) -> usize {
     if !buf.is_null() && text.len() <= cap {
         // SAFETY: per the contract, `cap >= text.len()` bytes are writable.
         unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), buf, text.len()) };

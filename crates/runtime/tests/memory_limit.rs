@@ -1,65 +1,113 @@
-//! The allocator's memory limit: an allocation that would pass it returns NULL and counts
-//! nothing, allocations under it go on, and removing it lifts the cap. Its own test binary, since
-//! the limit is process-wide and would fail the library's unit tests that allocate concurrently;
-//! one test function, so nothing in this binary allocates while the limit is set.
+//! The caching allocator ([`regen_runtime::device::cache`]) over the default layer: what it caches
+//! and counts, its memory limit (an allocation that would pass it first frees the cache, then
+//! fails and counts nothing but the refusal), and streams (a block is reused on its own stream;
+//! one another stream used waits for that stream). Its own test binary, since the counters and the
+//! limit are process-wide and the library's unit tests allocate concurrently; one test function
+//! for the allocator, so nothing else in this binary allocates meanwhile.
 
-use regen_runtime::alloc::{
-    NO_LIMIT, allocate, bytes_in_use, free, limit, parse_limit, peak_bytes, refused_on_this_thread,
-    regen_runtime_memory_limit, regen_runtime_set_memory_limit, reset_peak_bytes, set_limit,
+use std::ptr::NonNull;
+
+use regen_runtime::device::cache::{
+    Block, NO_LIMIT, allocate, bytes_in_use, empty_cache, free, limit, parse_limit, peak_bytes, record_stream,
+    refused_on_this_thread, reset_accumulated, reset_peak, round_size, set_limit, stats,
 };
+use regen_runtime::device::streams::{regen_runtime_memory_limit, regen_runtime_set_memory_limit};
+
+fn alloc(n: usize) -> Option<NonNull<Block>> {
+    allocate(0, n, 0)
+}
+
+fn release(b: NonNull<Block>) {
+    // SAFETY: every block here comes from allocate and is freed once.
+    unsafe { free(b) }
+}
 
 #[test]
-fn an_allocation_over_the_limit_fails_and_counts_nothing() {
+fn the_allocator_caches_counts_and_keeps_to_its_limit() {
     assert_eq!(set_limit(None), None, "no REGEN_MEMORY_LIMIT in the test's environment, so no limit at start");
-    let base = bytes_in_use(0);
-    assert_eq!(set_limit(Some(base + 4096)), None);
-    assert_eq!(limit(), Some(base + 4096));
+    assert_eq!(stats(0), Default::default(), "nothing allocated yet");
 
-    let a = allocate(0, 3000);
-    assert!(!a.is_null(), "3000 bytes fit under a limit 4096 over what is in use");
-    assert_eq!(bytes_in_use(0), base + 3000);
-    reset_peak_bytes(0);
-    let peak = peak_bytes(0);
+    // Rounded blocks, counted allocated, active, reserved; requested counts what was asked.
+    let a = alloc(3000).unwrap();
+    // SAFETY: a live block.
+    let (ptr, size) = unsafe { (a.as_ref().ptr(), a.as_ref().size()) };
+    assert_eq!(size, round_size(3000));
+    assert_eq!(ptr.as_ptr() as usize % 64, 0);
+    let s = stats(0);
+    assert_eq!((s.allocated_bytes.current, s.reserved_bytes.current, s.active_bytes.current), (3072, 3072, 3072));
+    assert_eq!((s.requested_bytes.current, s.allocation.current, s.segment.current), (3000, 1, 1));
+    assert_eq!(s.num_device_alloc, 1);
 
-    // 3000 + 2000 > 4096: refused, and neither the bytes in use nor the peak moves; the refusal
-    // is counted on this thread (what tells host services that they failed for want of memory).
+    // Freed: cached (reserved stays), and the next request of that size gets the same memory
+    // without asking the layer.
+    release(a);
+    let s = stats(0);
+    assert_eq!((s.allocated_bytes.current, s.reserved_bytes.current, s.allocated_bytes.peak), (0, 3072, 3072));
+    let b = alloc(2900).unwrap();
+    // SAFETY: a live block.
+    assert_eq!(unsafe { b.as_ref().ptr() }, ptr, "same size class, same stream: the cached block");
+    assert_eq!(stats(0).num_device_alloc, 1);
+    // Another stream does not take it: its pool is its own.
+    release(b);
+    let c = allocate(0, 3000, 7).unwrap();
+    // SAFETY: a live block.
+    assert_ne!(unsafe { c.as_ref().ptr() }, ptr);
+    assert_eq!(stats(0).num_device_alloc, 2);
+    release(c);
+
+    // empty_cache gives the cached blocks back.
+    empty_cache();
+    let s = stats(0);
+    assert_eq!((s.reserved_bytes.current, s.segment.current, s.num_device_free), (0, 0, 2));
+    reset_peak(0);
+    assert_eq!(peak_bytes(0), 0);
+    reset_accumulated(0);
+    assert_eq!((stats(0).num_device_alloc, stats(0).allocated_bytes.allocated), (0, 0));
+
+    // record_stream: the block waits for the other stream's event (the default layer's are
+    // complete at once), then returns to its own stream's pool.
+    let d = alloc(4096).unwrap();
+    // SAFETY: a live block; 3 is another stream.
+    unsafe { record_stream(d, 3) };
+    release(d);
+    assert_eq!(stats(0).active_bytes.current, 0, "the other stream's work is done: no longer active");
+    let e = alloc(4096).unwrap();
+    assert_eq!(stats(0).num_device_alloc, 1, "reused after the wait");
+    release(e);
+    empty_cache();
+
+    // The limit bounds reserved bytes: the cache is freed before a refusal (a retry).
+    let x = alloc(3000).unwrap();
+    release(x);
+    assert_eq!(set_limit(Some(4096)), None);
+    assert_eq!(limit(), Some(4096));
+    let y = alloc(4096).expect("3072 cached + 4096 > 4096: the cache is freed and the layer asked again");
+    assert_eq!(stats(0).num_alloc_retries, 1);
+    assert_eq!(stats(0).reserved_bytes.current, 4096);
     let refused = refused_on_this_thread();
-    assert!(allocate(0, 2000).is_null());
-    assert_eq!(bytes_in_use(0), base + 3000);
-    assert_eq!(peak_bytes(0), peak, "a refused allocation is no peak");
+    let ooms = stats(0).num_ooms;
+    assert!(alloc(1).is_none(), "4096 + 512 is over the limit, and nothing is cached");
     assert_eq!(refused_on_this_thread(), refused + 1);
+    assert_eq!(stats(0).num_ooms, ooms + 1);
+    assert_eq!(bytes_in_use(0), 4096, "a refusal counts nothing");
     let other_thread = std::thread::spawn(refused_on_this_thread).join().unwrap();
-    assert_eq!(other_thread, 0, "counted per thread");
+    assert_eq!(other_thread, 0, "refusals are counted per thread");
 
-    // Exactly up to the limit is allowed (the limit is the most in use, not a bound to stay under).
-    let b = allocate(0, 1096);
-    assert!(!b.is_null(), "3000 + 1096 is the limit exactly");
-    assert_eq!(refused_on_this_thread(), refused + 1, "an allocation that succeeds is not counted");
-    assert!(allocate(0, 1).is_null(), "one byte more is over");
-
-    // A lower limit than what is in use keeps what is allocated; freeing makes room again.
-    assert_eq!(set_limit(Some(base + 1000)), Some(base + 4096));
-    // SAFETY: a and b came from allocate, each is freed once.
-    unsafe {
-        free(a);
-        free(b);
-    }
-    assert_eq!(bytes_in_use(0), base);
-    let c = allocate(0, 1000);
-    assert!(!c.is_null());
-    // SAFETY: from allocate, freed once.
-    unsafe { free(c) };
+    // A lower limit than what is reserved keeps what is allocated; freeing makes room again.
+    assert_eq!(set_limit(Some(1024)), Some(4096));
+    release(y);
+    let z = alloc(1000).expect("the cached 4096 go back to make room");
+    release(z);
 
     // The C functions: u64::MAX is "none" both ways.
-    assert_eq!(regen_runtime_set_memory_limit(NO_LIMIT), base + 1000);
+    assert_eq!(regen_runtime_set_memory_limit(NO_LIMIT), 1024);
     assert_eq!(regen_runtime_memory_limit(), NO_LIMIT);
     assert_eq!(limit(), None);
-    let big = allocate(0, 8 << 20);
-    assert!(!big.is_null(), "no limit: 8 MiB is the host's to give");
-    // SAFETY: from allocate, freed once.
-    unsafe { free(big) };
+    let big = alloc(8 << 20).expect("no limit: 8 MiB is the host's to give");
+    release(big);
+    empty_cache();
     assert_eq!(regen_runtime_set_memory_limit(0), NO_LIMIT);
-    assert!(allocate(0, 1).is_null(), "a limit of 0 refuses everything while nothing more is freed");
+    assert!(alloc(1).is_none(), "a limit of 0 refuses everything");
     set_limit(None);
 }
 

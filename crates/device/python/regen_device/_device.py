@@ -96,21 +96,33 @@ class device_of(device):
         super().__init__(obj.get_device() if obj.device.type == "regen" else -1)
 
 
+_lib.regen_runtime_device_synchronize.restype = ctypes.c_char_p
+_lib.regen_runtime_device_synchronize.argtypes = [ctypes.c_int32]
+_lib.regen_runtime_device_properties.restype = ctypes.c_size_t
+_lib.regen_runtime_device_properties.argtypes = [
+    ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_size_t]
+
+
 def synchronize(device=None) -> None:
-    """Kernels run synchronously on the host: nothing to wait for."""
-    _get_device_index(device, optional=True)
+    """Waits until the work queued on every stream of the device is done (the device layer's)."""
+    _check(_lib.regen_runtime_device_synchronize(_index(device)))
 
 
 class _DeviceProperties:
-    """What ``get_device_properties`` tells, under ``torch.cuda``'s attribute names."""
+    """What ``get_device_properties`` tells, under ``torch.cuda``'s attribute names: the device
+    layer's properties (for a host-memory device, the host's memory and threads)."""
 
     def __init__(self, index: int):
-        self.name = get_device_name(index)
+        total, units = ctypes.c_uint64(), ctypes.c_uint32()
+        name = ctypes.create_string_buffer(256)
+        length = _lib.regen_runtime_device_properties(index, ctypes.byref(total), ctypes.byref(units), name, 256)
+        if length > 256:
+            name = ctypes.create_string_buffer(length)
+            _lib.regen_runtime_device_properties(index, ctypes.byref(total), ctypes.byref(units), name, length)
+        self.name = name.raw[:length].decode(errors="replace")
         self.index = index
-        # Host memory: the host's physical memory, or the memory limit when one is set.
-        self.total_memory = mem_get_info(index)[1]
-        # The threads PyTorch's intra-op pool runs the kernels on.
-        self.multi_processor_count = torch.get_num_threads()
+        self.total_memory = int(total.value)
+        self.multi_processor_count = int(units.value)
         self.type = "regen"
 
     def __repr__(self) -> str:
@@ -119,17 +131,17 @@ class _DeviceProperties:
 
 
 def get_device_name(device=None) -> str:
-    """The device's name: the backend's device name and index (its kernels run on the host)."""
-    return f"regen:{_index(device)} (host memory)"
+    """The device's name, as its device layer gives it."""
+    return get_device_properties(device).name
 
 
 def get_device_properties(device=None) -> _DeviceProperties:
     return _DeviceProperties(_index(device))
 
 
-# Streams: the C++ device guard's (torch.Stream / torch.Event, from torch 2.4 on): ids whose work
-# is always done, since kernels finish before they return; each thread has a current stream per
-# device, which torch.accelerator (2.6+) and these read and set.
+# Streams: the C++ device guard's (torch.Stream / torch.Event, from torch 2.4 on), which are the
+# device layer's; each thread has a current stream per device (regen-runtime keeps it), which
+# torch.accelerator (2.6+) and these read and set, and kernels run on.
 def current_stream(device=None) -> "torch.Stream":
     return torch.accelerator.current_stream(torch.device("regen", _index(device)))
 
@@ -172,15 +184,32 @@ Stream = getattr(torch, "Stream", None)
 Event = getattr(torch, "Event", None)
 
 
-# Memory: device memory is host memory from regen-runtime's allocator, which counts each device's
-# bytes in use and their peak. Nothing is cached: freed memory goes back to the host at once, so the
-# "reserved" figures equal the "allocated" ones and empty_cache has nothing to release.
-_lib.regen_runtime_bytes_in_use.restype = ctypes.c_uint64
-_lib.regen_runtime_bytes_in_use.argtypes = [ctypes.c_int32]
-_lib.regen_runtime_peak_bytes.restype = ctypes.c_uint64
-_lib.regen_runtime_peak_bytes.argtypes = [ctypes.c_int32]
-_lib.regen_runtime_reset_peak_bytes.restype = None
-_lib.regen_runtime_reset_peak_bytes.argtypes = [ctypes.c_int32]
+# Memory: regen-runtime's caching allocator over the device layer, as CUDA's: a freed block is
+# kept for the next request of its size on its stream ("reserved" counts the blocks kept as well as
+# those in use), empty_cache gives the kept ones back, and memory_stats has torch.cuda's counters.
+class _Stat(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int64) for name in ("current", "peak", "allocated", "freed")]
+
+
+class _Stats(ctypes.Structure):
+    # regen_memory_stats in regen_host.h, field for field.
+    _STATS = ("allocated_bytes", "reserved_bytes", "active_bytes", "requested_bytes", "allocation", "segment",
+              "active")
+    _COUNTS = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free")
+    _fields_ = [(name, _Stat) for name in _STATS] + [(name, ctypes.c_int64) for name in _COUNTS]
+
+
+_lib.regen_runtime_memory_stats.restype = None
+_lib.regen_runtime_memory_stats.argtypes = [ctypes.c_int32, ctypes.POINTER(_Stats)]
+_lib.regen_runtime_reset_peak_stats.restype = None
+_lib.regen_runtime_reset_peak_stats.argtypes = [ctypes.c_int32]
+_lib.regen_runtime_reset_accumulated_stats.restype = None
+_lib.regen_runtime_reset_accumulated_stats.argtypes = [ctypes.c_int32]
+_lib.regen_runtime_empty_cache.restype = None
+_lib.regen_runtime_empty_cache.argtypes = []
+_lib.regen_runtime_memory_info.restype = None
+_lib.regen_runtime_memory_info.argtypes = [ctypes.c_int32, ctypes.POINTER(ctypes.c_uint64),
+                                           ctypes.POINTER(ctypes.c_uint64)]
 
 
 def _index(device) -> int:
@@ -188,77 +217,93 @@ def _index(device) -> int:
     return current_device() if index < 0 else index
 
 
+def _stats(device) -> _Stats:
+    stats = _Stats()
+    _lib.regen_runtime_memory_stats(_index(device), ctypes.byref(stats))
+    return stats
+
+
 def memory_allocated(device=None) -> int:
     """Bytes of the device's memory held by tensors now, as ``torch.cuda.memory_allocated``."""
-    return int(_lib.regen_runtime_bytes_in_use(_index(device)))
+    return _stats(device).allocated_bytes.current
 
 
 def max_memory_allocated(device=None) -> int:
     """The most bytes held at once since the start or the last ``reset_peak_memory_stats``."""
-    return int(_lib.regen_runtime_peak_bytes(_index(device)))
+    return _stats(device).allocated_bytes.peak
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes the allocator holds from the device: in use, and cached for reuse."""
+    return _stats(device).reserved_bytes.current
+
+
+def max_memory_reserved(device=None) -> int:
+    return _stats(device).reserved_bytes.peak
 
 
 def reset_peak_memory_stats(device=None) -> None:
-    """Starts ``max_memory_allocated`` over from the bytes held now."""
-    _lib.regen_runtime_reset_peak_bytes(_index(device))
+    """Starts every peak over from its current value."""
+    _lib.regen_runtime_reset_peak_stats(_index(device))
 
 
 def reset_max_memory_allocated(device=None) -> None:
     reset_peak_memory_stats(device)
 
 
-def memory_reserved(device=None) -> int:
-    return memory_allocated(device)
-
-
-def max_memory_reserved(device=None) -> int:
-    return max_memory_allocated(device)
+def reset_accumulated_memory_stats(device=None) -> None:
+    """Zeroes the totals (bytes and blocks allocated and freed, retries, out-of-memory refusals)."""
+    _lib.regen_runtime_reset_accumulated_stats(_index(device))
 
 
 def memory_stats(device=None) -> dict:
-    """The counters above under ``torch.cuda.memory_stats``' names."""
-    now, peak = memory_allocated(device), max_memory_allocated(device)
-    return {
-        "allocated_bytes.all.current": now,
-        "allocated_bytes.all.peak": peak,
-        "reserved_bytes.all.current": now,
-        "reserved_bytes.all.peak": peak,
-    }
+    """The allocator's counters under ``torch.cuda.memory_stats``' names (one pool: "all")."""
+    stats = _stats(device)
+    result = {}
+    for name in _Stats._STATS:
+        stat = getattr(stats, name)
+        for field in ("current", "peak", "allocated", "freed"):
+            result[f"{name}.all.{field}"] = getattr(stat, field)
+    for name in _Stats._COUNTS:
+        result[name] = getattr(stats, name)
+    return dict(sorted(result.items()))
 
 
 def empty_cache() -> None:
-    """Nothing is cached (freed device memory goes back to the host at once)."""
+    """Gives the blocks the allocator keeps for reuse back to the device (all devices)."""
+    _lib.regen_runtime_empty_cache()
 
 
 def mem_get_info(device=None) -> tuple:
     """(free, total) bytes, as ``torch.cuda.mem_get_info``: under a memory limit, what the limit
-    leaves and the limit; otherwise what the host has available and its physical memory."""
-    index = _index(device)
-    limit = get_memory_limit()
-    if limit is not None:
-        return max(limit - memory_allocated(index), 0), limit
-    page = os.sysconf("SC_PAGE_SIZE")
-    return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+    leaves beside the reserved bytes, and the limit; otherwise the device layer's figures (for a
+    host-memory device, what the host has available and its physical memory)."""
+    free, total = ctypes.c_uint64(), ctypes.c_uint64()
+    _lib.regen_runtime_memory_info(_index(device), ctypes.byref(free), ctypes.byref(total))
+    return int(free.value), int(total.value)
 
 
 def memory_summary(device=None, abbreviated: bool = False) -> str:
     """The allocator's counters as a short table, in the manner of ``torch.cuda.memory_summary``."""
     index = _index(device)
+    stats = _stats(index)
     free, total = mem_get_info(index)
-    rows = [
-        ("Allocated memory", memory_allocated(index), max_memory_allocated(index)),
-        ("Reserved memory", memory_reserved(index), max_memory_reserved(index)),
-    ]
-    lines = [f"regen:{index} memory summary (host memory; nothing is cached)",
-             f"{'':<20}{'current':>16}{'peak':>16}"]
-    lines += [f"{name:<20}{now:>16,}{peak:>16,}" for name, now, peak in rows]
+    lines = [f"regen:{index} memory summary (caching allocator)",
+             f"{'':<20}{'current':>16}{'peak':>16}{'allocated':>16}{'freed':>16}"]
+    for title, name in (("Allocated memory", "allocated_bytes"), ("Active memory", "active_bytes"),
+                        ("Requested memory", "requested_bytes"), ("Reserved memory", "reserved_bytes"),
+                        ("Allocations", "allocation"), ("Segments", "segment")):
+        stat = getattr(stats, name)
+        lines.append(f"{title:<20}{stat.current:>16,}{stat.peak:>16,}{stat.allocated:>16,}{stat.freed:>16,}")
+    lines.append(f"{'Retries / OOMs':<20}{stats.num_alloc_retries:>16,}{stats.num_ooms:>16,}")
     lines.append(f"{'Free / total':<20}{free:>16,}{total:>16,}")
     return "\n".join(lines) + "\n"
 
 
 # A cap on device memory, so that a program's out-of-memory handling can be tried on the host: an
-# allocation that would take the bytes in use past it raises torch.OutOfMemoryError naming the
-# request, the cap and what is in use, as CUDA's allocator does when the GPU is full. The
+# allocation that would take the reserved bytes past it (after the cache is given back) raises
+# torch.OutOfMemoryError naming the request, the cap and what is in use, as CUDA's allocator does
+# when the GPU is full. The
 # environment variable REGEN_MEMORY_LIMIT (bytes, or with a binary suffix: 512M, 2G; read at the
 # first allocation) sets it at start; these read and change it at run time.
 _NO_LIMIT = 2**64 - 1  # regen_runtime's "no limit"
@@ -269,7 +314,7 @@ _lib.regen_runtime_set_memory_limit.argtypes = [ctypes.c_uint64]
 
 
 def get_memory_limit():
-    """The most bytes of device memory that may be in use at once, or None when there is no cap."""
+    """The most bytes of device memory each device may reserve, or None when there is no cap."""
     limit = int(_lib.regen_runtime_memory_limit())
     return None if limit == _NO_LIMIT else limit
 

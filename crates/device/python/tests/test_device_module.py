@@ -52,21 +52,35 @@ def test_device_context_managers():
 def test_memory_statistics_follow_allocations():
     m = torch.regen
     m.empty_cache()
-    base = m.memory_allocated()
+    base, reserved = m.memory_allocated(), m.memory_reserved()
     assert base == regen_device.bytes_in_use(0)
     m.reset_peak_memory_stats()
-    assert m.max_memory_allocated() == base
+    assert m.max_memory_allocated() == base and m.max_memory_reserved() == reserved
     x = torch.empty(1 << 18, dtype=torch.float32, device="regen")  # 1 MiB
     assert m.memory_allocated() == base + (1 << 20)
     y = torch.empty(1 << 17, dtype=torch.float64, device="regen")  # 1 MiB more
     assert m.memory_allocated("regen") == base + (2 << 20)
     assert m.max_memory_allocated(0) == base + (2 << 20)
+    assert m.memory_reserved() == reserved + (2 << 20), "nothing was cached: both blocks are new"
     del x, y
     assert m.memory_allocated() == base
     assert m.max_memory_allocated() == base + (2 << 20), "the peak outlives the tensors"
     stats = m.memory_stats()
     assert stats["allocated_bytes.all.current"] == base and stats["allocated_bytes.all.peak"] == base + (2 << 20)
-    assert m.memory_reserved() == base and m.max_memory_reserved() == base + (2 << 20)
+    # The caching allocator keeps the freed blocks (reserved, not allocated) and hands one out
+    # again for the next request of its size, without asking the device.
+    assert m.memory_reserved() == reserved + (2 << 20) and m.max_memory_reserved() == reserved + (2 << 20)
+    device_allocs = stats["num_device_alloc"]
+    z = torch.empty(1 << 18, dtype=torch.float32, device="regen")
+    assert m.memory_stats()["num_device_alloc"] == device_allocs, "served from the cache"
+    assert m.memory_reserved() == reserved + (2 << 20)
+    del z
+    m.empty_cache()
+    assert m.memory_reserved() == reserved, "empty_cache gives the cached blocks back"
+    assert m.memory_stats()["num_device_free"] >= 2
+    for key in ("active_bytes.all.current", "requested_bytes.all.peak", "segment.all.current", "num_ooms",
+                "num_alloc_retries", "allocation.all.allocated"):
+        assert key in stats, key
     m.reset_peak_memory_stats()
     assert m.max_memory_allocated() == base
     # Each device counts its own memory.

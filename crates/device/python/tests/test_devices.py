@@ -162,7 +162,9 @@ def test_save_and_load_keep_the_device_index():
 @steady_allocator()
 def test_a_device_memory_limit_is_per_device():
     m = torch.regen
-    base0, base1 = m.memory_allocated(0), m.memory_allocated(1)
+    m.empty_cache()
+    # The limit bounds each device's reserved bytes (what its allocator holds, cached or not).
+    base0, base1 = m.memory_reserved(0), m.memory_reserved(1)
     previous = torch.regen.set_memory_limit(max(base0, base1) + (1 << 20))
     try:
         a = torch.empty(1 << 18, device="regen:0")  # 1 MiB: the limit on device 0
@@ -211,10 +213,10 @@ def test_device_properties_and_memory_info_as_torch_cuda_has_them():
     assert 0 < free <= total
     summary = m.memory_summary(1)
     assert summary.startswith("regen:1 memory summary") and "Allocated memory" in summary
-    previous = m.set_memory_limit(m.memory_allocated(1) + (1 << 20))
+    previous = m.set_memory_limit(m.memory_reserved(1) + (1 << 20))
     try:
         free, total = m.mem_get_info(1)
-        assert total == m.get_memory_limit() and free == total - m.memory_allocated(1)
+        assert total == m.get_memory_limit() and free == total - m.memory_reserved(1)
     finally:
         m.set_memory_limit(previous)
 
@@ -236,3 +238,36 @@ def test_streams_are_per_device_and_the_stream_context_restores_them():
     end.record(s)
     end.synchronize()
     assert start.elapsed_time(end) >= 0
+
+
+@steady_allocator()
+def test_the_caching_allocator_keeps_a_pool_per_stream_and_honours_record_stream():
+    m = torch.regen
+    if not hasattr(torch, "Stream"):
+        pytest.skip("torch.Stream is newer (2.4)")
+    m.empty_cache()
+    allocs = lambda: m.memory_stats()["num_device_alloc"]  # noqa: E731
+    s = m.Stream("regen:0")
+    x = torch.empty(1 << 18, device="regen")  # 1 MiB on the default stream's pool
+    del x
+    before = allocs()
+    with m.stream(s):
+        y = torch.empty(1 << 18, device="regen")
+    assert allocs() == before + 1, "another stream's pool: the default stream's cached block is not taken"
+    del y
+    with m.stream(s):
+        y = torch.empty(1 << 18, device="regen")
+    assert allocs() == before + 1, "the stream's own cached block"
+    # record_stream: a block used on another stream waits for that stream's work, then returns to
+    # its own pool (the host device's streams are always done, so at once).
+    z = torch.ones(1 << 18, device="regen")
+    z.record_stream(s)
+    active = m.memory_stats()["active_bytes.all.current"]
+    del z
+    assert m.memory_stats()["active_bytes.all.current"] == active - (1 << 20)
+    w = torch.empty(1 << 18, device="regen")
+    assert allocs() == before + 1, "z's block, back in the default stream's pool"
+    del w, y
+    m.synchronize()
+    m.empty_cache()
+    assert m.memory_reserved() == m.memory_allocated()

@@ -3,7 +3,7 @@
 //! (regen-runtime's default bootstrap converts element by element through a generic value).
 //! PyTorch's lazy conjugate and negative bits are resolved as ATen's `copy_impl` does.
 
-use regen_runtime::bootstrap::{copy_into, copy_needed, with_size};
+use regen_runtime::bootstrap::{copy_into, copy_needed, copy_with, with_size};
 use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use crate::engine::dtype::DType;
@@ -35,15 +35,21 @@ pub fn copy_(dst: TensorRef<'_>, src: TensorRef<'_>) -> Result<()> {
     Ok(())
 }
 
+/// [`copy_`] between memories: directly when the host addresses device memory, else through the
+/// device layer's copies, which run [`copy_`] on one side (`regen_runtime::bootstrap::copy_with`).
+pub fn copy_across(dst: TensorRef<'_>, src: TensorRef<'_>, non_blocking: bool) -> Result<()> {
+    copy_with(dst, src, non_blocking, &|d, s| copy_(*d, *s))
+}
+
 /// `self._copy_from(dst)`: copies `self` into `dst` and returns `dst`.
-pub fn copy_from(src: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
-    copy_(dst, src)?;
+pub fn copy_from(src: TensorRef<'_>, dst: TensorRef<'_>, non_blocking: bool) -> Result<Tensor> {
+    copy_across(dst, src, non_blocking)?;
     dst.retain()
 }
 
 /// `self._copy_from_and_resize(dst)`: `dst` resized to `self`'s shape first.
 pub fn copy_from_and_resize(src: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
-    with_size(&dst, src.sizes(), |d| copy_(*d, src))?;
+    with_size(&dst, src.sizes(), |d| copy_across(*d, src, false))?;
     dst.retain()
 }
 
@@ -245,19 +251,19 @@ impl crate::BootstrapKernels for crate::Reference {
     // Views, allocation and fill_ from regen-runtime; the copies through the engine below.
     regen_runtime::host_memory_bootstrap!(own_copies);
 
-    fn copy_inplace(&self, self_: TensorRef<'_>, src: TensorRef<'_>, _non_blocking: bool) -> Result<()> {
-        copy_(self_, src)
+    fn copy_inplace(&self, self_: TensorRef<'_>, src: TensorRef<'_>, non_blocking: bool) -> Result<()> {
+        copy_across(self_, src, non_blocking)
     }
 
-    fn _copy_from(&self, self_: TensorRef<'_>, dst: TensorRef<'_>, _non_blocking: bool) -> Result<Tensor> {
-        copy_from(self_, dst)
+    fn _copy_from(&self, self_: TensorRef<'_>, dst: TensorRef<'_>, non_blocking: bool) -> Result<Tensor> {
+        copy_from(self_, dst, non_blocking)
     }
 
     fn _copy_from_and_resize(&self, self_: TensorRef<'_>, dst: TensorRef<'_>) -> Result<Tensor> {
         copy_from_and_resize(self_, dst)
     }
 
-    fn record_stream(&self, _self_: TensorRef<'_>, s: regen_runtime::Stream) -> Result<()> {
+    fn record_stream(&self, self_: TensorRef<'_>, s: regen_runtime::Stream) -> Result<()> {
         // A stream of this device (PrivateUse1, 20) only: CUDA's kernel rejects other devices' too.
         if s.device.device_type != 20 {
             return Err(Error::runtime(format!(
@@ -265,7 +271,8 @@ impl crate::BootstrapKernels for crate::Reference {
                 s.device.device_type
             )));
         }
-        Ok(())
+        // The caching allocator keeps the storage's block from reuse until the stream passes it.
+        regen_runtime::host::record_stream(&self_, s.id)
     }
 
     fn view_as_real(&self, self_: TensorRef<'_>) -> Result<Tensor> {

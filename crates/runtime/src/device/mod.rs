@@ -5,8 +5,22 @@
 //! new tensors go agree.
 //!
 //! The count is the backend's (`export_kernels!(kernels, Backend, devices = 2)`; 1 when it says
-//! nothing), or `REGEN_DEVICE_COUNT` when set, read once at the first question. A host-memory
-//! backend's devices share the host's memory; each counts its own bytes ([`crate::alloc`]).
+//! nothing), or `REGEN_DEVICE_COUNT` when set, read once at the first question. Each thread also
+//! has a current stream on each device (CUDA's `getCurrentCUDAStream(d)`), set by the device
+//! guard (`torch.NAME.set_stream`, `with torch.NAME.stream(s)`): kernels run on it, and the
+//! caching allocator keeps a pool per stream.
+//!
+//! What the hardware does is the backend's device layer ([`mod@layer`]: memory, copies, streams,
+//! events; host memory by default); on top of it the runtime keeps the caching allocator
+//! ([`cache`]) and the C functions the C++ glue calls ([`streams`]).
+
+pub mod cache;
+pub mod copies;
+pub mod host_ops;
+pub mod layer;
+pub mod streams;
+
+pub use layer::{CopyKind, DeviceLayer, EventHandle, HostMemory, Properties, Stream, layer};
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -22,6 +36,8 @@ static COUNT: OnceLock<usize> = OnceLock::new();
 thread_local! {
     /// This thread's current device (0 on a new thread, as CUDA's).
     static CURRENT: Cell<usize> = const { Cell::new(0) };
+    /// This thread's current stream on each device (0, the default stream, until one is set).
+    static CURRENT_STREAMS: [Cell<u64>; MAX_DEVICES] = const { [const { Cell::new(0) }; MAX_DEVICES] };
 }
 
 /// Sets how many devices the backend has, unless `REGEN_DEVICE_COUNT` says otherwise; called
@@ -74,6 +90,29 @@ pub fn invalid(index: i64) -> crate::Error {
     crate::Error::runtime(format!("this backend has {have}, not device {index} (invalid device index)"))
 }
 
+/// This thread's current stream on `device` (below [`MAX_DEVICES`]; the default stream otherwise).
+pub fn current_stream(device: usize) -> Stream {
+    let id = CURRENT_STREAMS.with(|s| s.get(device).map_or(0, Cell::get));
+    Stream { device, id }
+}
+
+/// Makes `stream` this thread's current stream on its device; returns the one it replaces.
+pub fn set_current_stream(stream: Stream) -> Stream {
+    let previous = current_stream(stream.device);
+    CURRENT_STREAMS.with(|s| {
+        if let Some(current) = s.get(stream.device) {
+            current.set(stream.id);
+        }
+    });
+    previous
+}
+
+/// The stream a kernel runs on: the current device's current stream (a generated wrapper made the
+/// op's device current).
+pub fn kernel_stream() -> Stream {
+    current_stream(current())
+}
+
 /// Makes `index` this thread's current device.
 pub fn set_current(index: usize) -> crate::Result<()> {
     if index >= count() {
@@ -81,6 +120,29 @@ pub fn set_current(index: usize) -> crate::Result<()> {
     }
     CURRENT.with(|c| c.set(index));
     Ok(())
+}
+
+/// Makes a device this thread's current one until dropped, when the previous one comes back
+/// (CUDA's `DeviceGuard`, for Rust code that allocates on a tensor's device).
+#[must_use = "the device is current only while the guard lives"]
+pub struct DeviceGuard {
+    previous: usize,
+}
+
+impl DeviceGuard {
+    pub fn set(index: usize) -> crate::Result<Self> {
+        let previous = current();
+        if index != previous {
+            set_current(index)?;
+        }
+        Ok(DeviceGuard { previous })
+    }
+}
+
+impl Drop for DeviceGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(self.previous));
+    }
 }
 
 /// The number of devices, for the glue and the Python device module.
