@@ -321,16 +321,19 @@ fn regen(check: bool) -> Result<(), String> {
         let verb = if check { "is fresh" } else { "written" };
         eprintln!("xtask: {dir_name} {verb}: {}", generated.summary);
     }
-    // The device's Python package and pyproject.toml are `regen new`'s, rendered for it.
-    let mut files = regen_core::scaffold::python_package("regen", "regen_device");
-    files.push(regen_core::scaffold::pyproject("regen", "regen_device", &["torch"]));
-    let dir = root.join("crates/device");
-    let ensured = ensure(&dir, &files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
-    if check && !ensured.is_fresh() {
-        eprint!("{}", ensured.report);
-        return Err(
-            "crates/device's Python package differs from `regen new`'s templates; run `cargo xtask regen`".into()
-        );
+    // The devices' Python packages and pyproject.toml are `regen new`'s, rendered for them.
+    for (device, package, dir_name) in [("regen", "regen_device", "crates/device"), ("sim", "regen_sim", "crates/sim")]
+    {
+        let mut files = regen_core::scaffold::python_package(device, package);
+        files.push(regen_core::scaffold::pyproject(device, package, &["torch"]));
+        let dir = root.join(dir_name);
+        let ensured = ensure(&dir, &files, mode).map_err(|e| format!("{}: {e}", dir.display()))?;
+        if check && !ensured.is_fresh() {
+            eprint!("{}", ensured.report);
+            return Err(format!(
+                "{dir_name}'s Python package differs from `regen new`'s templates; run `cargo xtask regen`"
+            ));
+        }
     }
     Ok(())
 }
@@ -408,9 +411,35 @@ fn e2e(version: &str) -> Result<(), String> {
     // the pinned release only (about 80 s).
     if version == pinned()? {
         run(&mut pytest(&python, &root.join("crates/device/python/openreg_tests")))?;
+        // sim, the simulated accelerator (device memory the host cannot touch, streams on worker
+        // threads): its own tests and torch_openreg's suite again, renamed for it (pinned release).
+        pip_install(&python, &root.join("crates/sim"), None)?;
+        run(&mut pytest(&python, &root.join("crates/sim/python/tests")))?;
+        let suite = openreg_suite_for("sim", "regen_sim", &work.join("openreg-sim"))?;
+        run(&mut pytest(&python, &suite))?;
     }
     run(&mut device_suite(&python, &[]))?;
     Ok(())
+}
+
+/// torch_openreg's suite as crates/device/python/openreg_tests has it for the "regen" device (and
+/// its known failures), with the device renamed to `device` and the package to `package`, written
+/// into `dest` (the upstream files were adapted the same way, "openreg" to "regen").
+fn openreg_suite_for(device: &str, package: &str, dest: &Path) -> Result<PathBuf, String> {
+    let source = root().join("crates/device/python/openreg_tests");
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let entries = std::fs::read_dir(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        if !(name.ends_with(".py") || name == "known_failures.txt") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let renamed = text.replace("regen_device", "\u{0}").replace("regen", device).replace('\u{0}', package);
+        std::fs::write(dest.join(&name), renamed).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(dest.to_path_buf())
 }
 
 /// A run of the device's pytest suite (crates/device/python/tests) with `env` set.

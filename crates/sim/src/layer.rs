@@ -1,0 +1,208 @@
+//! `sim`'s device layer: regen-runtime's [`DeviceLayer`] over the simulated hardware, memory the
+//! host cannot touch ([`crate::memory`]) and streams that run work on their own threads
+//! ([`crate::queue`]). This file is what a backend for a real accelerator writes: each method is a
+//! call into its driver (allocate, copy on a stream, launch, record an event).
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::ptr::NonNull;
+use std::sync::{Arc, Condvar, Mutex};
+
+use regen_runtime::device::layer::signed_ms;
+use regen_runtime::device::{self as rdevice, CopyKind, DeviceLayer, EventHandle, Properties, Stream};
+use regen_runtime::{Error, Result};
+
+use crate::memory::{Access, Arena};
+use crate::queue::{Event, Streams, Task};
+
+/// Bytes of memory each device has (`REGEN_SIM_MEMORY`, bytes or with a K/M/G/T suffix; 8 GiB by
+/// default). It is address space only until written.
+fn memory_size() -> usize {
+    std::env::var("REGEN_SIM_MEMORY")
+        .ok()
+        .and_then(|v| regen_runtime::device::cache::parse_limit(&v).flatten())
+        .map_or(8 << 30, |n| n as usize)
+}
+
+/// The simulated accelerator.
+pub struct SimLayer {
+    arenas: Vec<&'static Arena>,
+    access: Arc<Access>,
+    streams: Streams,
+}
+
+impl SimLayer {
+    /// `devices` devices, each with its arena.
+    pub fn new(devices: usize) -> SimLayer {
+        let size = memory_size();
+        let arenas: Vec<&'static Arena> = (0..devices)
+            .map(|d| {
+                let arena =
+                    Arena::reserve(size).unwrap_or_else(|| panic!("sim: cannot reserve {size} bytes for device {d}"));
+                &*Box::leak(Box::new(arena))
+            })
+            .collect();
+        let access = Arc::new(Access::new(arenas.clone()));
+        let open = Arc::clone(&access);
+        let streams = Streams::new(Arc::new(move |task: Task| open.with_open(task)));
+        SimLayer { arenas, access, streams }
+    }
+
+    fn arena(&self, device: usize) -> &'static Arena {
+        self.arenas[device]
+    }
+
+    /// The access to device memory every worker task has (for a test that wants to look).
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+}
+
+/// The result of a task the host waits for: a value or a panic to carry back.
+type Outcome = std::thread::Result<Result<()>>;
+
+impl DeviceLayer for SimLayer {
+    fn allocate(&self, device: usize, nbytes: usize) -> Option<NonNull<u8>> {
+        self.arena(device).allocate(nbytes)
+    }
+
+    unsafe fn free(&self, device: usize, ptr: NonNull<u8>, nbytes: usize) {
+        // SAFETY: per the contract, from this arena's allocate(nbytes); no queued work uses it.
+        unsafe { self.arena(device).free(ptr, nbytes) }
+    }
+
+    fn memory_info(&self, device: usize) -> (u64, u64) {
+        let arena = self.arena(device);
+        (arena.free_bytes() as u64, arena.size() as u64)
+    }
+
+    fn properties(&self, device: usize) -> Properties {
+        Properties {
+            name: format!("{}:{device} (simulated accelerator)", rdevice::name()),
+            total_memory: self.arena(device).size() as u64,
+            multi_processor_count: WORKER_UNITS,
+        }
+    }
+
+    fn host_addressable(&self) -> bool {
+        false
+    }
+
+    unsafe fn copy(&self, dst: *mut u8, src: *const u8, nbytes: usize, kind: CopyKind, stream: Stream) -> Result<()> {
+        let _ = kind;
+        let (dst, src) = (dst as usize, src as usize);
+        self.streams.worker(stream).push(Box::new(move || {
+            // SAFETY: the caller keeps both ranges valid until the copy is done (it synchronizes
+            // the stream, or its pinned memory outlives the copy); device memory is open here.
+            unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, nbytes) }
+        }));
+        Ok(())
+    }
+
+    /// The kernel runs on the stream's worker, in order after the work queued there, with device
+    /// memory open; the host waits for it (the kernel borrows its arguments for the call).
+    fn run(&self, stream: Stream, kernel: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        // Device work a task starts (a kernel that runs another) runs where it is, in order.
+        if crate::queue::on_worker() {
+            return kernel();
+        }
+        let slot: Arc<(Mutex<Option<Outcome>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
+        let filled = Arc::clone(&slot);
+        // SAFETY: `run` waits below until the task has finished with `kernel`, so the borrow
+        // outlives its use on the worker; the pointer only crosses as an address.
+        let kernel: &'static mut dyn FnMut() -> Result<()> = unsafe { std::mem::transmute(kernel) };
+        let kernel = SendPtr(kernel);
+        self.streams.worker(stream).push(Box::new(move || {
+            let kernel = kernel;
+            // The kernel allocates its outputs on its stream's device and pool.
+            let _ = rdevice::set_current(stream.device);
+            rdevice::set_current_stream(stream);
+            let outcome = catch_unwind(AssertUnwindSafe(|| (kernel.0)()));
+            *filled.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+            filled.1.notify_all();
+        }));
+        let mut done = slot.0.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match done.take() {
+                Some(Ok(result)) => return result,
+                Some(Err(panic)) => resume_unwind(panic),
+                None => done = slot.1.wait(done).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+
+    fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {
+        let _ = (device, priority);
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Ok(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn query_stream(&self, stream: Stream) -> bool {
+        self.streams.worker(stream).idle()
+    }
+
+    fn synchronize_stream(&self, stream: Stream) -> Result<()> {
+        self.streams.worker(stream).synchronize();
+        Ok(())
+    }
+
+    fn synchronize_device(&self, device: usize) -> Result<()> {
+        self.streams.of_device(device).iter().for_each(|w| w.synchronize());
+        Ok(())
+    }
+
+    fn create_event(&self, device: usize, timing: bool) -> Result<EventHandle> {
+        let _ = device;
+        Ok(EventHandle(Box::into_raw(Box::new(Event::new(timing))) as u64))
+    }
+
+    fn record_event(&self, event: EventHandle, stream: Stream) -> Result<()> {
+        event_of(event).record(&self.streams.worker(stream));
+        Ok(())
+    }
+
+    fn wait_event(&self, event: EventHandle, stream: Stream) -> Result<()> {
+        event_of(event).block(&self.streams.worker(stream));
+        Ok(())
+    }
+
+    fn query_event(&self, event: EventHandle) -> bool {
+        event_of(event).complete()
+    }
+
+    fn synchronize_event(&self, event: EventHandle) -> Result<()> {
+        event_of(event).wait();
+        Ok(())
+    }
+
+    fn elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f64> {
+        let (a, b) = (event_of(start), event_of(end));
+        if !a.timing || !b.timing {
+            return Err(Error::value("Both events must be created with argument 'enable_timing=True'."));
+        }
+        // CUDA raises for an event not yet reached; waiting for both is what a caller does next.
+        a.wait();
+        b.wait();
+        match (a.when(), b.when()) {
+            (Some(a), Some(b)) => Ok(signed_ms(a, b)),
+            _ => Err(Error::value("Both events must be recorded before calculating elapsed time.")),
+        }
+    }
+
+    unsafe fn destroy_event(&self, event: EventHandle) {
+        // SAFETY: per the contract, a box from create_event, destroyed once.
+        drop(unsafe { Box::from_raw(event.0 as *mut Arc<Event>) });
+    }
+}
+
+/// What `get_device_properties(d).multi_processor_count` says: one worker runs one task at a time.
+const WORKER_UNITS: u32 = 1;
+
+fn event_of<'a>(event: EventHandle) -> &'a Arc<Event> {
+    // SAFETY: handles are boxes from create_event, alive until destroy_event (the glue's rule).
+    unsafe { &*(event.0 as *const Arc<Event>) }
+}
+
+/// A kernel's address, sent to the worker that runs it while its owner waits.
+struct SendPtr(&'static mut dyn FnMut() -> Result<()>);
+// SAFETY: the owner waits on the worker's result and does not touch the kernel meanwhile.
+unsafe impl Send for SendPtr {}
