@@ -145,6 +145,8 @@ regen_error* regen_kernel_isposinf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_isneginf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_entr_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_ndtri_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel__scaled_dot_product_fused_attention_overrideable(regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_bias, double dropout_p, bool is_causal, bool return_debug_mask, regen_opt_f64 scale, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3, int64_t* regen_r4, int64_t* regen_r5, regen_tensor* regen_r6, regen_tensor* regen_r7, regen_tensor* regen_r8);
+regen_error* regen_kernel__scaled_dot_product_fused_attention_overrideable_backward(regen_tensor grad_out, regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_bias, regen_bool_list grad_input_mask, regen_tensor out, regen_tensor logsumexp, regen_tensor cum_seq_q, regen_tensor cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, bool is_causal, regen_tensor philox_seed, regen_tensor philox_offset, regen_opt_f64 scale, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
 regen_error* regen_kernel_special_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_laguerre_polynomial_l_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_modified_bessel_i1_out(regen_tensor self, regen_tensor out);
@@ -1676,6 +1678,58 @@ at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::_scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor value, Tensor? attn_bias=None, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,c10::SymInt,c10::SymInt,at::Tensor,at::Tensor,at::Tensor> wrap__scaled_dot_product_fused_attention_overrideable(const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const ::std::optional<at::Tensor> & attn_bias, double dropout_p, bool is_causal, bool return_debug_mask, ::std::optional<double> scale) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(query), ::regen::device_of_tensor(key), ::regen::device_of_tensor(value), ::regen::device_of_opt_tensor(attn_bias)));
+  auto regen_a0 = ::regen::lift_tensor(query, "aten::_scaled_dot_product_fused_attention_overrideable argument 'query'");
+  auto regen_a1 = ::regen::lift_tensor(key, "aten::_scaled_dot_product_fused_attention_overrideable argument 'key'");
+  auto regen_a2 = ::regen::lift_tensor(value, "aten::_scaled_dot_product_fused_attention_overrideable argument 'value'");
+  auto regen_a3 = ::regen::lift_opt_tensor(attn_bias, "aten::_scaled_dot_product_fused_attention_overrideable argument 'attn_bias'");
+  auto regen_a4 = ::regen::lift_plain(dropout_p, "aten::_scaled_dot_product_fused_attention_overrideable argument 'dropout_p'");
+  auto regen_a5 = ::regen::lift_plain(is_causal, "aten::_scaled_dot_product_fused_attention_overrideable argument 'is_causal'");
+  auto regen_a6 = ::regen::lift_plain(return_debug_mask, "aten::_scaled_dot_product_fused_attention_overrideable argument 'return_debug_mask'");
+  auto regen_a7 = ::regen::lift_opt_float(scale, "aten::_scaled_dot_product_fused_attention_overrideable argument 'scale'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  int64_t regen_r4 = 0;
+  int64_t regen_r5 = 0;
+  regen_tensor regen_r6 = ::regen::no_tensor();
+  regen_tensor regen_r7 = ::regen::no_tensor();
+  regen_tensor regen_r8 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__scaled_dot_product_fused_attention_overrideable(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2, &regen_r3, &regen_r4, &regen_r5, &regen_r6, &regen_r7, &regen_r8));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,c10::SymInt,c10::SymInt,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3), c10::SymInt(regen_r4), c10::SymInt(regen_r5), ::regen::adopt(regen_r6), ::regen::adopt(regen_r7), ::regen::adopt(regen_r8));
+}
+
+// aten::_scaled_dot_product_fused_attention_overrideable_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor attn_bias, bool[4] grad_input_mask, Tensor out, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value, Tensor grad_attn_bias)
+::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor> wrap__scaled_dot_product_fused_attention_overrideable_backward(const at::Tensor & grad_out, const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const at::Tensor & attn_bias, ::std::array<bool,4> grad_input_mask, const at::Tensor & out, const at::Tensor & logsumexp, const at::Tensor & cum_seq_q, const at::Tensor & cum_seq_k, c10::SymInt max_q, c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor & philox_seed, const at::Tensor & philox_offset, ::std::optional<double> scale) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_out), ::regen::device_of_tensor(query), ::regen::device_of_tensor(key), ::regen::device_of_tensor(value), ::regen::device_of_tensor(attn_bias), ::regen::device_of_tensor(out), ::regen::device_of_tensor(logsumexp), ::regen::device_of_tensor(cum_seq_q), ::regen::device_of_tensor(cum_seq_k), ::regen::device_of_tensor(philox_seed), ::regen::device_of_tensor(philox_offset)));
+  auto regen_a0 = ::regen::lift_tensor(grad_out, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'grad_out'");
+  auto regen_a1 = ::regen::lift_tensor(query, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'query'");
+  auto regen_a2 = ::regen::lift_tensor(key, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'key'");
+  auto regen_a3 = ::regen::lift_tensor(value, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'value'");
+  auto regen_a4 = ::regen::lift_tensor(attn_bias, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'attn_bias'");
+  auto regen_a5 = ::regen::lift_bool_array(grad_input_mask, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'grad_input_mask'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'out'");
+  auto regen_a7 = ::regen::lift_tensor(logsumexp, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'logsumexp'");
+  auto regen_a8 = ::regen::lift_tensor(cum_seq_q, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'cum_seq_q'");
+  auto regen_a9 = ::regen::lift_tensor(cum_seq_k, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'cum_seq_k'");
+  auto regen_a10 = ::regen::lift_int(max_q, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'max_q'");
+  auto regen_a11 = ::regen::lift_int(max_k, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'max_k'");
+  auto regen_a12 = ::regen::lift_plain(dropout_p, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'dropout_p'");
+  auto regen_a13 = ::regen::lift_plain(is_causal, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'is_causal'");
+  auto regen_a14 = ::regen::lift_tensor(philox_seed, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'philox_seed'");
+  auto regen_a15 = ::regen::lift_tensor(philox_offset, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'philox_offset'");
+  auto regen_a16 = ::regen::lift_opt_float(scale, "aten::_scaled_dot_product_fused_attention_overrideable_backward argument 'scale'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  regen_tensor regen_r1 = ::regen::no_tensor();
+  regen_tensor regen_r2 = ::regen::no_tensor();
+  regen_tensor regen_r3 = ::regen::no_tensor();
+  ::regen::check(regen_kernel__scaled_dot_product_fused_attention_overrideable_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, regen_a12, regen_a13, regen_a14, regen_a15, regen_a16, &regen_r0, &regen_r1, &regen_r2, &regen_r3));
+  return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3));
+}
+
 // aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
@@ -1879,6 +1933,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
   regen_runtime_ops::register_kernel(m, "special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));
   regen_runtime_ops::register_kernel(m, "special_ndtri.out", TORCH_FN(regen_runtime_ops::wrap_special_ndtri_out));
+  regen_runtime_ops::register_kernel(m, "_scaled_dot_product_fused_attention_overrideable", TORCH_FN(regen_runtime_ops::wrap__scaled_dot_product_fused_attention_overrideable));
+  regen_runtime_ops::register_kernel(m, "_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(regen_runtime_ops::wrap__scaled_dot_product_fused_attention_overrideable_backward));
   regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_t_out));
   regen_runtime_ops::register_kernel(m, "special_laguerre_polynomial_l.out", TORCH_FN(regen_runtime_ops::wrap_special_laguerre_polynomial_l_out));
   regen_runtime_ops::register_kernel(m, "special_modified_bessel_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1_out));

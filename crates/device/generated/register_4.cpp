@@ -145,6 +145,7 @@ regen_error* regen_kernel_slow_conv_dilated2d(regen_tensor self, regen_tensor we
 regen_error* regen_kernel_col2im(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_im2col(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_xlog1py_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel__fused_sdp_choice(regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_mask, double dropout_p, bool is_causal, regen_opt_f64 scale, bool enable_gqa, int64_t* regen_r0);
 regen_error* regen_kernel_special_airy_ai_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_bessel_j1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_bessel_y0_out(regen_tensor self, regen_tensor out);
@@ -1664,6 +1665,22 @@ at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor 
   return out;
 }
 
+// aten::_fused_sdp_choice(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> int
+int64_t wrap__fused_sdp_choice(const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const ::std::optional<at::Tensor> & attn_mask, double dropout_p, bool is_causal, ::std::optional<double> scale, bool enable_gqa) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(query), ::regen::device_of_tensor(key), ::regen::device_of_tensor(value), ::regen::device_of_opt_tensor(attn_mask)));
+  auto regen_a0 = ::regen::lift_tensor(query, "aten::_fused_sdp_choice argument 'query'");
+  auto regen_a1 = ::regen::lift_tensor(key, "aten::_fused_sdp_choice argument 'key'");
+  auto regen_a2 = ::regen::lift_tensor(value, "aten::_fused_sdp_choice argument 'value'");
+  auto regen_a3 = ::regen::lift_opt_tensor(attn_mask, "aten::_fused_sdp_choice argument 'attn_mask'");
+  auto regen_a4 = ::regen::lift_plain(dropout_p, "aten::_fused_sdp_choice argument 'dropout_p'");
+  auto regen_a5 = ::regen::lift_plain(is_causal, "aten::_fused_sdp_choice argument 'is_causal'");
+  auto regen_a6 = ::regen::lift_opt_float(scale, "aten::_fused_sdp_choice argument 'scale'");
+  auto regen_a7 = ::regen::lift_plain(enable_gqa, "aten::_fused_sdp_choice argument 'enable_gqa'");
+  int64_t regen_r0 = 0;
+  ::regen::check(regen_kernel__fused_sdp_choice(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0));
+  return regen_r0;
+}
+
 // aten::special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_airy_ai_out(const at::Tensor & x, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
@@ -1910,6 +1927,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));
   regen_runtime_ops::register_kernel(m, "im2col", TORCH_FN(regen_runtime_ops::wrap_im2col));
   regen_runtime_ops::register_kernel(m, "special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
+  regen_runtime_ops::register_kernel(m, "_fused_sdp_choice", TORCH_FN(regen_runtime_ops::wrap__fused_sdp_choice));
   regen_runtime_ops::register_kernel(m, "special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_y0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0_out));

@@ -65,7 +65,6 @@ const std::unordered_map<std::string, const char*>& excluded() {
       {"_fused_dropout", "by name"},
       {"_fused_moving_avg_obs_fq_helper", "family quantized"},
       {"_fused_rms_norm_backward", "by name"},
-      {"_fused_sdp_choice", "family attention"},
       {"_indices", "family sparse"},
       {"_jagged_to_padded_dense_forward", "family nested"},
       {"_lstm_mps", "family mps"},

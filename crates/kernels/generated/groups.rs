@@ -1292,439 +1292,451 @@ group OptimKernels {
     412 kernel "_fused_adagrad_.tensor_lr" "aten::_fused_adagrad_.tensor_lr" regen_kernel__fused_adagrad_inplace_tensor_lr
         fn _fused_adagrad_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, state_sums: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: TensorRef<'_> = abi::regen_tensor, lr_decay: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
 }
+/// The kernels of group `attention` (regen.toml `[implement]`).
+group AttentionKernels {
+    /// `aten::_fused_sdp_choice(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> int`
+    413 kernel "_fused_sdp_choice" "aten::_fused_sdp_choice" regen_kernel__fused_sdp_choice
+        fn _fused_sdp_choice(query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_mask: Option<TensorRef<'_>> = abi::regen_tensor, dropout_p: f64 = f64, is_causal: bool = bool, scale: Option<f64> = abi::regen_opt_f64, enable_gqa: bool = bool) -> i64 { regen_v0 => regen_r0: *mut i64 };
+    /// `aten::_scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor value, Tensor? attn_bias=None, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)`
+    414 kernel "_scaled_dot_product_fused_attention_overrideable" "aten::_scaled_dot_product_fused_attention_overrideable" regen_kernel__scaled_dot_product_fused_attention_overrideable
+        fn _scaled_dot_product_fused_attention_overrideable(query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_bias: Option<TensorRef<'_>> = abi::regen_tensor, dropout_p: f64 = f64, is_causal: bool = bool, return_debug_mask: bool = bool, scale: Option<f64> = abi::regen_opt_f64) -> (Tensor, Tensor, Tensor, Tensor, i64, i64, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor, regen_v4 => regen_r4: *mut i64, regen_v5 => regen_r5: *mut i64, regen_v6 => regen_r6: *mut abi::regen_tensor, regen_v7 => regen_r7: *mut abi::regen_tensor, regen_v8 => regen_r8: *mut abi::regen_tensor };
+    /// `aten::_scaled_dot_product_fused_attention_overrideable_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor attn_bias, bool[4] grad_input_mask, Tensor out, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value, Tensor grad_attn_bias)`
+    415 kernel "_scaled_dot_product_fused_attention_overrideable_backward" "aten::_scaled_dot_product_fused_attention_overrideable_backward" regen_kernel__scaled_dot_product_fused_attention_overrideable_backward
+        fn _scaled_dot_product_fused_attention_overrideable_backward(grad_out: TensorRef<'_> = abi::regen_tensor, query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_bias: TensorRef<'_> = abi::regen_tensor, grad_input_mask: &[bool] = abi::regen_bool_list, out: TensorRef<'_> = abi::regen_tensor, logsumexp: TensorRef<'_> = abi::regen_tensor, cum_seq_q: TensorRef<'_> = abi::regen_tensor, cum_seq_k: TensorRef<'_> = abi::regen_tensor, max_q: i64 = i64, max_k: i64 = i64, dropout_p: f64 = f64, is_causal: bool = bool, philox_seed: TensorRef<'_> = abi::regen_tensor, philox_offset: TensorRef<'_> = abi::regen_tensor, scale: Option<f64> = abi::regen_opt_f64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
+}
 /// The kernels of group `amp` (regen.toml `[implement]`).
 group AmpKernels {
     /// `aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`
-    413 kernel "_amp_foreach_non_finite_check_and_unscale_" "aten::_amp_foreach_non_finite_check_and_unscale_" regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace
+    416 kernel "_amp_foreach_non_finite_check_and_unscale_" "aten::_amp_foreach_non_finite_check_and_unscale_" regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace
         fn _amp_foreach_non_finite_check_and_unscale_inplace(self_: TensorList<'_> = abi::regen_tensor_list, found_inf: TensorRef<'_> = abi::regen_tensor, inv_scale: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)`
-    414 kernel "_amp_update_scale_" "aten::_amp_update_scale_" regen_kernel__amp_update_scale_inplace
+    417 kernel "_amp_update_scale_" "aten::_amp_update_scale_" regen_kernel__amp_update_scale_inplace
         fn _amp_update_scale_inplace(self_: TensorRef<'_> = abi::regen_tensor, growth_tracker: TensorRef<'_> = abi::regen_tensor, found_inf: TensorRef<'_> = abi::regen_tensor, scale_growth_factor: f64 = f64, scale_backoff_factor: f64 = f64, growth_interval: i64 = i64) -> () {};
 }
 /// The kernels of group `loss` (regen.toml `[implement]`).
 group LossKernels {
     /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    415 kernel "binary_cross_entropy" "aten::binary_cross_entropy" regen_kernel_binary_cross_entropy
+    418 kernel "binary_cross_entropy" "aten::binary_cross_entropy" regen_kernel_binary_cross_entropy
         fn binary_cross_entropy(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    416 kernel "binary_cross_entropy.out" "aten::binary_cross_entropy.out" regen_kernel_binary_cross_entropy_out
+    419 kernel "binary_cross_entropy.out" "aten::binary_cross_entropy.out" regen_kernel_binary_cross_entropy_out
         fn binary_cross_entropy_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    417 kernel "binary_cross_entropy_backward" "aten::binary_cross_entropy_backward" regen_kernel_binary_cross_entropy_backward
+    420 kernel "binary_cross_entropy_backward" "aten::binary_cross_entropy_backward" regen_kernel_binary_cross_entropy_backward
         fn binary_cross_entropy_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    418 kernel "binary_cross_entropy_backward.grad_input" "aten::binary_cross_entropy_backward.grad_input" regen_kernel_binary_cross_entropy_backward_grad_input
+    421 kernel "binary_cross_entropy_backward.grad_input" "aten::binary_cross_entropy_backward.grad_input" regen_kernel_binary_cross_entropy_backward_grad_input
         fn binary_cross_entropy_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    419 kernel "mse_loss.out" "aten::mse_loss.out" regen_kernel_mse_loss_out
+    422 kernel "mse_loss.out" "aten::mse_loss.out" regen_kernel_mse_loss_out
         fn mse_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    420 kernel "mse_loss_backward.grad_input" "aten::mse_loss_backward.grad_input" regen_kernel_mse_loss_backward_grad_input
+    423 kernel "mse_loss_backward.grad_input" "aten::mse_loss_backward.grad_input" regen_kernel_mse_loss_backward_grad_input
         fn mse_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor`
-    421 kernel "mse_loss_backward" "aten::mse_loss_backward" regen_kernel_mse_loss_backward
+    424 kernel "mse_loss_backward" "aten::mse_loss_backward" regen_kernel_mse_loss_backward
         fn mse_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    422 kernel "multi_margin_loss.out" "aten::multi_margin_loss.out" regen_kernel_multi_margin_loss_out
+    425 kernel "multi_margin_loss.out" "aten::multi_margin_loss.out" regen_kernel_multi_margin_loss_out
         fn multi_margin_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    423 kernel "multi_margin_loss" "aten::multi_margin_loss" regen_kernel_multi_margin_loss
+    426 kernel "multi_margin_loss" "aten::multi_margin_loss" regen_kernel_multi_margin_loss
         fn multi_margin_loss(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    424 kernel "multi_margin_loss_backward.grad_input" "aten::multi_margin_loss_backward.grad_input" regen_kernel_multi_margin_loss_backward_grad_input
+    427 kernel "multi_margin_loss_backward.grad_input" "aten::multi_margin_loss_backward.grad_input" regen_kernel_multi_margin_loss_backward_grad_input
         fn multi_margin_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    425 kernel "multi_margin_loss_backward" "aten::multi_margin_loss_backward" regen_kernel_multi_margin_loss_backward
+    428 kernel "multi_margin_loss_backward" "aten::multi_margin_loss_backward" regen_kernel_multi_margin_loss_backward
         fn multi_margin_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))`
-    426 kernel "multilabel_margin_loss_forward.output" "aten::multilabel_margin_loss_forward.output" regen_kernel_multilabel_margin_loss_forward_output
+    429 kernel "multilabel_margin_loss_forward.output" "aten::multilabel_margin_loss_forward.output" regen_kernel_multilabel_margin_loss_forward_output
         fn multilabel_margin_loss_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, is_target: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
-    427 kernel "multilabel_margin_loss_forward" "aten::multilabel_margin_loss_forward" regen_kernel_multilabel_margin_loss_forward
+    430 kernel "multilabel_margin_loss_forward" "aten::multilabel_margin_loss_forward" regen_kernel_multilabel_margin_loss_forward
         fn multilabel_margin_loss_forward(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    428 kernel "multilabel_margin_loss_backward.grad_input" "aten::multilabel_margin_loss_backward.grad_input" regen_kernel_multilabel_margin_loss_backward_grad_input
+    431 kernel "multilabel_margin_loss_backward.grad_input" "aten::multilabel_margin_loss_backward.grad_input" regen_kernel_multilabel_margin_loss_backward_grad_input
         fn multilabel_margin_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, is_target: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor`
-    429 kernel "multilabel_margin_loss_backward" "aten::multilabel_margin_loss_backward" regen_kernel_multilabel_margin_loss_backward
+    432 kernel "multilabel_margin_loss_backward" "aten::multilabel_margin_loss_backward" regen_kernel_multilabel_margin_loss_backward
         fn multilabel_margin_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, is_target: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
-    430 kernel "nll_loss_forward.output" "aten::nll_loss_forward.output" regen_kernel_nll_loss_forward_output
+    433 kernel "nll_loss_forward.output" "aten::nll_loss_forward.output" regen_kernel_nll_loss_forward_output
         fn nll_loss_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, total_weight: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    431 kernel "nll_loss_backward.grad_input" "aten::nll_loss_backward.grad_input" regen_kernel_nll_loss_backward_grad_input
+    434 kernel "nll_loss_backward.grad_input" "aten::nll_loss_backward.grad_input" regen_kernel_nll_loss_backward_grad_input
         fn nll_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
-    432 kernel "nll_loss2d_forward.output" "aten::nll_loss2d_forward.output" regen_kernel_nll_loss2d_forward_output
+    435 kernel "nll_loss2d_forward.output" "aten::nll_loss2d_forward.output" regen_kernel_nll_loss2d_forward_output
         fn nll_loss2d_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, total_weight: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-    433 kernel "nll_loss2d_forward" "aten::nll_loss2d_forward" regen_kernel_nll_loss2d_forward
+    436 kernel "nll_loss2d_forward" "aten::nll_loss2d_forward" regen_kernel_nll_loss2d_forward
         fn nll_loss2d_forward(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    434 kernel "nll_loss2d_backward.grad_input" "aten::nll_loss2d_backward.grad_input" regen_kernel_nll_loss2d_backward_grad_input
+    437 kernel "nll_loss2d_backward.grad_input" "aten::nll_loss2d_backward.grad_input" regen_kernel_nll_loss2d_backward_grad_input
         fn nll_loss2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor`
-    435 kernel "nll_loss2d_backward" "aten::nll_loss2d_backward" regen_kernel_nll_loss2d_backward
+    438 kernel "nll_loss2d_backward" "aten::nll_loss2d_backward" regen_kernel_nll_loss2d_backward
         fn nll_loss2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
-    436 kernel "smooth_l1_loss.out" "aten::smooth_l1_loss.out" regen_kernel_smooth_l1_loss_out
+    439 kernel "smooth_l1_loss.out" "aten::smooth_l1_loss.out" regen_kernel_smooth_l1_loss_out
         fn smooth_l1_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, beta: f64 = f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    437 kernel "smooth_l1_loss_backward.grad_input" "aten::smooth_l1_loss_backward.grad_input" regen_kernel_smooth_l1_loss_backward_grad_input
+    440 kernel "smooth_l1_loss_backward.grad_input" "aten::smooth_l1_loss_backward.grad_input" regen_kernel_smooth_l1_loss_backward_grad_input
         fn smooth_l1_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, beta: f64 = f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
-    438 kernel "huber_loss.out" "aten::huber_loss.out" regen_kernel_huber_loss_out
+    441 kernel "huber_loss.out" "aten::huber_loss.out" regen_kernel_huber_loss_out
         fn huber_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor`
-    439 kernel "huber_loss" "aten::huber_loss" regen_kernel_huber_loss
+    442 kernel "huber_loss" "aten::huber_loss" regen_kernel_huber_loss
         fn huber_loss(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    440 kernel "huber_loss_backward.out" "aten::huber_loss_backward.out" regen_kernel_huber_loss_backward_out
+    443 kernel "huber_loss_backward.out" "aten::huber_loss_backward.out" regen_kernel_huber_loss_backward_out
         fn huber_loss_backward_out(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 /// The kernels of group `pool` (regen.toml `[implement]`).
 group PoolKernels {
     /// `aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    441 kernel "adaptive_avg_pool2d.out" "aten::adaptive_avg_pool2d.out" regen_kernel_adaptive_avg_pool2d_out
+    444 kernel "adaptive_avg_pool2d.out" "aten::adaptive_avg_pool2d.out" regen_kernel_adaptive_avg_pool2d_out
         fn adaptive_avg_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
-    442 kernel "_adaptive_avg_pool2d" "aten::_adaptive_avg_pool2d" regen_kernel__adaptive_avg_pool2d
+    445 kernel "_adaptive_avg_pool2d" "aten::_adaptive_avg_pool2d" regen_kernel__adaptive_avg_pool2d
         fn _adaptive_avg_pool2d(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`
-    443 kernel "_adaptive_avg_pool2d_backward" "aten::_adaptive_avg_pool2d_backward" regen_kernel__adaptive_avg_pool2d_backward
+    446 kernel "_adaptive_avg_pool2d_backward" "aten::_adaptive_avg_pool2d_backward" regen_kernel__adaptive_avg_pool2d_backward
         fn _adaptive_avg_pool2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    444 kernel "adaptive_avg_pool3d.out" "aten::adaptive_avg_pool3d.out" regen_kernel_adaptive_avg_pool3d_out
+    447 kernel "adaptive_avg_pool3d.out" "aten::adaptive_avg_pool3d.out" regen_kernel_adaptive_avg_pool3d_out
         fn adaptive_avg_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
-    445 kernel "_adaptive_avg_pool3d" "aten::_adaptive_avg_pool3d" regen_kernel__adaptive_avg_pool3d
+    448 kernel "_adaptive_avg_pool3d" "aten::_adaptive_avg_pool3d" regen_kernel__adaptive_avg_pool3d
         fn _adaptive_avg_pool3d(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    446 kernel "adaptive_avg_pool3d_backward.grad_input" "aten::adaptive_avg_pool3d_backward.grad_input" regen_kernel_adaptive_avg_pool3d_backward_grad_input
+    449 kernel "adaptive_avg_pool3d_backward.grad_input" "aten::adaptive_avg_pool3d_backward.grad_input" regen_kernel_adaptive_avg_pool3d_backward_grad_input
         fn adaptive_avg_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`
-    447 kernel "_adaptive_avg_pool3d_backward" "aten::_adaptive_avg_pool3d_backward" regen_kernel__adaptive_avg_pool3d_backward
+    450 kernel "_adaptive_avg_pool3d_backward" "aten::_adaptive_avg_pool3d_backward" regen_kernel__adaptive_avg_pool3d_backward
         fn _adaptive_avg_pool3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    448 kernel "adaptive_max_pool2d.out" "aten::adaptive_max_pool2d.out" regen_kernel_adaptive_max_pool2d_out
+    451 kernel "adaptive_max_pool2d.out" "aten::adaptive_max_pool2d.out" regen_kernel_adaptive_max_pool2d_out
         fn adaptive_max_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    449 kernel "adaptive_max_pool2d_backward.grad_input" "aten::adaptive_max_pool2d_backward.grad_input" regen_kernel_adaptive_max_pool2d_backward_grad_input
+    452 kernel "adaptive_max_pool2d_backward.grad_input" "aten::adaptive_max_pool2d_backward.grad_input" regen_kernel_adaptive_max_pool2d_backward_grad_input
         fn adaptive_max_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    450 kernel "adaptive_max_pool3d.out" "aten::adaptive_max_pool3d.out" regen_kernel_adaptive_max_pool3d_out
+    453 kernel "adaptive_max_pool3d.out" "aten::adaptive_max_pool3d.out" regen_kernel_adaptive_max_pool3d_out
         fn adaptive_max_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    451 kernel "adaptive_max_pool3d_backward.grad_input" "aten::adaptive_max_pool3d_backward.grad_input" regen_kernel_adaptive_max_pool3d_backward_grad_input
+    454 kernel "adaptive_max_pool3d_backward.grad_input" "aten::adaptive_max_pool3d_backward.grad_input" regen_kernel_adaptive_max_pool3d_backward_grad_input
         fn adaptive_max_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
-    452 kernel "avg_pool2d.out" "aten::avg_pool2d.out" regen_kernel_avg_pool2d_out
+    455 kernel "avg_pool2d.out" "aten::avg_pool2d.out" regen_kernel_avg_pool2d_out
         fn avg_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    453 kernel "avg_pool2d_backward.grad_input" "aten::avg_pool2d_backward.grad_input" regen_kernel_avg_pool2d_backward_grad_input
+    456 kernel "avg_pool2d_backward.grad_input" "aten::avg_pool2d_backward.grad_input" regen_kernel_avg_pool2d_backward_grad_input
         fn avg_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
-    454 kernel "avg_pool3d.out" "aten::avg_pool3d.out" regen_kernel_avg_pool3d_out
+    457 kernel "avg_pool3d.out" "aten::avg_pool3d.out" regen_kernel_avg_pool3d_out
         fn avg_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    455 kernel "avg_pool3d_backward.grad_input" "aten::avg_pool3d_backward.grad_input" regen_kernel_avg_pool3d_backward_grad_input
+    458 kernel "avg_pool3d_backward.grad_input" "aten::avg_pool3d_backward.grad_input" regen_kernel_avg_pool3d_backward_grad_input
         fn avg_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    456 kernel "fractional_max_pool2d.output" "aten::fractional_max_pool2d.output" regen_kernel_fractional_max_pool2d_output
+    459 kernel "fractional_max_pool2d.output" "aten::fractional_max_pool2d.output" regen_kernel_fractional_max_pool2d_output
         fn fractional_max_pool2d_output(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, random_samples: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    457 kernel "fractional_max_pool2d_backward.grad_input" "aten::fractional_max_pool2d_backward.grad_input" regen_kernel_fractional_max_pool2d_backward_grad_input
+    460 kernel "fractional_max_pool2d_backward.grad_input" "aten::fractional_max_pool2d_backward.grad_input" regen_kernel_fractional_max_pool2d_backward_grad_input
         fn fractional_max_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    458 kernel "fractional_max_pool3d.output" "aten::fractional_max_pool3d.output" regen_kernel_fractional_max_pool3d_output
+    461 kernel "fractional_max_pool3d.output" "aten::fractional_max_pool3d.output" regen_kernel_fractional_max_pool3d_output
         fn fractional_max_pool3d_output(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, random_samples: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    459 kernel "fractional_max_pool3d_backward.grad_input" "aten::fractional_max_pool3d_backward.grad_input" regen_kernel_fractional_max_pool3d_backward_grad_input
+    462 kernel "fractional_max_pool3d_backward.grad_input" "aten::fractional_max_pool3d_backward.grad_input" regen_kernel_fractional_max_pool3d_backward_grad_input
         fn fractional_max_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`
-    460 kernel "fractional_max_pool3d_backward" "aten::fractional_max_pool3d_backward" regen_kernel_fractional_max_pool3d_backward
+    463 kernel "fractional_max_pool3d_backward" "aten::fractional_max_pool3d_backward" regen_kernel_fractional_max_pool3d_backward
         fn fractional_max_pool3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    461 kernel "max_pool2d_with_indices.out" "aten::max_pool2d_with_indices.out" regen_kernel_max_pool2d_with_indices_out
+    464 kernel "max_pool2d_with_indices.out" "aten::max_pool2d_with_indices.out" regen_kernel_max_pool2d_with_indices_out
         fn max_pool2d_with_indices_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    462 kernel "max_pool2d_with_indices_backward.grad_input" "aten::max_pool2d_with_indices_backward.grad_input" regen_kernel_max_pool2d_with_indices_backward_grad_input
+    465 kernel "max_pool2d_with_indices_backward.grad_input" "aten::max_pool2d_with_indices_backward.grad_input" regen_kernel_max_pool2d_with_indices_backward_grad_input
         fn max_pool2d_with_indices_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    463 kernel "max_pool3d_with_indices.out" "aten::max_pool3d_with_indices.out" regen_kernel_max_pool3d_with_indices_out
+    466 kernel "max_pool3d_with_indices.out" "aten::max_pool3d_with_indices.out" regen_kernel_max_pool3d_with_indices_out
         fn max_pool3d_with_indices_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
-    464 kernel "max_pool3d_with_indices" "aten::max_pool3d_with_indices" regen_kernel_max_pool3d_with_indices
+    467 kernel "max_pool3d_with_indices" "aten::max_pool3d_with_indices" regen_kernel_max_pool3d_with_indices
         fn max_pool3d_with_indices(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    465 kernel "max_pool3d_with_indices_backward.grad_input" "aten::max_pool3d_with_indices_backward.grad_input" regen_kernel_max_pool3d_with_indices_backward_grad_input
+    468 kernel "max_pool3d_with_indices_backward.grad_input" "aten::max_pool3d_with_indices_backward.grad_input" regen_kernel_max_pool3d_with_indices_backward_grad_input
         fn max_pool3d_with_indices_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor`
-    466 kernel "max_pool3d_with_indices_backward" "aten::max_pool3d_with_indices_backward" regen_kernel_max_pool3d_with_indices_backward
+    469 kernel "max_pool3d_with_indices_backward" "aten::max_pool3d_with_indices_backward" regen_kernel_max_pool3d_with_indices_backward
         fn max_pool3d_with_indices_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    467 kernel "max_unpool2d.out" "aten::max_unpool2d.out" regen_kernel_max_unpool2d_out
+    470 kernel "max_unpool2d.out" "aten::max_unpool2d.out" regen_kernel_max_unpool2d_out
         fn max_unpool2d_out(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
-    468 kernel "max_unpool2d" "aten::max_unpool2d" regen_kernel_max_unpool2d
+    471 kernel "max_unpool2d" "aten::max_unpool2d" regen_kernel_max_unpool2d
         fn max_unpool2d(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    469 kernel "max_unpool3d.out" "aten::max_unpool3d.out" regen_kernel_max_unpool3d_out
+    472 kernel "max_unpool3d.out" "aten::max_unpool3d.out" regen_kernel_max_unpool3d_out
         fn max_unpool3d_out(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
-    470 kernel "max_unpool3d" "aten::max_unpool3d" regen_kernel_max_unpool3d
+    473 kernel "max_unpool3d" "aten::max_unpool3d" regen_kernel_max_unpool3d
         fn max_unpool3d(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    471 kernel "upsample_nearest1d.out" "aten::upsample_nearest1d.out" regen_kernel_upsample_nearest1d_out
+    474 kernel "upsample_nearest1d.out" "aten::upsample_nearest1d.out" regen_kernel_upsample_nearest1d_out
         fn upsample_nearest1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    472 kernel "_upsample_nearest_exact1d.out" "aten::_upsample_nearest_exact1d.out" regen_kernel__upsample_nearest_exact1d_out
+    475 kernel "_upsample_nearest_exact1d.out" "aten::_upsample_nearest_exact1d.out" regen_kernel__upsample_nearest_exact1d_out
         fn _upsample_nearest_exact1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    473 kernel "upsample_nearest1d_backward.grad_input" "aten::upsample_nearest1d_backward.grad_input" regen_kernel_upsample_nearest1d_backward_grad_input
+    476 kernel "upsample_nearest1d_backward.grad_input" "aten::upsample_nearest1d_backward.grad_input" regen_kernel_upsample_nearest1d_backward_grad_input
         fn upsample_nearest1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    474 kernel "_upsample_nearest_exact1d_backward.grad_input" "aten::_upsample_nearest_exact1d_backward.grad_input" regen_kernel__upsample_nearest_exact1d_backward_grad_input
+    477 kernel "_upsample_nearest_exact1d_backward.grad_input" "aten::_upsample_nearest_exact1d_backward.grad_input" regen_kernel__upsample_nearest_exact1d_backward_grad_input
         fn _upsample_nearest_exact1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    475 kernel "upsample_nearest2d.out" "aten::upsample_nearest2d.out" regen_kernel_upsample_nearest2d_out
+    478 kernel "upsample_nearest2d.out" "aten::upsample_nearest2d.out" regen_kernel_upsample_nearest2d_out
         fn upsample_nearest2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    476 kernel "_upsample_nearest_exact2d.out" "aten::_upsample_nearest_exact2d.out" regen_kernel__upsample_nearest_exact2d_out
+    479 kernel "_upsample_nearest_exact2d.out" "aten::_upsample_nearest_exact2d.out" regen_kernel__upsample_nearest_exact2d_out
         fn _upsample_nearest_exact2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    477 kernel "upsample_nearest2d_backward.grad_input" "aten::upsample_nearest2d_backward.grad_input" regen_kernel_upsample_nearest2d_backward_grad_input
+    480 kernel "upsample_nearest2d_backward.grad_input" "aten::upsample_nearest2d_backward.grad_input" regen_kernel_upsample_nearest2d_backward_grad_input
         fn upsample_nearest2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    478 kernel "_upsample_nearest_exact2d_backward.grad_input" "aten::_upsample_nearest_exact2d_backward.grad_input" regen_kernel__upsample_nearest_exact2d_backward_grad_input
+    481 kernel "_upsample_nearest_exact2d_backward.grad_input" "aten::_upsample_nearest_exact2d_backward.grad_input" regen_kernel__upsample_nearest_exact2d_backward_grad_input
         fn _upsample_nearest_exact2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    479 kernel "upsample_nearest3d.out" "aten::upsample_nearest3d.out" regen_kernel_upsample_nearest3d_out
+    482 kernel "upsample_nearest3d.out" "aten::upsample_nearest3d.out" regen_kernel_upsample_nearest3d_out
         fn upsample_nearest3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    480 kernel "_upsample_nearest_exact3d.out" "aten::_upsample_nearest_exact3d.out" regen_kernel__upsample_nearest_exact3d_out
+    483 kernel "_upsample_nearest_exact3d.out" "aten::_upsample_nearest_exact3d.out" regen_kernel__upsample_nearest_exact3d_out
         fn _upsample_nearest_exact3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    481 kernel "upsample_nearest3d_backward.grad_input" "aten::upsample_nearest3d_backward.grad_input" regen_kernel_upsample_nearest3d_backward_grad_input
+    484 kernel "upsample_nearest3d_backward.grad_input" "aten::upsample_nearest3d_backward.grad_input" regen_kernel_upsample_nearest3d_backward_grad_input
         fn upsample_nearest3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    482 kernel "_upsample_nearest_exact3d_backward.grad_input" "aten::_upsample_nearest_exact3d_backward.grad_input" regen_kernel__upsample_nearest_exact3d_backward_grad_input
+    485 kernel "_upsample_nearest_exact3d_backward.grad_input" "aten::_upsample_nearest_exact3d_backward.grad_input" regen_kernel__upsample_nearest_exact3d_backward_grad_input
         fn _upsample_nearest_exact3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 /// The kernels of group `resample` (regen.toml `[implement]`).
 group ResampleKernels {
     /// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-    483 kernel "grid_sampler_2d" "aten::grid_sampler_2d" regen_kernel_grid_sampler_2d
+    486 kernel "grid_sampler_2d" "aten::grid_sampler_2d" regen_kernel_grid_sampler_2d
         fn grid_sampler_2d(input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
-    484 kernel "grid_sampler_2d_backward" "aten::grid_sampler_2d_backward" regen_kernel_grid_sampler_2d_backward
+    487 kernel "grid_sampler_2d_backward" "aten::grid_sampler_2d_backward" regen_kernel_grid_sampler_2d_backward
         fn grid_sampler_2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-    485 kernel "grid_sampler_3d" "aten::grid_sampler_3d" regen_kernel_grid_sampler_3d
+    488 kernel "grid_sampler_3d" "aten::grid_sampler_3d" regen_kernel_grid_sampler_3d
         fn grid_sampler_3d(input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
-    486 kernel "grid_sampler_3d_backward" "aten::grid_sampler_3d_backward" regen_kernel_grid_sampler_3d_backward
+    489 kernel "grid_sampler_3d_backward" "aten::grid_sampler_3d_backward" regen_kernel_grid_sampler_3d_backward
         fn grid_sampler_3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    487 kernel "reflection_pad1d.out" "aten::reflection_pad1d.out" regen_kernel_reflection_pad1d_out
+    490 kernel "reflection_pad1d.out" "aten::reflection_pad1d.out" regen_kernel_reflection_pad1d_out
         fn reflection_pad1d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    488 kernel "reflection_pad1d_backward.grad_input" "aten::reflection_pad1d_backward.grad_input" regen_kernel_reflection_pad1d_backward_grad_input
+    491 kernel "reflection_pad1d_backward.grad_input" "aten::reflection_pad1d_backward.grad_input" regen_kernel_reflection_pad1d_backward_grad_input
         fn reflection_pad1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    489 kernel "reflection_pad2d.out" "aten::reflection_pad2d.out" regen_kernel_reflection_pad2d_out
+    492 kernel "reflection_pad2d.out" "aten::reflection_pad2d.out" regen_kernel_reflection_pad2d_out
         fn reflection_pad2d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-    490 kernel "reflection_pad2d" "aten::reflection_pad2d" regen_kernel_reflection_pad2d
+    493 kernel "reflection_pad2d" "aten::reflection_pad2d" regen_kernel_reflection_pad2d
         fn reflection_pad2d(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    491 kernel "reflection_pad2d_backward.grad_input" "aten::reflection_pad2d_backward.grad_input" regen_kernel_reflection_pad2d_backward_grad_input
+    494 kernel "reflection_pad2d_backward.grad_input" "aten::reflection_pad2d_backward.grad_input" regen_kernel_reflection_pad2d_backward_grad_input
         fn reflection_pad2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
-    492 kernel "reflection_pad2d_backward" "aten::reflection_pad2d_backward" regen_kernel_reflection_pad2d_backward
+    495 kernel "reflection_pad2d_backward" "aten::reflection_pad2d_backward" regen_kernel_reflection_pad2d_backward
         fn reflection_pad2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    493 kernel "reflection_pad3d.out" "aten::reflection_pad3d.out" regen_kernel_reflection_pad3d_out
+    496 kernel "reflection_pad3d.out" "aten::reflection_pad3d.out" regen_kernel_reflection_pad3d_out
         fn reflection_pad3d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    494 kernel "reflection_pad3d_backward.grad_input" "aten::reflection_pad3d_backward.grad_input" regen_kernel_reflection_pad3d_backward_grad_input
+    497 kernel "reflection_pad3d_backward.grad_input" "aten::reflection_pad3d_backward.grad_input" regen_kernel_reflection_pad3d_backward_grad_input
         fn reflection_pad3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    495 kernel "replication_pad1d.out" "aten::replication_pad1d.out" regen_kernel_replication_pad1d_out
+    498 kernel "replication_pad1d.out" "aten::replication_pad1d.out" regen_kernel_replication_pad1d_out
         fn replication_pad1d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    496 kernel "replication_pad1d_backward.grad_input" "aten::replication_pad1d_backward.grad_input" regen_kernel_replication_pad1d_backward_grad_input
+    499 kernel "replication_pad1d_backward.grad_input" "aten::replication_pad1d_backward.grad_input" regen_kernel_replication_pad1d_backward_grad_input
         fn replication_pad1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    497 kernel "replication_pad2d.out" "aten::replication_pad2d.out" regen_kernel_replication_pad2d_out
+    500 kernel "replication_pad2d.out" "aten::replication_pad2d.out" regen_kernel_replication_pad2d_out
         fn replication_pad2d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    498 kernel "replication_pad2d_backward.grad_input" "aten::replication_pad2d_backward.grad_input" regen_kernel_replication_pad2d_backward_grad_input
+    501 kernel "replication_pad2d_backward.grad_input" "aten::replication_pad2d_backward.grad_input" regen_kernel_replication_pad2d_backward_grad_input
         fn replication_pad2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
-    499 kernel "replication_pad2d_backward" "aten::replication_pad2d_backward" regen_kernel_replication_pad2d_backward
+    502 kernel "replication_pad2d_backward" "aten::replication_pad2d_backward" regen_kernel_replication_pad2d_backward
         fn replication_pad2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    500 kernel "replication_pad3d.out" "aten::replication_pad3d.out" regen_kernel_replication_pad3d_out
+    503 kernel "replication_pad3d.out" "aten::replication_pad3d.out" regen_kernel_replication_pad3d_out
         fn replication_pad3d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    501 kernel "replication_pad3d_backward.grad_input" "aten::replication_pad3d_backward.grad_input" regen_kernel_replication_pad3d_backward_grad_input
+    504 kernel "replication_pad3d_backward.grad_input" "aten::replication_pad3d_backward.grad_input" regen_kernel_replication_pad3d_backward_grad_input
         fn replication_pad3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor`
-    502 kernel "replication_pad3d_backward" "aten::replication_pad3d_backward" regen_kernel_replication_pad3d_backward
+    505 kernel "replication_pad3d_backward" "aten::replication_pad3d_backward" regen_kernel_replication_pad3d_backward
         fn replication_pad3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    503 kernel "upsample_linear1d.out" "aten::upsample_linear1d.out" regen_kernel_upsample_linear1d_out
+    506 kernel "upsample_linear1d.out" "aten::upsample_linear1d.out" regen_kernel_upsample_linear1d_out
         fn upsample_linear1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    504 kernel "upsample_linear1d_backward.grad_input" "aten::upsample_linear1d_backward.grad_input" regen_kernel_upsample_linear1d_backward_grad_input
+    507 kernel "upsample_linear1d_backward.grad_input" "aten::upsample_linear1d_backward.grad_input" regen_kernel_upsample_linear1d_backward_grad_input
         fn upsample_linear1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    505 kernel "upsample_bilinear2d.out" "aten::upsample_bilinear2d.out" regen_kernel_upsample_bilinear2d_out
+    508 kernel "upsample_bilinear2d.out" "aten::upsample_bilinear2d.out" regen_kernel_upsample_bilinear2d_out
         fn upsample_bilinear2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    506 kernel "upsample_bilinear2d_backward.grad_input" "aten::upsample_bilinear2d_backward.grad_input" regen_kernel_upsample_bilinear2d_backward_grad_input
+    509 kernel "upsample_bilinear2d_backward.grad_input" "aten::upsample_bilinear2d_backward.grad_input" regen_kernel_upsample_bilinear2d_backward_grad_input
         fn upsample_bilinear2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    507 kernel "upsample_bicubic2d.out" "aten::upsample_bicubic2d.out" regen_kernel_upsample_bicubic2d_out
+    510 kernel "upsample_bicubic2d.out" "aten::upsample_bicubic2d.out" regen_kernel_upsample_bicubic2d_out
         fn upsample_bicubic2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    508 kernel "upsample_bicubic2d_backward.grad_input" "aten::upsample_bicubic2d_backward.grad_input" regen_kernel_upsample_bicubic2d_backward_grad_input
+    511 kernel "upsample_bicubic2d_backward.grad_input" "aten::upsample_bicubic2d_backward.grad_input" regen_kernel_upsample_bicubic2d_backward_grad_input
         fn upsample_bicubic2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    509 kernel "upsample_trilinear3d.out" "aten::upsample_trilinear3d.out" regen_kernel_upsample_trilinear3d_out
+    512 kernel "upsample_trilinear3d.out" "aten::upsample_trilinear3d.out" regen_kernel_upsample_trilinear3d_out
         fn upsample_trilinear3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    510 kernel "upsample_trilinear3d_backward.grad_input" "aten::upsample_trilinear3d_backward.grad_input" regen_kernel_upsample_trilinear3d_backward_grad_input
+    513 kernel "upsample_trilinear3d_backward.grad_input" "aten::upsample_trilinear3d_backward.grad_input" regen_kernel_upsample_trilinear3d_backward_grad_input
         fn upsample_trilinear3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 /// The kernels of group `resample_aa` (regen.toml `[implement]`).
 group ResampleAaKernels {
     /// `aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    511 kernel "_upsample_bilinear2d_aa.out" "aten::_upsample_bilinear2d_aa.out" regen_kernel__upsample_bilinear2d_aa_out
+    514 kernel "_upsample_bilinear2d_aa.out" "aten::_upsample_bilinear2d_aa.out" regen_kernel__upsample_bilinear2d_aa_out
         fn _upsample_bilinear2d_aa_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    512 kernel "_upsample_bilinear2d_aa_backward.grad_input" "aten::_upsample_bilinear2d_aa_backward.grad_input" regen_kernel__upsample_bilinear2d_aa_backward_grad_input
+    515 kernel "_upsample_bilinear2d_aa_backward.grad_input" "aten::_upsample_bilinear2d_aa_backward.grad_input" regen_kernel__upsample_bilinear2d_aa_backward_grad_input
         fn _upsample_bilinear2d_aa_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    513 kernel "_upsample_bicubic2d_aa.out" "aten::_upsample_bicubic2d_aa.out" regen_kernel__upsample_bicubic2d_aa_out
+    516 kernel "_upsample_bicubic2d_aa.out" "aten::_upsample_bicubic2d_aa.out" regen_kernel__upsample_bicubic2d_aa_out
         fn _upsample_bicubic2d_aa_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    514 kernel "_upsample_bicubic2d_aa_backward.grad_input" "aten::_upsample_bicubic2d_aa_backward.grad_input" regen_kernel__upsample_bicubic2d_aa_backward_grad_input
+    517 kernel "_upsample_bicubic2d_aa_backward.grad_input" "aten::_upsample_bicubic2d_aa_backward.grad_input" regen_kernel__upsample_bicubic2d_aa_backward_grad_input
         fn _upsample_bicubic2d_aa_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 /// The kernels of group `embedding` (regen.toml `[implement]`).
 group EmbeddingKernels {
     /// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
-    515 kernel "embedding_dense_backward" "aten::embedding_dense_backward" regen_kernel_embedding_dense_backward
+    518 kernel "embedding_dense_backward" "aten::embedding_dense_backward" regen_kernel_embedding_dense_backward
         fn embedding_dense_backward(grad_output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, padding_idx: i64 = i64, scale_grad_by_freq: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)`
-    516 kernel "embedding_renorm_" "aten::embedding_renorm_" regen_kernel_embedding_renorm_inplace
+    519 kernel "embedding_renorm_" "aten::embedding_renorm_" regen_kernel_embedding_renorm_inplace
         fn embedding_renorm_inplace(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, max_norm: f64 = f64, norm_type: f64 = f64) -> () {};
     /// `aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
-    517 kernel "_embedding_bag_forward_only" "aten::_embedding_bag_forward_only" regen_kernel__embedding_bag_forward_only
+    520 kernel "_embedding_bag_forward_only" "aten::_embedding_bag_forward_only" regen_kernel__embedding_bag_forward_only
         fn _embedding_bag_forward_only(weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, include_last_offset: bool = bool, padding_idx: i64 = i64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
     /// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
-    518 kernel "_embedding_bag" "aten::_embedding_bag" regen_kernel__embedding_bag
+    521 kernel "_embedding_bag" "aten::_embedding_bag" regen_kernel__embedding_bag
         fn _embedding_bag(weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, include_last_offset: bool = bool, padding_idx: i64 = i64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
-    519 kernel "_embedding_bag_backward" "aten::_embedding_bag_backward" regen_kernel__embedding_bag_backward
+    522 kernel "_embedding_bag_backward" "aten::_embedding_bag_backward" regen_kernel__embedding_bag_backward
         fn _embedding_bag_backward(grad: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, bag_size: TensorRef<'_> = abi::regen_tensor, maximum_indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
-    520 kernel "_embedding_bag_dense_backward" "aten::_embedding_bag_dense_backward" regen_kernel__embedding_bag_dense_backward
+    523 kernel "_embedding_bag_dense_backward" "aten::_embedding_bag_dense_backward" regen_kernel__embedding_bag_dense_backward
         fn _embedding_bag_dense_backward(grad: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, bag_size: TensorRef<'_> = abi::regen_tensor, maximum_indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, scale_grad_by_freq: bool = bool, mode: i64 = i64, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor`
-    521 kernel "_embedding_bag_per_sample_weights_backward" "aten::_embedding_bag_per_sample_weights_backward" regen_kernel__embedding_bag_per_sample_weights_backward
+    524 kernel "_embedding_bag_per_sample_weights_backward" "aten::_embedding_bag_per_sample_weights_backward" regen_kernel__embedding_bag_per_sample_weights_backward
         fn _embedding_bag_per_sample_weights_backward(grad: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, mode: i64 = i64, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 /// The kernels of group `random` (regen.toml `[implement]`).
 group RandomKernels {
     /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
-    522 kernel "native_dropout" "aten::native_dropout" regen_kernel_native_dropout
+    525 kernel "native_dropout" "aten::native_dropout" regen_kernel_native_dropout
         fn native_dropout(input: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, train: Option<bool> = abi::regen_opt_bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`
-    523 kernel "native_dropout_backward" "aten::native_dropout_backward" regen_kernel_native_dropout_backward
+    526 kernel "native_dropout_backward" "aten::native_dropout_backward" regen_kernel_native_dropout_backward
         fn native_dropout_backward(grad_output: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, scale: f64 = f64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    524 kernel "bernoulli.out" "aten::bernoulli.out" regen_kernel_bernoulli_out
+    527 kernel "bernoulli.out" "aten::bernoulli.out" regen_kernel_bernoulli_out
         fn bernoulli_out(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`
-    525 kernel "bernoulli_.Tensor" "aten::bernoulli_.Tensor" regen_kernel_bernoulli_inplace_tensor
+    528 kernel "bernoulli_.Tensor" "aten::bernoulli_.Tensor" regen_kernel_bernoulli_inplace_tensor
         fn bernoulli_inplace_tensor(self_: TensorRef<'_> = abi::regen_tensor, p: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`
-    526 kernel "bernoulli_.float" "aten::bernoulli_.float" regen_kernel_bernoulli_inplace_float
+    529 kernel "bernoulli_.float" "aten::bernoulli_.float" regen_kernel_bernoulli_inplace_float
         fn bernoulli_inplace_float(self_: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`
-    527 kernel "randperm.generator_out" "aten::randperm.generator_out" regen_kernel_randperm_generator_out
+    530 kernel "randperm.generator_out" "aten::randperm.generator_out" regen_kernel_randperm_generator_out
         fn randperm_generator_out(n: i64 = i64, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)`
-    528 kernel "random_.from" "aten::random_.from" regen_kernel_random_inplace_from
+    531 kernel "random_.from" "aten::random_.from" regen_kernel_random_inplace_from
         fn random_inplace_from(self_: TensorRef<'_> = abi::regen_tensor, from: i64 = i64, to: Option<i64> = abi::regen_opt_i64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)`
-    529 kernel "random_.to" "aten::random_.to" regen_kernel_random_inplace_to
+    532 kernel "random_.to" "aten::random_.to" regen_kernel_random_inplace_to
         fn random_inplace_to(self_: TensorRef<'_> = abi::regen_tensor, to: i64 = i64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`
-    530 kernel "random_" "aten::random_" regen_kernel_random_inplace
+    533 kernel "random_" "aten::random_" regen_kernel_random_inplace
         fn random_inplace(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
-    531 kernel "uniform_" "aten::uniform_" regen_kernel_uniform_inplace
+    534 kernel "uniform_" "aten::uniform_" regen_kernel_uniform_inplace
         fn uniform_inplace(self_: TensorRef<'_> = abi::regen_tensor, from: f64 = f64, to: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)`
-    532 kernel "cauchy_" "aten::cauchy_" regen_kernel_cauchy_inplace
+    535 kernel "cauchy_" "aten::cauchy_" regen_kernel_cauchy_inplace
         fn cauchy_inplace(self_: TensorRef<'_> = abi::regen_tensor, median: f64 = f64, sigma: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)`
-    533 kernel "log_normal_" "aten::log_normal_" regen_kernel_log_normal_inplace
+    536 kernel "log_normal_" "aten::log_normal_" regen_kernel_log_normal_inplace
         fn log_normal_inplace(self_: TensorRef<'_> = abi::regen_tensor, mean: f64 = f64, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`
-    534 kernel "exponential_" "aten::exponential_" regen_kernel_exponential_inplace
+    537 kernel "exponential_" "aten::exponential_" regen_kernel_exponential_inplace
         fn exponential_inplace(self_: TensorRef<'_> = abi::regen_tensor, lambd: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)`
-    535 kernel "geometric_" "aten::geometric_" regen_kernel_geometric_inplace
+    538 kernel "geometric_" "aten::geometric_" regen_kernel_geometric_inplace
         fn geometric_inplace(self_: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    536 kernel "multinomial.out" "aten::multinomial.out" regen_kernel_multinomial_out
+    539 kernel "multinomial.out" "aten::multinomial.out" regen_kernel_multinomial_out
         fn multinomial_out(self_: TensorRef<'_> = abi::regen_tensor, num_samples: i64 = i64, replacement: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
-    537 kernel "multinomial" "aten::multinomial" regen_kernel_multinomial
+    540 kernel "multinomial" "aten::multinomial" regen_kernel_multinomial
         fn multinomial(self_: TensorRef<'_> = abi::regen_tensor, num_samples: i64 = i64, replacement: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
-    538 kernel "normal_" "aten::normal_" regen_kernel_normal_inplace
+    541 kernel "normal_" "aten::normal_" regen_kernel_normal_inplace
         fn normal_inplace(self_: TensorRef<'_> = abi::regen_tensor, mean: f64 = f64, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    539 kernel "normal.Tensor_float_out" "aten::normal.Tensor_float_out" regen_kernel_normal_tensor_float_out
+    542 kernel "normal.Tensor_float_out" "aten::normal.Tensor_float_out" regen_kernel_normal_tensor_float_out
         fn normal_tensor_float_out(mean: TensorRef<'_> = abi::regen_tensor, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
-    540 kernel "normal.Tensor_float" "aten::normal.Tensor_float" regen_kernel_normal_tensor_float
+    543 kernel "normal.Tensor_float" "aten::normal.Tensor_float" regen_kernel_normal_tensor_float
         fn normal_tensor_float(mean: TensorRef<'_> = abi::regen_tensor, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    541 kernel "normal.float_Tensor_out" "aten::normal.float_Tensor_out" regen_kernel_normal_float_tensor_out
+    544 kernel "normal.float_Tensor_out" "aten::normal.float_Tensor_out" regen_kernel_normal_float_tensor_out
         fn normal_float_tensor_out(mean: f64 = f64, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
-    542 kernel "normal.float_Tensor" "aten::normal.float_Tensor" regen_kernel_normal_float_tensor
+    545 kernel "normal.float_Tensor" "aten::normal.float_Tensor" regen_kernel_normal_float_tensor
         fn normal_float_tensor(mean: f64 = f64, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    543 kernel "normal.Tensor_Tensor_out" "aten::normal.Tensor_Tensor_out" regen_kernel_normal_tensor_tensor_out
+    546 kernel "normal.Tensor_Tensor_out" "aten::normal.Tensor_Tensor_out" regen_kernel_normal_tensor_tensor_out
         fn normal_tensor_tensor_out(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
-    544 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
+    547 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
         fn normal_tensor_tensor(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 /// The kernels of group `samplers` (regen.toml `[implement]`).
 group SamplersKernels {
     /// `aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`
-    545 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
+    548 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
         fn _standard_gamma_grad(self_: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`
-    546 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
+    549 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
         fn _standard_gamma(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor`
-    547 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
+    550 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
         fn _sample_dirichlet(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::poisson(Tensor self, Generator? generator=None) -> Tensor`
-    548 kernel "poisson" "aten::poisson" regen_kernel_poisson
+    551 kernel "poisson" "aten::poisson" regen_kernel_poisson
         fn poisson(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`
-    549 kernel "binomial" "aten::binomial" regen_kernel_binomial
+    552 kernel "binomial" "aten::binomial" regen_kernel_binomial
         fn binomial(count: TensorRef<'_> = abi::regen_tensor, prob: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 }

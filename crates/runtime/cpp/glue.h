@@ -6,7 +6,8 @@
 // generator), hooks.cpp (the PrivateUse1 hooks), services.cpp (the regen_host.h services Rust
 // uses to create and reshape tensors and to reach torch.autocast's state), shallow_copy.cpp
 // (`_has_compatible_shallow_copy_type`), serialization.cpp (tensor metadata through torch.save),
-// profiler.cpp (the profiler's device events) and init.cpp (what runs when the library loads).
+// profiler.cpp (the profiler's device events), sdpa.cpp (scaled_dot_product_attention's choice
+// of backend) and init.cpp (what runs when the library loads).
 // Compiled into the backend's shared library next to the generated registrations.
 //
 // The device's name comes from the command line (-DREGEN_DEVICE_NAME="\"mydev\""); it only

@@ -4,6 +4,7 @@
 //! it lives beside them, not in the engine, which imports nothing from here.
 
 pub mod amp;
+pub mod attention;
 pub mod binary;
 pub mod conv;
 pub mod copy;
