@@ -56,10 +56,25 @@ struct RawConfig {
     #[serde(default)]
     optional: Vec<Spanned<String>>,
     autocast: Option<Spanned<String>>,
+    autocast_ops: Option<Spanned<RawAutocastOps>>,
     #[serde(default)]
     custom_op: Vec<crate::custom::RawCustomOp>,
     ops_json: Option<Spanned<String>>,
     reference: Option<RawReference>,
+}
+
+/// `[autocast_ops]` as written: a list of ops for each policy.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAutocastOps {
+    #[serde(default)]
+    lower_precision_fp: Vec<Spanned<String>>,
+    #[serde(default)]
+    fp32: Vec<Spanned<String>>,
+    #[serde(default)]
+    promote: Vec<Spanned<String>>,
+    #[serde(default)]
+    banned: Vec<Spanned<String>>,
 }
 
 /// `[reference]` as written.
@@ -176,6 +191,9 @@ pub struct Config {
     pub optional: Vec<Named>,
     /// Whose autocast op lists the device registers (crate::autocast), if any.
     pub autocast: Option<crate::autocast::Autocast>,
+    /// `[autocast_ops]`: the backend's own autocast policy for these ops, in place of the base
+    /// lists', in the config's order.
+    pub autocast_ops: Vec<crate::autocast::OwnOp>,
     /// The backend's own ops (`[[custom_op]]`), in the order declared.
     pub custom_ops: Vec<crate::custom::CustomOp>,
     /// How ops.json is laid out (`ops_json = "compact"`, the default, or `"pretty"`).
@@ -203,6 +221,7 @@ impl Default for Config {
             autograd: Vec::new(),
             optional: Vec::new(),
             autocast: None,
+            autocast_ops: Vec::new(),
             custom_ops: Vec::new(),
             ops_json: JsonLayout::Compact,
             reference: None,
@@ -252,7 +271,9 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
     let names = parse_names(&mut raw, source, &mut errors);
     let fallback_span = raw.fallback.as_ref().map(|f| f.span());
     let fallback = parse_fallback(raw.fallback, source, &mut errors);
+    let autocast_set = raw.autocast.is_some();
     let autocast = parse_autocast(raw.autocast, &names.dispatch_key, source, &mut errors);
+    let autocast_ops = parse_autocast_ops(raw.autocast_ops, autocast_set, source, &mut errors);
     let exclude_families = parse_families(raw.exclude_families, source, &mut errors);
     let (implement, groups) = match raw.implement {
         None => (None, Vec::new()),
@@ -300,6 +321,7 @@ pub fn parse_config(source: &str) -> Result<Config, Vec<Diagnostic>> {
         autograd: named(raw.autograd),
         optional,
         autocast,
+        autocast_ops,
         custom_ops,
         ops_json,
         reference,
@@ -402,6 +424,55 @@ fn parse_autocast(
         ));
     }
     parsed
+}
+
+/// `[autocast_ops]`: each op under one policy, in the config's order. The table changes the base
+/// lists of `autocast`, so it needs `autocast`; an op has one policy, so it is listed once.
+fn parse_autocast_ops(
+    raw: Option<Spanned<RawAutocastOps>>,
+    autocast_set: bool,
+    source: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Vec<crate::autocast::OwnOp> {
+    use crate::autocast::{CastPolicy, OpPolicy, OwnOp};
+    let Some(raw) = raw else { return Vec::new() };
+    let span = raw.span();
+    let raw = raw.into_inner();
+    let lists = [
+        (OpPolicy::Cast(CastPolicy::LowerPrecisionFp), raw.lower_precision_fp),
+        (OpPolicy::Cast(CastPolicy::Fp32), raw.fp32),
+        (OpPolicy::Cast(CastPolicy::Promote), raw.promote),
+        (OpPolicy::Banned, raw.banned),
+    ];
+    let mut ops: Vec<OwnOp> = lists
+        .into_iter()
+        .flat_map(|(policy, ops)| named(ops).into_iter().map(move |op| OwnOp { op, policy }))
+        .collect();
+    // The toml crate hands a table's keys over in its own order; the positions give the config's.
+    ops.sort_by_key(|o| o.op.span.start);
+    if !autocast_set {
+        errors.push(diag_at(
+            source,
+            &span,
+            "`[autocast_ops]` changes the policies of `autocast`'s base lists: set `autocast = \"cpu\"` too".to_owned(),
+        ));
+    }
+    let mut seen: Vec<&OwnOp> = Vec::new();
+    for o in &ops {
+        match seen.iter().find(|s| s.op.name == o.op.name) {
+            Some(first) => errors.push(diag_at(
+                source,
+                &o.op.span,
+                format!(
+                    "`{}` is already in `[autocast_ops]`'s `{}`: an op has one autocast policy",
+                    o.op.name,
+                    first.policy.as_str()
+                ),
+            )),
+            None => seen.push(o),
+        }
+    }
+    ops
 }
 
 /// `exclude_families`: each a [`Family`] name.

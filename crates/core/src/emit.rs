@@ -46,7 +46,7 @@ struct SelectionReport<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     absent: Vec<&'a str>,
     /// With `autocast` in the config: the ops registered for autocast, each with its cast policy,
-    /// and the listed ops the header lacks.
+    /// the ops banned under autocast, and the listed ops the header lacks.
     #[serde(skip_serializing_if = "Option::is_none")]
     autocast: Option<AutocastReport<'a>>,
     /// The backend's own ops (`[[custom_op]]`); absent when it declares none.
@@ -58,6 +58,9 @@ struct SelectionReport<'a> {
 struct AutocastReport<'a> {
     lists: &'static str,
     registered: &'a [Cast],
+    /// `[autocast_ops]`'s `banned`; absent when it bans nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    banned: Vec<&'a str>,
     missing: &'a [&'static str],
 }
 
@@ -104,6 +107,7 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
         autocast: config.autocast.map(|a| AutocastReport {
             lists: a.as_str(),
             registered: &selection.autocast.casts,
+            banned: selection.autocast.banned.iter().map(|b| b.op.as_str()).collect(),
             missing: &selection.autocast.missing,
         }),
         custom_ops: config
@@ -147,4 +151,29 @@ fn emit_selected(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<
     files.extend(crate::emit_custom::emit_custom(selection, config, note));
     files.push(OutputFile { name: "kernels.rs".into(), contents: emit_rust(selection, config, note).into_bytes() });
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_config;
+
+    #[test]
+    fn selection_json_lists_the_banned_ops_when_there_are_some() {
+        let header = "at::Tensor mm(const at::Tensor & self, const at::Tensor & mat2); // {\"schema\": \"aten::mm(Tensor self, Tensor mat2) -> Tensor\", \"dispatch\": \"True\", \"default\": \"False\"}\n\
+            at::Tensor dot(const at::Tensor & self, const at::Tensor & tensor); // {\"schema\": \"aten::dot(Tensor self, Tensor tensor) -> Tensor\", \"dispatch\": \"True\", \"default\": \"False\"}\n";
+        let model = crate::load_header(header.as_bytes()).unwrap().model;
+        let report = |config: &str| {
+            let config = parse_config(config).unwrap();
+            let selection = config.select(&model).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&emit_selection(&selection, &config, "NOTE")).unwrap();
+            json["autocast"].clone()
+        };
+        let own = report("autocast = \"cpu\"\n[autocast_ops]\nbanned = [\"dot\"]\n");
+        assert_eq!(own["banned"], serde_json::json!(["dot"]));
+        assert_eq!(own["registered"], serde_json::json!([{"op": "mm", "policy": "lower_precision_fp"}]));
+        // Without bans the report is as before.
+        let base = report("autocast = \"cpu\"\n");
+        assert!(base.get("banned").is_none(), "{base}");
+    }
 }

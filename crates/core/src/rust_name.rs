@@ -239,6 +239,13 @@ pub fn wrapper_name(rust_name: &str) -> String {
     format!("wrap_{rust_name}")
 }
 
+/// The function an op banned under autocast is registered with (`[autocast_ops]`): a suffix, as
+/// ATen's `binary_cross_entropy_banned`, since a Rust name may start with `_` and a prefix would
+/// make a `__` C++ reserves.
+pub fn banned_name(rust_name: &str) -> String {
+    format!("{rust_name}_banned")
+}
+
 /// A custom op's registration for CPU tensors (its wrapper, results handed back as CPU tensors).
 pub fn cpu_wrapper_name(rust_name: &str) -> String {
     format!("cpu_{rust_name}")

@@ -194,14 +194,15 @@ impl Config {
         }
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
         let custom = self.select_custom(&selected, &mut errors);
-        let autocast = crate::autocast::plan(model, self.autocast);
+        let autocast = crate::autocast::plan(model, self.autocast, &self.autocast_ops);
         crate::diagnostic::sort(&mut errors);
         (Selection { selected, skipped, cpu_less, absent, custom, autocast }, errors)
     }
 
-    /// The entries of `implement`, `exclude` and `autograd` that name no op of the header, in
-    /// that order: errors for generation. An `optional` op is absent rather than unknown, and
-    /// excluding an op CPU has no kernel for is never an error, as those ops differ by release.
+    /// The entries of `implement`, `exclude`, `autograd` and `[autocast_ops]` that name no op of
+    /// the header, in that order: errors for generation. An `optional` op is absent rather than
+    /// unknown, and excluding an op CPU has no kernel for is never an error, as those ops differ
+    /// by release.
     pub fn unknown_names<'c>(&'c self, model: &Model) -> impl Iterator<Item = &'c Named> {
         let keys: FxHashSet<&str> = model.ops.iter().map(|op| op.key.as_str()).collect();
         let known_exclude = self.exclude.iter().filter(|n| policy::cpu_less(&n.name).is_none());
@@ -212,6 +213,7 @@ impl Config {
             .flatten()
             .chain(known_exclude)
             .chain(&self.autograd)
+            .chain(self.autocast_ops.iter().map(|o| &o.op))
             .filter(|n| !keys.contains(n.name.as_str()) && !optional(n))
             .collect();
         unknown.into_iter()
