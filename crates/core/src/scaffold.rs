@@ -109,6 +109,15 @@ struct LibRs<'a> {
 struct LibReferenceRs<'a> {
     device: &'a str,
     type_name: &'a str,
+    /// `regen new --accelerator`: the device layer of src/layer.rs is installed.
+    layer_type: Option<&'a str>,
+}
+
+#[derive(Template)]
+#[template(path = "new/src/layer.rs", escape = "none")]
+struct LayerRs<'a> {
+    device: &'a str,
+    layer_type: &'a str,
 }
 
 #[derive(Template)]
@@ -138,6 +147,7 @@ struct FallbackTest<'a> {
 struct Readme<'a> {
     device: &'a str,
     package: &'a str,
+    accelerator: bool,
 }
 
 #[derive(Template)]
@@ -232,11 +242,13 @@ pub fn new_backend(name: &str, regen_root: &str, reference: Option<&[String]>) -
         file("regen.toml", render(&regen_toml)),
         match reference {
             None => file("src/lib.rs", render(&LibRs { device: name, type_name: &type_name })),
-            Some(_) => file("src/lib.rs", render(&LibReferenceRs { device: name, type_name: &type_name })),
+            Some(_) => {
+                file("src/lib.rs", render(&LibReferenceRs { device: name, type_name: &type_name, layer_type: None }))
+            }
         },
         pyproject(name, name, &[]),
         file("tests/test_smoke.py", render(&SmokeTest { device: name, package: name, reference: with_reference })),
-        file("README.md", render(&Readme { device: name, package: name })),
+        file("README.md", render(&Readme { device: name, package: name, accelerator: false })),
         file(".gitignore", render(&GitIgnore)),
     ];
     // The example kernel's tests; the reference kernels are tested by regen's own device suite,
@@ -249,9 +261,65 @@ pub fn new_backend(name: &str, regen_root: &str, reference: Option<&[String]>) -
     Ok(files)
 }
 
+/// `regen new --accelerator`: a backend over the reference kernels (as `reference`, the ops of the
+/// checkout's crates/kernels) whose hardware is a device layer of its own, `src/layer.rs`: every
+/// method of regen_runtime's `DeviceLayer` written out, doing what host memory does until the
+/// author puts their driver's calls there; lib.rs installs it, the README says how to fill it.
+pub fn new_accelerator(name: &str, regen_root: &str, reference: &[String]) -> Result<Vec<OutputFile>, String> {
+    let mut files = new_backend(name, regen_root, Some(reference))?;
+    let type_name = files
+        .iter()
+        .find(|f| f.name == "src/lib.rs")
+        .and_then(|f| std::str::from_utf8(&f.contents).ok())
+        .and_then(|text| text.split("pub struct ").nth(1))
+        .and_then(|rest| rest.split(';').next())
+        .map(str::to_owned)
+        .ok_or("the scaffold's src/lib.rs names no device type")?;
+    let layer_type = format!("{}Layer", type_name.trim_end_matches("Device"));
+    for f in &mut files {
+        match f.name.as_str() {
+            "src/lib.rs" => {
+                f.contents =
+                    render(&LibReferenceRs { device: name, type_name: &type_name, layer_type: Some(&layer_type) })
+            }
+            "README.md" => f.contents = render(&Readme { device: name, package: name, accelerator: true }),
+            _ => {}
+        }
+    }
+    files.push(OutputFile {
+        name: "src/layer.rs".into(),
+        contents: render(&LayerRs { device: name, layer_type: &layer_type }),
+    });
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_accelerator_backend_has_a_device_layer_to_fill() {
+        let files = new_accelerator("my_dev", "/src/regen", &["add.out".to_owned()]).unwrap();
+        let text = |n: &str| String::from_utf8(files.iter().find(|f| f.name == n).unwrap().contents.clone()).unwrap();
+        assert!(text("src/lib.rs").contains("pub mod layer;"));
+        assert!(text("src/lib.rs").contains("layer = layer::MyDevLayer"), "{}", text("src/lib.rs"));
+        let layer = text("src/layer.rs");
+        assert!(layer.contains("impl DeviceLayer for MyDevLayer"));
+        for method in [
+            "fn allocate",
+            "unsafe fn free",
+            "fn host_addressable",
+            "unsafe fn copy",
+            "fn run",
+            "fn create_stream",
+            "fn record_event",
+            "fn elapsed_ms",
+        ] {
+            assert!(layer.contains(method), "{method}");
+        }
+        assert!(text("README.md").contains("src/layer.rs") && text("regen.toml").contains("[reference]"));
+        assert!(!text("src/lib.rs").contains("{{"), "rendered");
+    }
 
     #[test]
     fn names_are_checked() {

@@ -64,6 +64,11 @@ struct NewArgs {
     /// at a time.
     #[arg(long)]
     reference: bool,
+    /// For an accelerator with memory, streams and events of its own: as --reference, plus
+    /// src/layer.rs, regen-runtime's device layer with every method written out (host memory's
+    /// behaviour until you put your driver's calls there).
+    #[arg(long)]
+    accelerator: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -244,7 +249,7 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
         return Err(format!("{}: error: the directory exists and is not empty\n", dir.display()));
     }
     let root_text = regen_root.to_str().ok_or_else(|| "error: the regen checkout's path is not UTF-8\n".to_string())?;
-    let reference = match args.reference {
+    let reference = match args.reference || args.accelerator {
         // The ops the reference kernels serve, so the new regen.toml excludes none of them.
         true => Some(
             load_config_file(Some(&regen_root.join("crates/kernels/regen.toml")))?
@@ -255,8 +260,11 @@ fn run_new(args: &NewArgs) -> Result<ExitCode, String> {
         ),
         false => None,
     };
-    let files = regen_core::scaffold::new_backend(&args.name, root_text, reference.as_deref())
-        .map_err(|e| format!("error: {e}\n"))?;
+    let files = match reference.as_deref() {
+        Some(ops) if args.accelerator => regen_core::scaffold::new_accelerator(&args.name, root_text, ops),
+        reference => regen_core::scaffold::new_backend(&args.name, root_text, reference),
+    }
+    .map_err(|e| format!("error: {e}\n"))?;
     ensure(&dir, &files, Mode::Write).map_err(|e| output_error(&dir, &e))?;
     // pip takes a bare name for a project on PyPI, not a directory.
     let shown = if dir.is_relative() && dir.components().count() == 1 {

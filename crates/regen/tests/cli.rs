@@ -552,3 +552,32 @@ fn a_new_crate_can_start_from_the_reference_kernels() {
     let implemented = selection["implemented"].as_array().unwrap();
     assert!(implemented.len() > 500 && implemented.contains(&serde_json::json!("add.out")), "{}", implemented.len());
 }
+
+/// `regen new --accelerator` is `--reference` plus the device layer to fill: src/layer.rs with
+/// every method of regen_runtime's `DeviceLayer`, installed by src/lib.rs, named in the README.
+#[test]
+fn a_new_accelerator_crate_has_a_device_layer_to_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("npu");
+    let new =
+        regen(&["new".as_ref(), "npu".as_ref(), "--path".as_ref(), crate_dir.as_os_str(), "--accelerator".as_ref()]);
+    assert!(new.status.success(), "{}", String::from_utf8_lossy(&new.stderr));
+    let text = |name: &str| std::fs::read_to_string(crate_dir.join(name)).unwrap();
+    assert!(text("regen.toml").contains("[reference]\ncrate = \"regen_kernels\"\n"));
+    let lib = text("src/lib.rs");
+    assert!(lib.contains("pub mod layer;") && lib.contains("layer = layer::NpuLayer);"), "{lib}");
+    let layer = text("src/layer.rs");
+    for method in [
+        "fn allocate(",
+        "unsafe fn free(",
+        "fn host_addressable(",
+        "unsafe fn copy(",
+        "fn run(",
+        "fn create_stream(",
+        "fn wait_event(",
+        "fn elapsed_ms(",
+    ] {
+        assert!(layer.contains(method), "src/layer.rs lacks {method}");
+    }
+    assert!(text("README.md").contains("## The hardware: `src/layer.rs`"));
+}

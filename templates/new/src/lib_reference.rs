@@ -7,7 +7,10 @@
 //! here, and replaces the reference's kernel for that op. This file hands the kernels to the C++
 //! host glue, which calls `regen_backend_init` when torch loads the library.
 
-/// The generated traits and entry points.
+{% if let Some(layer_type) = layer_type %}/// The device's hardware: memory, copies, kernel launch, streams and events (fill it in).
+pub mod layer;
+
+{% endif %}/// The generated traits and entry points.
 pub mod kernels {
     regen_runtime::include_kernels!();
 }
@@ -18,4 +21,4 @@ pub struct {{ type_name }};
 /// The device's own kernels: none yet, every native op is a reference kernel.
 impl kernels::Kernels for {{ type_name }} {}
 
-regen_runtime::export_kernels!(kernels, {{ type_name }});
+{% if let Some(layer_type) = layer_type %}regen_runtime::export_kernels!(kernels, {{ type_name }}, devices = 1, layer = layer::{{ layer_type }});{% else %}regen_runtime::export_kernels!(kernels, {{ type_name }});{% endif %}
