@@ -432,22 +432,25 @@ pub fn stats(device: usize) -> Stats {
     pool(device).stats
 }
 
+impl Stats {
+    /// Every counter with a current value, a peak and totals.
+    fn counters(&mut self) -> [&mut Stat; 7] {
+        [
+            &mut self.allocated_bytes,
+            &mut self.reserved_bytes,
+            &mut self.active_bytes,
+            &mut self.requested_bytes,
+            &mut self.allocation,
+            &mut self.segment,
+            &mut self.active,
+        ]
+    }
+}
+
 /// Starts every peak of `device` over from its current value.
 pub fn reset_peak(device: usize) {
     if device < MAX_DEVICES {
-        let mut pool = pool(device);
-        let s = &mut pool.stats;
-        for stat in [
-            &mut s.allocated_bytes,
-            &mut s.reserved_bytes,
-            &mut s.active_bytes,
-            &mut s.requested_bytes,
-            &mut s.allocation,
-            &mut s.segment,
-            &mut s.active,
-        ] {
-            stat.peak = stat.current;
-        }
+        pool(device).stats.counters().into_iter().for_each(|stat| stat.peak = stat.current);
     }
 }
 
@@ -457,18 +460,7 @@ pub fn reset_accumulated(device: usize) {
     if device < MAX_DEVICES {
         let mut pool = pool(device);
         let s = &mut pool.stats;
-        for stat in [
-            &mut s.allocated_bytes,
-            &mut s.reserved_bytes,
-            &mut s.active_bytes,
-            &mut s.requested_bytes,
-            &mut s.allocation,
-            &mut s.segment,
-            &mut s.active,
-        ] {
-            stat.allocated = 0;
-            stat.freed = 0;
-        }
+        s.counters().into_iter().for_each(|stat| (stat.allocated, stat.freed) = (0, 0));
         s.num_alloc_retries = 0;
         s.num_ooms = 0;
         s.num_device_alloc = 0;
