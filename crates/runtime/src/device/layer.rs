@@ -45,7 +45,8 @@ pub enum CopyKind {
 }
 
 /// An event's handle, as [`DeviceLayer::create_event`] made it (the layer decides what it means;
-/// the default layer's is a boxed host timestamp).
+/// the default layer's is a boxed host timestamp). Never 0: the glue keeps it where c10 keeps an
+/// event, a pointer whose NULL means "not created yet".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EventHandle(pub u64);
 
@@ -74,11 +75,13 @@ pub trait DeviceLayer: Send + Sync + 'static {
         host_allocate(nbytes)
     }
 
-    /// Gives back memory [`allocate`](Self::allocate) returned.
+    /// Gives back memory [`allocate`](Self::allocate) returned. The caching allocator calls it for
+    /// cached blocks (`empty_cache`, a retry before out-of-memory) without synchronizing streams
+    /// first; a layer whose copies run after `copy` returns waits for them here, as `cudaFree`
+    /// does (sim does not yet: see its layer).
     ///
     /// # Safety
-    /// `ptr` came from `allocate(device, nbytes)`, is freed once, and no work queued on any
-    /// stream uses it any more (the caching allocator sees to that).
+    /// `ptr` came from `allocate(device, nbytes)` and is freed once; no tensor holds it.
     unsafe fn free(&self, device: usize, ptr: NonNull<u8>, nbytes: usize) {
         let _ = device;
         // SAFETY: per the contract, from host_allocate(nbytes).
@@ -158,7 +161,8 @@ pub trait DeviceLayer: Send + Sync + 'static {
         Ok(())
     }
 
-    /// A new event on `device`, not yet recorded; `timing`: it will be asked for elapsed time.
+    /// A new event on `device`, not yet recorded; `timing`: it will be asked for elapsed time. Its
+    /// handle is never 0.
     fn create_event(&self, device: usize, timing: bool) -> Result<EventHandle> {
         let _ = device;
         let event = Box::new(HostEvent { timing, when: Mutex::new(None) });
