@@ -5,6 +5,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use regen_runtime::device::layer::signed_ms;
@@ -65,9 +66,32 @@ impl DeviceLayer for SimLayer {
         self.arena(device).allocate(nbytes)
     }
 
+    /// Work queued before the free may still use the block (a copy the host did not wait for), so
+    /// the arena takes it back only once every stream of the device has passed this point, as
+    /// `cudaFree` waits for the device: a task on each worker counts down and the last one frees.
+    /// Nothing blocks here (the caching allocator calls this under its lock, which a worker's
+    /// kernel may be waiting for).
     unsafe fn free(&self, device: usize, ptr: NonNull<u8>, nbytes: usize) {
-        // SAFETY: per the contract, from this arena's allocate(nbytes); no queued work uses it.
-        unsafe { self.arena(device).free(ptr, nbytes) }
+        let arena = self.arena(device);
+        let addr = ptr.as_ptr() as usize;
+        let release = move || {
+            // SAFETY: per the contract, from this arena's allocate(nbytes), freed once (by the
+            // last task below, or here when no stream exists).
+            unsafe { arena.free(NonNull::new_unchecked(addr as *mut u8), nbytes) }
+        };
+        let workers = self.streams.of_device(device);
+        if workers.is_empty() {
+            return release();
+        }
+        let left = Arc::new(AtomicUsize::new(workers.len()));
+        for worker in workers {
+            let left = Arc::clone(&left);
+            worker.push(Box::new(move || {
+                if left.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    release();
+                }
+            }));
+        }
     }
 
     fn memory_info(&self, device: usize) -> (u64, u64) {
@@ -133,7 +157,7 @@ impl DeviceLayer for SimLayer {
     fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {
         let _ = (device, priority);
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Ok(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        Ok(NEXT.fetch_add(1, Ordering::Relaxed))
     }
 
     fn query_stream(&self, stream: Stream) -> bool {
@@ -206,3 +230,31 @@ fn event_of<'a>(event: EventHandle) -> &'a Arc<Event> {
 struct SendPtr(&'static mut dyn FnMut() -> Result<()>);
 // SAFETY: the owner waits on the worker's result and does not touch the kernel meanwhile.
 unsafe impl Send for SendPtr {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_block_goes_back_to_the_arena_after_the_work_queued_before_its_free() {
+        let layer: &'static SimLayer = Box::leak(Box::new(SimLayer::new(1)));
+        let total = layer.memory_info(0).0;
+        let p = layer.allocate(0, 4096).unwrap();
+        let stream = Stream { device: 0, id: 5 };
+        // A kernel that is still running on the stream when the block is freed.
+        let busy = std::thread::spawn(move || {
+            layer.run(stream, &mut || {
+                std::thread::sleep(Duration::from_millis(100));
+                Ok(())
+            })
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        // SAFETY: from allocate(0, 4096), freed once.
+        unsafe { layer.free(0, p, 4096) };
+        assert!(layer.memory_info(0).0 < total, "the stream's work is not done: the block is still the device's");
+        busy.join().unwrap().unwrap();
+        layer.synchronize_device(0).unwrap();
+        assert_eq!(layer.memory_info(0).0, total, "back in the arena once every stream passed the free");
+    }
+}

@@ -78,7 +78,7 @@ pub trait DeviceLayer: Send + Sync + 'static {
     /// Gives back memory [`allocate`](Self::allocate) returned. The caching allocator calls it for
     /// cached blocks (`empty_cache`, a retry before out-of-memory) without synchronizing streams
     /// first; a layer whose copies run after `copy` returns waits for them here, as `cudaFree`
-    /// does (sim does not yet: see its layer).
+    /// does (sim defers the free to a task on each of its streams instead of blocking).
     ///
     /// # Safety
     /// `ptr` came from `allocate(device, nbytes)` and is freed once; no tensor holds it.
