@@ -351,7 +351,7 @@ pub fn copy_with(
 }
 
 /// [`copy_`] as a [`copy_with`] callback.
-fn copy_same(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<()> {
+pub fn copy_same(dst: &TensorRef<'_>, src: &TensorRef<'_>) -> Result<()> {
     copy_(*dst, *src)
 }
 
@@ -531,7 +531,7 @@ macro_rules! host_memory_copies {
             src: $crate::TensorRef<'_>,
             non_blocking: bool,
         ) -> $crate::Result<()> {
-            $crate::bootstrap::copy_with(self_, src, non_blocking, &|d, s| $crate::bootstrap::copy_(*d, *s))
+            $crate::bootstrap::copy_with(self_, src, non_blocking, &$crate::bootstrap::copy_same)
         }
         fn _copy_from(
             &self,

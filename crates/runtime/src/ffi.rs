@@ -57,11 +57,7 @@ pub fn call(op: &str, calls: &AtomicU64, on_host: bool, f: impl FnOnce() -> Resu
         if on_host {
             return f();
         }
-        let mut f = Some(f);
-        crate::device::layer().run(crate::device::kernel_stream(), &mut || match f.take() {
-            Some(f) => f(),
-            None => Err(Error::runtime("the device layer ran a kernel twice")),
-        })
+        crate::device::run_on(crate::device::kernel_stream(), f)
     })) {
         Ok(Ok(())) => return std::ptr::null_mut(),
         Ok(Err(e)) => e,

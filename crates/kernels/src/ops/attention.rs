@@ -16,7 +16,8 @@ use regen_runtime::{Error, Result, Tensor, TensorRef};
 
 use crate::engine::dtype::DType;
 use crate::engine::iter::new_tensor;
-use crate::ops::copy::copy_;
+use crate::ops::copy::{dense, dense_as};
+use crate::ops::reduce;
 
 /// `torch.nn.attention.SDPBackend`'s values (aten/src/ATen/native/transformers/sdp_utils_cpp.h).
 const MATH: i64 = 0;
@@ -52,13 +53,6 @@ pub fn choice(q: TensorRef<'_>, k: TensorRef<'_>, v: TensorRef<'_>, mask: Option
 /// The op-math dtype of an attention over `dtype`: float32 for the half types.
 fn opmath(dtype: DType) -> DType {
     if dtype == DType::F64 { DType::F64 } else { DType::F32 }
-}
-
-/// `t` as a new dense tensor of `dtype` and `sizes` (broadcast), for the kernel's flat loops.
-fn dense(t: TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
-    let out = new_tensor(sizes, dtype)?;
-    copy_(out.as_ref(), t)?;
-    Ok(out)
 }
 
 /// The attention's shapes: batch·heads, query rows, key rows, head and value widths.
@@ -376,8 +370,8 @@ pub fn fused(
     let (qs, ks, vs) = (q.sizes().to_vec(), k.sizes().to_vec(), v.sizes().to_vec());
     let scale = scale.unwrap_or(1.0 / (qs[3] as f64).sqrt());
     let scores_shape = [qs[0], qs[1], qs[2], ks[2]];
-    let (qd, kd, vd) = (dense(q, &qs, acc)?, dense(k, &ks, acc)?, dense(v, &vs, acc)?);
-    let bd = bias.map(|b| dense(b, &scores_shape, acc)).transpose()?;
+    let (qd, kd, vd) = (dense(q, acc)?, dense(k, acc)?, dense(v, acc)?);
+    let bd = bias.map(|b| dense_as(b, &scores_shape, acc)).transpose()?;
     let out_shape = [qs[0], qs[1], qs[2], vs[3]];
     let out = new_tensor(&out_shape, acc)?;
     let lse = new_tensor(&qs[..3], acc)?; // op math: the backward recomputes from it
@@ -387,7 +381,7 @@ pub fn fused(
     } else {
         forward_dense::<f32>(d, operands, scale, causal, &out, &lse);
     }
-    let output = if acc == dtype { out } else { dense(out.as_ref(), &out_shape, dtype)? };
+    let output = if acc == dtype { out } else { dense(out.as_ref(), dtype)? };
     let long = |sizes: &[i64]| new_tensor(sizes, DType::I64);
     let debug = new_tensor(&[0], dtype)?;
     Ok((output, lse, long(&[0])?, long(&[0])?, qs[2], ks[2], long(&[])?, long(&[])?, debug))
@@ -508,12 +502,12 @@ pub fn fused_backward(
             &qs[..3]
         )));
     }
-    let [qd, kd, vd] = [(q, &qs), (k, &ks), (v, &vs)].map(|(t, s)| dense(t, s, acc));
+    let [qd, kd, vd] = [q, k, v].map(|t| dense(t, acc));
     let (qd, kd, vd) = (qd?, kd?, vd?);
-    let (od, gd) = (dense(out, &out_shape, acc)?, dense(grad_out, &out_shape, acc)?);
-    let ld = dense(lse, &qs[..3], acc)?;
+    let (od, gd) = (dense(out, acc)?, dense(grad_out, acc)?);
+    let ld = dense(lse, acc)?;
     let has_bias = bias.is_defined();
-    let bd = has_bias.then(|| dense(bias, &scores_shape, acc)).transpose()?;
+    let bd = has_bias.then(|| dense_as(bias, &scores_shape, acc)).transpose()?;
     let (dq, dk, dv) = (new_tensor(&qs, acc)?, new_tensor(&ks, acc)?, new_tensor(&vs, acc)?);
     let want_bias = has_bias && mask.get(3).copied().unwrap_or(false);
     let dbias = want_bias.then(|| new_tensor(&scores_shape, acc)).transpose()?;
@@ -524,11 +518,11 @@ pub fn fused_backward(
     } else {
         backward_dense::<f32>(d, operands, scale, causal, grads);
     }
-    let back = |t: Tensor, shape: &[i64], want: bool| -> Result<Tensor> {
+    let back = |t: Tensor, want: bool| -> Result<Tensor> {
         match want {
             false => Ok(Tensor::undefined()),
             true if acc == dtype => Ok(t),
-            true => dense(t.as_ref(), shape, dtype),
+            true => dense(t.as_ref(), dtype),
         }
     };
     let want = |i: usize| mask.get(i).copied().unwrap_or(true);
@@ -536,54 +530,26 @@ pub fn fused_backward(
         Some(full) => reduce_to(full, bias.sizes(), dtype)?,
         None => Tensor::undefined(),
     };
-    Ok((back(dq, &qs, want(0))?, back(dk, &ks, want(1))?, back(dv, &vs, want(2))?, grad_bias))
+    Ok((back(dq, want(0))?, back(dk, want(1))?, back(dv, want(2))?, grad_bias))
 }
 
-/// `full` (the scores' shape) summed over the dimensions `shape` broadcasts along, as `shape` in
-/// `dtype`.
+/// `full` (the scores' shape) summed over the dimensions `shape` broadcasts along (the reduce
+/// family's sum), as `shape` in `dtype`.
 fn reduce_to(full: Tensor, shape: &[i64], dtype: DType) -> Result<Tensor> {
     let sizes = full.as_ref().sizes().to_vec();
     if shape == sizes {
-        return dense(full.as_ref(), shape, dtype);
+        return dense(full.as_ref(), dtype);
     }
     // Trailing-aligned broadcast: a missing or size-1 dimension of `shape` was broadcast.
     let pad = sizes.len() - shape.len();
-    let target: Vec<i64> = (0..sizes.len()).map(|i| if i < pad { 1 } else { shape[i - pad] }).collect();
+    let kept: Vec<i64> = (0..sizes.len()).map(|i| if i < pad { 1 } else { shape[i - pad] }).collect();
+    let reduced: Vec<bool> = sizes.iter().zip(&kept).map(|(&n, &k)| k == 1 && n != 1).collect();
     let acc = DType::from_scalar_type(full.as_ref().dtype())?;
-    let sum = new_tensor(&target, acc)?;
-    let n = |t: &[i64]| t.iter().product::<i64>().max(0) as usize;
-    let mut totals = vec![0f64; n(&target)];
-    // SAFETY: `full` is dense in `acc`, read only here.
-    let read = |i: usize| unsafe {
-        if acc == DType::F64 {
-            *full.as_ref().data_ptr().cast::<f64>().add(i)
-        } else {
-            f64::from(*full.as_ref().data_ptr().cast::<f32>().add(i))
-        }
-    };
-    let mut index = vec![0i64; sizes.len()];
-    for flat in 0..n(&sizes) {
-        let mut at = 0usize;
-        for (dim, &x) in index.iter().enumerate() {
-            at = at * target[dim] as usize + if target[dim] == 1 { 0 } else { x as usize };
-        }
-        totals[at] += read(flat);
-        for dim in (0..sizes.len()).rev() {
-            index[dim] += 1;
-            if index[dim] < sizes[dim] {
-                break;
-            }
-            index[dim] = 0;
-        }
-    }
-    let out = Out::<f64>::of(&sum);
-    for (i, t) in totals.iter().enumerate() {
-        // SAFETY: inside `sum`, written by this thread alone.
-        unsafe { if acc == DType::F64 { *out.at(i) = *t } else { *out.0.cast::<f32>().add(i) = *t as f32 } }
-    }
+    let sum = new_tensor(&kept, acc)?;
+    reduce::reduce_into(&reduce::Sum::<false, false>, full.as_ref(), acc, &reduced, true, &[sum.as_ref()])?;
     let viewed =
         regen_runtime::host::as_strided(&sum.as_ref(), shape, &regen_runtime::view::contiguous_strides(shape), 0)?;
-    dense(viewed.as_ref(), shape, dtype)
+    dense(viewed.as_ref(), dtype)
 }
 
 /// Group `attention` of regen.toml's `[implement]`.

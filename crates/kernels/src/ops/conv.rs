@@ -353,13 +353,6 @@ impl Matrix {
     }
 }
 
-/// A new contiguous tensor of `dtype` with `t`'s values (lazy bits resolved).
-fn dense(t: TensorRef<'_>, dtype: DType) -> Result<Tensor> {
-    let out = crate::engine::iter::new_tensor(t.sizes(), dtype)?;
-    copy::copy_(out.as_ref(), t)?;
-    Ok(out)
-}
-
 /// `t` ready for the engine in `dtype`: as it is when it has that dtype, no lazy bits and
 /// `ok(view)`, else a contiguous copy (kept alive in `keep`).
 fn operand(t: TensorRef<'_>, dtype: DType, ok: impl Fn(&View) -> bool, keep: &mut Vec<Tensor>) -> Result<View> {
@@ -367,7 +360,7 @@ fn operand(t: TensorRef<'_>, dtype: DType, ok: impl Fn(&View) -> bool, keep: &mu
     if DType::from_scalar_type(t.dtype())? == dtype && !t.is_conj() && !t.is_neg() && ok(&v) {
         return Ok(v);
     }
-    let copy = dense(t, dtype)?;
+    let copy = copy::dense(t, dtype)?;
     let v = View::of(&copy.as_ref(), true)?;
     keep.push(copy);
     Ok(v)
@@ -857,7 +850,7 @@ pub fn convolution(
     if out.as_ref().numel() > 0 {
         let mut keep = Vec::new();
         let bias = match bias {
-            Some(b) => Some(dense(b, cd)?),
+            Some(b) => Some(copy::dense(b, cd)?),
             None => None,
         };
         let init = bias.as_ref().map(|b| b.as_ref().data_ptr().cast::<u8>().cast_const());
@@ -883,7 +876,7 @@ pub fn convolution(
     if cd == dtype {
         return Ok(out);
     }
-    dense(out.as_ref(), dtype)
+    copy::dense(out.as_ref(), dtype)
 }
 
 /// `convolution_backward_overrideable`: the gradients `mask` asks for (input, weight, bias), in
@@ -985,7 +978,7 @@ pub fn convolution_backward(
 
 /// `t` (computed in the compute dtype) in `dtype`.
 fn finish(t: Tensor, dtype: DType) -> Result<Tensor> {
-    if DType::from_scalar_type(t.as_ref().dtype())? == dtype { Ok(t) } else { dense(t.as_ref(), dtype) }
+    if DType::from_scalar_type(t.as_ref().dtype())? == dtype { Ok(t) } else { copy::dense(t.as_ref(), dtype) }
 }
 
 /// One of the backends' own convolution ops (`_slow_conv2d_forward`, `slow_conv_transpose3d`,
@@ -1215,7 +1208,7 @@ pub fn im2col_out(
     };
     let result = crate::engine::iter::new_tensor(&shape, dtype)?;
     let img = View::of(&input, batched)?;
-    let x = if input.is_conj() || input.is_neg() { Some(dense(input, dtype)?) } else { None };
+    let x = if input.is_conj() || input.is_neg() { Some(copy::dense(input, dtype)?) } else { None };
     let img = match &x {
         Some(t) => View::of(&t.as_ref(), batched)?,
         None => img,
@@ -1308,7 +1301,7 @@ pub fn col2im_out(
         dil: [1, dil[0] as usize, dil[1] as usize],
     };
     // The fold reads dense columns.
-    let cols = dense(input, dtype)?;
+    let cols = copy::dense(input, dtype)?;
     let result = crate::engine::iter::new_tensor(&shape, dtype)?;
     let img = View::of(&result.as_ref(), batched)?;
     // SAFETY: `cols` holds `[N, C·kh·kw, L]` dense columns; `result` is fresh.

@@ -98,20 +98,27 @@ pub fn view_as_complex(t: TensorRef<'_>) -> Result<Tensor> {
     regen_runtime::host::view_dtype(&t, dtype.to_complex().code(), &sizes[..n], &halved, t.storage_offset() / 2)
 }
 
+/// A new contiguous tensor of `dtype` and `sizes` holding `t`'s values broadcast to `sizes`, with
+/// its lazy conjugate / negative bits applied: the copy kernels' way to hand a kernel dense
+/// operands of one dtype.
+pub fn dense_as(t: TensorRef<'_>, sizes: &[i64], dtype: DType) -> Result<Tensor> {
+    let out = crate::engine::iter::new_tensor(sizes, dtype)?;
+    copy_(out.as_ref(), t)?;
+    Ok(out)
+}
+
+/// [`dense_as`] at `t`'s own shape.
+pub fn dense(t: TensorRef<'_>, dtype: DType) -> Result<Tensor> {
+    dense_as(t, t.sizes(), dtype)
+}
+
 /// `t` with its lazy conjugate / negative bits applied, as a new contiguous tensor, or `None`
 /// when it has none (for kernels PyTorch hands such tensors: the matrix products).
 pub fn resolved(t: TensorRef<'_>) -> Result<Option<Tensor>> {
     if !t.is_conj() && !t.is_neg() {
         return Ok(None);
     }
-    let dtype = DType::from_scalar_type(t.dtype())?;
-    let out = regen_runtime::host::empty_strided(
-        t.sizes(),
-        &regen_runtime::view::contiguous_strides(t.sizes()),
-        dtype.code(),
-    )?;
-    copy_(out.as_ref(), t)?;
-    Ok(Some(out))
+    dense(t, DType::from_scalar_type(t.dtype())?).map(Some)
 }
 
 /// Element bits of one size, for copies that do not look at the values. Each has the smallest

@@ -214,9 +214,7 @@ fn converted(t: TensorRef<'_>, dtype: DType) -> Result<Option<Tensor>> {
     if dtype_of(&t)? == dtype {
         return Ok(None);
     }
-    let out = regen_runtime::host::empty_strided(t.sizes(), &contiguous_strides(t.sizes()), dtype.code())?;
-    copy::copy_(out.as_ref(), t)?;
-    Ok(Some(out))
+    copy::dense(t, dtype).map(Some)
 }
 
 pub use crate::engine::iter::wrap_dim;

@@ -352,7 +352,7 @@ fn product(
         } else {
             // float16/bfloat16 operands into a float32 output: the float32 path on widened
             // copies, straight into the output.
-            let (a32, b32) = (converted(a, DType::F32)?, converted(b, DType::F32)?);
+            let (a32, b32) = (copy::dense(a, DType::F32)?, copy::dense(b, DType::F32)?);
             compute(op, a32.as_ref(), b32.as_ref(), beta, Num::from_scalar(alpha), *out, None)?;
         }
         then(*out)
@@ -376,14 +376,6 @@ fn check_scalar(s: Scalar, dtype: DType) -> Result<()> {
     }
 }
 
-/// A new contiguous tensor of `dtype` holding `t`'s values (lazy bits resolved).
-fn converted(t: TensorRef<'_>, dtype: DType) -> Result<Tensor> {
-    let strides = regen_runtime::view::contiguous_strides(t.sizes());
-    let out = host::empty_strided(t.sizes(), &strides, dtype.code())?;
-    copy::copy_(out.as_ref(), t)?;
-    Ok(out)
-}
-
 /// The product into `out`, which holds `self` already when `beta` is given.
 fn compute(
     op: &MatOp,
@@ -397,9 +389,9 @@ fn compute(
     let dtype = DType::from_scalar_type(a.dtype())?;
     if matches!(dtype, DType::F16 | DType::BF16) {
         // Through f32 temporaries, rounded once at the end (ATen's opmath for reduced floats).
-        let (a32, b32) = (converted(a, DType::F32)?, converted(b, DType::F32)?);
+        let (a32, b32) = (copy::dense(a, DType::F32)?, copy::dense(b, DType::F32)?);
         let out32 = match beta {
-            Some(_) => converted(out, DType::F32)?,
+            Some(_) => copy::dense(out, DType::F32)?,
             None => {
                 let strides = regen_runtime::view::contiguous_strides(out.sizes());
                 host::empty_strided(out.sizes(), &strides, DType::F32.code())?
@@ -1020,7 +1012,7 @@ pub fn contract(
     let out = crate::engine::iter::new_tensor(shape, dtype)?;
     if matches!(dtype, DType::F16 | DType::BF16) {
         // Accumulated in float32 and rounded once, as ATen's opmath.
-        let (l, r) = (converted(lhs, DType::F32)?, converted(rhs, DType::F32)?);
+        let (l, r) = (copy::dense(lhs, DType::F32)?, copy::dense(rhs, DType::F32)?);
         let wide = contract(shape, l.as_ref(), r.as_ref(), conj, axes, kernel)?;
         copy::copy_(out.as_ref(), wide.as_ref())?;
         return Ok(out);

@@ -287,7 +287,7 @@ fn new_block(pool: &mut Pool, device: usize, size: usize, stream: u64) -> Option
     let mut ptr = fits(pool).then(|| layer::layer().allocate(device, size)).flatten();
     if ptr.is_none() && (!pool.free.is_empty() || !pool.pending.is_empty()) {
         pool.stats.num_alloc_retries += 1;
-        release_cached(pool, device);
+        release_cached(pool);
         ptr = fits(pool).then(|| layer::layer().allocate(device, size)).flatten();
     }
     let ptr = ptr?;
@@ -383,7 +383,7 @@ fn process_pending(pool: &mut Pool) {
 
 /// Frees every cached block of `device` to the layer; blocks still waiting for streams are waited
 /// for first.
-fn release_cached(pool: &mut Pool, device: usize) {
+fn release_cached(pool: &mut Pool) {
     let layer = layer::layer();
     for (_, events) in &pool.pending {
         for &e in events {
@@ -391,7 +391,6 @@ fn release_cached(pool: &mut Pool, device: usize) {
         }
     }
     process_pending(pool);
-    let _ = device;
     let free = std::mem::take(&mut pool.free);
     for block in free.into_values().flatten() {
         give_back(pool, &block);
@@ -419,7 +418,7 @@ pub fn empty_cache() {
     for device in 0..MAX_DEVICES {
         let mut pool = pool(device);
         if !pool.free.is_empty() || !pool.pending.is_empty() {
-            release_cached(&mut pool, device);
+            release_cached(&mut pool);
         }
     }
 }

@@ -8,7 +8,7 @@
 //! bytes cross straight from or into (then the caller synchronizes before it reads or reuses it).
 
 use super::layer::{CopyKind, Stream, layer};
-use super::{DeviceGuard, current_stream};
+use super::{DeviceGuard, current_stream, run_on};
 use crate::args::{Scalar, ScalarType, Tensor, TensorRef};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -71,11 +71,7 @@ pub fn copy(
 /// Runs `kernel` on `device`'s current stream through the layer.
 fn on_device_run(device: usize, kernel: impl FnOnce() -> Result<()>) -> Result<()> {
     let _guard = DeviceGuard::set(device)?;
-    let mut kernel = Some(kernel);
-    layer().run(current_stream(device), &mut || match kernel.take() {
-        Some(k) => k(),
-        None => Err(Error::runtime("the device layer ran a kernel twice")),
-    })
+    run_on(current_stream(device), kernel)
 }
 
 /// A new dense device tensor of `sizes` and `dtype` on `device`.

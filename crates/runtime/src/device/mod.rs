@@ -113,6 +113,16 @@ pub fn kernel_stream() -> Stream {
     current_stream(current())
 }
 
+/// Runs `kernel` through the device layer on `stream` ([`DeviceLayer::run`] takes a `FnMut`; a
+/// kernel runs once).
+pub fn run_on(stream: Stream, kernel: impl FnOnce() -> crate::Result<()>) -> crate::Result<()> {
+    let mut kernel = Some(kernel);
+    layer().run(stream, &mut || match kernel.take() {
+        Some(k) => k(),
+        None => Err(crate::Error::runtime("the device layer ran a kernel twice")),
+    })
+}
+
 /// Makes `index` this thread's current device.
 pub fn set_current(index: usize) -> crate::Result<()> {
     if index >= count() {
