@@ -10,6 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::device::launch::{InKernel, Keep, Unsent, drain, retire};
 use crate::error::{Error, Result, regen_error};
 
 /// The generated `native_calls` of the installed kernels.
@@ -52,25 +53,64 @@ fn panic_if_asked(qualified: &str) {
 /// directly when it runs on the host (`on_host`: [`crate::device::host_ops`]).
 pub fn call(op: &str, calls: &AtomicU64, on_host: bool, f: impl FnOnce() -> Result<()>) -> *mut regen_error {
     calls.fetch_add(1, Ordering::Relaxed);
-    let error = match catch_unwind(AssertUnwindSafe(|| {
+    drain();
+    let result = catch_unwind(AssertUnwindSafe(|| {
         panic_if_asked(op);
         if on_host {
             return f();
         }
-        crate::device::run_on(crate::device::kernel_stream(), f)
-    })) {
-        Ok(Ok(())) => return std::ptr::null_mut(),
-        Ok(Err(e)) => e,
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a non-string payload".into());
-            Error::runtime(format!("kernel panicked: {what}"))
-        }
-    };
-    Box::into_raw(Box::new(error.in_op(op)))
+        crate::device::run_on(crate::device::kernel_stream(), || {
+            let _inside = InKernel::enter();
+            f()
+        })
+    }));
+    match settle(result) {
+        Ok(()) => std::ptr::null_mut(),
+        Err(error) => Box::into_raw(Box::new(error.in_op(op))),
+    }
+}
+
+/// Queues the in-place kernel of `op` on the current device's current stream
+/// ([`crate::device::DeviceLayer::launch`]), counting the call in `calls`: `f` runs on `args`,
+/// which own what they point to (`keep`), maybe after this returns ([`crate::device::launch`]).
+/// The error returned here is one the layer reports now (an earlier kernel's); the kernel's own
+/// comes at a later call.
+pub fn launch<T: 'static>(
+    op: &'static str,
+    calls: &AtomicU64,
+    keep: Keep,
+    args: Unsent<T>,
+    f: impl FnOnce(T) -> Result<()> + Send + 'static,
+) -> *mut regen_error {
+    calls.fetch_add(1, Ordering::Relaxed);
+    drain();
+    let task = Box::new(move || {
+        let args = args.into_inner();
+        let result = settle(catch_unwind(AssertUnwindSafe(|| {
+            let _inside = InKernel::enter();
+            panic_if_asked(op);
+            f(args)
+        })));
+        retire(keep);
+        result.map_err(|e| e.in_op(op))
+    });
+    let stream = crate::device::kernel_stream();
+    match settle(catch_unwind(AssertUnwindSafe(|| crate::device::layer().launch(stream, task)))) {
+        Ok(()) => std::ptr::null_mut(),
+        Err(error) => Box::into_raw(Box::new(error)),
+    }
+}
+
+/// A kernel's result, with a panic turned into an error.
+fn settle(result: std::thread::Result<Result<()>>) -> Result<()> {
+    result.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string payload".into());
+        Err(Error::runtime(format!("kernel panicked: {what}")))
+    })
 }
 
 #[cfg(test)]

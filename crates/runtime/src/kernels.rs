@@ -235,18 +235,36 @@ macro_rules! __kernel_entry {
         #[allow(unused_parens)]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $symbol($($arg: $abi,)* $($slot: $slot_ty),*) -> *mut $crate::error::regen_error {
-            // Decided at compile time: host-side ops skip the device layer's `run`.
+            // Decided at compile time: host-side ops skip the device layer's `run`; an in-place
+            // kernel may be queued on a layer that queues kernels (device::launch).
             const ON_HOST: bool = $crate::device::host_ops::runs_on_host($qualified);
-            $crate::ffi::call($qualified, &CALLS[$k], ON_HOST, || {
+            const LAUNCH: bool = $crate::device::launch::launches($qualified, {
+                let slots: &[&str] = &[$(stringify!($slot)),*];
+                slots.len()
+            });
+            // The kernel, given its arguments and result slots.
+            let kernel = |($($arg,)*): ($($abi,)*), ($($slot,)*): ($($slot_ty,)*)| -> $crate::Result<()> {
                 let ($($value),*) = $($callee)*::$method(
                     $($receiver)*,
-                    // SAFETY: the C++ wrapper keeps every argument alive for the call.
+                    // SAFETY: the C++ wrapper keeps every argument alive for the call, or `Own`
+                    // made it independent of the call.
                     $(unsafe { <$safe as $crate::args::FromAbi<'_>>::from_abi(&$arg) }?),*
                 )?;
                 // SAFETY: the C++ wrapper passes a valid slot for each result.
                 $(unsafe { $crate::args::IntoSlot::write($value, $slot) }?;)*
                 Ok(())
-            })
+            };
+            if LAUNCH && $crate::device::launch::queues_kernels() {
+                let mut keep = $crate::device::launch::Keep::default();
+                // SAFETY: the arguments are valid for this call; `own` copies what they point to.
+                let args = unsafe { ($($crate::device::launch::Own::own($arg, &mut keep),)*) };
+                if keep.complete() {
+                    // SAFETY: owned above; a launched kernel has no result slots.
+                    let args = unsafe { $crate::device::launch::Unsent::new((args, ($($slot,)*))) };
+                    return $crate::ffi::launch($qualified, &CALLS[$k], keep, args, move |(a, s)| kernel(a, s));
+                }
+            }
+            $crate::ffi::call($qualified, &CALLS[$k], ON_HOST, || kernel(($($arg,)*), ($($slot,)*)))
         }
     };
 }

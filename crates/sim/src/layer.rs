@@ -5,7 +5,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use regen_runtime::device::layer::signed_ms;
@@ -29,6 +29,8 @@ pub struct SimLayer {
     arenas: Vec<&'static Arena>,
     access: Arc<Access>,
     streams: Streams,
+    /// Per device, the first error of a queued kernel not reported yet.
+    failed: Arc<Vec<Mutex<Option<Error>>>>,
 }
 
 impl SimLayer {
@@ -45,7 +47,41 @@ impl SimLayer {
         let access = Arc::new(Access::new(arenas.clone()));
         let open = Arc::clone(&access);
         let streams = Streams::new(Arc::new(move |task: Task| open.with_open(task)));
-        SimLayer { arenas, access, streams }
+        let failed = Arc::new((0..devices).map(|_| Mutex::new(None)).collect());
+        // SAFETY: registers a handler that only stores to an atomic.
+        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+        SimLayer { arenas, access, streams, failed }
+    }
+
+    /// An error once this process is a fork of the one that made the device: the workers that run
+    /// its streams are threads of the parent, so work queued here would wait forever. CUDA refuses
+    /// the same ("Cannot re-initialize CUDA in forked subprocess").
+    fn in_parent(&self) -> Result<()> {
+        if FORKED.load(Ordering::Relaxed) {
+            return Err(Error::runtime(format!(
+                "{}: the device cannot be used in a forked subprocess (its streams run on the parent's \
+                 threads); to use it with multiprocessing, you must use the 'spawn' start method",
+                rdevice::name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Reports (once) the error of a kernel queued earlier on `device`, as an accelerator reports
+    /// an asynchronous failure at the next call that waits for or queues work.
+    fn failure(&self, device: usize) -> Result<()> {
+        let Some(slot) = self.failed.get(device) else { return Ok(()) };
+        match slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            None => Ok(()),
+            Some(e) => Err(Error::new(
+                e.kind(),
+                format!(
+                    "{} (a kernel queued earlier on {}:{device} failed; reported at the next call that queues or waits for work)",
+                    e.message(),
+                    rdevice::name()
+                ),
+            )),
+        }
     }
 
     fn arena(&self, device: usize) -> &'static Arena {
@@ -113,6 +149,7 @@ impl DeviceLayer for SimLayer {
 
     unsafe fn copy(&self, dst: *mut u8, src: *const u8, nbytes: usize, kind: CopyKind, stream: Stream) -> Result<()> {
         let _ = kind;
+        self.in_parent()?;
         let (dst, src) = (dst as usize, src as usize);
         self.streams.worker(stream).push(Box::new(move || {
             // SAFETY: the caller keeps both ranges valid until the copy is done (it synchronizes
@@ -129,6 +166,8 @@ impl DeviceLayer for SimLayer {
         if crate::queue::on_worker() {
             return kernel();
         }
+        self.in_parent()?;
+        self.failure(stream.device)?;
         let slot: Arc<(Mutex<Option<Outcome>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
         let filled = Arc::clone(&slot);
         // SAFETY: `run` waits below until the task has finished with `kernel`, so the borrow
@@ -154,6 +193,31 @@ impl DeviceLayer for SimLayer {
         }
     }
 
+    fn queues_kernels(&self) -> bool {
+        true
+    }
+
+    /// The kernel is queued on the stream's worker and the host goes on, as a CUDA launch returns;
+    /// its error is kept for the device's next call that queues or waits for work.
+    fn launch(&self, stream: Stream, kernel: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
+        if crate::queue::on_worker() {
+            return kernel();
+        }
+        self.in_parent()?;
+        self.failure(stream.device)?;
+        let failed = Arc::clone(&self.failed);
+        self.streams.worker(stream).push(Box::new(move || {
+            let _ = rdevice::set_current(stream.device);
+            rdevice::set_current_stream(stream);
+            if let Err(e) = kernel()
+                && let Some(slot) = failed.get(stream.device)
+            {
+                slot.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            }
+        }));
+        Ok(())
+    }
+
     fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {
         let _ = (device, priority);
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -165,13 +229,15 @@ impl DeviceLayer for SimLayer {
     }
 
     fn synchronize_stream(&self, stream: Stream) -> Result<()> {
+        self.in_parent()?;
         self.streams.worker(stream).synchronize();
-        Ok(())
+        self.failure(stream.device)
     }
 
     fn synchronize_device(&self, device: usize) -> Result<()> {
+        self.in_parent()?;
         self.streams.of_device(device).iter().for_each(|w| w.synchronize());
-        Ok(())
+        self.failure(device)
     }
 
     fn create_event(&self, device: usize, timing: bool) -> Result<EventHandle> {
@@ -180,11 +246,13 @@ impl DeviceLayer for SimLayer {
     }
 
     fn record_event(&self, event: EventHandle, stream: Stream) -> Result<()> {
+        self.in_parent()?;
         event_of(event).record(&self.streams.worker(stream));
         Ok(())
     }
 
     fn wait_event(&self, event: EventHandle, stream: Stream) -> Result<()> {
+        self.in_parent()?;
         event_of(event).block(&self.streams.worker(stream));
         Ok(())
     }
@@ -194,8 +262,10 @@ impl DeviceLayer for SimLayer {
     }
 
     fn synchronize_event(&self, event: EventHandle) -> Result<()> {
+        self.in_parent()?;
         event_of(event).wait();
-        Ok(())
+        // An event does not know its device: any device's failure is reported.
+        (0..self.arenas.len()).try_for_each(|d| self.failure(d))
     }
 
     fn elapsed_ms(&self, start: EventHandle, end: EventHandle) -> Result<f64> {
@@ -204,6 +274,7 @@ impl DeviceLayer for SimLayer {
             return Err(Error::value("Both events must be created with argument 'enable_timing=True'."));
         }
         // CUDA raises for an event not yet reached; waiting for both is what a caller does next.
+        self.in_parent()?;
         a.wait();
         b.wait();
         match (a.when(), b.when()) {
@@ -216,6 +287,13 @@ impl DeviceLayer for SimLayer {
         // SAFETY: per the contract, a box from create_event, destroyed once.
         drop(unsafe { Box::from_raw(event.0 as *mut Arc<Event>) });
     }
+}
+
+/// Set in a child process after `fork`: see [`SimLayer::in_parent`].
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
 }
 
 /// What `get_device_properties(d).multi_processor_count` says: one worker runs one task at a time.
@@ -235,6 +313,33 @@ unsafe impl Send for SendPtr {}
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn a_launched_kernel_runs_after_launch_returns_and_its_error_comes_once_at_the_next_wait() {
+        let layer: &'static SimLayer = Box::leak(Box::new(SimLayer::new(1)));
+        let stream = Stream { device: 0, id: 7 };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let ran = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&ran);
+        // The kernel waits for the host, which it could not do if launch waited for the kernel.
+        layer
+            .launch(
+                stream,
+                Box::new(move || {
+                    rx.recv().unwrap();
+                    seen.store(true, Ordering::SeqCst);
+                    Err(Error::index("aten::f_: index 9 is out of bounds"))
+                }),
+            )
+            .unwrap();
+        assert!(!layer.query_stream(stream) && !ran.load(Ordering::SeqCst));
+        tx.send(()).unwrap();
+        let err = layer.synchronize_stream(stream).unwrap_err();
+        assert!(ran.load(Ordering::SeqCst));
+        assert_eq!(err.kind(), regen_runtime::ErrorKind::Index);
+        assert!(err.message().starts_with("aten::f_: index 9 is out of bounds (a kernel queued earlier on"), "{err}");
+        assert!(layer.synchronize_stream(stream).is_ok(), "reported once");
+    }
 
     #[test]
     fn a_block_goes_back_to_the_arena_after_the_work_queued_before_its_free() {

@@ -58,6 +58,18 @@ impl DeviceLayer for {{ layer_type }} {
         HostMemory.run(stream, kernel)
     }
 
+    /// Whether `launch` may return before the kernel ran (true once your launches are
+    /// asynchronous: the runtime then hands it kernels that own their arguments).
+    fn queues_kernels(&self) -> bool {
+        HostMemory.queues_kernels()
+    }
+
+    /// Queues an in-place kernel on `stream`; report its error at the device's next call that
+    /// queues or waits for work, as CUDA reports a kernel's failure.
+    fn launch(&self, stream: Stream, kernel: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
+        HostMemory.launch(stream, kernel)
+    }
+
     /// A new stream on `device` (a lower priority number runs first); its id, never 0.
     fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {
         HostMemory.create_stream(device, priority)

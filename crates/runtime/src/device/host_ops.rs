@@ -38,7 +38,8 @@ pub const fn runs_on_host(qualified: &str) -> bool {
     false
 }
 
-const fn same(a: &str, b: &str) -> bool {
+/// Whether two names are equal, in a `const fn`.
+pub(crate) const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -135,6 +135,23 @@ pub trait DeviceLayer: Send + Sync + 'static {
         kernel()
     }
 
+    /// Whether [`launch`](Self::launch) may return before the kernel ran. When it may, the runtime
+    /// hands it kernels that own their arguments ([`super::launch`]); when not (the default), it
+    /// never builds them.
+    fn queues_kernels(&self) -> bool {
+        false
+    }
+
+    /// Queues an in-place kernel on `stream` ([`super::launch::launches`]: the host reads nothing
+    /// it computes): it may run after `launch` returns, in the stream's order. An error it returns
+    /// (already naming its op) is the layer's to report at a later call on the device: the next
+    /// `run`, `launch` or synchronization, as CUDA reports a kernel's failure. Called only when
+    /// [`queues_kernels`](Self::queues_kernels) says so; the default runs it now.
+    fn launch(&self, stream: Stream, kernel: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
+        let mut kernel = Some(kernel);
+        self.run(stream, &mut || kernel.take().map_or(Ok(()), |k| k()))
+    }
+
     /// A new stream on `device` (`torch.NAME.Stream(priority=...)`, a lower number a higher
     /// priority, as CUDA's); its id, never 0 (the default stream's).
     fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {

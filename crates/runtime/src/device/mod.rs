@@ -17,6 +17,7 @@
 pub mod cache;
 pub mod copies;
 pub mod host_ops;
+pub mod launch;
 pub mod layer;
 pub mod streams;
 

@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_void};
 use std::ptr::NonNull;
 
 use super::cache::{self, Block, NO_LIMIT, Stats};
+use super::launch::drain;
 use super::layer::{CopyKind, EventHandle, Stream, layer};
 use crate::c_status;
 
@@ -66,6 +67,8 @@ pub unsafe extern "C" fn regen_device_record_stream(block: *mut c_void, stream: 
 /// `torch.NAME.empty_cache()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_empty_cache() {
+    // What finished kernels kept goes first, so its blocks are cached and emptied too.
+    drain();
     cache::empty_cache();
 }
 
@@ -75,6 +78,8 @@ pub extern "C" fn regen_runtime_empty_cache() {
 /// `out` is writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn regen_runtime_memory_stats(device: i32, out: *mut Stats) {
+    // Tensors only finished kernels still held are not counted.
+    drain();
     // SAFETY: per the contract.
     unsafe { *out = cache::stats(index(device)) };
 }
@@ -209,12 +214,16 @@ pub extern "C" fn regen_runtime_stream_query(device: i32, id: i64) -> bool {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_stream_synchronize(device: i32, id: i64) -> *const c_char {
-    c_status(layer().synchronize_stream(stream(device, id)))
+    let status = c_status(layer().synchronize_stream(stream(device, id)));
+    drain();
+    status
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_device_synchronize(device: i32) -> *const c_char {
-    c_status(layer().synchronize_device(index(device)))
+    let status = c_status(layer().synchronize_device(index(device)));
+    drain();
+    status
 }
 
 /// A new event on `device`, its handle in `*handle`. NULL, or an error message.
@@ -247,7 +256,9 @@ pub extern "C" fn regen_runtime_event_query(event: u64) -> bool {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn regen_runtime_event_synchronize(event: u64) -> *const c_char {
-    c_status(layer().synchronize_event(EventHandle(event)))
+    let status = c_status(layer().synchronize_event(EventHandle(event)));
+    drain();
+    status
 }
 
 /// Milliseconds from `start` to `end` into `*ms`. NULL, or the message of a ValueError (an event

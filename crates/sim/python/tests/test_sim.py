@@ -90,6 +90,72 @@ def test_a_missing_synchronization_reads_wrong_data():
     assert done.stdout.split() == ["0.0", "7.0", "2.0"], done.stdout
 
 
+def test_in_place_kernels_run_after_the_call_returns():
+    # An in-place kernel is queued as a CUDA launch is: the call returns before it ran. Work on a
+    # side stream that the default stream was not told to wait for is not seen there (wrong data);
+    # wait_stream orders it. A queued kernel's error comes at the next synchronization.
+    done = run_python("""
+        import torch, regen_sim
+        M = torch.sim
+        x = torch.zeros(1 << 12, device="sim")
+        M.synchronize()
+        s = M.Stream()
+        calls = regen_sim.native_calls("fill_.Scalar")
+        with M.stream(s):
+            for _ in range(9):
+                x.fill_(0.0)
+            x.fill_(1.0)
+            queued = not s.query()
+        stale = x.cpu()[0].item()
+        M.current_stream().wait_stream(s)
+        fresh = x.cpu()[0].item()
+        print(queued, stale, fresh, regen_sim.native_calls("fill_.Scalar") - calls)
+        y = torch.zeros(4, device="sim")
+        y.index_put_((torch.tensor([7], device="sim"),), torch.tensor(1.0, device="sim"))
+        print("returned")
+        try:
+            M.synchronize()
+            print("no error")
+        except RuntimeError as e:
+            print(e)
+        print(y.add(1).cpu().tolist())
+    """, REGEN_SIM_DELAY_US="20000")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["True", "0.0", "1.0", "10"], done.stdout
+    assert lines[1] == "returned", done.stdout
+    assert "aten::_index_put_impl_" in lines[2] and "queued earlier on sim:0" in lines[2], done.stdout
+    assert "7" in lines[2], done.stdout
+    assert lines[3] == "[1.0, 1.0, 1.0, 1.0]", "reported once; the device goes on"
+
+
+def test_a_forked_child_gets_cudas_error_instead_of_waiting_forever():
+    # The streams' workers are the parent's threads: a fork has none, so device work there is
+    # refused (as CUDA refuses a forked subprocess) instead of waiting for a worker that is gone.
+    done = run_python("""
+        import os, sys, torch, regen_sim
+        x = torch.ones(4, device="sim")
+        torch.sim.synchronize()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                torch.ones(4, device="sim")
+                print("ran")
+            except RuntimeError as e:
+                print("child:", e)
+            print("child bad fork:", torch.sim._is_in_bad_fork())
+            sys.stdout.flush()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print("parent:", x.add(1).cpu().tolist())
+    """)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("child: sim: the device cannot be used in a forked subprocess"), done.stdout
+    assert "'spawn' start method" in lines[0], done.stdout
+    assert lines[1:] == ["child bad fork: True", "parent: [2.0, 2.0, 2.0, 2.0]"], done.stdout
+
+
 def test_streams_run_work_in_order_and_events_time_it():
     x = torch.randn(256, 256, device="sim")
     s = M.Stream("sim:0")
