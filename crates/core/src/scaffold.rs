@@ -46,6 +46,13 @@ struct PyDevice<'a> {
 }
 
 #[derive(Template)]
+#[template(path = "new/python/autoload.py", escape = "none")]
+struct PyAutoload<'a> {
+    device: &'a str,
+    package: &'a str,
+}
+
+#[derive(Template)]
 #[template(path = "new/pyproject.toml", escape = "none")]
 struct PyProject<'a> {
     device: &'a str,
@@ -212,6 +219,7 @@ pub fn python_package(device: &str, package: &str) -> Vec<OutputFile> {
     vec![
         file(format!("python/{package}/__init__.py"), render(&PyInit { device, package, routing_var })),
         file(format!("python/{package}/_device.py"), render(&PyDevice { device })),
+        file(format!("python/{package}_autoload.py"), render(&PyAutoload { device, package })),
     ]
 }
 

@@ -20,10 +20,12 @@ namespace regen_host_glue {
 c10::DeviceIndex check_device_index(c10::DeviceIndex index) {
   if (index == -1) return current_device();
   const c10::DeviceIndex count = device_count();
-  // torch_openreg's wording first ("The device index is out of range"), then which devices exist.
+  // torch_openreg's wording first ("The device index is out of range"), then which devices exist;
+  // the runtime (device::invalid) and the Python device module word it the same.
   TORCH_CHECK(index >= 0 && index < count, "The device index is out of range: " REGEN_DEVICE_NAME " has ",
-              static_cast<int>(count), count == 1 ? " device (index 0)" : " devices", ", not ",
-              REGEN_DEVICE_NAME, ":", static_cast<int>(index), " (invalid device index)");
+              count == 1 ? std::string("one device (index 0)")
+                         : std::to_string(count) + " devices (indices 0 to " + std::to_string(count - 1) + ")",
+              ", not " REGEN_DEVICE_NAME ":", static_cast<int>(index), " (invalid device index)");
   return index;
 }
 

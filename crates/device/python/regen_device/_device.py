@@ -59,7 +59,8 @@ def _get_device_index(device, optional: bool = False) -> int:
     count = device_count()
     if not -1 <= device < count:
         have = "one device (index 0)" if count == 1 else f"{count} devices (indices 0 to {count - 1})"
-        raise ValueError(f"regen has {have}, not {device} (invalid device index)")
+        # Worded as the glue's check (and the runtime's) word it.
+        raise ValueError(f"The device index is out of range: regen has {have}, not regen:{device} (invalid device index)")
     return device
 
 
@@ -368,6 +369,47 @@ def init() -> None:
 
 def _is_in_bad_fork() -> bool:
     return _in_bad_fork
+
+
+# Sharing between processes (a torch.multiprocessing or multiprocessing queue): a device tensor
+# cannot cross. torch's reduction would call the CPU-only _share_fd_cpu_ on its storage in the
+# sender's background feeder thread, where the error is only printed and the receiver waits
+# forever; torch 2.15 has no PrivateUse1 IPC (UntypedStorage._share_device_) and regen no IPC
+# hooks. So a tensor or storage of this device pickles into an error the receiver raises at once.
+_NOT_SHARED = (
+    "regen tensors cannot be shared between processes: send tensor.cpu() and move it to "
+    "the device in the receiving process"
+)
+
+
+def _not_shared(message: str):
+    raise RuntimeError(message)
+
+
+def _refuse_sharing() -> None:
+    from multiprocessing.reduction import ForkingPickler
+
+    from torch.multiprocessing import reductions
+
+    torch_reducers = {
+        getattr(reductions, name, None)
+        for name in ("reduce_tensor", "reduce_storage", "reduce_typed_storage", "reduce_typed_storage_child")
+    }
+
+    def refusing(reduce):
+        def reduce_or_refuse(obj):
+            if obj.device.type == "regen":
+                return (_not_shared, (_NOT_SHARED,))
+            return reduce(obj)
+
+        return reduce_or_refuse
+
+    for cls, reduce in list(ForkingPickler._extra_reducers.items()):
+        if reduce in torch_reducers:
+            ForkingPickler.register(cls, refusing(reduce))
+
+
+_refuse_sharing()
 
 
 # torch.autocast(device_type="regen") asks the device module which dtypes it may cast to; the

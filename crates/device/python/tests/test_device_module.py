@@ -11,6 +11,9 @@ import torch
 import regen_device
 from devtest import steady_allocator
 
+# How the glue, the runtime and the device module all word a device index that does not exist.
+WRONG_INDEX = r"The device index is out of range: regen has 2 devices \(indices 0 to 1\), not regen:2 \(invalid device index\)"
+
 
 def test_device_index_forms_and_errors():
     m = torch.regen
@@ -25,7 +28,7 @@ def test_device_index_forms_and_errors():
     for no_index in (None, "regen"):
         with pytest.raises(ValueError):
             m._get_device_index(no_index)
-    with pytest.raises(ValueError, match=r"regen has 2 devices \(indices 0 to 1\), not 2"):
+    with pytest.raises(ValueError, match=WRONG_INDEX):
         m.set_device(2)
     m.set_device("regen:1")
     assert m.current_device() == 1
@@ -180,7 +183,7 @@ def test_a_device_index_that_does_not_exist_is_an_error(what):
     for index in (0, 1):
         made = INDEXED[what](f"regen:{index}")
         assert made.device == torch.device("regen", index)
-    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2|not device 2 \(invalid device index\)"):
+    with pytest.raises(RuntimeError, match=WRONG_INDEX):
         INDEXED[what]("regen:2")
 
 
@@ -190,9 +193,9 @@ def test_accelerator_device_index_checks_the_index():
     with torch.accelerator.device_index(1):
         assert torch.accelerator.current_device_index() == 1
     assert torch.accelerator.current_device_index() == 0
-    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2"):
+    with pytest.raises(RuntimeError, match=WRONG_INDEX):
         with torch.accelerator.device_index(2):
             pass
-    with pytest.raises(RuntimeError, match=r"regen has 2 devices, not regen:2"):
+    with pytest.raises(RuntimeError, match=WRONG_INDEX):
         torch.accelerator.set_device_index(2)
     assert torch.accelerator.current_device_index() == 0

@@ -271,3 +271,38 @@ def test_the_caching_allocator_keeps_a_pool_per_stream_and_honours_record_stream
     m.synchronize()
     m.empty_cache()
     assert m.memory_reserved() == m.memory_allocated()
+
+
+def test_a_tensor_sent_to_another_process_is_refused_at_once():
+    # torch 2.15 has no PrivateUse1 storage sharing (and regen no IPC hooks): a device tensor on a
+    # multiprocessing queue reaches the receiver as a RuntimeError that says so, instead of an
+    # error printed in the sender's feeder thread while the receiver waits forever.
+    import multiprocessing
+
+    q = multiprocessing.get_context("spawn").Queue()
+    q.put(torch.arange(4.0, device="regen:1"))
+    with pytest.raises(RuntimeError, match="regen tensors cannot be shared between processes: send tensor.cpu()"):
+        q.get(timeout=60)
+    q.put(torch.arange(4.0, device="regen").untyped_storage())
+    with pytest.raises(RuntimeError, match="cannot be shared between processes"):
+        q.get(timeout=60)
+    # CPU tensors still cross, and the device tensor's CPU copy does.
+    q.put(torch.arange(4.0, device="regen").cpu())
+    assert q.get(timeout=60).tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_import_torch_brings_the_device_when_regen_autoload_names_it():
+    # torch's backend autoload (the `torch.backends` entry point, as torch_openreg's), opt-in:
+    # PrivateUse1 is one slot and several regen devices may be installed side by side.
+    from importlib.metadata import entry_points
+
+    if not any(e.name == "regen_device" for e in entry_points(group="torch.backends")):
+        pytest.skip("regen_device is not pip-installed here (a PYTHONPATH build has no entry points)")
+    code = "import sys, torch; print(torch.ones(2, device='regen:1').device, 'regen_device' in sys.modules)"
+    env = {k: v for k, v in os.environ.items() if k != "REGEN_AUTOLOAD"}
+    on = subprocess.run([sys.executable, "-c", code], env=dict(env, REGEN_AUTOLOAD="regen_device"),
+                        capture_output=True, text=True, timeout=300)
+    assert on.returncode == 0 and on.stdout.split() == ["regen:1", "True"], on.stderr
+    off = subprocess.run([sys.executable, "-c", "import sys, torch; print('regen_device' in sys.modules)"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert off.returncode == 0 and off.stdout.split() == ["False"], off.stderr

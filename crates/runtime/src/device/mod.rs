@@ -84,11 +84,15 @@ pub fn current() -> usize {
     CURRENT.with(Cell::get)
 }
 
-/// The error for a device index the backend does not have, as CUDA words an invalid ordinal.
+/// The error for a device index the backend does not have, worded as the glue's check and the
+/// Python device module word it (torch_openreg's "out of range", then the devices there are).
 pub fn invalid(index: i64) -> crate::Error {
     let n = count();
     let have = if n == 1 { "one device (index 0)".to_owned() } else { format!("{n} devices (indices 0 to {})", n - 1) };
-    crate::Error::runtime(format!("this backend has {have}, not device {index} (invalid device index)"))
+    let name = name();
+    crate::Error::runtime(format!(
+        "The device index is out of range: {name} has {have}, not {name}:{index} (invalid device index)"
+    ))
 }
 
 /// This thread's current stream on `device` (below [`MAX_DEVICES`]; the default stream otherwise).
@@ -195,7 +199,12 @@ mod tests {
         assert_eq!(current(), 0);
         assert!(set_current(0).is_ok());
         let err = set_current(1).unwrap_err().to_string();
-        assert!(err.contains("one device (index 0), not device 1"), "{err}");
+        assert!(
+            err.ends_with(
+                "out of range: privateuseone has one device (index 0), not privateuseone:1 (invalid device index)"
+            ),
+            "{err}"
+        );
         assert!(!regen_runtime_set_device(-1));
         assert_eq!(std::thread::spawn(current).join().unwrap(), 0);
     }
