@@ -18,6 +18,7 @@ indicative only.
 """
 
 import argparse
+import math
 import os
 import statistics
 import time
@@ -106,12 +107,18 @@ def run_table(doc, cases, quick=(0.1, 30), full=(0.5, 200), width=30):
     if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
         print("WARNING: the machine looks busy; take the ratios as indicative only")
     print(f"{'case':<{width}}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
+    ratios = []
     for name, make, fn in cases():
         if args.only and not any(s in name for s in args.only.split(",")):
             continue
         dev_in, cpu_in = make("regen"), make("cpu")
         dev, cpu, repeat = measure(lambda: fn(dev_in), lambda: fn(cpu_in), budget, max_repeat)
+        ratios.append(dev / cpu)
         print(f"{name:<{width}}{dev * 1e3:>11.3f}{cpu * 1e3:>11.3f}{dev / cpu:>8.2f}{repeat:>6}", flush=True)
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        above = sum(r > 1.2 for r in ratios)
+        print(f"{len(ratios)} cases: geomean device/CPU {geomean:.2f}, {above} above 1.2")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

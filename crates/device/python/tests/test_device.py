@@ -187,6 +187,28 @@ def test_binary_table_matches_cpu(op, native, dtype):
         compare(fn(on_device(a), 2), scalar_expected)
 
 
+# The exponents ATen's pow kernel special-cases (PowKernel.cpp), which the device computes as
+# products or as the sqrt/rsqrt/reciprocal rows; 2.5 is the general case. torch.square is pow(x, 2).
+POW_EXPONENTS = [2, 2.0, 3, -2, 0.5, -0.5, -1, 2.5]
+
+
+@pytest.mark.parametrize("exponent", POW_EXPONENTS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_pow_of_a_scalar_exponent_matches_cpu_in_place_and_strided(exponent, dtype):
+    a = make_any((40, 70), dtype, 3)
+    a = torch.where(a.abs() < 0.1, torch.full_like(a, 0.5), a)  # no 1/0 for the negative exponents
+    if exponent in (0.5, -0.5, 2.5):
+        a = a.abs()
+    with counted("pow.Tensor_Scalar_out"):
+        compare(torch.pow(on_device(a), exponent), torch.pow(a, exponent))
+        compare(torch.pow(on_device(a).t(), exponent), torch.pow(a.t(), exponent))
+        d = on_device(a)
+        d.pow_(exponent)
+        compare(d, a.pow(exponent))
+    if exponent == 2:
+        compare(torch.square(on_device(a)), torch.square(a))
+
+
 F = torch.nn.functional
 # Rows of the pointwise table (crates/kernels/src/ops/pointwise.rs): (id, native op key, function of three
 # tensors a (3x4), b (4), c (3x4) — some ignored).

@@ -470,7 +470,6 @@ macro_rules! binary_table {
             remainder_tensor_out tt Remainder;
             fmod_tensor_out tt Fmod;
             pow_tensor_tensor_out tt Pow;
-            pow_tensor_scalar_out ts Pow;
             pow_scalar_out st Pow;
             atan2_out tt Atan2;
             hypot_out tt Hypot;
@@ -586,6 +585,10 @@ macro_rules! binary_methods {
 impl crate::BinaryKernels for crate::Reference {
     crate::binary_table!(binary_methods);
 
+    fn pow_tensor_scalar_out(&self, a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>) -> Result<()> {
+        pow_tensor_scalar(a, exponent, out)
+    }
+
     fn floor_divide(&self, self_: TensorRef<'_>, other: TensorRef<'_>) -> Result<regen_runtime::Tensor> {
         functional::<ops::FloorDivide>(Input::Tensor(self_), Input::Tensor(other))
     }
@@ -638,5 +641,48 @@ pub fn div_mode(a: TensorRef<'_>, b: TensorRef<'_>, mode: Option<&str>, out: Ten
         Some(other) => Err(Error::value(format!(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
         ))),
+    }
+}
+
+/// `torch.pow(tensor, scalar)` (and `torch.square`, which is `pow(x, 2)`): for a floating tensor,
+/// the exponents ATen's CPU kernel special-cases (PowKernel.cpp) are multiplications or the
+/// `sqrt`, `rsqrt` and `reciprocal` rows, which vectorise, instead of a `powf` call per element.
+/// `x * x` is `powf(x, 2)` exactly; the cube and `1 / (x * x)` are CPU's own formulas.
+pub fn pow_tensor_scalar(a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>) -> Result<()> {
+    use super::unary::{self, Unary};
+
+    macro_rules! power {
+        ($name:ident, |$x:ident| $f:expr) => {{
+            struct $name;
+            impl Unary for $name {
+                const NAME: &'static str = "pow";
+                const INT_TO_FLOAT: bool = false;
+                const BOOL: bool = false;
+                const INT: bool = false;
+                const FLOAT: bool = true;
+                const COMPLEX: bool = false;
+                const COMPLEX_TO_REAL: bool = false;
+                #[inline(always)]
+                fn f<T: Real>($x: T) -> T {
+                    $f
+                }
+            }
+            unary::run::<$name>(a, out)
+        }};
+    }
+    let floating = DType::from_scalar_type(a.dtype())?.is_floating();
+    let power = match Num::from_scalar(exponent) {
+        Num::Int(e) => Some(e as f64),
+        Num::Float(e) => Some(e),
+        Num::Bool(_) | Num::Complex(..) => None,
+    };
+    match power.filter(|_| floating) {
+        Some(2.0) => power!(Square, |x| x * x),
+        Some(3.0) => power!(Cube, |x| x * x * x),
+        Some(-2.0) => power!(InverseSquare, |x| T::one() / (x * x)),
+        Some(0.5) => unary::run::<unary::ops::Sqrt>(a, out),
+        Some(-0.5) => unary::run::<unary::ops::Rsqrt>(a, out),
+        Some(-1.0) => unary::run::<unary::ops::Reciprocal>(a, out),
+        _ => run::<ops::Pow>(Input::Tensor(a), Input::Scalar(exponent), None, out),
     }
 }
