@@ -98,7 +98,9 @@ def main_cases(dtypes, numel):
     domains = {"any": base, "pos": base.abs() + 0.1, "unit": base.tanh() * 0.9}
 
     def operand(x, dtype, layout, d):
-        x = x.to(dtype).to(d)
+        # A copy on both sides: `.to(float32)` of a float32 CPU tensor is the tensor itself, and
+        # an in-place case would change the inputs of every later CPU case.
+        x = x.to(dtype=dtype, device=d, copy=True)
         return x.t() if layout == "strided" else x
 
     def cases():

@@ -19,17 +19,16 @@ fn dense<T>(stride: isize) -> bool {
 pub type Vector<T> = unsafe fn(*const T, *mut T, usize);
 
 /// `out = f(a)` over every element.
-pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn(A) -> O + Sync) {
+pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn(A) -> O + Sync + Copy) {
     unary_vec(it, f, None);
 }
 
 /// `out = f(a)`, with `vector(a, out, n)` for contiguous runs (it may be called with `a == out`).
 pub fn unary_vec<A: Copy + Send + Sync, O: Copy + Send + Sync>(
     it: &Iter,
-    f: impl Fn(A) -> O + Sync,
+    f: impl Fn(A) -> O + Sync + Copy,
     vector: Option<unsafe fn(*const A, *mut O, usize)>,
 ) {
-    let f = &f;
     it.for_each(move |p, s, n| {
         let (o, a) = (p[0].cast::<O>(), p[1].cast::<A>().cast_const());
         // SAFETY: the iterator hands out runs of `n` elements inside both operands; writes go to
@@ -60,9 +59,8 @@ pub fn unary_vec<A: Copy + Send + Sync, O: Copy + Send + Sync>(
 /// `out = f(a, b)` over every element.
 pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Sync>(
     it: &Iter,
-    f: impl Fn(A, B) -> O + Sync,
+    f: impl Fn(A, B) -> O + Sync + Copy,
 ) {
-    let f = &f;
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<O>(), p[1].cast::<A>().cast_const(), p[2].cast::<B>().cast_const());
         let inputs = [a.cast::<u8>(), b.cast::<u8>()];
@@ -94,9 +92,8 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
 /// `out = f(a, b, c)` over every element.
 pub fn ternary<A: Copy + Send + Sync, B: Copy + Send + Sync, C: Copy + Send + Sync, O: Copy + Send + Sync>(
     it: &Iter,
-    f: impl Fn(A, B, C) -> O + Sync,
+    f: impl Fn(A, B, C) -> O + Sync + Copy,
 ) {
-    let f = &f;
     it.for_each(move |p, s, n| {
         let (o, a, b, c) = (p[0], p[1].cast_const(), p[2].cast_const(), p[3].cast_const());
         // SAFETY: as in `unary_vec`.
@@ -126,8 +123,10 @@ pub fn ternary<A: Copy + Send + Sync, B: Copy + Send + Sync, C: Copy + Send + Sy
 
 /// `out = f([a, b, ...])` over every element, for `N` inputs of one dtype (the parameterised
 /// ops of [`crate::ops::pointwise`]).
-pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(it: &Iter, f: impl Fn([T; N]) -> O + Sync) {
-    let f = &f;
+pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(
+    it: &Iter,
+    f: impl Fn([T; N]) -> O + Sync + Copy,
+) {
     it.for_each(move |p, s, n| {
         let o = p[0].cast::<O>();
         let ins: [*const T; N] = std::array::from_fn(|k| p[k + 1].cast::<T>().cast_const());

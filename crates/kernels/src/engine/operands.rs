@@ -193,12 +193,45 @@ pub fn new_output(dtype: DType, inputs: &[Input<'_>]) -> Result<regen_runtime::T
         .collect();
     let shapes: Vec<&[i64]> = tensors.iter().map(|t| t.sizes()).collect();
     let shape = broadcast_shapes(&shapes)?;
-    let strides = tensors
-        .iter()
-        .find(|t| t.sizes() == shape.as_slice())
-        .and_then(|t| dense_strides_like(t.sizes(), t.strides()))
-        .unwrap_or_else(|| contiguous_strides(&shape));
+    let strides = layout_of_inputs(inputs, &shape).unwrap_or_else(|| contiguous_strides(&shape));
     regen_runtime::host::empty_strided(&shape, &strides, dtype.code())
+}
+
+/// The strides of a new output of `shape`: the dense layout of the first input of that shape
+/// when it is dense (a transposed or channels-last input gives a transposed or channels-last
+/// result, as TensorIterator's output follows its inputs' dimension order).
+fn layout_of_inputs(inputs: &[Input<'_>], shape: &[i64]) -> Option<Vec<i64>> {
+    inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Tensor(t) | Input::Mask(t) => Some(t),
+            Input::Scalar(_) => None,
+        })
+        .find(|t| t.sizes() == shape)
+        .and_then(|t| dense_strides_like(t.sizes(), t.strides()))
+}
+
+/// Runs `f` on `out` at `shape`: resized as `with_size` does, except that an empty output (ATen's
+/// functional forms such as `abs` pass `at::empty({0})` to the `.out` kernel) takes the layout
+/// of [`layout_of_inputs`], as TensorIterator restrides an output it resizes; otherwise `abs` of a
+/// transposed tensor would write a contiguous result in transposed order (5x slower).
+fn sized_like_inputs<T>(
+    out: &TensorRef<'_>,
+    shape: &[i64],
+    inputs: &[Input<'_>],
+    f: impl FnOnce(&TensorRef<'_>) -> Result<T>,
+) -> Result<T> {
+    if out.numel() == 0 && out.sizes() != shape && shape.iter().product::<i64>() > 0 {
+        let contiguous = contiguous_strides(shape);
+        if let Some(strides) = layout_of_inputs(inputs, shape).filter(|s| *s != contiguous) {
+            let dtype = DType::from_scalar_type(out.dtype())?;
+            let fresh = regen_runtime::host::empty_strided(shape, &strides, dtype.code())?;
+            let desc = regen_runtime::host::set_tensor(out, &fresh.as_ref())?;
+            // SAFETY: the host describes the live, restrided tensor, unchanged while `f` runs.
+            return f(&unsafe { TensorRef::from_raw(&desc) });
+        }
+    }
+    with_size(out, shape, f)
 }
 
 /// Strides of a dense tensor of `sizes` with the dimension order of `strides`, if `strides`
@@ -268,7 +301,7 @@ pub fn elementwise(
         let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
         broadcast_shapes(&shapes)?
     };
-    with_size(out, &shape, |out| {
+    sized_like_inputs(out, &shape, inputs, |out| {
         let real_out = Operand::of(out)?;
         let mut scratch = Vec::new();
         let mut converted: PerOperand<Operand> = PerOperand::new();

@@ -251,11 +251,11 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
         let al = self.alpha.is_none_or(Num::as_bool);
-        loops::binary::<bool, bool, bool>(self.it, |x, y| Op::b(x, y && al))
+        loops::binary::<bool, bool, bool>(self.it, move |x, y| Op::b(x, y && al))
     }
     fn int<T: Int>(&self) {
         let al = self.alpha.map_or(1, Num::as_i64);
-        loops::binary::<T, T, T>(self.it, |x, y| T::from_i64(Op::i(x.to_i64(), y.to_i64().wrapping_mul(al))))
+        loops::binary::<T, T, T>(self.it, move |x, y| T::from_i64(Op::i(x.to_i64(), y.to_i64().wrapping_mul(al))))
     }
     fn float<T: Float>(&self) {
         loops::binary::<T, T, T>(self.it, |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())))
@@ -263,7 +263,7 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
     fn complex<R: Real>(&self) {
         let (re, im) = self.alpha.map_or((1.0, 0.0), Num::as_complex);
         let al = Complex::new(<R as Real>::from_f64(re), <R as Real>::from_f64(im));
-        loops::binary::<Complex<R>, Complex<R>, Complex<R>>(self.it, |x, y| Op::c::<R>(x, y * al))
+        loops::binary::<Complex<R>, Complex<R>, Complex<R>>(self.it, move |x, y| Op::c::<R>(x, y * al))
     }
 }
 

@@ -17,9 +17,44 @@ use crate::engine::iter::{Iter, scalar_as};
 use crate::engine::loops;
 use crate::engine::operands::{Config, Input, elementwise, new_output, result_dtype};
 use crate::engine::scalar::Real;
+use crate::ops::unary;
+
+/// A scalar parameter of an op (clamp's bounds, addcmul's value), read in every element: its
+/// value in each domain is computed once, so the loop reads a field instead of matching on a
+/// [`Num`] per element (which kept hardtanh's loop from vectorising: 5x CPU's time).
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    b: bool,
+    i: i64,
+    f: f64,
+    c: (f64, f64),
+}
+
+impl Param {
+    pub fn from_scalar(s: Scalar) -> Param {
+        let n = Num::from_scalar(s);
+        Param { b: n.as_bool(), i: n.as_i64(), f: n.as_f64(), c: n.as_complex() }
+    }
+    #[inline(always)]
+    pub fn as_bool(self) -> bool {
+        self.b
+    }
+    #[inline(always)]
+    pub fn as_i64(self) -> i64 {
+        self.i
+    }
+    #[inline(always)]
+    pub fn as_f64(self) -> f64 {
+        self.f
+    }
+    #[inline(always)]
+    pub fn as_complex(self) -> (f64, f64) {
+        self.c
+    }
+}
 
 /// An op of `N` inputs whose result has the computation dtype.
-pub trait Pointwise<const N: usize>: Sync {
+pub trait Pointwise<const N: usize>: Sync + Copy {
     const NAME: &'static str;
     const CONFIG: Config;
     const BOOL: bool;
@@ -41,7 +76,7 @@ pub trait Pointwise<const N: usize>: Sync {
 }
 
 /// A predicate of `N` inputs: the result is Bool.
-pub trait Test<const N: usize>: Sync {
+pub trait Test<const N: usize>: Sync + Copy {
     const NAME: &'static str;
     const BOOL: bool;
     const INT: bool;
@@ -79,16 +114,20 @@ impl<Op: Pointwise<N>, const N: usize> Domains for Loop<'_, Op, N> {
     const FLOAT: bool = Op::FLOAT;
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
-        loops::nary::<bool, bool, N>(self.it, |x| self.op.b(x))
+        let op = *self.op;
+        loops::nary::<bool, bool, N>(self.it, move |x| op.b(x))
     }
     fn int<T: Int>(&self) {
-        loops::nary::<T, T, N>(self.it, |x| T::from_i64(self.op.i(x.map(T::to_i64))))
+        let op = *self.op;
+        loops::nary::<T, T, N>(self.it, move |x| T::from_i64(op.i(x.map(T::to_i64))))
     }
     fn float<T: Float>(&self) {
-        loops::nary::<T, T, N>(self.it, |x| T::from_acc(self.op.f(x.map(T::to_acc))))
+        let op = *self.op;
+        loops::nary::<T, T, N>(self.it, move |x| T::from_acc(op.f(x.map(T::to_acc))))
     }
     fn complex<R: Real>(&self) {
-        loops::nary::<Complex<R>, Complex<R>, N>(self.it, |x| self.op.c(x))
+        let op = *self.op;
+        loops::nary::<Complex<R>, Complex<R>, N>(self.it, move |x| op.c(x))
     }
 }
 
@@ -112,16 +151,20 @@ impl<Op: Test<N>, const N: usize> Domains for TestLoop<'_, Op, N> {
     const FLOAT: bool = Op::FLOAT;
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
-        loops::nary::<bool, bool, N>(self.it, |x| self.op.b(x))
+        let op = *self.op;
+        loops::nary::<bool, bool, N>(self.it, move |x| op.b(x))
     }
     fn int<T: Int>(&self) {
-        loops::nary::<T, bool, N>(self.it, |x| self.op.i(x.map(T::to_i64)))
+        let op = *self.op;
+        loops::nary::<T, bool, N>(self.it, move |x| op.i(x.map(T::to_i64)))
     }
     fn float<T: Float>(&self) {
-        loops::nary::<T, bool, N>(self.it, |x| self.op.f(x.map(T::to_acc)))
+        let op = *self.op;
+        loops::nary::<T, bool, N>(self.it, move |x| op.f(x.map(T::to_acc)))
     }
     fn complex<R: Real>(&self) {
-        loops::nary::<Complex<R>, bool, N>(self.it, |x| self.op.c(x))
+        let op = *self.op;
+        loops::nary::<Complex<R>, bool, N>(self.it, move |x| op.c(x))
     }
 }
 
@@ -229,16 +272,16 @@ pub mod ops {
             f: s::lerp(x, end, w);
             c: s::lerp_complex(x, end, w);
         }
-        op LerpScalar "lerp" ARITHMETIC [x, end] (weight: super::Num) {
+        op LerpScalar "lerp" ARITHMETIC [x, end] (weight: super::Param) {
             f: s::lerp(x, end, t(weight.as_f64()));
             c: s::lerp_complex(x, end, Complex::new(t(weight.as_complex().0), t(weight.as_complex().1)));
         }
-        op Addcmul "addcmul" ARITHMETIC [x, a, b] (value: super::Num) {
+        op Addcmul "addcmul" ARITHMETIC [x, a, b] (value: super::Param) {
             i: x.wrapping_add(value.as_i64().wrapping_mul(a).wrapping_mul(b));
             f: x + t::<T>(value.as_f64()) * a * b;
             c: x + Complex::<T>::new(t(value.as_complex().0), t(value.as_complex().1)) * a * b;
         }
-        op Addcdiv "addcdiv" ARITHMETIC [x, a, b] (value: super::Num) {
+        op Addcdiv "addcdiv" ARITHMETIC [x, a, b] (value: super::Param) {
             f: x + t::<T>(value.as_f64()) * a / b;
             c: x + Complex::<T>::new(t(value.as_complex().0), t(value.as_complex().1)) * a / b;
         }
@@ -258,23 +301,17 @@ pub mod ops {
             f: s::minimum(x, hi);
         }
         // Activations and their backward ops (ATen's cpu/Activation.cpp).
-        op Threshold "threshold" ARITHMETIC [x] (threshold: super::Num, value: super::Num) {
+        op Threshold "threshold" ARITHMETIC [x] (threshold: super::Param, value: super::Param) {
             i: if x <= threshold.as_i64() { value.as_i64() } else { x };
             f: if x <= t(threshold.as_f64()) { t(value.as_f64()) } else { x };
         }
-        op ThresholdBackward "threshold_backward" ARITHMETIC [g, x] (threshold: super::Num) {
+        op ThresholdBackward "threshold_backward" ARITHMETIC [g, x] (threshold: super::Param) {
             i: if x <= threshold.as_i64() { 0 } else { g };
             f: if x <= t(threshold.as_f64()) { T::zero() } else { g };
         }
-        op Gelu "gelu" ARITHMETIC [x] (tanh: bool) {
-            f: if tanh { s::gelu_tanh(x) } else { s::gelu(x) };
-        }
+        // gelu and silu are rows of the unary engine (`vector_rows`), with vector functions.
         op GeluBackward "gelu_backward" ARITHMETIC [g, x] (tanh: bool) {
             f: if tanh { s::gelu_tanh_backward(g, x) } else { s::gelu_backward(g, x) };
-        }
-        op Silu "silu" ARITHMETIC [x] () {
-            f: x / (T::one() + (-x).exp());
-            c: x / (Complex::<T>::one() + (-x).exp());
         }
         // `1 + x·(1 - sigmoid)` is one fused multiply-add in CPU's vectorised kernel (GCC contracts
         // it); float16/bfloat16 compute in f32 and round once, as its reduced-float path does.
@@ -300,7 +337,7 @@ pub mod ops {
         op LeakyReluBackward "leaky_relu_backward" ARITHMETIC [g, x] (slope: f64) {
             f: if x > T::zero() { g } else { g * t(slope) };
         }
-        op Hardtanh "hardtanh" ARITHMETIC [x] (lo: super::Num, hi: super::Num) {
+        op Hardtanh "hardtanh" ARITHMETIC [x] (lo: super::Param, hi: super::Param) {
             i: x.max(lo.as_i64()).min(hi.as_i64());
             f: if x.is_nan() { x } else { x.max(t(lo.as_f64())).min(t(hi.as_f64())) };
         }
@@ -627,7 +664,7 @@ pub fn lerp(self_: TensorRef<'_>, end: TensorRef<'_>, weight: Input<'_>, out: Te
     }
     match weight {
         Input::Scalar(w) => {
-            run(&ops::LerpScalar { weight: Num::from_scalar(w) }, [Input::Tensor(self_), Input::Tensor(end)], out)
+            run(&ops::LerpScalar { weight: Param::from_scalar(w) }, [Input::Tensor(self_), Input::Tensor(end)], out)
         }
         w => run(&ops::Lerp {}, [Input::Tensor(self_), Input::Tensor(end), w], out),
     }
@@ -649,7 +686,7 @@ pub fn addcdiv(
         ));
     }
     let inputs = [Input::Tensor(self_), Input::Tensor(a), Input::Tensor(b)];
-    run(&ops::Addcdiv { value: Num::from_scalar(value) }, inputs, out)
+    run(&ops::Addcdiv { value: Param::from_scalar(value) }, inputs, out)
 }
 
 /// `torch.complex(real, imag)`: two real tensors of one floating dtype.
@@ -800,7 +837,52 @@ pub fn shift_in_place(a: TensorRef<'_>, b: Input<'_>, left: bool) -> Result<()> 
 
 /// `torch.nn.functional.gelu(x, approximate)` into `out` (also addmm's fused epilogue, matmul.rs).
 pub fn gelu(x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<()> {
-    run(&ops::Gelu { tanh: gelu_tanh(approximate)? }, [Input::Tensor(x)], out)
+    if gelu_tanh(approximate)? {
+        unary::run::<vector_rows::GeluTanh>(x, out)
+    } else {
+        unary::run::<vector_rows::Gelu>(x, out)
+    }
+}
+
+/// gelu and silu as rows of the unary engine, so that contiguous float32/float64 runs take
+/// math/vmath.rs's vector functions (tested there against f64 references) as the unary table's
+/// exp and tanh rows do; other runs and dtypes compute the pointwise table's scalar formulas. The
+/// pointwise table has no vector hook, and these were 4x CPU's time with a libm call per element.
+mod vector_rows {
+    use super::unary::Unary;
+    use crate::engine::scalar::{self as s, Real};
+    use crate::math::vmath;
+    use num_complex::Complex;
+    use num_traits::One;
+
+    macro_rules! vector_row {
+        ($row:ident, $name:literal, $v32:path, $v64:path, complex: $complex:literal, |$x:ident| $f:expr, |$z:ident| $c:expr) => {
+            pub struct $row;
+            impl Unary for $row {
+                const NAME: &'static str = $name;
+                const INT_TO_FLOAT: bool = false;
+                const BOOL: bool = false;
+                const INT: bool = false;
+                const FLOAT: bool = true;
+                const COMPLEX: bool = $complex;
+                const COMPLEX_TO_REAL: bool = false;
+                const V32: Option<super::unary::Vector<f32>> = Some($v32);
+                const V64: Option<super::unary::Vector<f64>> = Some($v64);
+                #[inline(always)]
+                fn f<T: Real>($x: T) -> T {
+                    $f
+                }
+                #[inline(always)]
+                fn c<T: Real>($z: Complex<T>) -> Complex<T> {
+                    $c
+                }
+            }
+        };
+    }
+    vector_row!(Gelu, "gelu", vmath::gelu_f32_raw, vmath::gelu_f64_raw, complex: false, |x| s::gelu(x), |z| z);
+    vector_row!(GeluTanh, "gelu", vmath::gelu_tanh_f32_raw, vmath::gelu_tanh_f64_raw, complex: false, |x| s::gelu_tanh(x), |z| z);
+    vector_row!(Silu, "silu", vmath::silu_f32_raw, vmath::silu_f64_raw, complex: true,
+        |x| x / (T::one() + (-x).exp()), |z| z / (Complex::<T>::one() + (-z).exp()));
 }
 
 /// This family's kernels: group `pointwise` of regen.toml's `[implement]`.
@@ -837,7 +919,7 @@ impl crate::PointwiseKernels for crate::Reference {
         value: Scalar,
         out: TensorRef<'_>,
     ) -> Result<()> {
-        let op = ops::Addcmul { value: Num::from_scalar(value) };
+        let op = ops::Addcmul { value: Param::from_scalar(value) };
         run(&op, [Input::Tensor(x), Input::Tensor(a), Input::Tensor(b)], out)
     }
     fn addcdiv_out(
@@ -875,7 +957,7 @@ impl crate::PointwiseKernels for crate::Reference {
         clamp(x, None, Some(Input::Tensor(hi)), out)
     }
     fn threshold_out(&self, x: TensorRef<'_>, threshold: Scalar, value: Scalar, out: TensorRef<'_>) -> Result<()> {
-        let op = ops::Threshold { threshold: Num::from_scalar(threshold), value: Num::from_scalar(value) };
+        let op = ops::Threshold { threshold: Param::from_scalar(threshold), value: Param::from_scalar(value) };
         run(&op, [Input::Tensor(x)], out)
     }
     fn threshold_backward_grad_input(
@@ -886,7 +968,7 @@ impl crate::PointwiseKernels for crate::Reference {
         out: TensorRef<'_>,
     ) -> Result<()> {
         run(
-            &ops::ThresholdBackward { threshold: Num::from_scalar(threshold) },
+            &ops::ThresholdBackward { threshold: Param::from_scalar(threshold) },
             [Input::Tensor(g), Input::Tensor(x)],
             out,
         )
@@ -905,7 +987,7 @@ impl crate::PointwiseKernels for crate::Reference {
         run(&op, [Input::Tensor(g), Input::Tensor(x)], out)
     }
     fn silu_out(&self, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-        run(&ops::Silu {}, [Input::Tensor(x)], out)
+        unary::run::<vector_rows::Silu>(x, out)
     }
     fn silu_backward_grad_input(&self, g: TensorRef<'_>, x: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
         run(&ops::SiluBackward {}, [Input::Tensor(g), Input::Tensor(x)], out)
@@ -959,13 +1041,13 @@ impl crate::PointwiseKernels for crate::Reference {
         run(&ops::LeakyReluBackward { slope: slope.to_f64() }, [Input::Tensor(g), Input::Tensor(x)], out)
     }
     fn hardtanh_out(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar, out: TensorRef<'_>) -> Result<()> {
-        run(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)], out)
+        run(&ops::Hardtanh { lo: Param::from_scalar(lo), hi: Param::from_scalar(hi) }, [Input::Tensor(x)], out)
     }
     fn hardtanh(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<Tensor> {
-        functional(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+        functional(&ops::Hardtanh { lo: Param::from_scalar(lo), hi: Param::from_scalar(hi) }, [Input::Tensor(x)])
     }
     fn hardtanh_inplace(&self, x: TensorRef<'_>, lo: Scalar, hi: Scalar) -> Result<()> {
-        in_place(&ops::Hardtanh { lo: Num::from_scalar(lo), hi: Num::from_scalar(hi) }, [Input::Tensor(x)])
+        in_place(&ops::Hardtanh { lo: Param::from_scalar(lo), hi: Param::from_scalar(hi) }, [Input::Tensor(x)])
     }
     fn hardtanh_backward_grad_input(
         &self,
