@@ -28,9 +28,14 @@ pub const HOST_OPS: &[(&str, &str)] = &[
 /// Whether the kernel of `qualified` (`aten::name.overload`) runs on the host ([`HOST_OPS`]).
 /// A `const fn`, so the generated entry points decide it when they are compiled.
 pub const fn runs_on_host(qualified: &str) -> bool {
+    listed(HOST_OPS, qualified)
+}
+
+/// Whether `qualified` is one of a policy list's ops, in a `const fn`.
+pub(crate) const fn listed(list: &[(&str, &str)], qualified: &str) -> bool {
     let mut i = 0;
-    while i < HOST_OPS.len() {
-        if same(HOST_OPS[i].0, qualified) {
+    while i < list.len() {
+        if same(list[i].0, qualified) {
             return true;
         }
         i += 1;
@@ -39,7 +44,7 @@ pub const fn runs_on_host(qualified: &str) -> bool {
 }
 
 /// Whether two names are equal, in a `const fn`.
-pub(crate) const fn same(a: &str, b: &str) -> bool {
+const fn same(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;

@@ -17,7 +17,7 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::host_ops::{runs_on_host, same};
+use super::host_ops::{listed, runs_on_host};
 use crate::abi::*;
 
 /// In-place ops that still run synchronously, each with its reason. Policy as data.
@@ -43,7 +43,7 @@ const DRAWS: &str = "draws from its generator when it runs: a seed set after the
 /// ends in `_`) with no results, not run on the host ([`runs_on_host`]) and not in
 /// [`STAY_SYNCHRONOUS`]. A `const fn`: the generated entry points decide it when compiled.
 pub const fn launches(qualified: &str, results: usize) -> bool {
-    results == 0 && in_place(qualified) && !runs_on_host(qualified) && !listed(qualified)
+    results == 0 && in_place(qualified) && !runs_on_host(qualified) && !listed(STAY_SYNCHRONOUS, qualified)
 }
 
 /// Whether the op's name (before the overload) ends in `_`: PyTorch's mark of an in-place op
@@ -55,17 +55,6 @@ const fn in_place(qualified: &str) -> bool {
         end += 1;
     }
     end > 0 && bytes[end - 1] == b'_'
-}
-
-const fn listed(qualified: &str) -> bool {
-    let mut i = 0;
-    while i < STAY_SYNCHRONOUS.len() {
-        if same(STAY_SYNCHRONOUS[i].0, qualified) {
-            return true;
-        }
-        i += 1;
-    }
-    false
 }
 
 /// Whether the installed layer queues kernels (read once: the layer is installed at load).
