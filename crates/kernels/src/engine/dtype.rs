@@ -126,17 +126,17 @@ impl Element for f64 {
 }
 
 macro_rules! half_element {
-    ($($t:ty => $variant:ident),*) => {$(
+    ($($t:ty => $variant:ident, $to:path, $from:path);*) => {$(
         impl Element for $t {
             const DTYPE: DType = DType::$variant;
             type Acc = f32;
             #[inline(always)]
             fn to_acc(self) -> f32 {
-                self.to_f32()
+                $to(self)
             }
             #[inline(always)]
             fn from_acc(a: f32) -> Self {
-                <$t>::from_f32(a)
+                $from(a)
             }
             #[inline(always)]
             fn to_num(self) -> Num {
@@ -156,7 +156,57 @@ macro_rules! half_element {
         }
     )*};
 }
-half_element!(f16 => F16, bf16 => BF16);
+half_element!(f16 => F16, f16_to_f32, f16_from_f32; bf16 => BF16, bf16::to_f32, bf16::from_f32);
+
+/// float16 to float32, exact, without branches (F. Giesen's `half_to_float_fast5`), so the
+/// elementwise loops vectorise it: `half`'s conversion is a call per element that tests for F16C
+/// at run time (float16 ops were 10-55x CPU's time). A NaN stays a NaN (its payload shifted, as
+/// the hardware's conversion does).
+#[inline(always)]
+pub fn f16_to_f32(h: f16) -> f32 {
+    let h = u32::from(h.to_bits());
+    const MAGIC: f32 = f32::from_bits(113 << 23);
+    const SHIFTED_EXP: u32 = 0x7c00 << 13;
+    let bits = (h & 0x7fff) << 13;
+    let exp = bits & SHIFTED_EXP;
+    let adjusted = bits + ((127 - 15) << 23);
+    let infinite_or_nan = adjusted + ((128 - 16) << 23);
+    // Subnormal or zero: renormalise through a float subtraction.
+    let subnormal = (f32::from_bits(adjusted + (1 << 23)) - MAGIC).to_bits();
+    let magnitude = if exp == SHIFTED_EXP {
+        infinite_or_nan
+    } else if exp == 0 {
+        subnormal
+    } else {
+        adjusted
+    };
+    f32::from_bits(magnitude | ((h & 0x8000) << 16))
+}
+
+/// float32 to float16, rounding to nearest even, without branches (F. Giesen's
+/// `float_to_half_fast3_rtne`); a NaN becomes 0x7e00, as c10::Half's conversion gives.
+#[inline(always)]
+pub fn f16_from_f32(x: f32) -> f16 {
+    const INFINITY: u32 = 255 << 23;
+    const F16_MAX: u32 = (127 + 16) << 23;
+    const DENORM_MAGIC: u32 = ((127 - 15) + (23 - 10) + 1) << 23;
+    let bits = x.to_bits();
+    let sign = bits & 0x8000_0000;
+    let abs = bits ^ sign;
+    let overflow = if abs > INFINITY { 0x7e00 } else { 0x7c00 };
+    // Subnormal or zero: the float addition aligns and rounds the 10 mantissa bits.
+    let subnormal = (f32::from_bits(abs) + f32::from_bits(DENORM_MAGIC)).to_bits().wrapping_sub(DENORM_MAGIC);
+    let odd = (abs >> 13) & 1;
+    let normal = (abs.wrapping_add(((15u32.wrapping_sub(127)) << 23).wrapping_add(0xfff)).wrapping_add(odd)) >> 13;
+    let magnitude = if abs >= F16_MAX {
+        overflow
+    } else if abs < (113 << 23) {
+        subnormal
+    } else {
+        normal
+    };
+    f16::from_bits((magnitude | (sign >> 16)) as u16)
+}
 
 impl Element for Complex32 {
     const DTYPE: DType = DType::C64;
@@ -212,5 +262,41 @@ mod tests {
         assert_eq!(cast::<f32, bf16>(1.0), bf16::ONE);
         assert_eq!(cast::<i64, i64>(i64::MAX), i64::MAX);
         assert_eq!(f16::from_f32(2.0).to_acc() * 2.0, 4.0);
+    }
+
+    #[test]
+    fn branch_free_float16_conversions_match_the_half_crate() {
+        // Every float16, to float32: bit for bit (NaNs stay NaNs).
+        for h in 0..=u16::MAX {
+            let h = f16::from_bits(h);
+            let (ours, theirs) = (f16_to_f32(h), h.to_f32());
+            assert!(ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()), "{h:?}");
+        }
+        // float32 to float16 at every float16, every halfway point between two (ties to even)
+        // and the float32 neighbours of each, plus a spread of bit patterns.
+        let mut probes: Vec<u32> = Vec::new();
+        for h in 0..=u16::MAX {
+            let x = f16::from_bits(h).to_f32();
+            let next = f16::from_bits(h.wrapping_add(1)).to_f32();
+            for y in [x, (x + next) / 2.0] {
+                probes.extend([y.to_bits(), y.to_bits().wrapping_add(1), y.to_bits().wrapping_sub(1)]);
+            }
+        }
+        let mut state = 0x9e37_79b9u32;
+        probes.extend((0..200_000).map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        }));
+        for bits in probes {
+            let x = f32::from_bits(bits);
+            let (ours, theirs) = (f16_from_f32(x), f16::from_f32(x));
+            if x.is_nan() {
+                assert_eq!(ours.to_bits() & 0x7fff, 0x7e00, "{bits:#x}");
+            } else {
+                assert_eq!(ours.to_bits(), theirs.to_bits(), "{bits:#x}");
+            }
+        }
     }
 }
