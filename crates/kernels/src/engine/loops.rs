@@ -1,7 +1,9 @@
 //! The inner loops every elementwise kernel runs (ATen's `cpu_kernel` / `cpu_kernel_vec`): a
 //! scalar function, and optionally a vector function over contiguous runs, applied over the runs
-//! an [`Iter`] produces. Contiguous runs and runs where one input is a broadcast scalar get loops
-//! the compiler vectorises; anything else is a strided loop. Operand 0 is the output.
+//! an [`Iter`] produces. Contiguous runs and runs where an input is a broadcast scalar get loops
+//! the compiler vectorises, compiled for each vector tier (`tiered`) and chunked through a
+//! stack buffer when the output is an input (in place); anything else is a strided loop. Operand
+//! 0 is the output.
 
 use std::mem::MaybeUninit;
 
