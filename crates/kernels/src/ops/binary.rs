@@ -649,26 +649,15 @@ pub fn div_mode(a: TensorRef<'_>, b: TensorRef<'_>, mode: Option<&str>, out: Ten
 /// `sqrt`, `rsqrt` and `reciprocal` rows, which vectorise, instead of a `powf` call per element.
 /// `x * x` is `powf(x, 2)` exactly; the cube and `1 / (x * x)` are CPU's own formulas.
 pub fn pow_tensor_scalar(a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>) -> Result<()> {
-    use super::unary::{self, Unary};
+    use super::unary;
 
-    macro_rules! power {
-        ($name:ident, |$x:ident| $f:expr) => {{
-            struct $name;
-            impl Unary for $name {
-                const NAME: &'static str = "pow";
-                const INT_TO_FLOAT: bool = false;
-                const BOOL: bool = false;
-                const INT: bool = false;
-                const FLOAT: bool = true;
-                const COMPLEX: bool = false;
-                const COMPLEX_TO_REAL: bool = false;
-                #[inline(always)]
-                fn f<T: Real>($x: T) -> T {
-                    $f
-                }
-            }
-            unary::run::<$name>(a, out)
-        }};
+    // The exponents as rows of the unary engine (defined by its table's macro).
+    mod powers {
+        crate::define_unary_ops! {
+            pow_out, Square, "pow", false { f: |x| x * x; }
+            pow_out, Cube, "pow", false { f: |x| x * x * x; }
+            pow_out, InverseSquare, "pow", false { f: |x| T::one() / (x * x); }
+        }
     }
     let floating = DType::from_scalar_type(a.dtype())?.is_floating();
     let power = match Num::from_scalar(exponent) {
@@ -677,9 +666,9 @@ pub fn pow_tensor_scalar(a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>)
         Num::Bool(_) | Num::Complex(..) => None,
     };
     match power.filter(|_| floating) {
-        Some(2.0) => power!(Square, |x| x * x),
-        Some(3.0) => power!(Cube, |x| x * x * x),
-        Some(-2.0) => power!(InverseSquare, |x| T::one() / (x * x)),
+        Some(2.0) => unary::run::<powers::Square>(a, out),
+        Some(3.0) => unary::run::<powers::Cube>(a, out),
+        Some(-2.0) => unary::run::<powers::InverseSquare>(a, out),
         Some(0.5) => unary::run::<unary::ops::Sqrt>(a, out),
         Some(-0.5) => unary::run::<unary::ops::Rsqrt>(a, out),
         Some(-1.0) => unary::run::<unary::ops::Reciprocal>(a, out),

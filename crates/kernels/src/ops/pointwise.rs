@@ -844,45 +844,23 @@ pub fn gelu(x: TensorRef<'_>, approximate: &str, out: TensorRef<'_>) -> Result<(
     }
 }
 
-/// gelu and silu as rows of the unary engine, so that contiguous float32/float64 runs take
+/// gelu and silu as rows of the unary engine (defined by its table's macro), so that contiguous float32/float64 runs take
 /// math/vmath.rs's vector functions (tested there against f64 references) as the unary table's
 /// exp and tanh rows do; other runs and dtypes compute the pointwise table's scalar formulas. The
 /// pointwise table has no vector hook, and these were 4x CPU's time with a libm call per element.
 mod vector_rows {
-    use super::unary::Unary;
-    use crate::engine::scalar::{self as s, Real};
-    use crate::math::vmath;
-    use num_complex::Complex;
+    use crate::engine::scalar as s;
     use num_traits::One;
 
-    macro_rules! vector_row {
-        ($row:ident, $name:literal, $v32:path, $v64:path, complex: $complex:literal, |$x:ident| $f:expr, |$z:ident| $c:expr) => {
-            pub struct $row;
-            impl Unary for $row {
-                const NAME: &'static str = $name;
-                const INT_TO_FLOAT: bool = false;
-                const BOOL: bool = false;
-                const INT: bool = false;
-                const FLOAT: bool = true;
-                const COMPLEX: bool = $complex;
-                const COMPLEX_TO_REAL: bool = false;
-                const V32: Option<super::unary::Vector<f32>> = Some($v32);
-                const V64: Option<super::unary::Vector<f64>> = Some($v64);
-                #[inline(always)]
-                fn f<T: Real>($x: T) -> T {
-                    $f
-                }
-                #[inline(always)]
-                fn c<T: Real>($z: Complex<T>) -> Complex<T> {
-                    $c
-                }
-            }
-        };
+    crate::define_unary_ops! {
+        gelu_out, Gelu, "gelu", false { f: |x| s::gelu(x); v: crate::math::vmath::gelu_f32_raw, crate::math::vmath::gelu_f64_raw; }
+        gelu_out, GeluTanh, "gelu", false { f: |x| s::gelu_tanh(x); v: crate::math::vmath::gelu_tanh_f32_raw, crate::math::vmath::gelu_tanh_f64_raw; }
+        silu_out, Silu, "silu", false {
+            f: |x| x / (T::one() + (-x).exp());
+            c: |z| z / (num_complex::Complex::<T>::one() + (-z).exp());
+            v: crate::math::vmath::silu_f32_raw, crate::math::vmath::silu_f64_raw;
+        }
     }
-    vector_row!(Gelu, "gelu", vmath::gelu_f32_raw, vmath::gelu_f64_raw, complex: false, |x| s::gelu(x), |z| z);
-    vector_row!(GeluTanh, "gelu", vmath::gelu_tanh_f32_raw, vmath::gelu_tanh_f64_raw, complex: false, |x| s::gelu_tanh(x), |z| z);
-    vector_row!(Silu, "silu", vmath::silu_f32_raw, vmath::silu_f64_raw, complex: true,
-        |x| x / (T::one() + (-x).exp()), |z| z / (Complex::<T>::one() + (-z).exp()));
 }
 
 /// This family's kernels: group `pointwise` of regen.toml's `[implement]`.

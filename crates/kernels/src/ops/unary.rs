@@ -15,7 +15,7 @@ use crate::engine::dtype::DType;
 use crate::engine::iter::Iter;
 use crate::engine::loops;
 use crate::engine::operands::{Config, Input, elementwise};
-use crate::engine::scalar::{self, Real};
+use crate::engine::scalar::Real;
 
 pub use crate::engine::loops::Vector;
 
@@ -238,21 +238,10 @@ impl crate::UnaryKernels for crate::Reference {
 
 /// `torch.relu` (functional and in place): no `.out` form exists, so it is not a table row.
 pub fn relu(self_: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
-    struct Relu;
-    impl Unary for Relu {
-        const NAME: &'static str = "relu";
-        const INT_TO_FLOAT: bool = false;
-        const BOOL: bool = false;
-        const INT: bool = true;
-        const FLOAT: bool = true;
-        const COMPLEX: bool = false;
-        const COMPLEX_TO_REAL: bool = false;
-        fn i(x: i64) -> i64 {
-            x.max(0)
-        }
-        fn f<T: Real>(x: T) -> T {
-            scalar::relu(x)
+    mod row {
+        crate::define_unary_ops! {
+            relu, Relu, "relu", false { i: |x| x.max(0); f: |x| crate::engine::scalar::relu(x); }
         }
     }
-    run::<Relu>(self_, out)
+    run::<row::Relu>(self_, out)
 }

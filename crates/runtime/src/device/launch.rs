@@ -93,6 +93,20 @@ impl Keep {
         ptr
     }
 
+    /// Each of a list's `len` items made independent of the call ([`Own`]), held here.
+    ///
+    /// # Safety
+    /// `ptr` points to `len` valid `T`s, or is null with `len` 0.
+    unsafe fn own_each<T: Own + 'static>(&mut self, ptr: *const T, len: usize) -> *const T {
+        if ptr.is_null() || len == 0 {
+            return ptr;
+        }
+        // SAFETY: per the contract; each item's pointers are valid for the call.
+        let items: Vec<T> =
+            unsafe { std::slice::from_raw_parts(ptr, len) }.iter().map(|t| unsafe { t.own(self) }).collect();
+        self.hold(items)
+    }
+
     /// # Safety
     /// `ptr` points to `len` valid `T`s, or `len` is 0.
     unsafe fn copy<T: Copy + 'static>(&mut self, ptr: *const T, len: usize) -> *const T {
@@ -169,13 +183,8 @@ impl Own for regen_tensor {
 
 impl Own for regen_tensor_list {
     unsafe fn own(self, keep: &mut Keep) -> Self {
-        if self.ptr.is_null() || self.len == 0 {
-            return self;
-        }
         // SAFETY: the list holds `len` tensors valid for the call.
-        let items: Vec<regen_tensor> =
-            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }.iter().map(|t| unsafe { t.own(keep) }).collect();
-        regen_tensor_list { ptr: keep.hold(items), len: self.len }
+        regen_tensor_list { ptr: unsafe { keep.own_each(self.ptr, self.len) }, len: self.len }
     }
 }
 
@@ -216,13 +225,8 @@ impl Own for regen_str {
 
 impl Own for regen_str_list {
     unsafe fn own(self, keep: &mut Keep) -> Self {
-        if self.ptr.is_null() || self.len == 0 {
-            return self;
-        }
         // SAFETY: the list holds `len` strings valid for the call.
-        let items: Vec<regen_str> =
-            unsafe { std::slice::from_raw_parts(self.ptr, self.len) }.iter().map(|s| unsafe { s.own(keep) }).collect();
-        regen_str_list { ptr: keep.hold(items), ..self }
+        regen_str_list { ptr: unsafe { keep.own_each(self.ptr, self.len) }, ..self }
     }
 }
 

@@ -148,8 +148,7 @@ pub trait DeviceLayer: Send + Sync + 'static {
     /// `run`, `launch` or synchronization, as CUDA reports a kernel's failure. Called only when
     /// [`queues_kernels`](Self::queues_kernels) says so; the default runs it now.
     fn launch(&self, stream: Stream, kernel: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
-        let mut kernel = Some(kernel);
-        self.run(stream, &mut || kernel.take().map_or(Ok(()), |k| k()))
+        super::run_once(self, stream, kernel)
     }
 
     /// A new stream on `device` (`torch.NAME.Stream(priority=...)`, a lower number a higher

@@ -121,8 +121,18 @@ pub fn kernel_stream() -> Stream {
 /// Runs `kernel` through the device layer on `stream` ([`DeviceLayer::run`] takes a `FnMut`; a
 /// kernel runs once).
 pub fn run_on(stream: Stream, kernel: impl FnOnce() -> crate::Result<()>) -> crate::Result<()> {
+    run_once(layer(), stream, kernel)
+}
+
+/// Runs `kernel` through `layer`'s [`DeviceLayer::run`] (the one adapter of a `FnOnce` to its
+/// `FnMut`; DeviceLayer::launch's default uses it on its own layer).
+pub(crate) fn run_once<L: DeviceLayer + ?Sized>(
+    layer: &L,
+    stream: Stream,
+    kernel: impl FnOnce() -> crate::Result<()>,
+) -> crate::Result<()> {
     let mut kernel = Some(kernel);
-    layer().run(stream, &mut || match kernel.take() {
+    layer.run(stream, &mut || match kernel.take() {
         Some(k) => k(),
         None => Err(crate::Error::runtime("the device layer ran a kernel twice")),
     })
