@@ -84,6 +84,20 @@ impl SimLayer {
         }
     }
 
+    /// Queues `task` on `stream`'s worker after the checks every queuing call makes (not in a
+    /// fork; no failure of earlier work left to report); the task runs with the stream's device
+    /// and stream current, so a kernel allocates its outputs on that device and pool.
+    fn enqueue(&self, stream: Stream, task: impl FnOnce() + Send + 'static) -> Result<()> {
+        self.in_parent()?;
+        self.failure(stream.device)?;
+        self.streams.worker(stream).push(Box::new(move || {
+            let _ = rdevice::set_current(stream.device);
+            rdevice::set_current_stream(stream);
+            task()
+        }));
+        Ok(())
+    }
+
     fn arena(&self, device: usize) -> &'static Arena {
         self.arenas[device]
     }
@@ -166,23 +180,18 @@ impl DeviceLayer for SimLayer {
         if crate::queue::on_worker() {
             return kernel();
         }
-        self.in_parent()?;
-        self.failure(stream.device)?;
         let slot: Arc<(Mutex<Option<Outcome>>, Condvar)> = Arc::new((Mutex::new(None), Condvar::new()));
         let filled = Arc::clone(&slot);
         // SAFETY: `run` waits below until the task has finished with `kernel`, so the borrow
         // outlives its use on the worker; the pointer only crosses as an address.
         let kernel: &'static mut dyn FnMut() -> Result<()> = unsafe { std::mem::transmute(kernel) };
         let kernel = SendPtr(kernel);
-        self.streams.worker(stream).push(Box::new(move || {
+        self.enqueue(stream, move || {
             let kernel = kernel;
-            // The kernel allocates its outputs on its stream's device and pool.
-            let _ = rdevice::set_current(stream.device);
-            rdevice::set_current_stream(stream);
             let outcome = catch_unwind(AssertUnwindSafe(|| (kernel.0)()));
             *filled.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
             filled.1.notify_all();
-        }));
+        })?;
         let mut done = slot.0.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match done.take() {
@@ -203,19 +212,14 @@ impl DeviceLayer for SimLayer {
         if crate::queue::on_worker() {
             return kernel();
         }
-        self.in_parent()?;
-        self.failure(stream.device)?;
         let failed = Arc::clone(&self.failed);
-        self.streams.worker(stream).push(Box::new(move || {
-            let _ = rdevice::set_current(stream.device);
-            rdevice::set_current_stream(stream);
+        self.enqueue(stream, move || {
             if let Err(e) = kernel()
                 && let Some(slot) = failed.get(stream.device)
             {
                 slot.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
             }
-        }));
-        Ok(())
+        })
     }
 
     fn create_stream(&self, device: usize, priority: i32) -> Result<u64> {
