@@ -7,7 +7,8 @@ use half::{bf16, f16};
 use regen_runtime::Result;
 
 use crate::engine::dtype::{DType, Element, not_implemented};
-use crate::engine::loops::Vector;
+use crate::engine::iter::Iter;
+use crate::engine::loops::{self, Vector};
 use crate::engine::scalar::Real;
 
 /// An integer element (u8 ... i64), computed through i64 as the op tables' `i` functions are.
@@ -35,22 +36,23 @@ int!(u8, i8, i16, i32, i64);
 
 /// A real element, computed in its op-math type ([`Element::Acc`]: f32 for f16 and bf16).
 pub trait Float: Element<Acc: Real> {
-    /// The kernel's vector function for this type's contiguous runs, if it has one (f32 and f64
-    /// only: the half types compute through f32 one element at a time).
-    fn vector(v32: Option<Vector<f32>>, v64: Option<Vector<f64>>) -> Option<Vector<Self>>;
+    /// `out = f(a)` over `it`, with the kernel's vector function (if it has one) for this type's
+    /// contiguous runs: f32's for f32, and for float16 and bfloat16, whose runs are widened to f32
+    /// for it ([`loops::unary_widened`]); f64's for f64.
+    fn unary(it: &Iter, f: impl Fn(Self) -> Self + Sync + Copy, v32: Option<Vector<f32>>, v64: Option<Vector<f64>>);
 }
 
 impl Float for f32 {
     #[inline(always)]
-    fn vector(v32: Option<Vector<f32>>, _: Option<Vector<f64>>) -> Option<Vector<f32>> {
-        v32
+    fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
+        loops::unary_vec(it, f, v32)
     }
 }
 
 impl Float for f64 {
     #[inline(always)]
-    fn vector(_: Option<Vector<f32>>, v64: Option<Vector<f64>>) -> Option<Vector<f64>> {
-        v64
+    fn unary(it: &Iter, f: impl Fn(f64) -> f64 + Sync + Copy, _: Option<Vector<f32>>, v64: Option<Vector<f64>>) {
+        loops::unary_vec(it, f, v64)
     }
 }
 
@@ -58,8 +60,8 @@ macro_rules! half_float {
     ($($t:ty),*) => {$(
         impl Float for $t {
             #[inline(always)]
-            fn vector(_: Option<Vector<f32>>, _: Option<Vector<f64>>) -> Option<Vector<$t>> {
-                None
+            fn unary(it: &Iter, f: impl Fn($t) -> $t + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
+                loops::unary_widened(it, f, v32)
             }
         }
     )*};

@@ -8,7 +8,7 @@
 use std::mem::MaybeUninit;
 
 use crate::dispatch_all;
-use crate::engine::dtype::cast;
+use crate::engine::dtype::{Element, cast};
 use crate::engine::iter::{Iter, Operand};
 
 /// Whether a run of operand `k` is contiguous for elements of `T`.
@@ -22,40 +22,145 @@ pub type Vector<T> = unsafe fn(*const T, *mut T, usize);
 
 /// `out = f(a)` over every element.
 pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn(A) -> O + Sync + Copy) {
-    unary_vec(it, f, None);
-}
-
-/// `out = f(a)`, with `vector(a, out, n)` for contiguous runs (it may be called with `a == out`).
-pub fn unary_vec<A: Copy + Send + Sync, O: Copy + Send + Sync>(
-    it: &Iter,
-    f: impl Fn(A) -> O + Sync + Copy,
-    vector: Option<unsafe fn(*const A, *mut O, usize)>,
-) {
     it.for_each(move |p, s, n| {
         let (o, a) = (p[0].cast::<O>(), p[1].cast::<A>().cast_const());
         // SAFETY: the iterator hands out runs of `n` elements inside both operands; writes go to
         // the output only, element k after reading element k (so in-place is fine).
         unsafe {
-            if dense::<O>(s[0]) && dense::<A>(s[1]) {
-                if let Some(v) = vector {
-                    return v(a, o, n);
-                }
-                tiered(Dense {
-                    out: o,
-                    n,
-                    inputs: [a.cast::<u8>()],
-                    sizes: [size_of::<A>()],
-                    f: move |k| f(a.add(k).read()),
-                });
-            } else {
-                let (so, sa) = (s[0], s[1]);
-                let (o, a) = (o.cast::<u8>(), a.cast::<u8>());
-                for k in 0..n as isize {
-                    o.offset(k * so).cast::<O>().write_unaligned(f(a.offset(k * sa).cast::<A>().read_unaligned()));
-                }
-            }
+            tiered(
+                #[inline(always)]
+                move || {
+                    if dense::<O>(s[0]) && dense::<A>(s[1]) {
+                        let inputs = [a.cast::<u8>()];
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            [size_of::<A>()],
+                            #[inline(always)]
+                            move |k| f(a.add(k).read()),
+                        );
+                    } else {
+                        let (so, sa) = (s[0], s[1]);
+                        let (o, a) = (o.cast::<u8>(), a.cast::<u8>());
+                        for k in 0..n as isize {
+                            let x = a.offset(k * sa).cast::<A>().read_unaligned();
+                            o.offset(k * so).cast::<O>().write_unaligned(f(x));
+                        }
+                    }
+                },
+            )
         }
     });
+}
+
+/// `out = f(a)`, with `vector` for every run when there is one: contiguous runs are passed to it
+/// as they are (it may be called with `a == out`); strided runs are gathered into a stack buffer
+/// a chunk at a time, run through it there and scattered back, so a row computes the same
+/// values whatever the layout. `f` serves only when there is no vector function.
+pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<T>>) {
+    let Some(v) = vector else { return unary::<T, T>(it, f) };
+    it.for_each(move |p, s, n| {
+        let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
+        // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
+        unsafe {
+            if dense::<T>(s[0]) && dense::<T>(s[1]) {
+                return v(a, o, n);
+            }
+            let (so, sa) = (s[0], s[1]);
+            tiered(
+                #[inline(always)]
+                move || {
+                    buffered(
+                        n,
+                        v,
+                        #[inline(always)]
+                        move |k| a.cast::<u8>().offset(k as isize * sa).cast::<T>().read_unaligned(),
+                        move |i, w: &[T]| {
+                            for (k, &x) in w.iter().enumerate() {
+                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(x);
+                            }
+                        },
+                    )
+                },
+            )
+        }
+    });
+}
+
+/// `out = f(a)` for float16 or bfloat16, with an f32 `vector` function for every run when there
+/// is one: runs are widened to f32 a chunk at a time into a stack buffer, run through it there,
+/// and narrowed back (ATen's reduced-float vector path does the same), so the halves get the f32
+/// polynomials instead of a libm call per element.
+pub fn unary_widened<T: Element<Acc = f32>>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<f32>>) {
+    let Some(v) = vector else { return unary::<T, T>(it, f) };
+    it.for_each(move |p, s, n| {
+        let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
+        let (so, sa) = (s[0], s[1]);
+        // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
+        unsafe {
+            tiered(
+                #[inline(always)]
+                move || {
+                    if dense::<T>(so) && dense::<T>(sa) {
+                        buffered(
+                            n,
+                            v,
+                            move |k| a.add(k).read().to_acc(),
+                            move |i, w: &[f32]| {
+                                // The output's chunk, written only here (its input was read into `w`).
+                                let out = std::slice::from_raw_parts_mut(o.add(i).cast::<MaybeUninit<T>>(), w.len());
+                                fill(out, 0, &|k| T::from_acc(w[k]));
+                            },
+                        )
+                    } else {
+                        buffered(
+                            n,
+                            v,
+                            #[inline(always)]
+                            move |k| a.cast::<u8>().offset(k as isize * sa).cast::<T>().read_unaligned().to_acc(),
+                            move |i, w: &[f32]| {
+                                for (k, &x) in w.iter().enumerate() {
+                                    o.cast::<u8>()
+                                        .offset((i + k) as isize * so)
+                                        .cast::<T>()
+                                        .write_unaligned(T::from_acc(x));
+                                }
+                            },
+                        )
+                    }
+                },
+            )
+        }
+    });
+}
+
+/// Elements per chunk of a run through a vector function's buffer ([`buffered`]: 1 KiB of f32,
+/// long enough that the call is a small part of the time).
+const WIDEN: usize = 256;
+
+/// Runs `vector` over `n` elements through a stack buffer, [`WIDEN`] at a time: `load(k)` gives
+/// element `k` (converted to the vector function's type), `store(i, w)` writes the results of
+/// elements `i..i + w.len()`.
+///
+/// # Safety
+/// `vector` may be called on the buffer (its contract holds for `n <= WIDEN` valid elements);
+/// `load` and `store` are sound for indices below `n`.
+#[inline(always)]
+unsafe fn buffered<W: Copy>(n: usize, vector: Vector<W>, load: impl Fn(usize) -> W, store: impl Fn(usize, &[W])) {
+    let mut buf = [const { MaybeUninit::<W>::uninit() }; WIDEN];
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(WIDEN);
+        fill(&mut buf[..m], i, &load);
+        let w = buf.as_mut_ptr().cast::<W>();
+        // SAFETY: the first `m` slots were written; the vector function runs in place over them.
+        unsafe {
+            vector(w, w, m);
+            store(i, std::slice::from_raw_parts(w, m));
+        }
+        i += m;
+    }
 }
 
 /// `out = f(a, b)` over every element.
@@ -66,27 +171,53 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<O>(), p[1].cast::<A>().cast_const(), p[2].cast::<B>().cast_const());
         let inputs = [a.cast::<u8>(), b.cast::<u8>()];
-        // SAFETY: as in `unary_vec`.
+        // SAFETY: as in `unary`.
         unsafe {
-            if dense::<O>(s[0]) && dense::<A>(s[1]) && dense::<B>(s[2]) {
-                let sizes = [size_of::<A>(), size_of::<B>()];
-                tiered(Dense { out: o, n, inputs, sizes, f: move |k| f(a.add(k).read(), b.add(k).read()) });
-            } else if dense::<O>(s[0]) && dense::<A>(s[1]) && s[2] == 0 {
-                let y = b.read_unaligned();
-                let sizes = [size_of::<A>(), 0];
-                tiered(Dense { out: o, n, inputs, sizes, f: move |k| f(a.add(k).read(), y) });
-            } else if dense::<O>(s[0]) && s[1] == 0 && dense::<B>(s[2]) {
-                let x = a.read_unaligned();
-                let sizes = [0, size_of::<B>()];
-                tiered(Dense { out: o, n, inputs, sizes, f: move |k| f(x, b.add(k).read()) });
-            } else {
-                let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
-                for k in 0..n as isize {
-                    let x = a.offset(k * s[1]).cast::<A>().read_unaligned();
-                    let y = b.offset(k * s[2]).cast::<B>().read_unaligned();
-                    o.offset(k * s[0]).cast::<O>().write_unaligned(f(x, y));
-                }
-            }
+            tiered(
+                #[inline(always)]
+                move || {
+                    if dense::<O>(s[0]) && dense::<A>(s[1]) && dense::<B>(s[2]) {
+                        let sizes = [size_of::<A>(), size_of::<B>()];
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            sizes,
+                            #[inline(always)]
+                            move |k| f(a.add(k).read(), b.add(k).read()),
+                        );
+                    } else if dense::<O>(s[0]) && dense::<A>(s[1]) && s[2] == 0 {
+                        let y = b.read_unaligned();
+                        let sizes = [size_of::<A>(), 0];
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            sizes,
+                            #[inline(always)]
+                            move |k| f(a.add(k).read(), y),
+                        );
+                    } else if dense::<O>(s[0]) && s[1] == 0 && dense::<B>(s[2]) {
+                        let x = a.read_unaligned();
+                        let sizes = [0, size_of::<B>()];
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            sizes,
+                            #[inline(always)]
+                            move |k| f(x, b.add(k).read()),
+                        );
+                    } else {
+                        let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
+                        for k in 0..n as isize {
+                            let x = a.offset(k * s[1]).cast::<A>().read_unaligned();
+                            let y = b.offset(k * s[2]).cast::<B>().read_unaligned();
+                            o.offset(k * s[0]).cast::<O>().write_unaligned(f(x, y));
+                        }
+                    }
+                },
+            )
         }
     });
 }
@@ -98,27 +229,33 @@ pub fn ternary<A: Copy + Send + Sync, B: Copy + Send + Sync, C: Copy + Send + Sy
 ) {
     it.for_each(move |p, s, n| {
         let (o, a, b, c) = (p[0], p[1].cast_const(), p[2].cast_const(), p[3].cast_const());
-        // SAFETY: as in `unary_vec`.
+        // SAFETY: as in `unary`.
         unsafe {
-            if dense::<O>(s[0]) && dense::<A>(s[1]) && dense::<B>(s[2]) && dense::<C>(s[3]) {
-                let (o, a, b, c) = (o.cast::<O>(), a.cast::<A>(), b.cast::<B>(), c.cast::<C>());
-                let inputs = [a.cast::<u8>(), b.cast::<u8>(), c.cast::<u8>()];
-                let sizes = [size_of::<A>(), size_of::<B>(), size_of::<C>()];
-                tiered(Dense {
-                    out: o,
-                    n,
-                    inputs,
-                    sizes,
-                    f: move |k| f(a.add(k).read(), b.add(k).read(), c.add(k).read()),
-                });
-            } else {
-                for k in 0..n as isize {
-                    let x = a.offset(k * s[1]).cast::<A>().read_unaligned();
-                    let y = b.offset(k * s[2]).cast::<B>().read_unaligned();
-                    let z = c.offset(k * s[3]).cast::<C>().read_unaligned();
-                    o.offset(k * s[0]).cast::<O>().write_unaligned(f(x, y, z));
-                }
-            }
+            tiered(
+                #[inline(always)]
+                move || {
+                    if dense::<O>(s[0]) && dense::<A>(s[1]) && dense::<B>(s[2]) && dense::<C>(s[3]) {
+                        let (o, a, b, c) = (o.cast::<O>(), a.cast::<A>(), b.cast::<B>(), c.cast::<C>());
+                        let inputs = [a.cast::<u8>(), b.cast::<u8>(), c.cast::<u8>()];
+                        let sizes = [size_of::<A>(), size_of::<B>(), size_of::<C>()];
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            sizes,
+                            #[inline(always)]
+                            move |k| f(a.add(k).read(), b.add(k).read(), c.add(k).read()),
+                        );
+                    } else {
+                        for k in 0..n as isize {
+                            let x = a.offset(k * s[1]).cast::<A>().read_unaligned();
+                            let y = b.offset(k * s[2]).cast::<B>().read_unaligned();
+                            let z = c.offset(k * s[3]).cast::<C>().read_unaligned();
+                            o.offset(k * s[0]).cast::<O>().write_unaligned(f(x, y, z));
+                        }
+                    }
+                },
+            )
         }
     });
 }
@@ -132,41 +269,72 @@ pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(
     it.for_each(move |p, s, n| {
         let o = p[0].cast::<O>();
         let ins: [*const T; N] = std::array::from_fn(|k| p[k + 1].cast::<T>().cast_const());
-        // SAFETY: as in `unary_vec`.
+        // SAFETY: as in `unary`.
         unsafe {
-            if dense::<O>(s[0]) && (1..=N).all(|k| dense::<T>(s[k])) {
-                let inputs = ins.map(|a| a.cast::<u8>());
-                tiered(Dense {
-                    out: o,
-                    n,
-                    inputs,
-                    sizes: [size_of::<T>(); N],
-                    f: move |k| f(ins.map(|a| a.add(k).read())),
-                });
-            } else if dense::<O>(s[0]) && (1..=N).all(|k| dense::<T>(s[k]) || s[k] == 0) {
-                // Contiguous but for broadcast scalars (clamp's bounds, lerp's weight): each of
-                // those is read from a run of its copies, so every input is contiguous in the loop.
-                let copies: [[T; BROADCAST]; N] = std::array::from_fn(|j| [ins[j].read_unaligned(); BROADCAST]);
-                let mut i = 0;
-                while i < n {
-                    let m = (n - i).min(BROADCAST);
-                    let at: [*const T; N] =
-                        std::array::from_fn(|j| if s[j + 1] == 0 { copies[j].as_ptr() } else { ins[j].add(i) });
-                    let inputs = at.map(|a| a.cast::<u8>());
-                    let sizes = std::array::from_fn(|j| if s[j + 1] == 0 { 0 } else { size_of::<T>() });
-                    tiered(Dense { out: o.add(i), n: m, inputs, sizes, f: move |k| f(at.map(|a| a.add(k).read())) });
-                    i += m;
-                }
-            } else {
-                let o = o.cast::<u8>();
-                for k in 0..n as isize {
-                    let x: [T; N] =
-                        std::array::from_fn(|j| ins[j].cast::<u8>().offset(k * s[j + 1]).cast::<T>().read_unaligned());
-                    o.offset(k * s[0]).cast::<O>().write_unaligned(f(x));
-                }
-            }
+            tiered(
+                #[inline(always)]
+                move || {
+                    if dense::<O>(s[0]) && (1..=N).all(|k| dense::<T>(s[k])) {
+                        let inputs = ins.map(|a| a.cast::<u8>());
+                        run_dense(
+                            o,
+                            n,
+                            inputs,
+                            [size_of::<T>(); N],
+                            #[inline(always)]
+                            move |k| f(ins.map(|a| a.add(k).read())),
+                        );
+                    } else if dense::<O>(s[0]) && (1..=N).all(|k| dense::<T>(s[k]) || s[k] == 0) {
+                        // Contiguous but for broadcast scalars (clamp's bounds, lerp's weight): each of
+                        // those is read from a run of its copies, so every input is contiguous in the loop.
+                        let copies: [[T; BROADCAST]; N] = std::array::from_fn(|j| [ins[j].read_unaligned(); BROADCAST]);
+                        let mut i = 0;
+                        while i < n {
+                            let m = (n - i).min(BROADCAST);
+                            let at: [*const T; N] =
+                                std::array::from_fn(|j| if s[j + 1] == 0 { copies[j].as_ptr() } else { ins[j].add(i) });
+                            let inputs = at.map(|a| a.cast::<u8>());
+                            let sizes = std::array::from_fn(|j| if s[j + 1] == 0 { 0 } else { size_of::<T>() });
+                            run_dense(
+                                o.add(i),
+                                m,
+                                inputs,
+                                sizes,
+                                #[inline(always)]
+                                move |k| f(at.map(|a| a.add(k).read())),
+                            );
+                            i += m;
+                        }
+                    } else {
+                        let o = o.cast::<u8>();
+                        for k in 0..n as isize {
+                            let x: [T; N] = std::array::from_fn(|j| {
+                                ins[j].cast::<u8>().offset(k * s[j + 1]).cast::<T>().read_unaligned()
+                            });
+                            o.offset(k * s[0]).cast::<O>().write_unaligned(f(x));
+                        }
+                    }
+                },
+            )
         }
     });
+}
+
+/// Runs [`Dense`] (its closure is `#[inline(always)]` at each call, so the row's function is
+/// compiled into the tier's loop whatever its size; in a struct field it could not be marked).
+///
+/// # Safety
+/// As [`Dense::run`].
+#[inline(always)]
+unsafe fn run_dense<O: Copy, F: Fn(usize) -> O, const N: usize>(
+    out: *mut O,
+    n: usize,
+    inputs: [*const u8; N],
+    sizes: [usize; N],
+    f: F,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { Dense { out, n, inputs, sizes, f }.run() }
 }
 
 /// A contiguous run: `out[k] = f(k)` for `k < n`, where `f` reads element `k` of `inputs`
@@ -228,39 +396,38 @@ fn fill<O, F: Fn(usize) -> O>(out: &mut [MaybeUninit<O>], first: usize, f: &F) {
     }
 }
 
-/// Runs a contiguous loop compiled for the vector tier in force (AVX-512, AVX2+FMA, or baseline
-/// x86-64: [`crate::engine::capability`]), so every table row is vectorised by the compiler,
-/// not only those with a hand-written vector function, and rounding (`floor`, `round`) is one
-/// instruction instead of a libm call. The tiers compute the same values: Rust never
-/// reassociates or contracts float arithmetic, so only the number of lanes changes.
+/// Runs a loop body compiled for the vector tier in force (AVX-512, AVX2+FMA, or baseline
+/// x86-64: [`crate::engine::capability`]), so every table row's contiguous loop is vectorised by
+/// the compiler, not only those with a hand-written vector function, and rounding (`floor`,
+/// `round`) and fused multiply-adds (`mul_add`, which vmath's lane functions use) are one
+/// instruction instead of a libm call, in strided loops too. The tiers compute the same values:
+/// Rust never reassociates or contracts float arithmetic, so only the number of lanes changes.
+/// The body is `#[inline(always)]` at each call, so it is compiled inside each tier's function.
 ///
 /// # Safety
-/// As [`Dense::run`].
+/// The body's own contract (it is run once).
 #[inline(always)]
-unsafe fn tiered<O: Copy, F: Fn(usize) -> O, const N: usize>(dense: Dense<O, F, N>) {
+unsafe fn tiered(body: impl FnOnce()) {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx,avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
-        unsafe fn avx512<O: Copy, F: Fn(usize) -> O, const N: usize>(dense: Dense<O, F, N>) {
-            // SAFETY: forwarded contract.
-            unsafe { dense.run() }
+        unsafe fn avx512(body: impl FnOnce()) {
+            body()
         }
         #[target_feature(enable = "avx,avx2,fma")]
-        unsafe fn avx2<O: Copy, F: Fn(usize) -> O, const N: usize>(dense: Dense<O, F, N>) {
-            // SAFETY: forwarded contract.
-            unsafe { dense.run() }
+        unsafe fn avx2(body: impl FnOnce()) {
+            body()
         }
         if crate::engine::has_avx512() {
             // SAFETY: the features were detected; forwarded contract.
-            return unsafe { avx512(dense) };
+            return unsafe { avx512(body) };
         }
         if crate::engine::has_avx2() {
             // SAFETY: as above.
-            return unsafe { avx2(dense) };
+            return unsafe { avx2(body) };
         }
     }
-    // SAFETY: forwarded contract.
-    unsafe { dense.run() }
+    body()
 }
 
 /// Copies `src` (any strides, broadcast to `dst`'s shape) into `dst`, converting the dtype.
@@ -354,6 +521,64 @@ mod tests {
         let bound = |[x, lo, hi]: [f32; 3]| x.max(lo).min(hi);
         nary::<f32, f32, 3>(&it, bound);
         assert!(data.iter().zip(&values).all(|(a, &b)| *a == bound([b, -1.5, 2.25])));
+    }
+
+    #[test]
+    fn vector_functions_serve_strided_and_half_runs() {
+        use half::{bf16, f16};
+        // Longer than a widened chunk, not a multiple of it; in place and out of place.
+        let n = 2 * WIDEN + 37;
+        let s = [n as i64];
+        let xs: Vec<f32> = (0..n).map(|k| (k as f32 - 300.0) * 0.05).collect();
+        let exp = crate::math::vmath::exp_f32_raw as Vector<f32>;
+        // The scalar function is never used on contiguous runs: a wrong one shows.
+        fn wrong<T>(x: T) -> T {
+            x
+        }
+        fn check<H: Element<Acc = f32>>(xs: &[f32], s: &[i64], exp: Vector<f32>) {
+            let src: Vec<H> = xs.iter().map(|&x| H::from_acc(x)).collect();
+            let want: Vec<H> =
+                src.iter().map(|&x| H::from_acc(crate::math::vmath::exp_scalar_f32(x.to_acc()))).collect();
+            let (mut a, mut out) = (src.clone(), src.clone());
+            let it = Iter::new(
+                &[Operand::over(&mut out, s, &[1], H::DTYPE)],
+                &[Operand::over(&mut a, s, &[1], H::DTYPE)],
+                s,
+            );
+            unary_widened::<H>(&it, wrong, Some(exp));
+            assert_eq!(out, want);
+            let mut data = src.clone();
+            let ptr = data.as_mut_ptr();
+            let it = Iter::new(
+                &[Operand { data: ptr.cast(), ..Operand::over(&mut data, s, &[1], H::DTYPE) }],
+                &[Operand { data: ptr.cast(), ..Operand::over(&mut Vec::<H>::new(), s, &[1], H::DTYPE) }],
+                s,
+            );
+            unary_widened::<H>(&it, wrong, Some(exp));
+            assert_eq!(data, want);
+            // Strided: every other element, gathered through the buffer.
+            let mut spread: Vec<H> = src.iter().flat_map(|&x| [x, H::zero()]).collect();
+            let mut out = vec![H::zero(); src.len()];
+            let it = Iter::new(
+                &[Operand::over(&mut out, s, &[1], H::DTYPE)],
+                &[Operand::over(&mut spread, s, &[2], H::DTYPE)],
+                s,
+            );
+            unary_widened::<H>(&it, wrong, Some(exp));
+            assert_eq!(out, want);
+        }
+        check::<bf16>(&xs, &s, exp);
+        check::<f16>(&xs, &s, exp);
+        // float32, strided: the vector function's values (bit-identical to its scalar form).
+        let mut spread: Vec<f32> = xs.iter().flat_map(|&x| [x, 0.0]).collect();
+        let mut out = vec![0f32; n];
+        let it = Iter::new(
+            &[Operand::over(&mut out, &s, &[1], DType::F32)],
+            &[Operand::over(&mut spread, &s, &[2], DType::F32)],
+            &s,
+        );
+        unary_vec::<f32>(&it, wrong, Some(exp));
+        assert!(out.iter().zip(&xs).all(|(&y, &x)| y.to_bits() == crate::math::vmath::exp_scalar_f32(x).to_bits()));
     }
 
     #[test]

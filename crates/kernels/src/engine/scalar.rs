@@ -5,6 +5,8 @@
 use num_complex::Complex;
 use num_traits::{Float, FloatConst};
 
+use crate::math::vmath;
+
 /// f32 and f64.
 pub trait Real: Float + FloatConst + Send + Sync + std::fmt::Debug + 'static {
     fn erf(self) -> Self;
@@ -14,6 +16,15 @@ pub trait Real: Float + FloatConst + Send + Sync + std::fmt::Debug + 'static {
     fn round_even(self) -> Self;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    // vmath's polynomials on one element, inlined (`vmath::lane_api!`): in the engine's
+    // contiguous loops they vectorise with the formula around them, where libm's `exp` is a
+    // call per element that keeps the loop scalar. Same special values as libm's.
+    fn vexp(self) -> Self;
+    fn vexp_m1(self) -> Self;
+    fn vln(self) -> Self;
+    fn vln_1p(self) -> Self;
+    fn vtanh(self) -> Self;
+    fn verf(self) -> Self;
 }
 
 impl Real for f32 {
@@ -34,6 +45,30 @@ impl Real for f32 {
     }
     fn to_f64(self) -> f64 {
         f64::from(self)
+    }
+    #[inline(always)]
+    fn vexp(self) -> Self {
+        vmath::exp_lane_f32(self)
+    }
+    #[inline(always)]
+    fn vexp_m1(self) -> Self {
+        vmath::expm1_lane_f32(self)
+    }
+    #[inline(always)]
+    fn vln(self) -> Self {
+        vmath::log_lane_f32(self)
+    }
+    #[inline(always)]
+    fn vln_1p(self) -> Self {
+        vmath::log1p_lane_f32(self)
+    }
+    #[inline(always)]
+    fn vtanh(self) -> Self {
+        vmath::tanh_lane_f32(self)
+    }
+    #[inline(always)]
+    fn verf(self) -> Self {
+        vmath::erf_lane_f32(self)
     }
 }
 
@@ -56,6 +91,30 @@ impl Real for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    #[inline(always)]
+    fn vexp(self) -> Self {
+        vmath::exp_lane_f64(self)
+    }
+    #[inline(always)]
+    fn vexp_m1(self) -> Self {
+        vmath::expm1_lane_f64(self)
+    }
+    #[inline(always)]
+    fn vln(self) -> Self {
+        vmath::log_lane_f64(self)
+    }
+    #[inline(always)]
+    fn vln_1p(self) -> Self {
+        vmath::log1p_lane_f64(self)
+    }
+    #[inline(always)]
+    fn vtanh(self) -> Self {
+        vmath::tanh_lane_f64(self)
+    }
+    #[inline(always)]
+    fn verf(self) -> Self {
+        vmath::erf_lane_f64(self)
+    }
 }
 
 /// `torch.sign` of a real: -1, 0 or 1, NaN for NaN (Rust's `signum(0.0)` is 1).
@@ -71,7 +130,7 @@ pub fn sign<T: Real>(x: T) -> T {
 
 /// `torch.sigmoid`: 1 / (1 + exp(-x)).
 pub fn sigmoid<T: Real>(x: T) -> T {
-    T::one() / (T::one() + (-x).exp())
+    T::one() / (T::one() + (-x).vexp())
 }
 
 /// `torch.sgn` of a complex: z / |z|, 0 at 0.
@@ -146,7 +205,7 @@ pub fn logaddexp<T: Real>(a: T, b: T) -> T {
         return a;
     }
     let m = a.max(b);
-    m + (-(a - b).abs()).exp().ln_1p()
+    m + (-(a - b).abs()).vexp().vln_1p()
 }
 
 /// `torch.logaddexp` of complex numbers: the larger real part factored out, as ATen's
@@ -220,7 +279,7 @@ pub fn lerp_complex<T: Real>(x: Complex<T>, end: Complex<T>, w: Complex<T>) -> C
 
 /// `gelu(x)` with the exact (erf) formula.
 pub fn gelu<T: Real>(x: T) -> T {
-    x * T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf())
+    x * T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).verf())
 }
 
 const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
@@ -229,14 +288,14 @@ const GELU_KAPPA: f64 = 0.044715;
 /// `gelu(x, approximate="tanh")`.
 pub fn gelu_tanh<T: Real>(x: T) -> T {
     let inner = T::from_f64(GELU_BETA) * (x + T::from_f64(GELU_KAPPA) * x * x * x);
-    T::from_f64(0.5) * x * (T::one() + inner.tanh())
+    T::from_f64(0.5) * x * (T::one() + inner.vtanh())
 }
 
 /// The gradient of [`gelu`] times `g`.
 pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
     let beta = T::from_f64(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5);
-    let cdf = T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).erf());
-    let pdf = beta * (x * x * T::from_f64(-0.5)).exp();
+    let cdf = T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).verf());
+    let pdf = beta * (x * x * T::from_f64(-0.5)).vexp();
     g * (cdf + x * pdf)
 }
 
@@ -244,7 +303,7 @@ pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
 pub fn gelu_tanh_backward<T: Real>(g: T, x: T) -> T {
     let (beta, kappa) = (T::from_f64(GELU_BETA), T::from_f64(GELU_KAPPA));
     let x_sq = x * x;
-    let tanh_inner = (beta * (x + kappa * x_sq * x)).tanh();
+    let tanh_inner = (beta * (x + kappa * x_sq * x)).vtanh();
     let left = T::from_f64(0.5) * x;
     let right = T::one() + tanh_inner;
     let left_derivative = T::from_f64(0.5) * right;

@@ -1,6 +1,7 @@
 //! Vectorised elementwise transcendental functions (exp, expm1, log, log1p, log2, log10, exp2,
-//! tanh, sigmoid, silu, erf, gelu) over f32/f64 slices, runtime-dispatched to AVX-512, AVX2+FMA
-//! (pulp's `V3`) or portable scalar code.
+//! tanh, sigmoid, silu, erf, erfc, gelu; for f32 only also sin, cos, tan, asin, acos, atan,
+//! atanh) over f32/f64 slices, runtime-dispatched to AVX-512, AVX2+FMA (pulp's `V3`) or portable
+//! scalar code.
 //!
 //! Every function is written once, generically over the small `Ops` lane abstraction, and
 //! instantiated for 16/8-lane AVX-512, 8/4-lane AVX2 and 1-lane scalar code. All instantiations
@@ -11,16 +12,25 @@
 //! AVX-512 goes through `std::arch` with a `#[target_feature]` entry point because pulp's `V4`
 //! needs its non-default `x86-v4` feature; AVX2 uses pulp's `V3` token.
 //!
-//! Sources of the approximations (all of them accurate to about one ulp):
+//! Sources of the approximations (all of them accurate to one or a few ulp; the tests state each
+//! bound):
 //! - exp/expm1/exp2 (f32): Cephes `expf` minimax polynomial (S. L. Moshier) on |r| <= ln2/2 after
 //!   a Cody–Waite reduction x = n ln2 + r; f64: the degree-13 Taylor polynomial on the same
 //!   interval (truncation error < 5e-18). 2^n is applied in two exact power-of-two steps so
 //!   overflow to inf and gradual underflow to subnormals are rounded once.
 //! - log/log1p (+ log2/log10): FreeBSD msun `e_log.c`/`s_log1p.c` (f64) and `e_logf.c`/
 //!   `s_log1pf.c` (f32), as in musl: m in [sqrt(1/2), sqrt 2), s = f/(2+f), polynomial in s^2.
-//! - erf: FreeBSD msun `s_erf.c`/`s_erff.c` (as in musl): rational approximations on [0, 0.84375),
-//!   [0.84375, 1.25) and erfc = exp(-x^2 - 0.5625 + R/S)/x beyond, with the interval coefficient
-//!   sets blended per lane; -x^2 is carried exactly as a double-word via FMA.
+//! - erf/erfc: FreeBSD msun `s_erf.c`/`s_erff.c` (as in musl): rational approximations on
+//!   [0, 0.84375), [0.84375, 1.25) and erfc = exp(-x^2 - 0.5625 + R/S)/x beyond, with the interval
+//!   coefficient sets blended per lane; -x^2 is carried exactly as a double-word via FMA, erfc on
+//!   [1/4, 0.84375) avoids the cancellation of 1 - erf (as musl), and erfc(-x) = 2 - erfc(x).
+//! - sin/cos/tan (f32): Cephes `sinf.c`/`tanf.c` (S. L. Moshier) polynomials on [-pi/4, pi/4]
+//!   after the reduction x = n pi/2 + r with pi/2 in three FMA steps, for |x| <= 2^15; larger
+//!   |x|, inf and NaN lanes take libm's `sinf`/`cosf`/`tanf` (a cold per-lane fallback).
+//! - asin/acos/atan (f32): Cephes `asinf.c` (with its acosf) and `atanf.c`: asin(s) = s + s z P(z)
+//!   with asin|x| = pi/2 - 2 asin(sqrt((1-|x|)/2)) above 1/2, atan after the reductions by pi/4
+//!   and pi/2; pi/2 and pi/4 are hi + lo pairs and the atan argument a double-word.
+//! - atanh (f32): musl `atanhf`, through log1p.
 //! - tanh: musl `tanhf`/`tanh` formulation through expm1(2|x|); sigmoid = 1/(1+exp(-x)),
 //!   silu = x/(1+exp(-x)), gelu (tanh form) = x/(1+exp(-2u)), gelu (erf form) uses erfc for
 //!   negative x to avoid the cancellation in 1+erf.
@@ -54,12 +64,16 @@ trait Ops: Copy {
     fn fma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     /// c - a * b, fused.
     fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// Correctly rounded square root (the same bits on every path).
+    fn sqrt(self, a: Self::F) -> Self::F;
     /// Ordered comparisons (false when either side is NaN).
     fn lt(self, a: Self::F, b: Self::F) -> Self::M;
     fn le(self, a: Self::F, b: Self::F) -> Self::M;
     fn eq(self, a: Self::F, b: Self::F) -> Self::M;
     fn and_m(self, a: Self::M, b: Self::M) -> Self::M;
     fn not_m(self, a: Self::M) -> Self::M;
+    /// Whether any lane of `m` is set.
+    fn any(self, m: Self::M) -> bool;
     fn sel(self, m: Self::M, t: Self::F, f: Self::F) -> Self::F;
     fn sel_u(self, m: Self::M, t: Self::U, f: Self::U) -> Self::U;
     fn to_u(self, a: Self::F) -> Self::U;
@@ -127,6 +141,10 @@ macro_rules! scalar_ops {
                 (-a).mul_add(b, c)
             }
             #[inline(always)]
+            fn sqrt(self, a: $e) -> $e {
+                a.sqrt()
+            }
+            #[inline(always)]
             fn lt(self, a: $e, b: $e) -> bool {
                 a < b
             }
@@ -145,6 +163,10 @@ macro_rules! scalar_ops {
             #[inline(always)]
             fn not_m(self, a: bool) -> bool {
                 !a
+            }
+            #[inline(always)]
+            fn any(self, m: bool) -> bool {
+                m
             }
             #[inline(always)]
             fn sel(self, m: bool, t: $e, f: $e) -> $e {
@@ -220,9 +242,9 @@ mod x86 {
     macro_rules! v3_ops {
         ($t:ident, $e:ty, $b:ty, $f:ty, $u:ty, $m:ty, $lanes:expr,
          $splat:ident, $splat_u:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $fma:ident,
-         $fnma:ident, $lt:ident, $le:ident, $eq:ident, $and_m:ident, $not_m:ident, $sel:ident,
-         $sel_u:ident, $to_u:ident, $to_f:ident, $add_u:ident, $sub_u:ident, $and_u:ident,
-         $or_u:ident, $shl:ident, $shr:ident) => {
+         $fnma:ident, $sqrt:ident, $lt:ident, $le:ident, $eq:ident, $and_m:ident, $not_m:ident,
+         $movemask:ident, $mf:ty, $sel:ident, $sel_u:ident, $to_u:ident, $to_f:ident, $add_u:ident,
+         $sub_u:ident, $and_u:ident, $or_u:ident, $shl:ident, $shr:ident) => {
             impl Ops for $t {
                 type E = $e;
                 type B = $b;
@@ -263,6 +285,10 @@ mod x86 {
                     self.0.$fnma(a, b, c)
                 }
                 #[inline(always)]
+                fn sqrt(self, a: $f) -> $f {
+                    self.0.$sqrt(a)
+                }
+                #[inline(always)]
                 fn lt(self, a: $f, b: $f) -> $m {
                     self.0.$lt(a, b)
                 }
@@ -281,6 +307,11 @@ mod x86 {
                 #[inline(always)]
                 fn not_m(self, a: $m) -> $m {
                     self.0.$not_m(a)
+                }
+                #[inline(always)]
+                fn any(self, m: $m) -> bool {
+                    // The mask lanes are all-ones or zero; movemask gathers their sign bits.
+                    self.0.avx.$movemask(pulp::bytemuck::cast::<$m, $mf>(m)) != 0
                 }
                 #[inline(always)]
                 fn sel(self, m: $m, t: $f, f: $f) -> $f {
@@ -352,11 +383,14 @@ mod x86 {
         div_f32s,
         mul_add_f32s,
         negate_mul_add_f32s,
+        sqrt_f32s,
         less_than_f32s,
         less_than_or_equal_f32s,
         equal_f32s,
         and_m32s,
         not_m32s,
+        _mm256_movemask_ps,
+        __m256,
         select_f32s,
         select_u32s,
         transmute_u32s_f32s,
@@ -384,11 +418,14 @@ mod x86 {
         div_f64s,
         mul_add_f64s,
         negate_mul_add_f64s,
+        sqrt_f64s,
         less_than_f64s,
         less_than_or_equal_f64s,
         equal_f64s,
         and_m64s,
         not_m64s,
+        _mm256_movemask_pd,
+        __m256d,
         select_f64s,
         select_u64s,
         transmute_u64s_f64s,
@@ -415,7 +452,7 @@ mod x86 {
     // pointers get `LANES` valid elements from `Ops::load`/`Ops::store`'s contract.
     macro_rules! z_ops {
         ($t:ident, $e:ty, $b:ty, $sb:ty, $f:ty, $m:ty, $lanes:expr, $set1:ident, $set1i:ident, $add:ident,
-         $sub:ident, $mul:ident, $div:ident, $fmadd:ident, $fnmadd:ident, $cmp:ident, $blend:ident,
+         $sub:ident, $mul:ident, $div:ident, $fmadd:ident, $fnmadd:ident, $sqrt:ident, $cmp:ident, $blend:ident,
          $blendi:ident, $to_u:ident, $to_f:ident, $addi:ident, $subi:ident, $sllv:ident, $srlv:ident,
          $loadu:ident, $storeu:ident) => {
             impl Ops for $t {
@@ -466,6 +503,11 @@ mod x86 {
                     unsafe { $fnmadd(a, b, c) }
                 }
                 #[inline(always)]
+                fn sqrt(self, a: $f) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $sqrt(a) }
+                }
+                #[inline(always)]
                 fn lt(self, a: $f, b: $f) -> $m {
                     // SAFETY: see the comment above `z_ops!`.
                     unsafe { $cmp::<_CMP_LT_OQ>(a, b) }
@@ -487,6 +529,10 @@ mod x86 {
                 #[inline(always)]
                 fn not_m(self, a: $m) -> $m {
                     !a
+                }
+                #[inline(always)]
+                fn any(self, m: $m) -> bool {
+                    m != 0
                 }
                 #[inline(always)]
                 fn sel(self, m: $m, t: $f, f: $f) -> $f {
@@ -567,6 +613,7 @@ mod x86 {
         _mm512_div_ps,
         _mm512_fmadd_ps,
         _mm512_fnmadd_ps,
+        _mm512_sqrt_ps,
         _mm512_cmp_ps_mask,
         _mm512_mask_blend_ps,
         _mm512_mask_blend_epi32,
@@ -595,6 +642,7 @@ mod x86 {
         _mm512_div_pd,
         _mm512_fmadd_pd,
         _mm512_fnmadd_pd,
+        _mm512_sqrt_pd,
         _mm512_cmp_pd_mask,
         _mm512_mask_blend_pd,
         _mm512_mask_blend_epi64,
@@ -888,8 +936,10 @@ fn gelu_tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
 }
 
 /// FreeBSD `s_erff.c` coefficients (see the module docs); returns (erf(a), erfc(a)) for a >= 0.
+/// `precise` (for erfc itself) spends a few operations on erfc's relative accuracy on
+/// [1/4, 0.84375) and [1.25, inf); erf and gelu do not need it and keep the cheaper form.
 #[inline(always)]
-fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F) -> (O::F, O::F) {
+fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool) -> (O::F, O::F) {
     const ERX: f32 = 8.450_629_1e-01;
     // [0, 0.84375): erf = a + a P(a^2)/Q(a^2); [0.84375, 1.25): erf = erx + P(a-1)/Q(a-1).
     const PP: [f32; 7] =
@@ -962,7 +1012,16 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F) -> (O::F, O::F) {
     let y = o.div(p, q);
     let erf_small = o.fma(a, y, a);
     let erf_mid = o.add(o.splat(ERX), y);
-    let erfc_small = o.sub(one, erf_small);
+    // From 1/4 on, 1 - erf cancels: 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and
+    // -(a y + (a - 1)) above, with a - 0.5 and a - 1 exact, so that only the last step rounds.
+    let erfc_small = if precise {
+        let below_half = o.lt(a, o.splat(0.5));
+        let c = pick(o, below_half, 0.5, 1.0);
+        let erfc_mid_small = o.sub(pick(o, below_half, 0.5, 0.0), o.fma(a, y, o.sub(a, c)));
+        o.sel(o.lt(a, o.splat(0.25)), o.sub(one, erf_small), erfc_mid_small)
+    } else {
+        o.sub(one, erf_small)
+    };
     let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
 
     let ac = clamp(o, a, 1.0, 28.0);
@@ -984,8 +1043,17 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F) -> (O::F, O::F) {
     let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
     let hi = o.sub(o.splat(-0.5625), h);
     let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
-    let lo = o.add(o.sub(err, l), rs);
-    let erfc_large = o.mul(exp_hilo32(o, hi, lo), inv);
+    let (hi, lo) = if precise {
+        // rs (in [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a
+        // small correction to exp's reduced argument.
+        let hi2 = o.add(hi, rs);
+        (hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))))
+    } else {
+        (hi, o.add(o.sub(err, l), rs))
+    };
+    let e = exp_hilo32(o, hi, lo);
+    // e / ac = e inv (1 + (1 - ac inv)) to second order, the residual 1 - ac inv exact.
+    let erfc_large = if precise { o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, one))) } else { o.mul(e, inv) };
     let erf_large = o.sub(one, erfc_large);
 
     let mid = o.lt(a, o.splat(1.25));
@@ -996,7 +1064,7 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F) -> (O::F, O::F) {
 
 #[inline(always)]
 fn erf32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
-    let (e, _) = erf_erfc32(o, abs32(o, x));
+    let (e, _) = erf_erfc32(o, abs32(o, x), false);
     o.sel(is_nan(o, x), x, with_sign32(o, e, x))
 }
 
@@ -1004,9 +1072,251 @@ fn erf32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
 fn gelu32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     // 0.5 x (1 + erf(x/sqrt 2)) = 0.5 x erfc(|x|/sqrt 2) for x < 0.
     let a = o.mul(abs32(o, x), o.splat(std::f32::consts::FRAC_1_SQRT_2));
-    let (e, ec) = erf_erfc32(o, a);
+    let (e, ec) = erf_erfc32(o, a, false);
     let phi2 = o.sel(o.lt(x, o.splat(0.0)), ec, o.add(o.splat(1.0), e));
     o.mul(o.mul(o.splat(0.5), x), phi2)
+}
+
+#[inline(always)]
+fn erfc32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // erfc(-a) = 2 - erfc(a).
+    let (_, ec) = erf_erfc32(o, abs32(o, x), true);
+    let res = o.sel(o.lt(x, o.splat(0.0)), o.sub(o.splat(2.0), ec), ec);
+    o.sel(is_nan(o, x), x, res)
+}
+
+/// pi/2 = PIO2_C1 + PIO2_C2 + PIO2_C3 + O(2^-76), each the f32 nearest to what is left.
+/// PIO2_C1 + PIO2_C2 also serves as the hi + lo pair of pi/2.
+const PIO2_C1: f32 = f32::from_bits(0x3FC9_0FDB);
+const PIO2_C2: f32 = f32::from_bits(0xB33B_BD2E);
+const PIO2_C3: f32 = f32::from_bits(0xA6F7_2CED);
+/// pi/4 as hi + lo.
+const PIO4_HI32: f32 = f32::from_bits(0x3F49_0FDB);
+const PIO4_LO32: f32 = f32::from_bits(0xB2BB_BD2E);
+
+/// sin/cos/tan reduce |x| <= TRIG_LIMIT32 themselves and hand larger |x|, inf and NaN to libm.
+/// Below the limit n = round(x 2/pi) < 2^15, n PIO2_C1 is taken exactly by the first FMA and
+/// x - n PIO2_C1 is exact (both are multiples of 2^-24 and the difference is below 1), the two
+/// further steps round relative to r, and n 2^-76 is negligible, so r is as accurate as an f32
+/// can be. What grows with |x| is the rounding of x * f32(2/pi) in choosing n: beyond 2^15 it
+/// can pick a neighbour of the nearest integer often enough that |r| exceeds pi/4 by more than
+/// Cephes' polynomials allow (measured over every f32: tan 2.91 ulp up to 2^15, 3.7 up to 2^18,
+/// 14 up to 2^20; sin/cos 1.53 ulp up to 2^15, 2.1 up to 2^21), and above 2^22 the MAGIC32
+/// rounding fails. 2^15 keeps every function within its stated bound for every f32 below it,
+/// far beyond the arguments networks feed to sin/cos (angles, positional encodings).
+const TRIG_LIMIT32: f32 = 32_768.0;
+
+/// Returns (t, r): n = round(x 2/pi) in the low bits of t = n + MAGIC32 and the reduced
+/// argument r = x - n pi/2, |r| <= pi/4 (a hair more when x 2/pi rounds across a half-integer).
+#[inline(always)]
+fn trig_reduce32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> (O::F, O::F) {
+    let t = o.fma(x, o.splat(std::f32::consts::FRAC_2_PI), o.splat(MAGIC32));
+    let n = o.sub(t, o.splat(MAGIC32));
+    let r = o.fnma(n, o.splat(PIO2_C1), x);
+    let r = o.fnma(n, o.splat(PIO2_C2), r);
+    (t, o.fnma(n, o.splat(PIO2_C3), r))
+}
+
+/// sin(r) on [-pi/4, pi/4] with z = r^2 (Cephes `sinf.c`).
+#[inline(always)]
+fn sin_poly32<O: Ops<E = f32, B = u32>>(o: O, r: O::F, z: O::F) -> O::F {
+    let p = o.fma(o.splat(-1.951_529_589_1e-4), z, o.splat(8.332_160_873_6e-3));
+    let p = o.fma(p, z, o.splat(-1.666_665_461_1e-1));
+    o.fma(o.mul(r, z), p, r)
+}
+
+/// cos(r) on [-pi/4, pi/4] with z = r^2 (Cephes `sinf.c`): 1 - z/2 + z^2 Q(z), with the rounding
+/// error of 1 - z/2 carried into the small terms.
+#[inline(always)]
+fn cos_poly32<O: Ops<E = f32, B = u32>>(o: O, z: O::F) -> O::F {
+    let q = o.fma(o.splat(2.443_315_711_809_948e-5), z, o.splat(-1.388_731_625_493_765e-3));
+    let q = o.fma(q, z, o.splat(4.166_664_568_298_827e-2));
+    let h = o.mul(o.splat(0.5), z);
+    let w = o.sub(o.splat(1.0), h);
+    // 1 - h = w + e exactly (1 - w is exact for h <= 1/2).
+    let e = o.sub(o.sub(o.splat(1.0), w), h);
+    o.add(w, o.fma(o.mul(z, z), q, e))
+}
+
+/// Quadrant masks from t = n + MAGIC32: (n odd, +-1.0 with the sign of (-1)^(n/2)).
+#[inline(always)]
+fn quadrant32<O: Ops<E = f32, B = u32>>(o: O, n: O::U) -> (O::M, O::F) {
+    // 1.0 or 2.0 from bit 0 (normal numbers, so flush-to-zero modes cannot interfere).
+    let one = o.splat_u(0x3F80_0000);
+    let odd = o.lt(o.splat(1.5), o.to_f(o.add_u(o.shl::<23>(o.and_u(n, o.splat_u(1))), one)));
+    let sign = o.to_f(o.or_u(o.shl::<30>(o.and_u(n, o.splat_u(2))), one));
+    (odd, sign)
+}
+
+/// Lanes with !(|x| <= limit) (inf and NaN included) get `f(x)` (libm) instead of `res`. Only
+/// when a lane needs it do the vectors go through stack arrays and a cold scalar loop, so the
+/// common case costs one mask test.
+#[inline(always)]
+fn libm_lanes32<O: Ops<E = f32, B = u32>>(o: O, x: O::F, res: O::F, limit: f32, f: fn(f32) -> f32) -> O::F {
+    let big = o.not_m(o.le(abs32(o, x), o.splat(limit)));
+    if !o.any(big) {
+        return res;
+    }
+    let (mut xs, mut rs) = ([0.0f32; 16], [0.0f32; 16]);
+    // SAFETY: LANES <= 16 elements of the local arrays are written.
+    unsafe {
+        o.store(xs.as_mut_ptr(), x);
+        o.store(rs.as_mut_ptr(), res);
+    }
+    libm_fix32(&xs[..O::LANES], &mut rs[..O::LANES], limit, f);
+    // SAFETY: LANES <= 16 elements of the local array are read.
+    unsafe { o.load(rs.as_ptr()) }
+}
+
+#[cold]
+#[inline(never)]
+fn libm_fix32(xs: &[f32], rs: &mut [f32], limit: f32, f: fn(f32) -> f32) {
+    for (r, &x) in rs.iter_mut().zip(xs) {
+        if x.abs() > limit || x.is_nan() {
+            *r = f(x);
+        }
+    }
+}
+
+/// sin (`cos == false`) or cos: sin(x) = (-1)^(n/2) (sin r or cos r for even or odd n), and
+/// cos(x) = sin(x + pi/2) uses n + 1.
+#[inline(always)]
+fn sin_cos32<O: Ops<E = f32, B = u32>>(o: O, x: O::F, cos: bool) -> O::F {
+    let (t, r) = trig_reduce32(o, x);
+    let z = o.mul(r, r);
+    let n = o.to_u(t);
+    let n = if cos { o.add_u(n, o.splat_u(1)) } else { n };
+    let (odd, sign) = quadrant32(o, n);
+    // Multiplying by +-1.0 is exact. r + r z P(z) loses the sign of a zero r (P < 0).
+    let res = o.mul(o.sel(odd, cos_poly32(o, z), sin_poly32(o, r, z)), sign);
+    let res = if cos { res } else { o.sel(o.eq(x, o.splat(0.0)), x, res) };
+    libm_lanes32(o, x, res, TRIG_LIMIT32, if cos { f32::cos } else { f32::sin })
+}
+
+#[inline(always)]
+fn sin32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    sin_cos32(o, x, false)
+}
+
+#[inline(always)]
+fn cos32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    sin_cos32(o, x, true)
+}
+
+#[inline(always)]
+fn tan32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // Cephes `tanf.c`: tan r = r + r z P(z) on [-pi/4, pi/4]; tan(x) = -1/tan(r) for odd n.
+    let (t, r) = trig_reduce32(o, x);
+    let z = o.mul(r, r);
+    let p = o.fma(o.splat(9.385_401_855_43e-3), z, o.splat(3.119_922_326_97e-3));
+    let p = o.fma(p, z, o.splat(2.443_013_545_25e-2));
+    let p = o.fma(p, z, o.splat(5.341_128_070_05e-2));
+    let p = o.fma(p, z, o.splat(1.333_879_940_85e-1));
+    let p = o.fma(p, z, o.splat(3.333_315_685_48e-1));
+    let y = o.fma(o.mul(r, z), p, r);
+    let (odd, _) = quadrant32(o, o.to_u(t));
+    let res = o.sel(odd, o.div(o.splat(-1.0), y), y);
+    // Keep the sign of zero.
+    let res = o.sel(o.eq(x, o.splat(0.0)), x, res);
+    libm_lanes32(o, x, res, TRIG_LIMIT32, f32::tan)
+}
+
+/// asin(s) - s = s z P(z) for |s| <= 0.5, z = s^2 (Cephes `asinf.c`).
+#[inline(always)]
+fn asin_tail32<O: Ops<E = f32, B = u32>>(o: O, s: O::F, z: O::F) -> O::F {
+    let p = o.fma(o.splat(4.216_319_904_8e-2), z, o.splat(2.418_131_104_9e-2));
+    let p = o.fma(p, z, o.splat(4.547_002_599_8e-2));
+    let p = o.fma(p, z, o.splat(7.495_300_268_6e-2));
+    let p = o.fma(p, z, o.splat(1.666_675_242_2e-1));
+    o.mul(o.mul(s, z), p)
+}
+
+/// The reduction shared by asin and acos: for |x| > 0.5 (`big`), asin|x| = pi/2 - 2 asin(s) with
+/// s = sqrt(z), z = (1 - |x|)/2; returns (big, s, w) with asin(s) = s + w (s = x, z = x^2 when
+/// not big). |x| > 1 gives a NaN s.
+#[inline(always)]
+fn asin_parts32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> (O::M, O::F, O::F) {
+    let a = abs32(o, x);
+    let big = o.lt(o.splat(0.5), a);
+    // 1 - a is exact for a in [0.5, 1].
+    let z = o.sel(big, o.mul(o.splat(0.5), o.sub(o.splat(1.0), a)), o.mul(x, x));
+    let s = o.sel(big, o.sqrt(z), x);
+    (big, s, asin_tail32(o, s, z))
+}
+
+#[inline(always)]
+fn asin32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (big, s, w) = asin_parts32(o, x);
+    // pi/2 - 2 (s + w) = (PIO2_C1 - 2 s) + (PIO2_C2 - 2 w), the first difference as hs + he.
+    let hs = o.fnma(o.splat(2.0), s, o.splat(PIO2_C1));
+    // The rounding error of hs, exactly: PIO2_C1 - hs is exact by Sterbenz when hs >= pi/4, and
+    // below that hs itself was exact.
+    let he = o.fnma(o.splat(2.0), s, o.sub(o.splat(PIO2_C1), hs));
+    let rb = o.add(hs, o.add(he, o.fnma(o.splat(2.0), w, o.splat(PIO2_C2))));
+    o.sel(big, with_sign32(o, rb, x), o.add(s, w))
+}
+
+#[inline(always)]
+fn acos32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (big, s, w) = asin_parts32(o, x);
+    // |x| <= 0.5: pi/2 - (x + w) = PIO2_C1 - (x - (PIO2_C2 - w)).
+    let mid = o.sub(o.splat(PIO2_C1), o.sub(s, o.sub(o.splat(PIO2_C2), w)));
+    // x > 0.5: 2 asin(s); x < -0.5: pi - 2 asin(s) = 2 (PIO2_C1 - (s + (w - PIO2_C2))).
+    let pos = o.mul(o.splat(2.0), o.add(s, w));
+    let neg = o.mul(o.splat(2.0), o.sub(o.splat(PIO2_C1), o.add(s, o.sub(w, o.splat(PIO2_C2)))));
+    o.sel(big, o.sel(o.lt(x, o.splat(0.0)), neg, pos), mid)
+}
+
+#[inline(always)]
+fn atan32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // Cephes `atanf.c`: a > tan(3pi/8): pi/2 + atan(-1/a); a > tan(pi/8): pi/4 + atan((a-1)/(a+1));
+    // one division serves the three ranges.
+    let a = abs32(o, x);
+    let b1 = o.lt(o.splat(2.414_213_562_373_095), a);
+    let b2 = o.lt(o.splat(0.414_213_562_373_095_0), a);
+    let mid = o.and_m(b2, o.not_m(b1));
+    let one = o.splat(1.0);
+    let zero = o.splat(0.0);
+    // a - 1 and a + 1 round, but nh + 1 and dh - 1 are exact on (tan(pi/8), tan(3pi/8)], which
+    // recovers their rounding errors nl and dl exactly.
+    let nh = o.sub(a, one);
+    let nl = o.sub(a, o.add(nh, one));
+    let dh = o.add(a, one);
+    let dl = o.sub(a, o.sub(dh, one));
+    let num = o.sel(b1, o.splat(-1.0), o.sel(b2, nh, a));
+    let num_lo = o.sel(mid, nl, zero);
+    // Beyond 2^25 atan rounds to pi/2; bounding den keeps 1/den normal and t * den finite.
+    let den = o.sel(b1, o.sel(o.lt(o.splat(1e12), a), o.splat(1e12), a), o.sel(b2, dh, one));
+    let den_lo = o.sel(mid, dl, zero);
+    // t + t_lo = (num + num_lo) / (den + den_lo): the residual num - t den is exact (FMA), so
+    // t_lo corrects both the division and the roundings of a -+ 1.
+    let rcp = o.div(one, den);
+    let t = o.mul(num, rcp);
+    let res = o.add(o.fnma(t, den, num), o.fnma(t, den_lo, num_lo));
+    let t_lo = o.mul(res, rcp);
+    let y_hi = o.sel(b1, o.splat(PIO2_C1), pick(o, b2, PIO4_HI32, 0.0));
+    let y_lo = o.sel(b1, o.splat(PIO2_C2), pick(o, b2, PIO4_LO32, 0.0));
+    let z = o.mul(t, t);
+    let p = o.fma(o.splat(8.053_744_495_38e-2), z, o.splat(-1.387_768_560_32e-1));
+    let p = o.fma(p, z, o.splat(1.997_771_064_78e-1));
+    let p = o.fma(p, z, o.splat(-3.333_294_915_39e-1));
+    // y_hi + t = sh + sl exactly (Fast2Sum: |y_hi| >= |t| or y_hi = 0).
+    let sh = o.add(y_hi, t);
+    let sl = o.sub(t, o.sub(sh, y_hi));
+    let y = o.add(sh, o.add(sl, o.add(y_lo, o.fma(o.mul(t, z), p, t_lo))));
+    with_sign32(o, y, x)
+}
+
+#[inline(always)]
+fn atanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    // musl `atanhf`: a < 0.5: log1p(2a + 2a^2/(1-a))/2, else log1p(2a/(1-a))/2. |x| = 1 divides by
+    // zero (inf); |x| > 1 takes log1p below -1 (NaN).
+    let a = abs32(o, x);
+    let a2 = o.add(a, a);
+    let small = o.lt(a, o.splat(0.5));
+    let q = o.div(o.sel(small, o.mul(a2, a), a2), o.sub(o.splat(1.0), a));
+    let u = o.sel(small, o.add(a2, q), q);
+    with_sign32(o, o.mul(o.splat(0.5), log1p32(o, u)), x)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1259,9 +1569,10 @@ fn gelu_tanh64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     o.div(x, o.add(o.splat(1.0), e))
 }
 
-/// FreeBSD `s_erf.c` coefficients; returns (erf(a), erfc(a)) for a >= 0.
+/// FreeBSD `s_erf.c` coefficients; returns (erf(a), erfc(a)) for a >= 0; `precise` as in
+/// `erf_erfc32`.
 #[inline(always)]
-fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F) -> (O::F, O::F) {
+fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F, precise: bool) -> (O::F, O::F) {
     const ERX: f64 = 8.450_629_115_104_675e-1;
     const PP: [f64; 7] = [
         1.283_791_670_955_125_6e-1,
@@ -1352,7 +1663,16 @@ fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F) -> (O::F, O::F) {
     let y = o.div(p, q);
     let erf_small = o.fma(a, y, a);
     let erf_mid = o.add(o.splat(ERX), y);
-    let erfc_small = o.sub(one, erf_small);
+    // From 1/4 on, 1 - erf cancels: 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and
+    // -(a y + (a - 1)) above, with a - 0.5 and a - 1 exact, so that only the last step rounds.
+    let erfc_small = if precise {
+        let below_half = o.lt(a, o.splat(0.5));
+        let c = pick(o, below_half, 0.5, 1.0);
+        let erfc_mid_small = o.sub(pick(o, below_half, 0.5, 0.0), o.fma(a, y, o.sub(a, c)));
+        o.sel(o.lt(a, o.splat(0.25)), o.sub(one, erf_small), erfc_mid_small)
+    } else {
+        o.sub(one, erf_small)
+    };
     let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
 
     let ac = clamp(o, a, 1.0, 28.0);
@@ -1373,8 +1693,17 @@ fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F) -> (O::F, O::F) {
     let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
     let hi = o.sub(o.splat(-0.5625), h);
     let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
-    let lo = o.add(o.sub(err, l), rs);
-    let erfc_large = o.mul(exp_hilo64(o, hi, lo), inv);
+    let (hi, lo) = if precise {
+        // rs (in [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a
+        // small correction to exp's reduced argument.
+        let hi2 = o.add(hi, rs);
+        (hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))))
+    } else {
+        (hi, o.add(o.sub(err, l), rs))
+    };
+    let e = exp_hilo64(o, hi, lo);
+    // e / ac = e inv (1 + (1 - ac inv)) to second order, the residual 1 - ac inv exact.
+    let erfc_large = if precise { o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, one))) } else { o.mul(e, inv) };
     let erf_large = o.sub(one, erfc_large);
 
     let mid = o.lt(a, o.splat(1.25));
@@ -1385,16 +1714,23 @@ fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F) -> (O::F, O::F) {
 
 #[inline(always)]
 fn erf64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
-    let (e, _) = erf_erfc64(o, abs64(o, x));
+    let (e, _) = erf_erfc64(o, abs64(o, x), false);
     o.sel(is_nan(o, x), x, with_sign64(o, e, x))
 }
 
 #[inline(always)]
 fn gelu64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     let a = o.mul(abs64(o, x), o.splat(std::f64::consts::FRAC_1_SQRT_2));
-    let (e, ec) = erf_erfc64(o, a);
+    let (e, ec) = erf_erfc64(o, a, false);
     let phi2 = o.sel(o.lt(x, o.splat(0.0)), ec, o.add(o.splat(1.0), e));
     o.mul(o.mul(o.splat(0.5), x), phi2)
+}
+
+#[inline(always)]
+fn erfc64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let (_, ec) = erf_erfc64(o, abs64(o, x), true);
+    let res = o.sel(o.lt(x, o.splat(0.0)), o.sub(o.splat(2.0), ec), ec);
+    o.sel(is_nan(o, x), x, res)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1581,6 +1917,14 @@ api!(Kern32, run32, scalar32, f32, u32,
     "sigmoid", Sigmoid32, sigmoid32, sigmoid_f32, sigmoid_f32_raw, sigmoid_scalar_f32;
     "silu", Silu32, silu32, silu_f32, silu_f32_raw, silu_scalar_f32;
     "erf", Erf32, erf32, erf_f32, erf_f32_raw, erf_scalar_f32;
+    "erfc", Erfc32, erfc32, erfc_f32, erfc_f32_raw, erfc_scalar_f32;
+    "sin", Sin32, sin32, sin_f32, sin_f32_raw, sin_scalar_f32;
+    "cos", Cos32, cos32, cos_f32, cos_f32_raw, cos_scalar_f32;
+    "tan", Tan32, tan32, tan_f32, tan_f32_raw, tan_scalar_f32;
+    "asin", Asin32, asin32, asin_f32, asin_f32_raw, asin_scalar_f32;
+    "acos", Acos32, acos32, acos_f32, acos_f32_raw, acos_scalar_f32;
+    "atan", Atan32, atan32, atan_f32, atan_f32_raw, atan_scalar_f32;
+    "atanh", Atanh32, atanh32, atanh_f32, atanh_f32_raw, atanh_scalar_f32;
     "gelu (erf form)", Gelu32, gelu32, gelu_f32, gelu_f32_raw, gelu_scalar_f32;
     "gelu (tanh form)", GeluTanh32, gelu_tanh32, gelu_tanh_f32, gelu_tanh_f32_raw, gelu_tanh_scalar_f32;
 );
@@ -1596,8 +1940,40 @@ api!(Kern64, run64, scalar64, f64, u64,
     "sigmoid", Sigmoid64, sigmoid64, sigmoid_f64, sigmoid_f64_raw, sigmoid_scalar_f64;
     "silu", Silu64, silu64, silu_f64, silu_f64_raw, silu_scalar_f64;
     "erf", Erf64, erf64, erf_f64, erf_f64_raw, erf_scalar_f64;
+    "erfc", Erfc64, erfc64, erfc_f64, erfc_f64_raw, erfc_scalar_f64;
     "gelu (erf form)", Gelu64, gelu64, gelu_f64, gelu_f64_raw, gelu_scalar_f64;
     "gelu (tanh form)", GeluTanh64, gelu_tanh64, gelu_tanh_f64, gelu_tanh_f64_raw, gelu_tanh_scalar_f64;
+);
+
+/// Lane functions: the same algorithms on one element, `#[inline(always)]` so that the engine's
+/// compiler-vectorised loops (engine::loops' tiers) inline them into formulas (softplus, mish,
+/// elu...) and vectorise them; a libm call per element would keep such a loop scalar. The fused
+/// multiply-adds are `mul_add`: one instruction in the FMA tiers, a libm `fma` call in the
+/// baseline tier (only used without AVX2). Not bit-identical to the slice functions outside
+/// FMA tiers, and each result is as accurate as theirs.
+macro_rules! lane_api {
+    ($($name:literal, $alg32:ident, $lane32:ident, $alg64:ident, $lane64:ident;)*) => {$(
+        #[doc = concat!("`", $name, "` of one f32, inlined (see `lane_api!`).")]
+        #[inline(always)]
+        pub fn $lane32(x: f32) -> f32 {
+            $alg32(Sc32, x)
+        }
+        #[doc = concat!("`", $name, "` of one f64, inlined (see `lane_api!`).")]
+        #[inline(always)]
+        pub fn $lane64(x: f64) -> f64 {
+            $alg64(Sc64, x)
+        }
+    )*};
+}
+
+lane_api!(
+    "exp", exp32, exp_lane_f32, exp64, exp_lane_f64;
+    "expm1", expm1_32, expm1_lane_f32, expm1_64, expm1_lane_f64;
+    "log", log32, log_lane_f32, log64, log_lane_f64;
+    "log1p", log1p32, log1p_lane_f32, log1p64, log1p_lane_f64;
+    "tanh", tanh32, tanh_lane_f32, tanh64, tanh_lane_f64;
+    "sigmoid", sigmoid32, sigmoid_lane_f32, sigmoid64, sigmoid_lane_f64;
+    "erf", erf32, erf_lane_f32, erf64, erf_lane_f64;
 );
 
 #[cfg(test)]
@@ -1652,6 +2028,30 @@ mod tests {
     }
     fn r_erf(x: f64) -> f64 {
         erf_ref(x)
+    }
+    fn r_erfc(x: f64) -> f64 {
+        erfc_ref(x)
+    }
+    fn r_sin(x: f64) -> f64 {
+        x.sin()
+    }
+    fn r_cos(x: f64) -> f64 {
+        x.cos()
+    }
+    fn r_tan(x: f64) -> f64 {
+        x.tan()
+    }
+    fn r_asin(x: f64) -> f64 {
+        x.asin()
+    }
+    fn r_acos(x: f64) -> f64 {
+        x.acos()
+    }
+    fn r_atan(x: f64) -> f64 {
+        x.atan()
+    }
+    fn r_atanh(x: f64) -> f64 {
+        x.atanh()
     }
     fn r_gelu(x: f64) -> f64 {
         if x < 0.0 {
@@ -1710,6 +2110,17 @@ mod tests {
             case!("sigmoid", sigmoid_f32, sigmoid_scalar_f32, run32, Sigmoid32, r_sigmoid, (-110.0, 30.0), Some(4.0)),
             case!("silu", silu_f32, silu_scalar_f32, run32, Silu32, r_silu, (-110.0, 30.0), Some(4.0)),
             case!("erf", erf_f32, erf_scalar_f32, run32, Erf32, r_erf, (-7.0, 7.0), Some(3.0)),
+            // The bounds below sit just above the maximum over every f32 (measured exhaustively
+            // against the f64 functions): erfc 2.40, sin 1.53, cos 1.53, tan 2.91, asin 1.18,
+            // acos 1.14, atan 1.13, atanh 1.72.
+            case!("erfc", erfc_f32, erfc_scalar_f32, run32, Erfc32, r_erfc, (-5.0, 12.0), Some(2.6)),
+            case!("sin", sin_f32, sin_scalar_f32, run32, Sin32, r_sin, (-40.0, 40.0), Some(1.75)),
+            case!("cos", cos_f32, cos_scalar_f32, run32, Cos32, r_cos, (-40.0, 40.0), Some(1.75)),
+            case!("tan", tan_f32, tan_scalar_f32, run32, Tan32, r_tan, (-40.0, 40.0), Some(3.25)),
+            case!("asin", asin_f32, asin_scalar_f32, run32, Asin32, r_asin, (-1.1, 1.1), Some(1.5)),
+            case!("acos", acos_f32, acos_scalar_f32, run32, Acos32, r_acos, (-1.1, 1.1), Some(1.5)),
+            case!("atan", atan_f32, atan_scalar_f32, run32, Atan32, r_atan, (-10.0, 10.0), Some(1.5)),
+            case!("atanh", atanh_f32, atanh_scalar_f32, run32, Atanh32, r_atanh, (-1.1, 1.1), Some(2.0)),
             case!("gelu", gelu_f32, gelu_scalar_f32, run32, Gelu32, r_gelu, (-20.0, 20.0), None),
             case!(
                 "gelu_tanh",
@@ -1737,6 +2148,8 @@ mod tests {
             case!("sigmoid", sigmoid_f64, sigmoid_scalar_f64, run64, Sigmoid64, r_sigmoid, (-750.0, 40.0), Some(1e-15)),
             case!("silu", silu_f64, silu_scalar_f64, run64, Silu64, r_silu, (-750.0, 40.0), Some(1e-15)),
             case!("erf", erf_f64, erf_scalar_f64, run64, Erf64, r_erf, (-7.0, 7.0), Some(1e-15)),
+            // 1.06e-15 measured near 1.245, where (1 - erx) - P/Q halves.
+            case!("erfc", erfc_f64, erfc_scalar_f64, run64, Erfc64, r_erfc, (-7.0, 28.0), Some(1.25e-15)),
             case!("gelu", gelu_f64, gelu_scalar_f64, run64, Gelu64, r_gelu, (-40.0, 40.0), None),
             case!(
                 "gelu_tanh",
@@ -2003,6 +2416,67 @@ mod tests {
         assert_eq!(log_scalar_f64(f64::from_bits(1)), f64::from_bits(1).ln());
         assert_eq!(log10_scalar_f64(1000.0), 3.0);
         assert_eq!(erf_scalar_f64(f64::NEG_INFINITY), -1.0);
+
+        // Odd functions keep the sign of zero; NaN in, NaN out.
+        let odd: [fn(f32) -> f32; 5] =
+            [sin_scalar_f32, tan_scalar_f32, asin_scalar_f32, atan_scalar_f32, atanh_scalar_f32];
+        for f in odd {
+            assert!(eq(f(0.0), 0.0) && eq(f(-0.0), -0.0) && f(nan).is_nan() && f(-nan).is_nan());
+        }
+        for f in [cos_scalar_f32, acos_scalar_f32, erfc_scalar_f32] {
+            assert!(f(nan).is_nan() && f(-nan).is_nan());
+        }
+        for f in [sin_scalar_f32, cos_scalar_f32, tan_scalar_f32] {
+            assert!(f(inf).is_nan() && f(-inf).is_nan());
+        }
+        assert!(eq(cos_scalar_f32(0.0), 1.0) && eq(cos_scalar_f32(-0.0), 1.0));
+        // |x| beyond the vector reduction's range: libm.
+        for x in [32_768.5f32, -1e6, 3e7, f32::MAX] {
+            assert!(eq(sin_scalar_f32(x), x.sin()) && eq(cos_scalar_f32(x), x.cos()) && eq(tan_scalar_f32(x), x.tan()));
+        }
+        assert!(asin_scalar_f32(2.0).is_nan() && asin_scalar_f32(-1.0001).is_nan() && asin_scalar_f32(inf).is_nan());
+        assert!(acos_scalar_f32(-2.0).is_nan() && acos_scalar_f32(inf).is_nan());
+        let (pi, pio2) = (std::f32::consts::PI, std::f32::consts::FRAC_PI_2);
+        assert!(eq(asin_scalar_f32(1.0), pio2) && eq(asin_scalar_f32(-1.0), -pio2));
+        assert!(eq(acos_scalar_f32(1.0), 0.0) && eq(acos_scalar_f32(-1.0), pi) && eq(acos_scalar_f32(0.0), pio2));
+        assert!(
+            eq(atan_scalar_f32(inf), pio2) && eq(atan_scalar_f32(-inf), -pio2) && eq(atan_scalar_f32(1.0), pio2 / 2.0)
+        );
+        assert!(eq(atanh_scalar_f32(1.0), inf) && eq(atanh_scalar_f32(-1.0), -inf));
+        assert!(atanh_scalar_f32(2.0).is_nan() && atanh_scalar_f32(-1.0001).is_nan() && atanh_scalar_f32(inf).is_nan());
+        assert!(eq(erfc_scalar_f32(-inf), 2.0) && eq(erfc_scalar_f32(inf), 0.0) && eq(erfc_scalar_f32(0.0), 1.0));
+        assert!(eq(erfc_scalar_f32(-0.0), 1.0) && eq(erfc_scalar_f32(-20.0), 2.0));
+        assert!(erfc_scalar_f64(f64::NEG_INFINITY) == 2.0 && erfc_scalar_f64(f64::INFINITY) == 0.0);
+        assert!(erfc_scalar_f64(f64::NAN).is_nan() && erfc_scalar_f64(0.0) == 1.0);
+    }
+
+    /// Lanes beyond the trigonometric reduction's range (and inf/NaN) take libm's value inside
+    /// full vectors too, next to lanes that do not.
+    #[test]
+    fn trig_large_lanes_mixed_with_small() {
+        let mut xs: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.7).collect();
+        for (i, big) in [(1, 1e6f32), (4, -32_769.0), (9, f32::INFINITY), (16, f32::NAN), (20, 3.4e38), (35, -7e4)] {
+            xs[i] = big;
+        }
+        type Trig = (fn(&[f32], &mut [f32]), fn(f32) -> f32, fn(f32) -> f32);
+        let cases: [Trig; 3] = [
+            (sin_f32, sin_scalar_f32, f32::sin),
+            (cos_f32, cos_scalar_f32, f32::cos),
+            (tan_f32, tan_scalar_f32, f32::tan),
+        ];
+        for (slice, scalar, libm) in cases {
+            let mut out = vec![0.0f32; xs.len()];
+            slice(&xs, &mut out);
+            for (&x, &y) in xs.iter().zip(&out) {
+                assert!(same(y as f64, scalar(x) as f64), "x = {x:e}");
+                if x.abs() > TRIG_LIMIT32 || x.is_nan() {
+                    assert!(same(y as f64, libm(x) as f64), "x = {x:e}");
+                } else {
+                    let l = libm(x);
+                    assert!((y - l).abs() <= 1e-6 * (1.0 + l.abs()), "x = {x:e}");
+                }
+            }
+        }
     }
 
     /// Not a test: `cargo test --release -p regen-kernels --lib math::vmath -- --ignored --nocapture`.
@@ -2019,6 +2493,8 @@ mod tests {
             })
             .collect();
         let positive = |name: &str| name.starts_with("log") && name != "log1p";
+        // Inputs in (-1, 1) for the functions that are NaN outside.
+        let unit = |name: &str| matches!(name, "asin" | "acos" | "atanh");
         println!("level {:?}", level());
         let time = |f: &mut dyn FnMut()| {
             let mut best = f64::MAX;
@@ -2030,8 +2506,14 @@ mod tests {
             best * 1e9 / n as f64
         };
         for c in cases32() {
-            let x: Vec<f32> =
-                randn.iter().map(|&v| if positive(c.name) { v.abs() as f32 + 0.1 } else { v as f32 }).collect();
+            let x: Vec<f32> = randn
+                .iter()
+                .map(|&v| match c.name {
+                    n if positive(n) => v.abs() as f32 + 0.1,
+                    n if unit(n) => v.tanh() as f32,
+                    _ => v as f32,
+                })
+                .collect();
             let mut out = vec![0.0f32; n];
             let ns = time(&mut || (c.slice)(&x, &mut out));
             // SAFETY: both buffers hold n elements.

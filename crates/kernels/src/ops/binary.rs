@@ -251,19 +251,35 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
         let al = self.alpha.is_none_or(Num::as_bool);
-        loops::binary::<bool, bool, bool>(self.it, move |x, y| Op::b(x, y && al))
+        loops::binary::<bool, bool, bool>(
+            self.it,
+            #[inline(always)]
+            move |x, y| Op::b(x, y && al),
+        )
     }
     fn int<T: Int>(&self) {
         let al = self.alpha.map_or(1, Num::as_i64);
-        loops::binary::<T, T, T>(self.it, move |x, y| T::from_i64(Op::i(x.to_i64(), y.to_i64().wrapping_mul(al))))
+        loops::binary::<T, T, T>(
+            self.it,
+            #[inline(always)]
+            move |x, y| T::from_i64(Op::i(x.to_i64(), y.to_i64().wrapping_mul(al))),
+        )
     }
     fn float<T: Float>(&self) {
-        loops::binary::<T, T, T>(self.it, |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())))
+        loops::binary::<T, T, T>(
+            self.it,
+            #[inline(always)]
+            |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())),
+        )
     }
     fn complex<R: Real>(&self) {
         let (re, im) = self.alpha.map_or((1.0, 0.0), Num::as_complex);
         let al = Complex::new(<R as Real>::from_f64(re), <R as Real>::from_f64(im));
-        loops::binary::<Complex<R>, Complex<R>, Complex<R>>(self.it, move |x, y| Op::c::<R>(x, y * al))
+        loops::binary::<Complex<R>, Complex<R>, Complex<R>>(
+            self.it,
+            #[inline(always)]
+            move |x, y| Op::c::<R>(x, y * al),
+        )
     }
 }
 
@@ -287,10 +303,18 @@ impl<Op: Predicate> Domains for PredicateLoop<'_, Op> {
         loops::binary::<bool, bool, bool>(self.0, Op::b)
     }
     fn int<T: Int>(&self) {
-        loops::binary::<T, T, bool>(self.0, |x, y| Op::i(x.to_i64(), y.to_i64()))
+        loops::binary::<T, T, bool>(
+            self.0,
+            #[inline(always)]
+            |x, y| Op::i(x.to_i64(), y.to_i64()),
+        )
     }
     fn float<T: Float>(&self) {
-        loops::binary::<T, T, bool>(self.0, |x, y| Op::f(x.to_acc(), y.to_acc()))
+        loops::binary::<T, T, bool>(
+            self.0,
+            #[inline(always)]
+            |x, y| Op::f(x.to_acc(), y.to_acc()),
+        )
     }
     fn complex<R: Real>(&self) {
         loops::binary::<Complex<R>, Complex<R>, bool>(self.0, Op::c::<R>)

@@ -115,19 +115,35 @@ impl<Op: Pointwise<N>, const N: usize> Domains for Loop<'_, Op, N> {
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
         let op = *self.op;
-        loops::nary::<bool, bool, N>(self.it, move |x| op.b(x))
+        loops::nary::<bool, bool, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.b(x),
+        )
     }
     fn int<T: Int>(&self) {
         let op = *self.op;
-        loops::nary::<T, T, N>(self.it, move |x| T::from_i64(op.i(x.map(T::to_i64))))
+        loops::nary::<T, T, N>(
+            self.it,
+            #[inline(always)]
+            move |x| T::from_i64(op.i(x.map(T::to_i64))),
+        )
     }
     fn float<T: Float>(&self) {
         let op = *self.op;
-        loops::nary::<T, T, N>(self.it, move |x| T::from_acc(op.f(x.map(T::to_acc))))
+        loops::nary::<T, T, N>(
+            self.it,
+            #[inline(always)]
+            move |x| T::from_acc(op.f(x.map(T::to_acc))),
+        )
     }
     fn complex<R: Real>(&self) {
         let op = *self.op;
-        loops::nary::<Complex<R>, Complex<R>, N>(self.it, move |x| op.c(x))
+        loops::nary::<Complex<R>, Complex<R>, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.c(x),
+        )
     }
 }
 
@@ -152,19 +168,35 @@ impl<Op: Test<N>, const N: usize> Domains for TestLoop<'_, Op, N> {
     const COMPLEX: bool = Op::COMPLEX;
     fn bool(&self) {
         let op = *self.op;
-        loops::nary::<bool, bool, N>(self.it, move |x| op.b(x))
+        loops::nary::<bool, bool, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.b(x),
+        )
     }
     fn int<T: Int>(&self) {
         let op = *self.op;
-        loops::nary::<T, bool, N>(self.it, move |x| op.i(x.map(T::to_i64)))
+        loops::nary::<T, bool, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.i(x.map(T::to_i64)),
+        )
     }
     fn float<T: Float>(&self) {
         let op = *self.op;
-        loops::nary::<T, bool, N>(self.it, move |x| op.f(x.map(T::to_acc)))
+        loops::nary::<T, bool, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.f(x.map(T::to_acc)),
+        )
     }
     fn complex<R: Real>(&self) {
         let op = *self.op;
-        loops::nary::<Complex<R>, bool, N>(self.it, move |x| op.c(x))
+        loops::nary::<Complex<R>, bool, N>(
+            self.it,
+            #[inline(always)]
+            move |x| op.c(x),
+        )
     }
 }
 
@@ -316,19 +348,19 @@ pub mod ops {
         // `1 + x·(1 - sigmoid)` is one fused multiply-add in CPU's vectorised kernel (GCC contracts
         // it); float16/bfloat16 compute in f32 and round once, as its reduced-float path does.
         op SiluBackward "silu_backward" ARITHMETIC [g, x] () {
-            f: { let sg = T::one() / (T::one() + (-x).exp()); g * sg * x.mul_add(T::one() - sg, T::one()) };
+            f: { let sg = T::one() / (T::one() + (-x).vexp()); g * sg * x.mul_add(T::one() - sg, T::one()) };
             c: { let sg = (Complex::<T>::one() + (-x).exp()).inv(); g * sg * (Complex::<T>::one() + x * (Complex::<T>::one() - sg)) };
         }
         op Mish "mish" ARITHMETIC [x] () {
-            f: x * x.exp().ln_1p().tanh();
+            f: x * x.vexp().vln_1p().vtanh();
         }
         op Elu "elu" ARITHMETIC [x] (alpha: f64, scale: f64, input_scale: f64) {
-            f: if x <= T::zero() { ((x * t(input_scale)).exp() - T::one()) * (t::<T>(alpha) * t(scale)) } else { x * t(scale) };
+            f: if x <= T::zero() { (x * t(input_scale)).vexp_m1() * (t::<T>(alpha) * t(scale)) } else { x * t(scale) };
         }
         op EluBackward "elu_backward" ARITHMETIC [g, y] (alpha: f64, scale: f64, input_scale: f64, is_result: bool) {
             f: {
                 let (neg, pos, ipt) = (t::<T>(alpha) * t(scale), t::<T>(scale), t::<T>(input_scale));
-                if y > T::zero() { g * pos } else if is_result { g * ipt * (y + neg) } else { g * ipt * neg * (y * ipt).exp() }
+                if y > T::zero() { g * pos } else if is_result { g * ipt * (y + neg) } else { g * ipt * neg * (y * ipt).vexp() }
             };
         }
         op LeakyRelu "leaky_relu" ARITHMETIC [x] (slope: f64) {
@@ -357,10 +389,10 @@ pub mod ops {
             f: if x < t(-3.0) { T::zero() } else if x <= t(3.0) { g * (x / t(3.0) + t(0.5)) } else { g };
         }
         op Softplus "softplus" ARITHMETIC [x] (beta: f64, threshold: f64) {
-            f: if x * t(beta) > t(threshold) { x } else { (x * t(beta)).exp().ln_1p() / t(beta) };
+            f: if x * t(beta) > t(threshold) { x } else { (x * t(beta)).vexp().vln_1p() / t(beta) };
         }
         op SoftplusBackward "softplus_backward" ARITHMETIC [g, x] (beta: f64, threshold: f64) {
-            f: { let z = (x * t(beta)).exp(); if x * t(beta) > t(threshold) { g } else { g * z / (z + T::one()) } };
+            f: { let z = (x * t(beta)).vexp(); if x * t(beta) > t(threshold) { g } else { g * z / (z + T::one()) } };
         }
         op Softshrink "softshrink" ARITHMETIC [x] (lambd: f64) {
             f: if x > t(lambd) { x - t(lambd) } else if x < -t::<T>(lambd) { x + t(lambd) } else { x * T::zero() };
@@ -394,10 +426,10 @@ pub mod ops {
         }
         // log_sigmoid_forward's two outputs, as ATen's CPU kernel computes them.
         op LogSigmoid "log_sigmoid_forward" ARITHMETIC [x] () {
-            f: x.min(T::zero()) - (-x.abs()).exp().ln_1p();
+            f: x.min(T::zero()) - (-x.abs()).vexp().vln_1p();
         }
         op LogSigmoidBuffer "log_sigmoid_forward" ARITHMETIC [x] () {
-            f: (-x.abs()).exp();
+            f: (-x.abs()).vexp();
         }
         op LogSigmoidBackward "log_sigmoid_backward" ARITHMETIC [x, buffer, g] () {
             f: {
@@ -531,7 +563,11 @@ pub mod ops {
 pub fn where_(condition: TensorRef<'_>, a: TensorRef<'_>, b: TensorRef<'_>, out: TensorRef<'_>) -> Result<()> {
     let inputs = [Input::Mask(condition), Input::Tensor(a), Input::Tensor(b)];
     elementwise("where", Config::ARITHMETIC, &out, &inputs, |p| {
-        dispatch_all!(p.common, |T| loops::ternary::<bool, T, T, T>(&p.iter, |c, x, y| if c { x } else { y }));
+        dispatch_all!(p.common, |T| loops::ternary::<bool, T, T, T>(
+            &p.iter,
+            #[inline(always)]
+            |c, x, y| if c { x } else { y }
+        ));
         Ok(())
     })
 }
@@ -558,7 +594,11 @@ pub fn masked_fill(self_: TensorRef<'_>, mask: TensorRef<'_>, value: Scalar) -> 
     elementwise("masked_fill_", config, &self_, &inputs, |p| {
         dispatch_all!(p.common, |T| {
             let v = scalar_as::<T>(value);
-            loops::binary::<bool, T, T>(&p.iter, move |m, x| if m { v } else { x })
+            loops::binary::<bool, T, T>(
+                &p.iter,
+                #[inline(always)]
+                move |m, x| if m { v } else { x },
+            )
         });
         Ok(())
     })
@@ -794,19 +834,27 @@ pub fn shift(a: Input<'_>, b: Input<'_>, left: bool, out: TensorRef<'_>) -> Resu
             ($t:ty, $u:ty) => {{
                 const BITS: i64 = <$t>::BITS as i64;
                 if left {
-                    loops::binary::<$t, $t, $t>(&p.iter, |x, y| {
-                        if (0..BITS).contains(&i64::from(y)) { ((x as $u) << y) as $t } else { 0 }
-                    })
+                    loops::binary::<$t, $t, $t>(
+                        &p.iter,
+                        #[inline(always)]
+                        |x, y| {
+                            if (0..BITS).contains(&i64::from(y)) { ((x as $u) << y) as $t } else { 0 }
+                        },
+                    )
                 } else {
-                    loops::binary::<$t, $t, $t>(&p.iter, |x, y| {
-                        if (0..BITS).contains(&i64::from(y)) {
-                            x >> y
-                        } else if x < (0 as $t) {
-                            x >> (BITS - 1)
-                        } else {
-                            0
-                        }
-                    })
+                    loops::binary::<$t, $t, $t>(
+                        &p.iter,
+                        #[inline(always)]
+                        |x, y| {
+                            if (0..BITS).contains(&i64::from(y)) {
+                                x >> y
+                            } else if x < (0 as $t) {
+                                x >> (BITS - 1)
+                            } else {
+                                0
+                            }
+                        },
+                    )
                 }
             }};
         }
@@ -856,7 +904,7 @@ mod vector_rows {
         gelu_out, Gelu, "gelu", false { f: |x| s::gelu(x); v: crate::math::vmath::gelu_f32_raw, crate::math::vmath::gelu_f64_raw; }
         gelu_out, GeluTanh, "gelu", false { f: |x| s::gelu_tanh(x); v: crate::math::vmath::gelu_tanh_f32_raw, crate::math::vmath::gelu_tanh_f64_raw; }
         silu_out, Silu, "silu", false {
-            f: |x| x / (T::one() + (-x).exp());
+            f: |x| x / (T::one() + (-x).vexp());
             c: |z| z / (num_complex::Complex::<T>::one() + (-z).exp());
             v: crate::math::vmath::silu_f32_raw, crate::math::vmath::silu_f64_raw;
         }

@@ -74,10 +74,20 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
         loops::unary::<bool, bool>(self.0, Op::b)
     }
     fn int<T: Int>(&self) {
-        loops::unary::<T, T>(self.0, |x| T::from_i64(Op::i(x.to_i64())))
+        loops::unary::<T, T>(
+            self.0,
+            #[inline(always)]
+            |x| T::from_i64(Op::i(x.to_i64())),
+        )
     }
     fn float<T: Float>(&self) {
-        loops::unary_vec::<T, T>(self.0, |x| T::from_acc(Op::f(x.to_acc())), T::vector(Op::V32, Op::V64))
+        T::unary(
+            self.0,
+            #[inline(always)]
+            |x| T::from_acc(Op::f(x.to_acc())),
+            Op::V32,
+            Op::V64,
+        )
     }
     fn complex<R: Real>(&self) {
         if Op::COMPLEX_TO_REAL {
@@ -89,7 +99,9 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
 }
 
 /// The table. Each row: `method, Struct, "name", int_to_float { domain: |x| function; ... }`,
-/// optionally ending with `v: f32_vector, f64_vector;` (kernels/math/vmath.rs) for contiguous runs.
+/// optionally ending with `v: f32_vector, f64_vector;` (kernels/math/vmath.rs) for contiguous runs,
+/// or `v32: f32_vector;` when only float32 has one. The f32 function also serves float16 and
+/// bfloat16 runs, which compute in f32 (`loops::unary_widened`).
 #[macro_export]
 macro_rules! unary_table {
     ($callback:ident) => {
@@ -108,21 +120,21 @@ macro_rules! unary_table {
             sqrt_out, Sqrt, "sqrt", true { f: |x| x.sqrt(); c: |z| z.sqrt(); }
             rsqrt_out, Rsqrt, "rsqrt", true { f: |x| x.sqrt().recip(); c: |z| z.sqrt().inv(); }
             reciprocal_out, Reciprocal, "reciprocal", true { f: |x| x.recip(); c: |z| z.inv(); }
-            sin_out, Sin, "sin", true { f: |x| x.sin(); c: |z| z.sin(); }
-            cos_out, Cos, "cos", true { f: |x| x.cos(); c: |z| z.cos(); }
-            tan_out, Tan, "tan", true { f: |x| x.tan(); c: |z| z.tan(); }
-            asin_out, Asin, "asin", true { f: |x| x.asin(); c: |z| z.asin(); }
-            acos_out, Acos, "acos", true { f: |x| x.acos(); c: |z| z.acos(); }
-            atan_out, Atan, "atan", true { f: |x| x.atan(); c: |z| z.atan(); }
+            sin_out, Sin, "sin", true { f: |x| x.sin(); c: |z| z.sin(); v32: $crate::math::vmath::sin_f32_raw; }
+            cos_out, Cos, "cos", true { f: |x| x.cos(); c: |z| z.cos(); v32: $crate::math::vmath::cos_f32_raw; }
+            tan_out, Tan, "tan", true { f: |x| x.tan(); c: |z| z.tan(); v32: $crate::math::vmath::tan_f32_raw; }
+            asin_out, Asin, "asin", true { f: |x| x.asin(); c: |z| z.asin(); v32: $crate::math::vmath::asin_f32_raw; }
+            acos_out, Acos, "acos", true { f: |x| x.acos(); c: |z| z.acos(); v32: $crate::math::vmath::acos_f32_raw; }
+            atan_out, Atan, "atan", true { f: |x| x.atan(); c: |z| z.atan(); v32: $crate::math::vmath::atan_f32_raw; }
             sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); }
             cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); }
             tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::math::vmath::tanh_f32_raw, $crate::math::vmath::tanh_f64_raw; }
             asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::engine::scalar::complex_asinh(z); }
             acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
-            atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); }
+            atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); v32: $crate::math::vmath::atanh_f32_raw; }
             sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::engine::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::math::vmath::sigmoid_f32_raw, $crate::math::vmath::sigmoid_f64_raw; }
             erf_out, Erf, "erf", true { f: |x| x.erf(); v: $crate::math::vmath::erf_f32_raw, $crate::math::vmath::erf_f64_raw; }
-            erfc_out, Erfc, "erfc", true { f: |x| x.erfc(); }
+            erfc_out, Erfc, "erfc", true { f: |x| x.erfc(); v: $crate::math::vmath::erfc_f32_raw, $crate::math::vmath::erfc_f64_raw; }
             lgamma_out, Lgamma, "lgamma", true { f: |x| x.lgamma(); }
             ceil_out, Ceil, "ceil", false { i: |x| x; f: |x| x.ceil(); }
             floor_out, Floor, "floor", false { i: |x| x; f: |x| x.floor(); }
@@ -166,7 +178,7 @@ macro_rules! define_unary_ops {
         $method:ident, $op:ident, $name:literal, $int_to_float:literal {
             $(b: |$bx:ident| $b:expr;)? $(i: |$ix:ident| $i:expr;)? $(f: |$fx:ident| $f:expr;)? $(c: |$cx:ident| $c:expr;)?
             $(cr: |$crx:ident| $cr:expr;)?
-            $(v: $v32:path, $v64:path;)?
+            $(v: $v32:path, $v64:path;)? $(v32: $w32:path;)?
         }
     )*) => {$(
         pub struct $op;
@@ -180,6 +192,7 @@ macro_rules! define_unary_ops {
             const COMPLEX_TO_REAL: bool = false $(|| { let _ = stringify!($cr); true })?;
             $(const V32: Option<$crate::ops::unary::Vector<f32>> = Some($v32);)?
             $(const V64: Option<$crate::ops::unary::Vector<f64>> = Some($v64);)?
+            $(const V32: Option<$crate::ops::unary::Vector<f32>> = Some($w32);)?
             // Inlined into each dtype's loop, which engine::dispatch instantiates generically:
             // without, relu on float64 ran 1.3x slower.
             $(#[inline(always)] fn b($bx: bool) -> bool { $b })?
