@@ -41,6 +41,13 @@ const USAGE: &str = "usage: cargo xtask <command>
                               `regen new` backend as in e2e (--device: the reference device and its
                               tests too); prints a markdown table and merges its rows into
                               docs/releases.md. Not in ci
+  bench [--quick] [--only NAME,...]
+                              build the device (dev-build into target/bench/pkg) and run its
+                              benchmarks (crates/device/python/bench: elementwise, conv, norm, pool,
+                              reduce, index, matmul, models) against PyTorch's CPU kernels at 1 thread
+                              and at every core; per case the ratio device/CPU and the speed-up from 1
+                              to N threads of each side, cases where the device scales less than CPU
+                              listed; outputs in target/bench. Not in ci (timings belong to benchmarks)
   ci                          everything CI checks: fmt, the device's generated code fresh, clippy, doc,
                               the C++ compile check of the oldest fixture and the pinned one, all
                               tests, then e2e, then opinfo; the last line names the steps passed or
@@ -78,6 +85,11 @@ enum Task {
     Releases {
         torch: Vec<String>,
         device: bool,
+    },
+    /// Benchmarks: fewer repeats, and the scripts named (all of [`BENCHES`] when empty).
+    Bench {
+        quick: bool,
+        only: Vec<String>,
     },
     Ci,
 }
@@ -136,6 +148,28 @@ fn parse_args(args: &[&str]) -> Result<Task, String> {
             }
             Ok(Task::Releases { torch, device })
         }
+        ["bench", rest @ ..] => {
+            let (mut quick, mut only) = (false, Vec::new());
+            let mut it = rest.iter();
+            while let Some(&arg) = it.next() {
+                match arg {
+                    "--quick" => quick = true,
+                    "--only" => match it.next() {
+                        Some(names) => {
+                            for name in names.split(',') {
+                                if !BENCHES.contains(&name) {
+                                    return Err(format!("bench: no benchmark {name:?}; one of {}", BENCHES.join(", ")));
+                                }
+                                only.push(name.to_owned());
+                            }
+                        }
+                        None => return Err("bench: --only needs NAME[,NAME...]".into()),
+                    },
+                    other => return Err(format!("bench: unknown option {other:?}")),
+                }
+            }
+            Ok(Task::Bench { quick, only })
+        }
         ["ci"] => Ok(Task::Ci),
         ["ci", ..] => Err("ci takes no arguments".into()),
         ["compile-cpp", rest @ ..] => {
@@ -182,6 +216,7 @@ fn main() -> ExitCode {
         }
         Task::Fixture(version) => fixture(&version),
         Task::Ci => ci(),
+        Task::Bench { quick, only } => bench(quick, &only),
         Task::E2e(None) => pinned().and_then(|v| e2e(&v)),
         Task::E2e(Some(version)) => e2e(&version),
         Task::Bump(version) => bump(&version),
@@ -525,6 +560,93 @@ fn capabilities(only: Option<&str>) -> Result<(), String> {
         0 => Ok(()),
         n => Err(format!("{n} of {} capability runs failed", lines.len())),
     }
+}
+
+/// The device's benchmark scripts (crates/device/python/bench/bench_NAME.py) `cargo xtask bench`
+/// runs, in order. bench_device.py (the first survey) and the random, resample and shape ones
+/// stay for running by hand.
+const BENCHES: &[&str] = &["elementwise", "conv", "norm", "pool", "reduce", "index", "matmul", "models"];
+
+/// Builds the device into target/bench/pkg and runs each benchmark at 1 thread and at every
+/// core (bench_models.py does both itself), from target/bench so `import regen_device` finds the
+/// fresh build; each output is kept in target/bench/NAME-tN.txt, then joined per case.
+fn bench(quick: bool, only: &[String]) -> Result<(), String> {
+    let root = root();
+    let python = root.join(".venv").join("bin").join("python");
+    if !python.is_file() {
+        return Err(format!("{} not found: run `cargo xtask e2e` first (it makes the venv)", python.display()));
+    }
+    let work = root.join("target").join("bench");
+    let pkg = work.join("pkg");
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    run(Command::new(root.join("crates/device/python/dev-build")).arg(&pkg).env("PYTHON", &python))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut slower = Vec::new();
+    for &name in BENCHES.iter().filter(|&&b| only.is_empty() || only.iter().any(|o| o == b)) {
+        let script = root.join(format!("crates/device/python/bench/bench_{name}.py"));
+        let thread_counts: Vec<usize> = if name == "models" { vec![cores] } else { vec![1, cores] };
+        let mut outputs = Vec::new();
+        for &threads in thread_counts.iter().collect::<std::collections::BTreeSet<_>>() {
+            let mut cmd = Command::new(&python);
+            cmd.current_dir(&work).env("PYTHONPATH", &pkg).arg(&script).arg(format!("--threads={threads}"));
+            if quick {
+                cmd.arg("--quick");
+            }
+            eprintln!("xtask: running {cmd:?}");
+            let out = cmd.output().map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let log = work.join(format!("{name}-t{threads}.txt"));
+            std::fs::write(&log, &text).map_err(|e| format!("{}: {e}", log.display()))?;
+            print!("{text}");
+            if !out.status.success() {
+                return Err(format!("bench_{name}.py failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+            }
+            outputs.push(text);
+        }
+        if let [one, all] = &outputs[..] {
+            let (table, below) = scaling(&table_rows(one), &table_rows(all), cores);
+            print!("{table}");
+            slower.extend(below.into_iter().map(|case| format!("{name}: {case}")));
+        }
+    }
+    if !slower.is_empty() {
+        println!("cases where the device scales less than CPU from 1 to {cores} threads ({}):", slower.len());
+        slower.iter().for_each(|case| println!("  {case}"));
+    }
+    println!("outputs in {}", work.display());
+    Ok(())
+}
+
+/// The case lines of a benchmark table (`name  regen_ms  cpu_ms  ratio  reps`): name and the two
+/// times in ms.
+fn table_rows(text: &str) -> Vec<(String, f64, f64)> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let [.., dev, cpu, ratio, reps] = fields[..] else { return None };
+            let numbers = (dev.parse::<f64>(), cpu.parse::<f64>(), ratio.parse::<f64>(), reps.parse::<u32>());
+            let (Ok(dev), Ok(cpu), Ok(_), Ok(_)) = numbers else { return None };
+            let name = fields[..fields.len() - 4].join(" ");
+            Some((name, dev, cpu))
+        })
+        .collect()
+}
+
+/// Per case present in both runs, the speed-up of each side from 1 to `n` threads; returns the
+/// table and the cases where the device's speed-up is below CPU's (by more than 5%, the noise of
+/// a quiet machine).
+fn scaling(one: &[(String, f64, f64)], all: &[(String, f64, f64)], n: usize) -> (String, Vec<String>) {
+    let mut table = format!("{:<40}{:>12}{:>12}\n", format!("speed-up 1 -> {n} threads"), "regen", "cpu");
+    let mut below = Vec::new();
+    for (name, d1, c1) in one {
+        let Some((_, dn, cn)) = all.iter().find(|(other, ..)| other == name) else { continue };
+        let (dev, cpu) = (d1 / dn, c1 / cn);
+        table.push_str(&format!("{name:<40}{dev:>11.2}x{cpu:>11.2}x\n"));
+        if dev < cpu * 0.95 {
+            below.push(format!("{name} (regen {dev:.2}x, cpu {cpu:.2}x)"));
+        }
+    }
+    (table, below)
 }
 
 /// The full OpInfo sweep of the device as `cargo xtask e2e` installed it in `.venv`, strict both
@@ -1156,6 +1278,13 @@ mod tests {
             Ok(Task::Capabilities(Some("regen-default".into())))
         );
         assert_eq!(parse_args(&["--help"]), Ok(Task::Help));
+        assert_eq!(parse_args(&["bench"]), Ok(Task::Bench { quick: false, only: vec![] }));
+        assert_eq!(
+            parse_args(&["bench", "--quick", "--only", "conv,models"]),
+            Ok(Task::Bench { quick: true, only: vec!["conv".into(), "models".into()] })
+        );
+        assert!(parse_args(&["bench", "--only", "convolution"]).unwrap_err().contains("no benchmark \"convolution\""));
+        assert!(parse_args(&["bench", "--only"]).is_err());
         let every: Vec<String> = RELEASES.iter().map(|v| (*v).to_owned()).collect();
         assert_eq!(parse_args(&["releases"]), Ok(Task::Releases { torch: every.clone(), device: false }));
         assert_eq!(parse_args(&["releases", "--device"]), Ok(Task::Releases { torch: every, device: true }));
@@ -1298,5 +1427,32 @@ mod tests {
             run_steps("ci", vec![step("fmt", false)]),
             Err("fmt went wrong\nxtask: ci failed at fmt".to_owned())
         );
+    }
+
+    #[test]
+    fn bench_tables_join_into_speed_ups() {
+        let one =
+            "torch 2.15.0, 1 torch threads for CPU and device (2 cores), load average 0.11, busy probe 73.0/61.5 ms
+case                               regen ms     cpu ms   ratio  reps
+exp float32 contiguous                  0.400      0.300    1.33    30
+fwd+bwd 16x3->32 64\u{b2} k3               8.000     14.000    0.57    10
+only at one thread                      1.000      1.000    1.00    30
+220 cases: geomean device/CPU 1.65, 99 above 1.2
+";
+        let all = "case                               regen ms     cpu ms   ratio  reps
+exp float32 contiguous                  0.300      0.150    2.00    30
+fwd+bwd 16x3->32 64\u{b2} k3               4.000      8.000    0.50    10
+";
+        let rows = table_rows(one);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!(rows[1], ("fwd+bwd 16x3->32 64\u{b2} k3".to_owned(), 8.0, 14.0));
+        let (table, below) = scaling(&rows, &table_rows(all), 2);
+        assert!(
+            table.contains("exp float32 contiguous") && table.contains("1.33x") && table.contains("2.00x"),
+            "{table}"
+        );
+        assert!(!table.contains("only at one thread"));
+        // exp: the device 1.33x against CPU's 2.00x; the convolution 2.00x against 1.75x.
+        assert_eq!(below, ["exp float32 contiguous (regen 1.33x, cpu 2.00x)"]);
     }
 }

@@ -18,7 +18,9 @@ pub trait Real: Float + FloatConst + Send + Sync + std::fmt::Debug + 'static {
     fn to_f64(self) -> f64;
     // vmath's polynomials on one element, inlined (`vmath::lane_api!`): in the engine's
     // contiguous loops they vectorise with the formula around them, where libm's `exp` is a
-    // call per element that keeps the loop scalar. Same special values as libm's.
+    // call per element that keeps the loop scalar. Same special values as libm's. A function
+    // that calls them must be `#[inline(always)]` down to the loop: compiled outside the loop's
+    // CPU tier, their fused multiply-adds are libm calls (gelu_backward ran 80x slower).
     fn vexp(self) -> Self;
     fn vexp_m1(self) -> Self;
     fn vln(self) -> Self;
@@ -129,6 +131,7 @@ pub fn sign<T: Real>(x: T) -> T {
 }
 
 /// `torch.sigmoid`: 1 / (1 + exp(-x)).
+#[inline(always)]
 pub fn sigmoid<T: Real>(x: T) -> T {
     T::one() / (T::one() + (-x).vexp())
 }
@@ -200,6 +203,7 @@ pub fn xlogy<T: Real>(x: T, y: T) -> T {
 }
 
 /// `torch.logaddexp`: log(exp(a) + exp(b)) without overflow.
+#[inline(always)]
 pub fn logaddexp<T: Real>(a: T, b: T) -> T {
     if a.is_infinite() && a == b {
         return a;
@@ -278,6 +282,7 @@ pub fn lerp_complex<T: Real>(x: Complex<T>, end: Complex<T>, w: Complex<T>) -> C
 }
 
 /// `gelu(x)` with the exact (erf) formula.
+#[inline(always)]
 pub fn gelu<T: Real>(x: T) -> T {
     x * T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).verf())
 }
@@ -286,12 +291,14 @@ const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_
 const GELU_KAPPA: f64 = 0.044715;
 
 /// `gelu(x, approximate="tanh")`.
+#[inline(always)]
 pub fn gelu_tanh<T: Real>(x: T) -> T {
     let inner = T::from_f64(GELU_BETA) * (x + T::from_f64(GELU_KAPPA) * x * x * x);
     T::from_f64(0.5) * x * (T::one() + inner.vtanh())
 }
 
 /// The gradient of [`gelu`] times `g`.
+#[inline(always)]
 pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
     let beta = T::from_f64(std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5);
     let cdf = T::from_f64(0.5) * (T::one() + (x * T::FRAC_1_SQRT_2()).verf());
@@ -300,6 +307,7 @@ pub fn gelu_backward<T: Real>(g: T, x: T) -> T {
 }
 
 /// The gradient of [`gelu_tanh`] times `g`.
+#[inline(always)]
 pub fn gelu_tanh_backward<T: Real>(g: T, x: T) -> T {
     let (beta, kappa) = (T::from_f64(GELU_BETA), T::from_f64(GELU_KAPPA));
     let x_sq = x * x;
