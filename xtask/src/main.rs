@@ -581,6 +581,7 @@ fn bench(quick: bool, only: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     run(Command::new(root.join("crates/device/python/dev-build")).arg(&pkg).env("PYTHON", &python))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("{}", machine(cores));
     let mut slower = Vec::new();
     for &name in BENCHES.iter().filter(|&&b| only.is_empty() || only.iter().any(|o| o == b)) {
         let script = root.join(format!("crates/device/python/bench/bench_{name}.py"));
@@ -615,6 +616,28 @@ fn bench(quick: bool, only: &[String]) -> Result<(), String> {
     }
     println!("outputs in {}", work.display());
     Ok(())
+}
+
+/// The CPU's model and the vector tier the device picks on it (REGEN_CPU_CAPABILITY lowers it),
+/// for the head of a benchmark report: which of the two is faster depends on the CPU.
+fn machine(cores: usize) -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_owned())
+    };
+    let model = field("model name").unwrap_or_else(|| "unknown CPU".into());
+    let flags = field("flags").unwrap_or_default();
+    let has = |flag: &str| flags.split_whitespace().any(|f| f == flag);
+    let tier = if has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl") {
+        "avx512"
+    } else if has("avx2") && has("fma") {
+        "avx2"
+    } else {
+        "default"
+    };
+    let lowered =
+        std::env::var("REGEN_CPU_CAPABILITY").map(|v| format!(", REGEN_CPU_CAPABILITY={v}")).unwrap_or_default();
+    format!("machine: {model}, {cores} cores, device tier {tier}{lowered}")
 }
 
 /// The case lines of a benchmark table (`name  regen_ms  cpu_ms  ratio  reps`): name and the two

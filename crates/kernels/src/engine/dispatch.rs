@@ -8,7 +8,7 @@ use regen_runtime::Result;
 
 use crate::engine::dtype::{DType, Element, not_implemented};
 use crate::engine::iter::Iter;
-use crate::engine::loops::{self, Vector};
+use crate::engine::loops::{self, Vector, Vector2};
 use crate::engine::scalar::Real;
 
 /// An integer element (u8 ... i64), computed through i64 as the op tables' `i` functions are.
@@ -40,6 +40,13 @@ pub trait Float: Element<Acc: Real> {
     /// contiguous runs: f32's for f32, and for float16 and bfloat16, whose runs are widened to f32
     /// for it ([`loops::unary_widened`]); f64's for f64.
     fn unary(it: &Iter, f: impl Fn(Self) -> Self + Sync + Copy, v32: Option<Vector<f32>>, v64: Option<Vector<f64>>);
+    /// `out = f(a, b)` over `it`, with the kernel's two-input vector function as [`Float::unary`].
+    fn binary(
+        it: &Iter,
+        f: impl Fn(Self, Self) -> Self + Sync + Copy,
+        v32: Option<Vector2<f32>>,
+        v64: Option<Vector2<f64>>,
+    );
 }
 
 impl Float for f32 {
@@ -47,12 +54,30 @@ impl Float for f32 {
     fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
         loops::unary_vec(it, f, v32)
     }
+    #[inline(always)]
+    fn binary(
+        it: &Iter,
+        f: impl Fn(f32, f32) -> f32 + Sync + Copy,
+        v32: Option<Vector2<f32>>,
+        _: Option<Vector2<f64>>,
+    ) {
+        loops::binary_vec(it, f, v32)
+    }
 }
 
 impl Float for f64 {
     #[inline(always)]
     fn unary(it: &Iter, f: impl Fn(f64) -> f64 + Sync + Copy, _: Option<Vector<f32>>, v64: Option<Vector<f64>>) {
         loops::unary_vec(it, f, v64)
+    }
+    #[inline(always)]
+    fn binary(
+        it: &Iter,
+        f: impl Fn(f64, f64) -> f64 + Sync + Copy,
+        _: Option<Vector2<f32>>,
+        v64: Option<Vector2<f64>>,
+    ) {
+        loops::binary_vec(it, f, v64)
     }
 }
 
@@ -62,6 +87,10 @@ macro_rules! half_float {
             #[inline(always)]
             fn unary(it: &Iter, f: impl Fn($t) -> $t + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
                 loops::unary_widened(it, f, v32)
+            }
+            #[inline(always)]
+            fn binary(it: &Iter, f: impl Fn($t, $t) -> $t + Sync + Copy, v32: Option<Vector2<f32>>, _: Option<Vector2<f64>>) {
+                loops::binary_widened(it, f, v32)
             }
         }
     )*};

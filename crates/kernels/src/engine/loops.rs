@@ -20,6 +20,9 @@ fn dense<T>(stride: isize) -> bool {
 /// A vectorised function over `n` contiguous elements (`x` may equal `out`).
 pub type Vector<T> = unsafe fn(*const T, *mut T, usize);
 
+/// A vectorised function of two inputs over `n` contiguous elements (`out` may equal either).
+pub type Vector2<T> = unsafe fn(*const T, *const T, *mut T, usize);
+
 /// `out = f(a)` over every element.
 pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn(A) -> O + Sync + Copy) {
     it.for_each(move |p, s, n| {
@@ -220,6 +223,113 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
             )
         }
     });
+}
+
+/// `out = f(a, b)`, with `vector` for every run when there is one, as [`unary_vec`]: runs where
+/// every operand is contiguous are passed to it as they are; others (a broadcast scalar, strides)
+/// are gathered into stack buffers a chunk at a time, run through it there and scattered back.
+pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync + Copy, vector: Option<Vector2<T>>) {
+    let Some(v) = vector else { return binary::<T, T, T>(it, f) };
+    it.for_each(move |p, s, n| {
+        let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
+        let (so, sa, sb) = (s[0], s[1], s[2]);
+        // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
+        unsafe {
+            if dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb) {
+                return v(a, b, o, n);
+            }
+            let at = move |p: *const T, st: isize, k: usize| {
+                p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned()
+            };
+            tiered(
+                #[inline(always)]
+                move || {
+                    buffered2(
+                        n,
+                        v,
+                        #[inline(always)]
+                        move |k| (at(a, sa, k), at(b, sb, k)),
+                        move |i, w: &[T]| {
+                            for (k, &x) in w.iter().enumerate() {
+                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(x);
+                            }
+                        },
+                    )
+                },
+            )
+        }
+    });
+}
+
+/// `out = f(a, b)` for float16 or bfloat16 with an f32 two-input `vector` function, as
+/// [`unary_widened`]: both inputs are widened to f32 a chunk at a time.
+pub fn binary_widened<T: Element<Acc = f32>>(
+    it: &Iter,
+    f: impl Fn(T, T) -> T + Sync + Copy,
+    vector: Option<Vector2<f32>>,
+) {
+    let Some(v) = vector else { return binary::<T, T, T>(it, f) };
+    it.for_each(move |p, s, n| {
+        let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
+        let (so, sa, sb) = (s[0], s[1], s[2]);
+        // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
+        unsafe {
+            let at = move |p: *const T, st: isize, k: usize| {
+                p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned().to_acc()
+            };
+            tiered(
+                #[inline(always)]
+                move || {
+                    buffered2(
+                        n,
+                        v,
+                        #[inline(always)]
+                        move |k| (at(a, sa, k), at(b, sb, k)),
+                        move |i, w: &[f32]| {
+                            for (k, &x) in w.iter().enumerate() {
+                                o.cast::<u8>()
+                                    .offset((i + k) as isize * so)
+                                    .cast::<T>()
+                                    .write_unaligned(T::from_acc(x));
+                            }
+                        },
+                    )
+                },
+            )
+        }
+    });
+}
+
+/// [`buffered`] for a two-input vector function: `load(k)` gives element `k` of both inputs; the
+/// result is computed in place over the first input's buffer.
+///
+/// # Safety
+/// As [`buffered`].
+#[inline(always)]
+unsafe fn buffered2<W: Copy>(
+    n: usize,
+    vector: Vector2<W>,
+    load: impl Fn(usize) -> (W, W),
+    store: impl Fn(usize, &[W]),
+) {
+    let mut x = [const { MaybeUninit::<W>::uninit() }; WIDEN];
+    let mut y = [const { MaybeUninit::<W>::uninit() }; WIDEN];
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(WIDEN);
+        for k in 0..m {
+            let (p, q) = load(i + k);
+            x[k].write(p);
+            y[k].write(q);
+        }
+        let (wx, wy) = (x.as_mut_ptr().cast::<W>(), y.as_ptr().cast::<W>());
+        // SAFETY: the first `m` slots of both buffers were written; the result overwrites `x`.
+        unsafe {
+            vector(wx, wy, wx, m);
+            store(i, std::slice::from_raw_parts(wx, m));
+        }
+        i += m;
+    }
 }
 
 /// `out = f(a, b, c)` over every element.
@@ -579,6 +689,61 @@ mod tests {
         );
         unary_vec::<f32>(&it, wrong, Some(exp));
         assert!(out.iter().zip(&xs).all(|(&y, &x)| y.to_bits() == crate::math::vmath::exp_scalar_f32(x).to_bits()));
+    }
+
+    #[test]
+    fn two_input_vector_functions_serve_every_layout() {
+        use half::bf16;
+        // A stand-in vector function: out = 2a - b, computed one element at a time; the loops'
+        // scalar function is never used when there is one, so a wrong one shows.
+        unsafe fn twice_minus(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+            for k in 0..n {
+                // SAFETY: the caller's run holds n elements of each; out may equal a or b.
+                unsafe { out.add(k).write(2.0 * a.add(k).read() - b.add(k).read()) };
+            }
+        }
+        fn wrong<T>(x: T, _: T) -> T {
+            x
+        }
+        let n = 2 * WIDEN + 19;
+        let s = [n as i64];
+        let xs: Vec<f32> = (0..n).map(|k| k as f32 * 0.5 - 100.0).collect();
+        let ys: Vec<f32> = (0..n).map(|k| (k % 7) as f32).collect();
+        let want: Vec<f32> = xs.iter().zip(&ys).map(|(&x, &y)| 2.0 * x - y).collect();
+        // Contiguous, then `a` strided (every other element) and `b` a broadcast scalar.
+        let (mut a, mut b, mut out) = (xs.clone(), ys.clone(), vec![0f32; n]);
+        let it = Iter::new(
+            &[Operand::over(&mut out, &s, &[1], DType::F32)],
+            &[Operand::over(&mut a, &s, &[1], DType::F32), Operand::over(&mut b, &s, &[1], DType::F32)],
+            &s,
+        );
+        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        assert_eq!(out, want);
+        let mut spread: Vec<f32> = xs.iter().flat_map(|&x| [x, 0.0]).collect();
+        let mut three = [3.0f32];
+        let it = Iter::new(
+            &[Operand::over(&mut out, &s, &[1], DType::F32)],
+            &[Operand::over(&mut spread, &s, &[2], DType::F32), Operand::over(&mut three, &s, &[0], DType::F32)],
+            &s,
+        );
+        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        assert!(out.iter().zip(&xs).all(|(&o, &x)| o == 2.0 * x - 3.0));
+        // bfloat16, in place on `a`: widened, computed in f32, rounded once.
+        let mut data: Vec<bf16> = xs.iter().map(|&x| bf16::from_f32(x)).collect();
+        let mut other: Vec<bf16> = ys.iter().map(|&y| bf16::from_f32(y)).collect();
+        let expected: Vec<bf16> =
+            data.iter().zip(&other).map(|(x, y)| bf16::from_f32(2.0 * x.to_f32() - y.to_f32())).collect();
+        let ptr = data.as_mut_ptr();
+        let it = Iter::new(
+            &[Operand { data: ptr.cast(), ..Operand::over(&mut data, &s, &[1], DType::BF16) }],
+            &[
+                Operand { data: ptr.cast(), ..Operand::over(&mut Vec::<bf16>::new(), &s, &[1], DType::BF16) },
+                Operand::over(&mut other, &s, &[1], DType::BF16),
+            ],
+            &s,
+        );
+        binary_widened::<bf16>(&it, wrong, Some(twice_minus));
+        assert_eq!(data, expected);
     }
 
     #[test]

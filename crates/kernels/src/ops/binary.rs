@@ -15,7 +15,7 @@ use regen_runtime::{Error, Result, Scalar, TensorRef};
 use crate::engine::dispatch::{Domains, Float, Int, dispatch};
 use crate::engine::dtype::{DType, Num};
 use crate::engine::iter::Iter;
-use crate::engine::loops;
+use crate::engine::loops::{self, Vector2};
 use crate::engine::operands::{Config, Input, elementwise};
 use crate::engine::scalar::Real;
 
@@ -27,6 +27,9 @@ pub trait Binary: Sync {
     const INT: bool;
     const FLOAT: bool;
     const COMPLEX: bool;
+    /// A two-input vector function for float32 runs (kernels/math/vmath.rs), which also serves
+    /// float16 and bfloat16 (widened to f32: `loops::binary_widened`).
+    const V32: Option<Vector2<f32>> = None;
     fn b(_: bool, _: bool) -> bool {
         unreachable!("checked by BOOL")
     }
@@ -266,10 +269,12 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
         )
     }
     fn float<T: Float>(&self) {
-        loops::binary::<T, T, T>(
+        T::binary(
             self.it,
             #[inline(always)]
             |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())),
+            Op::V32,
+            None,
         )
     }
     fn complex<R: Real>(&self) {
@@ -328,18 +333,22 @@ macro_rules! binary_ops {
         $kind:ident $op:ident $name:literal $int_to_float:literal {
             $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
             $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?
+            $(v32: $v32:path;)?
         }
     )*) => {$(
         binary_ops!(@impl $kind $op $name $int_to_float
-            $(b: |$bx, $by| $b;)? $(i: |$ix, $iy| $i;)? $(f: |$fx, $fy| $f;)? $(c: |$cx, $cy| $c;)?);
+            $(b: |$bx, $by| $b;)? $(i: |$ix, $iy| $i;)? $(f: |$fx, $fy| $f;)? $(c: |$cx, $cy| $c;)?
+            $(v32: $v32;)?);
     )*};
     (@impl op $op:ident $name:literal $int_to_float:literal
         $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
-        $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?) => {
+        $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?
+        $(v32: $v32:path;)?) => {
         pub struct $op;
         impl Binary for $op {
             const NAME: &'static str = $name;
             const INT_TO_FLOAT: bool = $int_to_float;
+            $(const V32: Option<$crate::engine::loops::Vector2<f32>> = Some($v32);)?
             const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
@@ -390,7 +399,7 @@ pub mod ops {
         op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); }
         op Fmod "fmod" false { i: |x, y| x.wrapping_rem(divisor(y)); f: |x, y| x % y; }
         op Pow "pow" false { i: |x, y| int_pow(x, y); f: |x, y| x.powf(y); c: |x, y| complex_pow(x, y); }
-        op Atan2 "atan2" true { f: |x, y| x.atan2(y); }
+        op Atan2 "atan2" true { f: |x, y| x.atan2(y); v32: crate::math::vmath::atan2_f32_raw; }
         op Hypot "hypot" false { f: |x, y| x.hypot(y); }
         op Copysign "copysign" true { f: |x, y| x.copysign(y); }
         op Nextafter "nextafter" false { f: |x, y| s::nextafter(x, y); }
