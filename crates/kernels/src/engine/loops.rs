@@ -229,36 +229,10 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
 /// every operand is contiguous are passed to it as they are; others (a broadcast scalar, strides)
 /// are gathered into stack buffers a chunk at a time, run through it there and scattered back.
 pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync + Copy, vector: Option<Vector2<T>>) {
-    let Some(v) = vector else { return binary::<T, T, T>(it, f) };
-    it.for_each(move |p, s, n| {
-        let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
-        let (so, sa, sb) = (s[0], s[1], s[2]);
-        // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
-        unsafe {
-            if dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb) {
-                return v(a, b, o, n);
-            }
-            let at = move |p: *const T, st: isize, k: usize| {
-                p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned()
-            };
-            tiered(
-                #[inline(always)]
-                move || {
-                    buffered2(
-                        n,
-                        v,
-                        #[inline(always)]
-                        move |k| (at(a, sa, k), at(b, sb, k)),
-                        move |i, w: &[T]| {
-                            for (k, &x) in w.iter().enumerate() {
-                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(x);
-                            }
-                        },
-                    )
-                },
-            )
-        }
-    });
+    match vector {
+        Some(v) => binary_through(it, v, Some(v), |x| x, |x| x),
+        None => binary::<T, T, T>(it, f),
+    }
 }
 
 /// `out = f(a, b)` for float16 or bfloat16 with an f32 two-input `vector` function, as
@@ -268,29 +242,48 @@ pub fn binary_widened<T: Element<Acc = f32>>(
     f: impl Fn(T, T) -> T + Sync + Copy,
     vector: Option<Vector2<f32>>,
 ) {
-    let Some(v) = vector else { return binary::<T, T, T>(it, f) };
+    match vector {
+        Some(v) => binary_through(it, v, None, T::to_acc, T::from_acc),
+        None => binary::<T, T, T>(it, f),
+    }
+}
+
+/// Every run of `out = vector(a, b)` through [`buffered2`], elements converted by `widen` and
+/// `narrow` (identities when `W` is `T`); `direct` (the same function over `T`, when it is one)
+/// takes the runs where every operand is contiguous without the buffers.
+fn binary_through<T: Copy + Send + Sync, W: Copy>(
+    it: &Iter,
+    vector: Vector2<W>,
+    direct: Option<Vector2<T>>,
+    widen: impl Fn(T) -> W + Sync + Copy,
+    narrow: impl Fn(W) -> T + Sync + Copy,
+) {
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
         let (so, sa, sb) = (s[0], s[1], s[2]);
         // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
         unsafe {
+            if let Some(v) = direct
+                && dense::<T>(so)
+                && dense::<T>(sa)
+                && dense::<T>(sb)
+            {
+                return v(a, b, o, n);
+            }
             let at = move |p: *const T, st: isize, k: usize| {
-                p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned().to_acc()
+                widen(p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned())
             };
             tiered(
                 #[inline(always)]
                 move || {
                     buffered2(
                         n,
-                        v,
+                        vector,
                         #[inline(always)]
                         move |k| (at(a, sa, k), at(b, sb, k)),
-                        move |i, w: &[f32]| {
+                        move |i, w: &[W]| {
                             for (k, &x) in w.iter().enumerate() {
-                                o.cast::<u8>()
-                                    .offset((i + k) as isize * so)
-                                    .cast::<T>()
-                                    .write_unaligned(T::from_acc(x));
+                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(narrow(x));
                             }
                         },
                     )
