@@ -1,9 +1,11 @@
 //! The inner loops every elementwise kernel runs (ATen's `cpu_kernel` / `cpu_kernel_vec`): a
-//! scalar function, and optionally a vector function over contiguous runs, applied over the runs
-//! an [`Iter`] produces. Contiguous runs and runs where an input is a broadcast scalar get loops
-//! the compiler vectorises, compiled for each vector tier (`tiered`) and chunked through a
-//! stack buffer when the output is an input (in place); anything else is a strided loop. Operand
-//! 0 is the output.
+//! scalar function, and optionally a vector function (kernels/math/vmath.rs), applied over the
+//! runs an [`Iter`] produces. A vector function serves every run: contiguous ones directly, others
+//! (strided, broadcast) gathered through a stack buffer, and float16/bfloat16 ones widened to f32
+//! there. Without one, contiguous runs and runs where an input is a broadcast scalar get loops the
+//! compiler vectorises, chunked through a stack buffer when the output is an input (in place);
+//! anything else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`).
+//! Operand 0 is the output.
 
 use std::mem::MaybeUninit;
 
