@@ -87,6 +87,18 @@ def measure(dev_fn, cpu_fn, budget, max_repeat):
     return statistics.median(dev), statistics.median(cpu), repeat
 
 
+def print_header(threads):
+    """The head of a benchmark report: torch, `threads` (the thread counts in words), the cores,
+    the load average and two runs of the busy probe; then a warning when the machine looks busy
+    (a load above 0.5 or probes 20% apart), whose ratios are indicative only."""
+    load = os.getloadavg()[0]
+    probes = [busy_probe(), busy_probe()]
+    print(f"torch {torch.__version__}, {threads} ({os.cpu_count()} cores), load average {load:.2f}, "
+          f"busy probe {probes[0] * 1e3:.1f}/{probes[1] * 1e3:.1f} ms")
+    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
+        print("WARNING: the machine looks busy; take the ratios as indicative only")
+
+
 def run_table(doc, cases, quick=(0.1, 30), full=(0.5, 200), width=30):
     """The main of a benchmark script: its flags (--quick, --threads, --only), a header with the
     machine's load, and one line per case. `cases()` yields (name, make, fn): the device's and
@@ -99,13 +111,7 @@ def run_table(doc, cases, quick=(0.1, 30), full=(0.5, 200), width=30):
     if args.threads:
         torch.set_num_threads(args.threads)
     budget, max_repeat = quick if args.quick else full
-    load = os.getloadavg()[0]
-    probes = [busy_probe(), busy_probe()]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads for CPU and device "
-          f"({os.cpu_count()} cores), load average {load:.2f}, "
-          f"busy probe {probes[0] * 1e3:.1f}/{probes[1] * 1e3:.1f} ms")
-    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
-        print("WARNING: the machine looks busy; take the ratios as indicative only")
+    print_header(f"{torch.get_num_threads()} torch threads for CPU and device")
     print(f"{'case':<{width}}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
     ratios = []
     for name, make, fn in cases():

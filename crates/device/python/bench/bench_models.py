@@ -25,7 +25,7 @@ import torch.nn.functional as F
 import regen_device  # noqa: F401  (registers the device)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_device import busy_probe, measure  # noqa: E402
+from bench_device import measure, print_header  # noqa: E402
 
 
 class BasicBlock(nn.Module):
@@ -159,12 +159,7 @@ def main():
         f"resnet18 b{args.batch} {args.size}x{args.size} sgd": resnet_step(args.batch, args.size),
         "gpt 2x256 b4 t128 adamw": gpt_step(4, 128),
     }
-    load = os.getloadavg()[0]
-    probes = [busy_probe(), busy_probe()]
-    print(f"torch {torch.__version__}, {os.cpu_count()} cores, load average {load:.2f}, "
-          f"busy probe {probes[0] * 1e3:.1f}/{probes[1] * 1e3:.1f} ms")
-    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
-        print("WARNING: the machine looks busy; take the ratios as indicative only")
+    print_header(f"{', then '.join(map(str, sorted({1, args.threads})))} torch threads for CPU and device")
     width = 34
     print(f"{'step':<{width}}{'threads':>8}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
     times = {}

@@ -18,7 +18,7 @@ import torch
 import regen_device  # noqa: F401  (registers the device)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_device import busy_probe, measure  # noqa: E402
+from bench_device import measure, print_header  # noqa: E402
 
 N = 2048
 
@@ -58,12 +58,7 @@ def main():
     if args.threads:
         torch.set_num_threads(args.threads)
     budget, max_repeat = (0.05, 30) if args.quick else (0.3, 200)
-    load = os.getloadavg()[0]
-    probes = [busy_probe(), busy_probe()]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads for CPU and device "
-          f"({os.cpu_count()} cores), load average {load:.2f}")
-    if load > 0.5 or abs(probes[0] - probes[1]) / min(probes) > 0.2:
-        print("WARNING: the machine looks busy; take the ratios as indicative only")
+    print_header(f"{torch.get_num_threads()} torch threads for CPU and device")
     print(f"{'op':<14}{'layout':<12}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
     for name, layout, fn in CASES:
         a_dev, a_cpu = operand(layout, "regen"), operand(layout, "cpu")

@@ -64,33 +64,10 @@ pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn
 /// a chunk at a time, run through it there and scattered back, so a row computes the same
 /// values whatever the layout. `f` serves only when there is no vector function.
 pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<T>>) {
-    let Some(v) = vector else { return unary::<T, T>(it, f) };
-    it.for_each(move |p, s, n| {
-        let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
-        // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
-        unsafe {
-            if dense::<T>(s[0]) && dense::<T>(s[1]) {
-                return v(a, o, n);
-            }
-            let (so, sa) = (s[0], s[1]);
-            tiered(
-                #[inline(always)]
-                move || {
-                    buffered(
-                        n,
-                        v,
-                        #[inline(always)]
-                        move |k| a.cast::<u8>().offset(k as isize * sa).cast::<T>().read_unaligned(),
-                        move |i, w: &[T]| {
-                            for (k, &x) in w.iter().enumerate() {
-                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(x);
-                            }
-                        },
-                    )
-                },
-            )
-        }
-    });
+    match vector {
+        Some(v) => unary_through(it, v, Some(v), |x| x, |x| x),
+        None => unary::<T, T>(it, f),
+    }
 }
 
 /// `out = f(a)` for float16 or bfloat16, with an f32 `vector` function for every run when there
@@ -98,46 +75,92 @@ pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + C
 /// and narrowed back (ATen's reduced-float vector path does the same), so the halves get the f32
 /// polynomials instead of a libm call per element.
 pub fn unary_widened<T: Element<Acc = f32>>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<f32>>) {
-    let Some(v) = vector else { return unary::<T, T>(it, f) };
+    match vector {
+        Some(v) => unary_through(it, v, None, T::to_acc, T::from_acc),
+        None => unary::<T, T>(it, f),
+    }
+}
+
+/// Every run of `out = vector(a)` through [`buffered`], elements converted by `widen` and
+/// `narrow` (identities when `W` is `T`); `direct` (the same function over `T`, when it is one)
+/// takes the contiguous runs without the buffer. Contiguous runs are read and written by loops
+/// the compiler vectorises (the conversions with them), strided ones one element at a time.
+fn unary_through<T: Copy + Send + Sync, W: Copy>(
+    it: &Iter,
+    vector: Vector<W>,
+    direct: Option<Vector<T>>,
+    widen: impl Fn(T) -> W + Sync + Copy,
+    narrow: impl Fn(W) -> T + Sync + Copy,
+) {
     it.for_each(move |p, s, n| {
         let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
         let (so, sa) = (s[0], s[1]);
+        let contiguous = dense::<T>(so) && dense::<T>(sa);
         // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
         unsafe {
+            if let Some(v) = direct
+                && contiguous
+            {
+                return v(a, o, n);
+            }
             tiered(
                 #[inline(always)]
                 move || {
-                    if dense::<T>(so) && dense::<T>(sa) {
+                    if contiguous {
                         buffered(
                             n,
-                            v,
-                            move |k| a.add(k).read().to_acc(),
-                            move |i, w: &[f32]| {
-                                // The output's chunk, written only here (its input was read into `w`).
-                                let out = std::slice::from_raw_parts_mut(o.add(i).cast::<MaybeUninit<T>>(), w.len());
-                                fill(out, 0, &|k| T::from_acc(w[k]));
-                            },
+                            vector,
+                            move |k| widen(a.add(k).read()),
+                            move |i, w: &[W]| store_dense(o, i, w, narrow),
                         )
                     } else {
                         buffered(
                             n,
-                            v,
+                            vector,
                             #[inline(always)]
-                            move |k| a.cast::<u8>().offset(k as isize * sa).cast::<T>().read_unaligned().to_acc(),
-                            move |i, w: &[f32]| {
-                                for (k, &x) in w.iter().enumerate() {
-                                    o.cast::<u8>()
-                                        .offset((i + k) as isize * so)
-                                        .cast::<T>()
-                                        .write_unaligned(T::from_acc(x));
-                                }
-                            },
+                            move |k| widen(at(a, sa, k)),
+                            move |i, w: &[W]| store_strided(o, so, i, w, narrow),
                         )
                     }
                 },
             )
         }
     });
+}
+
+/// Element `k` of a run at byte stride `stride`.
+///
+/// # Safety
+/// The run holds element `k`.
+#[inline(always)]
+unsafe fn at<T: Copy>(p: *const T, stride: isize, k: usize) -> T {
+    // SAFETY: per the contract.
+    unsafe { p.cast::<u8>().offset(k as isize * stride).cast::<T>().read_unaligned() }
+}
+
+/// Writes a buffer's results `w`, narrowed, to elements `i..` of a contiguous output: a loop the
+/// compiler vectorises (a `&mut` slice aliases nothing; the inputs of these elements were read
+/// into the buffer already).
+///
+/// # Safety
+/// The output holds elements `i..i + w.len()`, and nothing else refers to them during the call.
+#[inline(always)]
+unsafe fn store_dense<T, W: Copy>(o: *mut T, i: usize, w: &[W], narrow: impl Fn(W) -> T) {
+    // SAFETY: per the contract.
+    let out = unsafe { std::slice::from_raw_parts_mut(o.add(i).cast::<MaybeUninit<T>>(), w.len()) };
+    fill(out, 0, &|k| narrow(w[k]));
+}
+
+/// Writes a buffer's results `w`, narrowed, to elements `i..` of an output at byte stride `so`.
+///
+/// # Safety
+/// The output holds elements `i..i + w.len()` at that stride.
+#[inline(always)]
+unsafe fn store_strided<T, W: Copy>(o: *mut T, so: isize, i: usize, w: &[W], narrow: impl Fn(W) -> T) {
+    for (k, &x) in w.iter().enumerate() {
+        // SAFETY: per the contract.
+        unsafe { o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(narrow(x)) };
+    }
 }
 
 /// Elements per chunk of a run through a vector function's buffer ([`buffered`]: 1 KiB of f32,
@@ -250,9 +273,8 @@ pub fn binary_widened<T: Element<Acc = f32>>(
     }
 }
 
-/// Every run of `out = vector(a, b)` through [`buffered2`], elements converted by `widen` and
-/// `narrow` (identities when `W` is `T`); `direct` (the same function over `T`, when it is one)
-/// takes the runs where every operand is contiguous without the buffers.
+/// Every run of `out = vector(a, b)` through [`buffered2`], as [`unary_through`]; `direct` takes
+/// the runs where every operand is contiguous.
 fn binary_through<T: Copy + Send + Sync, W: Copy>(
     it: &Iter,
     vector: Vector2<W>,
@@ -263,32 +285,33 @@ fn binary_through<T: Copy + Send + Sync, W: Copy>(
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
         let (so, sa, sb) = (s[0], s[1], s[2]);
+        let contiguous = dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb);
         // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
         unsafe {
             if let Some(v) = direct
-                && dense::<T>(so)
-                && dense::<T>(sa)
-                && dense::<T>(sb)
+                && contiguous
             {
                 return v(a, b, o, n);
             }
-            let at = move |p: *const T, st: isize, k: usize| {
-                widen(p.cast::<u8>().offset(k as isize * st).cast::<T>().read_unaligned())
-            };
             tiered(
                 #[inline(always)]
                 move || {
-                    buffered2(
-                        n,
-                        vector,
-                        #[inline(always)]
-                        move |k| (at(a, sa, k), at(b, sb, k)),
-                        move |i, w: &[W]| {
-                            for (k, &x) in w.iter().enumerate() {
-                                o.cast::<u8>().offset((i + k) as isize * so).cast::<T>().write_unaligned(narrow(x));
-                            }
-                        },
-                    )
+                    if contiguous {
+                        buffered2(
+                            n,
+                            vector,
+                            move |k| (widen(a.add(k).read()), widen(b.add(k).read())),
+                            move |i, w: &[W]| store_dense(o, i, w, narrow),
+                        )
+                    } else {
+                        buffered2(
+                            n,
+                            vector,
+                            #[inline(always)]
+                            move |k| (widen(at(a, sa, k)), widen(at(b, sb, k))),
+                            move |i, w: &[W]| store_strided(o, so, i, w, narrow),
+                        )
+                    }
                 },
             )
         }

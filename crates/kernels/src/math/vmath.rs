@@ -1027,16 +1027,7 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option
     let y = o.div(p, q);
     let erf_small = o.fma(a, y, a);
     let erf_mid = o.add(o.splat(ERX), y);
-    // From 1/4 on, 1 - erf cancels: 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and
-    // -(a y + (a - 1)) above, with a - 0.5 and a - 1 exact, so that only the last step rounds.
-    let erfc_small = if precise {
-        let below_half = o.lt(a, o.splat(0.5));
-        let c = pick(o, below_half, 0.5, 1.0);
-        let erfc_mid_small = o.sub(pick(o, below_half, 0.5, 0.0), o.fma(a, y, o.sub(a, c)));
-        o.sel(o.lt(a, o.splat(0.25)), o.sub(one, erf_small), erfc_mid_small)
-    } else {
-        o.sub(one, erf_small)
-    };
+    let erfc_small = erfc_small(o, a, y, erf_small, precise);
     let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
 
     let ac = clamp(o, a, 1.0, 28.0);
@@ -1065,25 +1056,70 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option
         }
         None => (h, l),
     };
-    let hi = o.sub(o.splat(-0.5625), h);
-    let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
-    let (hi, lo) = if precise {
-        // rs (in [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a
-        // small correction to exp's reduced argument.
-        let hi2 = o.add(hi, rs);
-        (hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))))
-    } else {
-        (hi, o.add(o.sub(err, l), rs))
-    };
-    let e = exp_hilo32(o, hi, lo);
-    // e / ac = e inv (1 + (1 - ac inv)) to second order, the residual 1 - ac inv exact.
-    let erfc_large = if precise { o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, one))) } else { o.mul(e, inv) };
+    let erfc_large = erfc_large(
+        o,
+        ac,
+        inv,
+        (h, l),
+        rs,
+        precise,
+        #[inline(always)]
+        |hi, lo| exp_hilo32(o, hi, lo),
+    );
     let erf_large = o.sub(one, erfc_large);
 
     let mid = o.lt(a, o.splat(1.25));
     let erf = o.sel(small, erf_small, o.sel(mid, erf_mid, erf_large));
     let erfc = o.sel(small, erfc_small, o.sel(mid, erfc_mid, erfc_large));
     (erf, erfc)
+}
+
+/// erfc(a) on [0, 0.84375) from erf's rational part y there (erf(a) = a + a y = `erf_small`),
+/// for erf_erfc32 and erf_erfc64: 1 - erf, or with `precise`, from 1/4 on where 1 - erf cancels,
+/// 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and -(a y + (a - 1)) above, with a - 0.5 and a - 1
+/// exact, so that only the last step rounds.
+#[inline(always)]
+fn erfc_small<O: Ops>(o: O, a: O::F, y: O::F, erf_small: O::F, precise: bool) -> O::F
+where
+    O::E: From<f32>,
+{
+    let one = o.splat(1.0.into());
+    if !precise {
+        return o.sub(one, erf_small);
+    }
+    let below_half = o.lt(a, o.splat(0.5.into()));
+    let c = pick(o, below_half, 0.5.into(), 1.0.into());
+    let erfc_mid_small = o.sub(pick(o, below_half, 0.5.into(), 0.0.into()), o.fma(a, y, o.sub(a, c)));
+    o.sel(o.lt(a, o.splat(0.25.into())), o.sub(one, erf_small), erfc_mid_small)
+}
+
+/// erfc(ac) = exp(-ac^2 - 0.5625 + rs) / ac on [1.25, 28] (`inv` = 1/ac, ac^2 = h + l exactly,
+/// rs the rational correction R/S), for erf_erfc32 and erf_erfc64, with their `exp_hilo`; the
+/// sum's rounding error is carried into exp as its small `lo` part. With `precise`, rs (in
+/// [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a small correction
+/// to exp's reduced argument, and e / ac = e inv (1 + (1 - ac inv)) to second order, the
+/// residual 1 - ac inv exact.
+#[inline(always)]
+fn erfc_large<O: Ops>(
+    o: O,
+    ac: O::F,
+    inv: O::F,
+    (h, l): (O::F, O::F),
+    rs: O::F,
+    precise: bool,
+    exp_hilo: impl Fn(O::F, O::F) -> O::F,
+) -> O::F
+where
+    O::E: From<f32>,
+{
+    let hi = o.sub(o.splat((-0.5625).into()), h);
+    let err = o.sub(o.sub(o.splat((-0.5625).into()), hi), h);
+    if !precise {
+        return o.mul(exp_hilo(hi, o.add(o.sub(err, l), rs)), inv);
+    }
+    let hi2 = o.add(hi, rs);
+    let e = exp_hilo(hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))));
+    o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, o.splat(1.0.into()))))
 }
 
 // erf and gelu (f32) without divisions. The coefficients below were fitted for this file (numpy,
@@ -1880,16 +1916,7 @@ fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F, precise: bool) -> (O::F, 
     let y = o.div(p, q);
     let erf_small = o.fma(a, y, a);
     let erf_mid = o.add(o.splat(ERX), y);
-    // From 1/4 on, 1 - erf cancels: 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and
-    // -(a y + (a - 1)) above, with a - 0.5 and a - 1 exact, so that only the last step rounds.
-    let erfc_small = if precise {
-        let below_half = o.lt(a, o.splat(0.5));
-        let c = pick(o, below_half, 0.5, 1.0);
-        let erfc_mid_small = o.sub(pick(o, below_half, 0.5, 0.0), o.fma(a, y, o.sub(a, c)));
-        o.sel(o.lt(a, o.splat(0.25)), o.sub(one, erf_small), erfc_mid_small)
-    } else {
-        o.sub(one, erf_small)
-    };
+    let erfc_small = erfc_small(o, a, y, erf_small, precise);
     let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
 
     let ac = clamp(o, a, 1.0, 28.0);
@@ -1908,19 +1935,16 @@ fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F, precise: bool) -> (O::F, 
     let rs = o.div(r, d);
     let h = o.mul(ac, ac);
     let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
-    let hi = o.sub(o.splat(-0.5625), h);
-    let err = o.sub(o.sub(o.splat(-0.5625), hi), h);
-    let (hi, lo) = if precise {
-        // rs (in [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a
-        // small correction to exp's reduced argument.
-        let hi2 = o.add(hi, rs);
-        (hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))))
-    } else {
-        (hi, o.add(o.sub(err, l), rs))
-    };
-    let e = exp_hilo64(o, hi, lo);
-    // e / ac = e inv (1 + (1 - ac inv)) to second order, the residual 1 - ac inv exact.
-    let erfc_large = if precise { o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, one))) } else { o.mul(e, inv) };
+    let erfc_large = erfc_large(
+        o,
+        ac,
+        inv,
+        (h, l),
+        rs,
+        precise,
+        #[inline(always)]
+        |hi, lo| exp_hilo64(o, hi, lo),
+    );
     let erf_large = o.sub(one, erfc_large);
 
     let mid = o.lt(a, o.splat(1.25));
