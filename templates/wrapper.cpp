@@ -48,3 +48,20 @@ regen_error* {{ w.symbol }}(
 {%- endif %}
 }
 {%- endmacro -%}
+
+
+{%- macro in_place_definition(w) -%}
+// {{ w.schema }}
+// Runs {{ w.out_qualified }} with out = self.
+{{ w.return_type }} {{ w.name }}({% for a in w.args %}{{ a.cpp_type }} {{ a.param }}{% if !loop.last %}, {% endif %}{% endfor %}) {
+{%- if !w.device_candidates.is_empty() %}
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device({{ w.device_candidates|join(", ") }}));
+{%- endif %}
+  const ::regen::InPlace regen_in_place({{ w.args[0].param }});
+{%- for a in w.args %}
+  auto regen_a{{ loop.index0 }} = ::regen::{{ a.lift }}({{ a.param }}, "{{ w.qualified }} argument '{{ a.name }}'");
+{%- endfor %}
+  ::regen::check({{ w.symbol }}({% for i in w.call %}regen_a{{ i }}{% if !loop.last %}, {% endif %}{% endfor %}));
+  return {{ w.args[0].param }};
+}
+{%- endmacro -%}

@@ -38,6 +38,10 @@ struct SelectionReport<'a> {
     implemented: Vec<&'a str>,
     /// Ops also registered for the autograd key.
     autograd: Vec<&'a str>,
+    /// In-place ops run by a registered `.out` op's kernel with `out` = `self` (registered where
+    /// PyTorch derives them from `.out`: `InPlaceRoute`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    in_place: Vec<InPlaceReport<'a>>,
     /// Required ops without generated code, and why.
     skipped: Vec<Skip<'a>>,
     /// Required ops CPU has no kernel for (the CPU fallback never answers them), why, and what does.
@@ -73,6 +77,12 @@ struct CustomReport<'a> {
 }
 
 #[derive(Serialize)]
+struct InPlaceReport<'a> {
+    op: &'a str,
+    through: &'a str,
+}
+
+#[derive(Serialize)]
 struct CpuLess<'a> {
     op: &'a str,
     why: &'a str,
@@ -97,6 +107,11 @@ fn emit_selection(selection: &Selection<'_>, config: &Config, note: &str) -> Str
         registered: keys(&|s| s.registered),
         implemented: keys(&|s| s.implemented),
         autograd: keys(&|s| s.autograd),
+        in_place: selection
+            .in_place
+            .iter()
+            .map(|r| InPlaceReport { op: &r.op.key, through: &selection.selected[r.out].op.key })
+            .collect(),
         skipped: selection.skipped.iter().map(|(op, r)| Skip { op: &op.key, reason: r.to_string() }).collect(),
         no_cpu_kernel: selection
             .cpu_less

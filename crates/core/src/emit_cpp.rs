@@ -12,7 +12,7 @@ use askama::Template;
 use crate::abi::{ArgKind, Crossing, RetSpelling};
 use crate::config::{Config, Fallback};
 use crate::rust_name::{cpp_params, kernel_symbol, wrapper_name};
-use crate::select::{CpuLessAnswer, Selected, Selection, SkipReason};
+use crate::select::{CpuLessAnswer, InPlaceRoute, Selected, Selection, SkipReason};
 use crate::write::OutputFile;
 
 /// Registration wrappers are split over this many translation units, so a 2-core build
@@ -105,6 +105,66 @@ pub(crate) enum WrapperReturn {
     Slot(Slot),
 }
 
+/// The wrapper of an in-place op run by its `.out` op's entry point with `out` = `self`
+/// ([`InPlaceRoute`](crate::select::InPlaceRoute)), as `templates/wrapper.cpp` spells it.
+pub(crate) struct InPlaceWrapper {
+    pub(crate) schema: String,
+    /// `name.overload` of the in-place op, as registered.
+    pub(crate) op: String,
+    /// `namespace::name.overload` of the in-place op, as error messages name it.
+    pub(crate) qualified: String,
+    /// `namespace::name.overload` of the `.out` op it runs.
+    pub(crate) out_qualified: String,
+    /// The `.out` op's entry point.
+    pub(crate) symbol: String,
+    pub(crate) return_type: String,
+    pub(crate) name: String,
+    /// The in-place op's parameters, each lifted once (`self` first).
+    pub(crate) args: Vec<WrapperArg>,
+    /// For each argument of the entry point, the index of the lifted parameter passed.
+    pub(crate) call: Vec<usize>,
+    pub(crate) device_candidates: Vec<String>,
+}
+
+/// The in-place wrapper for `route`, which calls `out`'s entry point.
+fn in_place_wrapper(route: &InPlaceRoute<'_>, out: &Selected<'_>, config: &Config) -> InPlaceWrapper {
+    let op = route.op;
+    let symbol = kernel_symbol(&config.symbol_prefix, &out.op.rust_name);
+    let names = cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &[symbol.as_str()]);
+    // Each parameter lifts as the `.out` argument it is passed for (of the same schema type;
+    // `route.args` passes every parameter).
+    let kinds: Vec<ArgKind> = (0..op.cpp.params.len())
+        .map(|j| route.args.iter().position(|&a| a == j).map_or(ArgKind::Tensor, |i| out.abi.args[i].kind))
+        .collect();
+    let args = op
+        .cpp
+        .params
+        .iter()
+        .zip(&names)
+        .zip(&kinds)
+        .zip(&op.schema.arguments)
+        .map(|(((p, param), kind), a)| WrapperArg {
+            cpp_type: p.ty.spelling.clone(),
+            param: param.clone(),
+            name: a.name.to_string(),
+            lift: kind.cpp_lift(),
+            c_type: kind.c_type(),
+        })
+        .collect();
+    InPlaceWrapper {
+        schema: op.schema_text.clone(),
+        op: op.key.clone(),
+        qualified: op.qualified(),
+        out_qualified: out.op.qualified(),
+        symbol,
+        return_type: op.cpp.return_type.spelling.clone(),
+        name: wrapper_name(&op.rust_name),
+        args,
+        call: route.args.clone(),
+        device_candidates: device_candidates(kinds.iter().copied().zip(&names)),
+    }
+}
+
 #[derive(Template)]
 #[template(path = "register.cpp", escape = "none")]
 struct Registration<'a> {
@@ -118,6 +178,11 @@ struct Registration<'a> {
     defined: Vec<&'a Wrapper>,
     registered: Vec<&'a Wrapper>,
     autograd: Vec<&'a Wrapper>,
+    /// In-place ops run by `.out` entry points, defined and registered (where PyTorch derives
+    /// them from `.out`) here.
+    in_place: Vec<&'a InPlaceWrapper>,
+    /// The `.out` entry points they call that `defined` does not declare.
+    in_place_calls: Vec<&'a Wrapper>,
 }
 
 #[derive(Template)]
@@ -244,10 +309,28 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
         file("regen_marshal.h", render(&MarshalHeader { generated_note: note })),
     ];
     let wrapped: Vec<(&Selected<'_>, Wrapper)> = selection.wrapped().map(|s| (s, wrapper(s, config))).collect();
+    let in_place: Vec<(&str, InPlaceWrapper, &Wrapper)> = selection
+        .in_place
+        .iter()
+        .filter_map(|route| {
+            let out = &selection.selected[route.out];
+            let called = wrapped.iter().find(|(s, _)| std::ptr::eq(*s, out)).map(|(_, w)| w)?;
+            Some((route.op.key.as_str(), in_place_wrapper(route, out, config), called))
+        })
+        .collect();
     let routing = routing_var(&config.device);
     for shard in 0..SHARDS {
         let chunk: Vec<&(&Selected<'_>, Wrapper)> =
             wrapped.iter().filter(|(s, _)| shard_of(&s.op.key) == shard).collect();
+        let routes: Vec<&(&str, InPlaceWrapper, &Wrapper)> =
+            in_place.iter().filter(|(key, _, _)| shard_of(key) == shard).collect();
+        let mut in_place_calls: Vec<&Wrapper> = routes
+            .iter()
+            .map(|(_, _, called)| *called)
+            .filter(|called| !chunk.iter().any(|(_, w)| w.symbol == called.symbol))
+            .collect();
+        in_place_calls.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+        in_place_calls.dedup_by(|a, b| a.symbol == b.symbol);
         let unit = Registration {
             generated_note: note,
             namespace: &config.namespace,
@@ -258,6 +341,8 @@ pub fn emit_cpp(selection: &Selection<'_>, config: &Config, note: &str) -> Vec<O
             defined: chunk.iter().map(|(_, w)| w).collect(),
             registered: chunk.iter().filter(|(s, _)| s.registered).map(|(_, w)| w).collect(),
             autograd: chunk.iter().filter(|(s, _)| s.autograd).map(|(_, w)| w).collect(),
+            in_place: routes.iter().map(|(_, w, _)| w).collect(),
+            in_place_calls,
         };
         files.push(file(&format!("register_{}.cpp", shard + 1), render(&unit)));
     }

@@ -1,11 +1,12 @@
 //! Selection: which ops of a header a [`Config`] generates, registers or skips (and why), how the
 //! ops CPU has no kernel for are answered, and the backend's own ops.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::abi::Crossing;
 use crate::config::{Config, Fallback, Named};
 use crate::diagnostic::{Diagnostic, diag_at};
-use crate::ir::{Model, Op, OpClass};
+use crate::ir::{Model, Op, OpClass, OpKind};
 use crate::policy::{self, Family};
 use crate::suggest::unknown_op_message;
 
@@ -49,6 +50,24 @@ impl Selected<'_> {
     }
 }
 
+/// An in-place op the backend runs by the kernel of its `.out` form with `out` = `self`: the
+/// `name_` op with the arguments of a registered `name.out` op less `out`, which the backend does
+/// not implement itself. PyTorch's backends run a structured op's in-place form so (one kernel,
+/// its output given); on a backend without the in-place kernel PyTorch's default computes the
+/// functional form into a new tensor and copies it into `self`. The wrapper refuses to resize
+/// `self` (`x.add_(y)` keeps `x`'s shape), and is registered only where PyTorch derives the op
+/// from `.out` (regen_marshal.h's `derived_in_place`: an op with its own composite keeps it).
+#[derive(Debug, Clone)]
+pub struct InPlaceRoute<'m> {
+    pub op: &'m Op,
+    /// The registered `.out` op whose entry point runs it, by its index in
+    /// [`Selection::selected`].
+    pub out: usize,
+    /// For each argument of `out`, the index of the in-place op's argument passed for it
+    /// (`self`, 0, for `out`).
+    pub args: Vec<usize>,
+}
+
 /// What answers a required op that CPU has no kernel for (`policy::NO_CPU_KERNEL`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CpuLessAnswer {
@@ -87,6 +106,72 @@ pub struct Selection<'m> {
     pub custom: Vec<Selected<'m>>,
     /// The autocast registrations the config asks for over this header, and the listed ops it lacks.
     pub autocast: crate::autocast::AutocastPlan,
+    /// The in-place ops run by their `.out` kernels, in header order.
+    pub in_place: Vec<InPlaceRoute<'m>>,
+}
+
+/// The in-place ops run by their `.out` kernels ([`InPlaceRoute`]), in header order: those with
+/// a default kernel in PyTorch (a required one is the backend's to implement) that the config
+/// neither implements nor excludes.
+fn in_place_routes<'m>(config: &Config, model: &'m Model, selected: &[Selected<'m>]) -> Vec<InPlaceRoute<'m>> {
+    let mut outs: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (i, s) in selected.iter().enumerate().filter(|(_, s)| s.registered && s.op.kind == OpKind::Out) {
+        outs.entry(s.op.name()).or_default().push(i);
+    }
+    let named = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
+    model
+        .ops
+        .iter()
+        .filter(|op| op.kind == OpKind::InPlace && op.class() == OpClass::HasDefault)
+        .filter(|op| !named(config.implement.as_deref().unwrap_or_default(), &op.key))
+        .filter(|op| !named(&config.exclude, &op.key))
+        .filter(|op| op.family.is_none_or(|f| !config.exclude_families.contains(&f)))
+        .filter_map(|op| {
+            let base = op.name().strip_suffix('_')?;
+            outs.get(base)?
+                .iter()
+                // Its result is its `out` argument, which crosses as nothing (every release).
+                .filter(|&&out| {
+                    selected[out].abi.returns.iter().all(|r| matches!(r.kind.crossing(), Crossing::Alias(_)))
+                })
+                .find_map(|&out| route_args(op, selected[out].op).map(|args| InPlaceRoute { op, out, args }))
+        })
+        .collect()
+}
+
+/// How `out`'s arguments take `op`'s: its arguments less its one written tensor, in order, are
+/// exactly `op`'s (names and types), and that written tensor is `op`'s `self`.
+fn route_args(op: &Op, out: &Op) -> Option<Vec<usize>> {
+    let written = |a: &crate::ir::Argument| a.annotation.as_ref().is_some_and(|an| an.is_write);
+    let first = op.schema.arguments.first()?;
+    if first.name != "self" || !written(first) || op.schema.arguments[1..].iter().any(written) {
+        return None;
+    }
+    let out_args = &out.schema.arguments;
+    let slot = out_args.iter().position(written)?;
+    let tensor = crate::ir::SchemaType::Base(crate::ir::BaseType::Tensor);
+    if out_args[slot].ty != tensor || first.ty != tensor || out_args.iter().filter(|a| written(a)).count() != 1 {
+        return None;
+    }
+    let rest = out_args.iter().enumerate().filter(|&(i, _)| i != slot).map(|(_, a)| a);
+    if rest.clone().count() != op.schema.arguments.len()
+        || rest.clone().zip(&op.schema.arguments).any(|(a, b)| a.name != b.name || a.ty != b.ty)
+    {
+        return None;
+    }
+    Some(
+        (0..out_args.len())
+            .map(|i| {
+                if i == slot {
+                    0
+                } else if i < slot {
+                    i
+                } else {
+                    i - 1
+                }
+            })
+            .collect(),
+    )
 }
 
 impl<'m> Selection<'m> {
@@ -195,8 +280,9 @@ impl Config {
         let cpu_less = self.cpu_less_answers(model, &selected, &skipped);
         let custom = self.select_custom(&selected, &mut errors);
         let autocast = crate::autocast::plan(model, self.autocast, &self.autocast_ops);
+        let in_place = in_place_routes(self, model, &selected);
         crate::diagnostic::sort(&mut errors);
-        (Selection { selected, skipped, cpu_less, absent, custom, autocast }, errors)
+        (Selection { selected, skipped, cpu_less, absent, custom, autocast, in_place }, errors)
     }
 
     /// The entries of `implement`, `exclude`, `autograd` and `[autocast_ops]` that name no op of

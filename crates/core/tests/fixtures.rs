@@ -244,6 +244,38 @@ fn the_cpu_fallback_never_answers_an_op_cpu_has_no_kernel_for() {
     }
 }
 
+#[test]
+fn in_place_ops_run_by_their_registered_out_kernels() {
+    use regen_core::config::parse_config;
+    for release in RELEASES {
+        let model = load(release);
+        let config = parse_config(
+            "implement = [\"add.out\", \"abs.out\", \"relu_\", \"relu\", \"index_add.out\", \"mm.out\", \
+             \"clamp.Tensor_out\", \"addcmul.out\"]\nexclude = [\"addcmul_\"]\n",
+        )
+        .unwrap();
+        let selection = config.select(&model).unwrap();
+        let routes: BTreeMap<&str, (&str, &[usize])> = selection
+            .in_place
+            .iter()
+            .map(|r| (r.op.key.as_str(), (selection.selected[r.out].op.key.as_str(), r.args.as_slice())))
+            .collect();
+        // add.out(self, other, *, alpha, out) takes add_.Tensor(self, other, *, alpha) with out = self.
+        let mut want = BTreeMap::from([
+            ("add_.Tensor", ("add.out", &[0, 1, 2, 0][..])),
+            ("abs_", ("abs.out", &[0, 0][..])),
+            ("clamp_.Tensor", ("clamp.Tensor_out", &[0, 1, 2, 0][..])),
+        ]);
+        if model.find("index_add_").is_some_and(|op| op.class() == OpClass::HasDefault) {
+            // index_add.out(self, dim, index, source, *, alpha, out)
+            want.insert("index_add_", ("index_add.out", &[0, 1, 2, 3, 4, 0][..]));
+        }
+        // Not routed: relu_ is implemented, addcmul_ excluded, mm has no in-place form, add_.Scalar
+        // has no registered `.out` of its arguments.
+        assert_eq!(routes, want, "torch {release}");
+    }
+}
+
 /// A whole header is parsed in two halves on two threads: an error in either half, and the
 /// model, must come out as from one pass (line numbers counted from the header's first line,
 /// errors in line order, ops in header order).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -20,6 +21,9 @@
 // regen-runtime (regen_runtime::fallback::routed): true when the environment variable `var`
 // (<DEVICE>_FALLBACK_OPS) names `op`, which then gets the fallback in place of its kernel.
 extern "C" bool regen_runtime_fallback_routed(const uint8_t* var, size_t var_len, const uint8_t* op, size_t op_len);
+// regen-runtime (regen_runtime::host::in_place): marks the TensorImpl the in-place op running on
+// this thread writes (its kernel may not resize it); returns the previous mark.
+extern "C" const void* regen_runtime_in_place(const void* impl);
 // regen-runtime (regen_runtime::device): the calling thread's current device.
 extern "C" int32_t regen_runtime_current_device(void);
 
@@ -392,6 +396,35 @@ inline void check(regen_error* error) {
     default:
       TORCH_CHECK(false, message);
   }
+}
+
+// While an in-place op runs its `.out` kernel with `out` = `self`: `self` may not be resized
+// (regen_runtime::host::resize refuses it with PyTorch's message), as PyTorch's in-place ops
+// never change their tensor's shape.
+class InPlace {
+ public:
+  explicit InPlace(const at::Tensor& self) : previous_(regen_runtime_in_place(self.unsafeGetTensorImpl())) {}
+  ~InPlace() { regen_runtime_in_place(previous_); }
+  InPlace(const InPlace&) = delete;
+  InPlace& operator=(const InPlace&) = delete;
+
+ private:
+  const void* previous_;
+};
+
+// Whether PyTorch derives the in-place op `op` ("name.overload" of aten) from its structured
+// `.out` kernel on backends without a kernel of their own: it has a
+// CompositeExplicitAutogradNonFunctional kernel (torchgen's default backend kernel: the functional
+// form, then a copy into `self`). Only such an op runs as the `.out` kernel with `out` = `self`,
+// which is what CPU's and CUDA's structured kernels do; an in-place op with a composite of its own
+// (abs_ refuses complex tensors first) keeps it.
+inline bool derived_in_place(const char* op) {
+  const std::string key(op);
+  const size_t dot = key.find('.');
+  const auto handle = c10::Dispatcher::singleton().findSchema(
+      {"aten::" + key.substr(0, dot), dot == std::string::npos ? "" : key.substr(dot + 1)});
+  return handle.has_value() &&
+         handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional);
 }
 
 // Registers `kernel` for `op`, or `Fallback` (register_fallback.cpp's) when the environment

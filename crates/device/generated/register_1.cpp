@@ -156,6 +156,32 @@ regen_error* regen_kernel_special_modified_bessel_k1_out(regen_tensor self, rege
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_spherical_bessel_j0_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel__fused_adam_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, regen_tensor lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel_abs_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_addmv_out(regen_tensor self, regen_tensor mat, regen_tensor vec, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_atan2_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_min_out(regen_tensor self, regen_scalar min, regen_tensor out);
+regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_digamma_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_div_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_scalar scale, regen_scalar input_scale, regen_tensor out);
+regen_error* regen_kernel_erfinv_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_heaviside_out(regen_tensor self, regen_tensor values, regen_tensor out);
+regen_error* regen_kernel_index_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
+regen_error* regen_kernel_pow_tensor_scalar_out(regen_tensor self, regen_scalar exponent, regen_tensor out);
+regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_scatter_value_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value, regen_str reduce, regen_tensor out);
+regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -165,6 +191,13 @@ namespace {
 template <size_t N, class Kernel>
 void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
   ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
+}
+
+// An in-place op run by its `.out` kernel, registered where PyTorch derives it from `.out` (and
+// would otherwise compute the functional form and copy it into `self`).
+template <size_t N, class Kernel>
+void register_in_place(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  if (::regen::derived_in_place(op)) register_kernel(m, op, kernel);
 }
 
 // aten::angle(Tensor self) -> Tensor
@@ -1788,6 +1821,351 @@ void wrap__fused_adam_inplace_tensor_lr(at::TensorList self, at::TensorList grad
   ::regen::check(regen_kernel__fused_adam_inplace_tensor_lr(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, regen_a12, regen_a13, regen_a14));
 }
 
+// aten::abs_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::abs.out with out = self.
+at::Tensor & wrap_abs_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::abs_ argument 'self'");
+  ::regen::check(regen_kernel_abs_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sgn_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sgn.out with out = self.
+at::Tensor & wrap_sgn_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sgn_ argument 'self'");
+  ::regen::check(regen_kernel_sgn_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::acos_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::acos.out with out = self.
+at::Tensor & wrap_acos_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acos_ argument 'self'");
+  ::regen::check(regen_kernel_acos_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::add.out with out = self.
+at::Tensor & wrap_add_inplace_tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::add_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::add_.Tensor argument 'other'");
+  auto regen_a2 = ::regen::lift_scalar(alpha, "aten::add_.Tensor argument 'alpha'");
+  ::regen::check(regen_kernel_add_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::addmv.out with out = self.
+at::Tensor & wrap_addmv_inplace(at::Tensor & self, const at::Tensor & mat, const at::Tensor & vec, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat), ::regen::device_of_tensor(vec)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addmv_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat, "aten::addmv_ argument 'mat'");
+  auto regen_a2 = ::regen::lift_tensor(vec, "aten::addmv_ argument 'vec'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addmv_ argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addmv_ argument 'alpha'");
+  ::regen::check(regen_kernel_addmv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::atan_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::atan.out with out = self.
+at::Tensor & wrap_atan_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan_ argument 'self'");
+  ::regen::check(regen_kernel_atan_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+// Runs aten::clamp.Tensor_out with out = self.
+at::Tensor & wrap_clamp_inplace_tensor(at::Tensor & self, const ::std::optional<at::Tensor> & min, const ::std::optional<at::Tensor> & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(min), ::regen::device_of_opt_tensor(max)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_tensor(min, "aten::clamp_.Tensor argument 'min'");
+  auto regen_a2 = ::regen::lift_opt_tensor(max, "aten::clamp_.Tensor argument 'max'");
+  ::regen::check(regen_kernel_clamp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+// Runs aten::clamp_min.out with out = self.
+at::Tensor & wrap_clamp_min_inplace(at::Tensor & self, const at::Scalar & min) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(min, "aten::clamp_min_ argument 'min'");
+  ::regen::check(regen_kernel_clamp_min_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+// Runs aten::cumsum.out with out = self.
+at::Tensor & wrap_cumsum_inplace(at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cumsum_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cumsum_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumsum_ argument 'dtype'");
+  ::regen::check(regen_kernel_cumsum_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::div.out with out = self.
+at::Tensor & wrap_div_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::div_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::div_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_div_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::lcm.out with out = self.
+at::Tensor & wrap_lcm_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lcm_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lcm_ argument 'other'");
+  ::regen::check(regen_kernel_lcm_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)
+// Runs aten::mvlgamma.out with out = self.
+at::Tensor & wrap_mvlgamma_inplace(at::Tensor & self, int64_t p) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mvlgamma_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(p, "aten::mvlgamma_ argument 'p'");
+  ::regen::check(regen_kernel_mvlgamma_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::round_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::round.out with out = self.
+at::Tensor & wrap_round_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::round_ argument 'self'");
+  ::regen::check(regen_kernel_round_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::rsqrt_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::rsqrt.out with out = self.
+at::Tensor & wrap_rsqrt_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rsqrt_ argument 'self'");
+  ::regen::check(regen_kernel_rsqrt_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sigmoid_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sigmoid.out with out = self.
+at::Tensor & wrap_sigmoid_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sigmoid_ argument 'self'");
+  ::regen::check(regen_kernel_sigmoid_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sinh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sinh.out with out = self.
+at::Tensor & wrap_sinh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinh_ argument 'self'");
+  ::regen::check(regen_kernel_sinh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sqrt_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sqrt.out with out = self.
+at::Tensor & wrap_sqrt_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sqrt_ argument 'self'");
+  ::regen::check(regen_kernel_sqrt_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)
+// Runs aten::heaviside.out with out = self.
+at::Tensor & wrap_heaviside_inplace(at::Tensor & self, const at::Tensor & values) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(values)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::heaviside_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(values, "aten::heaviside_ argument 'values'");
+  ::regen::check(regen_kernel_heaviside_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::index_add.out with out = self.
+at::Tensor & wrap_index_add_inplace(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_add_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_add_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_add_ argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_add_ argument 'source'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::index_add_ argument 'alpha'");
+  ::regen::check(regen_kernel_index_add_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+// Runs aten::scatter.value_reduce_out with out = self.
+at::Tensor & wrap_scatter_inplace_value_reduce(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value, c10::string_view reduce) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_.value_reduce argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_.value_reduce argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_.value_reduce argument 'index'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::scatter_.value_reduce argument 'value'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter_.value_reduce argument 'reduce'");
+  ::regen::check(regen_kernel_scatter_value_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::bitwise_or.Tensor_out with out = self.
+at::Tensor & wrap_bitwise_or_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_or_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_or_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_bitwise_or_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::digamma_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::digamma.out with out = self.
+at::Tensor & wrap_digamma_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::digamma_ argument 'self'");
+  ::regen::check(regen_kernel_digamma_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+// Runs aten::lerp.Tensor_out with out = self.
+at::Tensor & wrap_lerp_inplace_tensor(at::Tensor & self, const at::Tensor & end, const at::Tensor & weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(end), ::regen::device_of_tensor(weight)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp_.Tensor argument 'end'");
+  auto regen_a2 = ::regen::lift_tensor(weight, "aten::lerp_.Tensor argument 'weight'");
+  ::regen::check(regen_kernel_lerp_tensor_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::ne.Tensor_out with out = self.
+at::Tensor & wrap_ne_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ne_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_ne_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::ge.Scalar_out with out = self.
+at::Tensor & wrap_ge_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ge_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_ge_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::lt.Scalar_out with out = self.
+at::Tensor & wrap_lt_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::lt_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_lt_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::erfinv_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::erfinv.out with out = self.
+at::Tensor & wrap_erfinv_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfinv_ argument 'self'");
+  ::regen::check(regen_kernel_erfinv_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::atan2.out with out = self.
+at::Tensor & wrap_atan2_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan2_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::atan2_ argument 'other'");
+  ::regen::check(regen_kernel_atan2_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::remainder.Tensor_out with out = self.
+at::Tensor & wrap_remainder_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::remainder_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_remainder_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+// Runs aten::pow.Tensor_Scalar_out with out = self.
+at::Tensor & wrap_pow_inplace_scalar(at::Tensor & self, const at::Scalar & exponent) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::pow_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(exponent, "aten::pow_.Scalar argument 'exponent'");
+  ::regen::check(regen_kernel_pow_tensor_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+// Runs aten::elu.out with out = self.
+at::Tensor & wrap_elu_inplace(at::Tensor & self, const at::Scalar & alpha, const at::Scalar & scale, const at::Scalar & input_scale) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::elu_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(alpha, "aten::elu_ argument 'alpha'");
+  auto regen_a2 = ::regen::lift_scalar(scale, "aten::elu_ argument 'scale'");
+  auto regen_a3 = ::regen::lift_scalar(input_scale, "aten::elu_ argument 'input_scale'");
+  ::regen::check(regen_kernel_elu_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1933,4 +2311,35 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_t_out));
   regen_runtime_ops::register_kernel(m, "special_spherical_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_spherical_bessel_j0_out));
   regen_runtime_ops::register_kernel(m, "_fused_adam_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace_tensor_lr));
+  regen_runtime_ops::register_in_place(m, "abs_", TORCH_FN(regen_runtime_ops::wrap_abs_inplace));
+  regen_runtime_ops::register_in_place(m, "sgn_", TORCH_FN(regen_runtime_ops::wrap_sgn_inplace));
+  regen_runtime_ops::register_in_place(m, "acos_", TORCH_FN(regen_runtime_ops::wrap_acos_inplace));
+  regen_runtime_ops::register_in_place(m, "add_.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "addmv_", TORCH_FN(regen_runtime_ops::wrap_addmv_inplace));
+  regen_runtime_ops::register_in_place(m, "atan_", TORCH_FN(regen_runtime_ops::wrap_atan_inplace));
+  regen_runtime_ops::register_in_place(m, "clamp_.Tensor", TORCH_FN(regen_runtime_ops::wrap_clamp_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "clamp_min_", TORCH_FN(regen_runtime_ops::wrap_clamp_min_inplace));
+  regen_runtime_ops::register_in_place(m, "cumsum_", TORCH_FN(regen_runtime_ops::wrap_cumsum_inplace));
+  regen_runtime_ops::register_in_place(m, "div_.Tensor", TORCH_FN(regen_runtime_ops::wrap_div_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "lcm_", TORCH_FN(regen_runtime_ops::wrap_lcm_inplace));
+  regen_runtime_ops::register_in_place(m, "mvlgamma_", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_inplace));
+  regen_runtime_ops::register_in_place(m, "round_", TORCH_FN(regen_runtime_ops::wrap_round_inplace));
+  regen_runtime_ops::register_in_place(m, "rsqrt_", TORCH_FN(regen_runtime_ops::wrap_rsqrt_inplace));
+  regen_runtime_ops::register_in_place(m, "sigmoid_", TORCH_FN(regen_runtime_ops::wrap_sigmoid_inplace));
+  regen_runtime_ops::register_in_place(m, "sinh_", TORCH_FN(regen_runtime_ops::wrap_sinh_inplace));
+  regen_runtime_ops::register_in_place(m, "sqrt_", TORCH_FN(regen_runtime_ops::wrap_sqrt_inplace));
+  regen_runtime_ops::register_in_place(m, "heaviside_", TORCH_FN(regen_runtime_ops::wrap_heaviside_inplace));
+  regen_runtime_ops::register_in_place(m, "index_add_", TORCH_FN(regen_runtime_ops::wrap_index_add_inplace));
+  regen_runtime_ops::register_in_place(m, "scatter_.value_reduce", TORCH_FN(regen_runtime_ops::wrap_scatter_inplace_value_reduce));
+  regen_runtime_ops::register_in_place(m, "bitwise_or_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "digamma_", TORCH_FN(regen_runtime_ops::wrap_digamma_inplace));
+  regen_runtime_ops::register_in_place(m, "lerp_.Tensor", TORCH_FN(regen_runtime_ops::wrap_lerp_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "ne_.Tensor", TORCH_FN(regen_runtime_ops::wrap_ne_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "ge_.Scalar", TORCH_FN(regen_runtime_ops::wrap_ge_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "lt_.Scalar", TORCH_FN(regen_runtime_ops::wrap_lt_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "erfinv_", TORCH_FN(regen_runtime_ops::wrap_erfinv_inplace));
+  regen_runtime_ops::register_in_place(m, "atan2_", TORCH_FN(regen_runtime_ops::wrap_atan2_inplace));
+  regen_runtime_ops::register_in_place(m, "remainder_.Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "pow_.Scalar", TORCH_FN(regen_runtime_ops::wrap_pow_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "elu_", TORCH_FN(regen_runtime_ops::wrap_elu_inplace));
 }

@@ -149,6 +149,34 @@ regen_error* regen_kernel_special_shifted_chebyshev_polynomial_w_out(regen_tenso
 regen_error* regen_kernel__fused_adamw_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, regen_tensor lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel__fused_sgd_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list momentum_buffer_list, double weight_decay, double momentum, double lr, double dampening, bool nesterov, bool maximize, bool is_first_step, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel__fused_adagrad_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list state_sums, regen_tensor_list state_steps, regen_tensor lr, double lr_decay, double weight_decay, double eps, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel_addcdiv_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_max_tensor_out(regen_tensor self, regen_tensor max, regen_tensor out);
+regen_error* regen_kernel_clamp_out(regen_tensor self, regen_scalar min, regen_scalar max, regen_tensor out);
+regen_error* regen_kernel_copysign_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_cos_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_cosh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_hardsigmoid_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_leaky_relu_out(regen_tensor self, regen_scalar negative_slope, regen_tensor out);
+regen_error* regen_kernel_lgamma_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_mul_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_pow_tensor_tensor_out(regen_tensor self, regen_tensor exponent, regen_tensor out);
+regen_error* regen_kernel_scatter_reduce_two_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, bool include_self, regen_tensor out);
+regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sub_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_threshold_out(regen_tensor self, regen_scalar threshold, regen_scalar value, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -158,6 +186,13 @@ namespace {
 template <size_t N, class Kernel>
 void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
   ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
+}
+
+// An in-place op run by its `.out` kernel, registered where PyTorch derives it from `.out` (and
+// would otherwise compute the functional form and copy it into `self`).
+template <size_t N, class Kernel>
+void register_in_place(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  if (::regen::derived_in_place(op)) register_kernel(m, op, kernel);
 }
 
 // aten::abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1673,6 +1708,348 @@ void wrap__fused_adagrad_inplace_tensor_lr(at::TensorList self, at::TensorList g
   ::regen::check(regen_kernel__fused_adagrad_inplace_tensor_lr(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
 }
 
+// aten::baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::baddbmm.out with out = self.
+at::Tensor & wrap_baddbmm_inplace(at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::baddbmm_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(batch1, "aten::baddbmm_ argument 'batch1'");
+  auto regen_a2 = ::regen::lift_tensor(batch2, "aten::baddbmm_ argument 'batch2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::baddbmm_ argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::baddbmm_ argument 'alpha'");
+  ::regen::check(regen_kernel_baddbmm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::copysign.out with out = self.
+at::Tensor & wrap_copysign_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::copysign_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::copysign_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_copysign_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::logical_or.out with out = self.
+at::Tensor & wrap_logical_or_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_or_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_or_ argument 'other'");
+  ::regen::check(regen_kernel_logical_or_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::ceil_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::ceil.out with out = self.
+at::Tensor & wrap_ceil_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ceil_ argument 'self'");
+  ::regen::check(regen_kernel_ceil_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+// Runs aten::clamp.out with out = self.
+at::Tensor & wrap_clamp_inplace(at::Tensor & self, const ::std::optional<at::Scalar> & min, const ::std::optional<at::Scalar> & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_ argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_scalar(min, "aten::clamp_ argument 'min'");
+  auto regen_a2 = ::regen::lift_opt_scalar(max, "aten::clamp_ argument 'max'");
+  ::regen::check(regen_kernel_clamp_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+// Runs aten::clamp_max.Tensor_out with out = self.
+at::Tensor & wrap_clamp_max_inplace_tensor(at::Tensor & self, const at::Tensor & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(max)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(max, "aten::clamp_max_.Tensor argument 'max'");
+  ::regen::check(regen_kernel_clamp_max_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::cos_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::cos.out with out = self.
+at::Tensor & wrap_cos_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cos_ argument 'self'");
+  ::regen::check(regen_kernel_cos_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::cosh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::cosh.out with out = self.
+at::Tensor & wrap_cosh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cosh_ argument 'self'");
+  ::regen::check(regen_kernel_cosh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::erf_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::erf.out with out = self.
+at::Tensor & wrap_erf_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erf_ argument 'self'");
+  ::regen::check(regen_kernel_erf_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::exp_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::exp.out with out = self.
+at::Tensor & wrap_exp_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exp_ argument 'self'");
+  ::regen::check(regen_kernel_exp_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::log10_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::log10.out with out = self.
+at::Tensor & wrap_log10_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log10_ argument 'self'");
+  ::regen::check(regen_kernel_log10_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::log1p_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::log1p.out with out = self.
+at::Tensor & wrap_log1p_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log1p_ argument 'self'");
+  ::regen::check(regen_kernel_log1p_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::mul.out with out = self.
+at::Tensor & wrap_mul_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mul_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::mul_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_mul_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::mish_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::mish.out with out = self.
+at::Tensor & wrap_mish_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::mish_ argument 'self'");
+  ::regen::check(regen_kernel_mish_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::tan_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::tan.out with out = self.
+at::Tensor & wrap_tan_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tan_ argument 'self'");
+  ::regen::check(regen_kernel_tan_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::tanh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::tanh.out with out = self.
+at::Tensor & wrap_tanh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tanh_ argument 'self'");
+  ::regen::check(regen_kernel_tanh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+// Runs aten::threshold.out with out = self.
+at::Tensor & wrap_threshold_inplace(at::Tensor & self, const at::Scalar & threshold, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::threshold_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(threshold, "aten::threshold_ argument 'threshold'");
+  auto regen_a2 = ::regen::lift_scalar(value, "aten::threshold_ argument 'value'");
+  ::regen::check(regen_kernel_threshold_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::sub.out with out = self.
+at::Tensor & wrap_sub_inplace_tensor(at::Tensor & self, const at::Tensor & other, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sub_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::sub_.Tensor argument 'other'");
+  auto regen_a2 = ::regen::lift_scalar(alpha, "aten::sub_.Tensor argument 'alpha'");
+  ::regen::check(regen_kernel_sub_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+// Runs aten::scatter.value_out with out = self.
+at::Tensor & wrap_scatter_inplace_value(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_.value argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_.value argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_.value argument 'index'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::scatter_.value argument 'value'");
+  ::regen::check(regen_kernel_scatter_value_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)
+// Runs aten::scatter_reduce.two_out with out = self.
+at::Tensor & wrap_scatter_reduce_inplace_two(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce, bool include_self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_reduce_.two argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_reduce_.two argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_reduce_.two argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_reduce_.two argument 'src'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter_reduce_.two argument 'reduce'");
+  auto regen_a5 = ::regen::lift_plain(include_self, "aten::scatter_reduce_.two argument 'include_self'");
+  ::regen::check(regen_kernel_scatter_reduce_two_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a0));
+  return self;
+}
+
+// aten::lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+// Runs aten::lerp.Scalar_out with out = self.
+at::Tensor & wrap_lerp_inplace_scalar(at::Tensor & self, const at::Tensor & end, const at::Scalar & weight) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(end)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lerp_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(end, "aten::lerp_.Scalar argument 'end'");
+  auto regen_a2 = ::regen::lift_scalar(weight, "aten::lerp_.Scalar argument 'weight'");
+  ::regen::check(regen_kernel_lerp_scalar_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::ne.Scalar_out with out = self.
+at::Tensor & wrap_ne_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ne_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_ne_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::ge.Tensor_out with out = self.
+at::Tensor & wrap_ge_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ge_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_ge_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::lt.Tensor_out with out = self.
+at::Tensor & wrap_lt_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lt_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_lt_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+// Runs aten::addcdiv.out with out = self.
+at::Tensor & wrap_addcdiv_inplace(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(tensor1), ::regen::device_of_tensor(tensor2)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addcdiv_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcdiv_ argument 'tensor1'");
+  auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcdiv_ argument 'tensor2'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::addcdiv_ argument 'value'");
+  ::regen::check(regen_kernel_addcdiv_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::lgamma_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::lgamma.out with out = self.
+at::Tensor & wrap_lgamma_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma_ argument 'self'");
+  ::regen::check(regen_kernel_lgamma_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::i0_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::i0.out with out = self.
+at::Tensor & wrap_i0_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::i0_ argument 'self'");
+  ::regen::check(regen_kernel_i0_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sign_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sign.out with out = self.
+at::Tensor & wrap_sign_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sign_ argument 'self'");
+  ::regen::check(regen_kernel_sign_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+// Runs aten::pow.Tensor_Tensor_out with out = self.
+at::Tensor & wrap_pow_inplace_tensor(at::Tensor & self, const at::Tensor & exponent) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(exponent)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::pow_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow_.Tensor argument 'exponent'");
+  ::regen::check(regen_kernel_pow_tensor_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::hardsigmoid.out with out = self.
+at::Tensor & wrap_hardsigmoid_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hardsigmoid_ argument 'self'");
+  ::regen::check(regen_kernel_hardsigmoid_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+// Runs aten::leaky_relu.out with out = self.
+at::Tensor & wrap_leaky_relu_inplace(at::Tensor & self, const at::Scalar & negative_slope) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::leaky_relu_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(negative_slope, "aten::leaky_relu_ argument 'negative_slope'");
+  ::regen::check(regen_kernel_leaky_relu_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1811,4 +2188,35 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "_fused_adamw_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace_tensor_lr));
   regen_runtime_ops::register_kernel(m, "_fused_sgd_", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace));
   regen_runtime_ops::register_kernel(m, "_fused_adagrad_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace_tensor_lr));
+  regen_runtime_ops::register_in_place(m, "baddbmm_", TORCH_FN(regen_runtime_ops::wrap_baddbmm_inplace));
+  regen_runtime_ops::register_in_place(m, "copysign_.Tensor", TORCH_FN(regen_runtime_ops::wrap_copysign_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "logical_or_", TORCH_FN(regen_runtime_ops::wrap_logical_or_inplace));
+  regen_runtime_ops::register_in_place(m, "ceil_", TORCH_FN(regen_runtime_ops::wrap_ceil_inplace));
+  regen_runtime_ops::register_in_place(m, "clamp_", TORCH_FN(regen_runtime_ops::wrap_clamp_inplace));
+  regen_runtime_ops::register_in_place(m, "clamp_max_.Tensor", TORCH_FN(regen_runtime_ops::wrap_clamp_max_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "cos_", TORCH_FN(regen_runtime_ops::wrap_cos_inplace));
+  regen_runtime_ops::register_in_place(m, "cosh_", TORCH_FN(regen_runtime_ops::wrap_cosh_inplace));
+  regen_runtime_ops::register_in_place(m, "erf_", TORCH_FN(regen_runtime_ops::wrap_erf_inplace));
+  regen_runtime_ops::register_in_place(m, "exp_", TORCH_FN(regen_runtime_ops::wrap_exp_inplace));
+  regen_runtime_ops::register_in_place(m, "log10_", TORCH_FN(regen_runtime_ops::wrap_log10_inplace));
+  regen_runtime_ops::register_in_place(m, "log1p_", TORCH_FN(regen_runtime_ops::wrap_log1p_inplace));
+  regen_runtime_ops::register_in_place(m, "mul_.Tensor", TORCH_FN(regen_runtime_ops::wrap_mul_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "mish_", TORCH_FN(regen_runtime_ops::wrap_mish_inplace));
+  regen_runtime_ops::register_in_place(m, "tan_", TORCH_FN(regen_runtime_ops::wrap_tan_inplace));
+  regen_runtime_ops::register_in_place(m, "tanh_", TORCH_FN(regen_runtime_ops::wrap_tanh_inplace));
+  regen_runtime_ops::register_in_place(m, "threshold_", TORCH_FN(regen_runtime_ops::wrap_threshold_inplace));
+  regen_runtime_ops::register_in_place(m, "sub_.Tensor", TORCH_FN(regen_runtime_ops::wrap_sub_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "scatter_.value", TORCH_FN(regen_runtime_ops::wrap_scatter_inplace_value));
+  regen_runtime_ops::register_in_place(m, "scatter_reduce_.two", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_inplace_two));
+  regen_runtime_ops::register_in_place(m, "lerp_.Scalar", TORCH_FN(regen_runtime_ops::wrap_lerp_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "ne_.Scalar", TORCH_FN(regen_runtime_ops::wrap_ne_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "ge_.Tensor", TORCH_FN(regen_runtime_ops::wrap_ge_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "lt_.Tensor", TORCH_FN(regen_runtime_ops::wrap_lt_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "addcdiv_", TORCH_FN(regen_runtime_ops::wrap_addcdiv_inplace));
+  regen_runtime_ops::register_in_place(m, "lgamma_", TORCH_FN(regen_runtime_ops::wrap_lgamma_inplace));
+  regen_runtime_ops::register_in_place(m, "i0_", TORCH_FN(regen_runtime_ops::wrap_i0_inplace));
+  regen_runtime_ops::register_in_place(m, "sign_", TORCH_FN(regen_runtime_ops::wrap_sign_inplace));
+  regen_runtime_ops::register_in_place(m, "pow_.Tensor", TORCH_FN(regen_runtime_ops::wrap_pow_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "hardsigmoid_", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_inplace));
+  regen_runtime_ops::register_in_place(m, "leaky_relu_", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_inplace));
 }

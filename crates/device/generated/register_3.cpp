@@ -153,6 +153,33 @@ regen_error* regen_kernel_special_modified_bessel_i1_out(regen_tensor self, rege
 regen_error* regen_kernel_special_scaled_modified_bessel_k0_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_v_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel__fused_adam_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_max_out(regen_tensor self, regen_scalar max, regen_tensor out);
+regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_cumprod_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
+regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_erfc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_floor_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_index_copy_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_tensor out);
+regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
+regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_round_decimals_out(regen_tensor self, int64_t decimals, regen_tensor out);
+regen_error* regen_kernel_scatter_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
+regen_error* regen_kernel_scatter_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, regen_tensor out);
+regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_triu_out(regen_tensor self, int64_t diagonal, regen_tensor out);
+regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -162,6 +189,13 @@ namespace {
 template <size_t N, class Kernel>
 void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
   ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
+}
+
+// An in-place op run by its `.out` kernel, registered where PyTorch derives it from `.out` (and
+// would otherwise compute the functional form and copy it into `self`).
+template <size_t N, class Kernel>
+void register_in_place(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  if (::regen::derived_in_place(op)) register_kernel(m, op, kernel);
 }
 
 // aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
@@ -1799,6 +1833,372 @@ void wrap__fused_adam_inplace(at::TensorList self, at::TensorList grads, at::Ten
   ::regen::check(regen_kernel__fused_adam_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10, regen_a11, regen_a12, regen_a13, regen_a14));
 }
 
+// aten::conj_physical_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::conj_physical.out with out = self.
+at::Tensor & wrap_conj_physical_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::conj_physical_ argument 'self'");
+  ::regen::check(regen_kernel_conj_physical_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::acosh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::acosh.out with out = self.
+at::Tensor & wrap_acosh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acosh_ argument 'self'");
+  ::regen::check(regen_kernel_acosh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::atanh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::atanh.out with out = self.
+at::Tensor & wrap_atanh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atanh_ argument 'self'");
+  ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+// Runs aten::clamp_max.out with out = self.
+at::Tensor & wrap_clamp_max_inplace(at::Tensor & self, const at::Scalar & max) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_max_ argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(max, "aten::clamp_max_ argument 'max'");
+  ::regen::check(regen_kernel_clamp_max_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+// Runs aten::cumprod.out with out = self.
+at::Tensor & wrap_cumprod_inplace(at::Tensor & self, int64_t dim, ::std::optional<at::ScalarType> dtype) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cumprod_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::cumprod_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_opt_enum(dtype, "aten::cumprod_ argument 'dtype'");
+  ::regen::check(regen_kernel_cumprod_out(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+// Runs aten::div.out_mode with out = self.
+at::Tensor & wrap_div_inplace_tensor_mode(at::Tensor & self, const at::Tensor & other, ::std::optional<c10::string_view> rounding_mode) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::div_.Tensor_mode argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::div_.Tensor_mode argument 'other'");
+  auto regen_a2 = ::regen::lift_opt_str(rounding_mode, "aten::div_.Tensor_mode argument 'rounding_mode'");
+  ::regen::check(regen_kernel_div_out_mode(regen_a0, regen_a1, regen_a2, regen_a0));
+  return self;
+}
+
+// aten::erfc_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::erfc.out with out = self.
+at::Tensor & wrap_erfc_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfc_ argument 'self'");
+  ::regen::check(regen_kernel_erfc_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::floor_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::floor.out with out = self.
+at::Tensor & wrap_floor_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor_ argument 'self'");
+  ::regen::check(regen_kernel_floor_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::frac_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::frac.out with out = self.
+at::Tensor & wrap_frac_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::frac_ argument 'self'");
+  ::regen::check(regen_kernel_frac_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::gcd.out with out = self.
+at::Tensor & wrap_gcd_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gcd_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gcd_ argument 'other'");
+  ::regen::check(regen_kernel_gcd_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
+// Runs aten::index_copy.out with out = self.
+at::Tensor & wrap_index_copy_inplace(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_copy_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_copy_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_copy_ argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_copy_ argument 'source'");
+  ::regen::check(regen_kernel_index_copy_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
+// Runs aten::nan_to_num.out with out = self.
+at::Tensor & wrap_nan_to_num_inplace(at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nan_to_num_ argument 'self'");
+  auto regen_a1 = ::regen::lift_opt_float(nan, "aten::nan_to_num_ argument 'nan'");
+  auto regen_a2 = ::regen::lift_opt_float(posinf, "aten::nan_to_num_ argument 'posinf'");
+  auto regen_a3 = ::regen::lift_opt_float(neginf, "aten::nan_to_num_ argument 'neginf'");
+  ::regen::check(regen_kernel_nan_to_num_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::log_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::log.out with out = self.
+at::Tensor & wrap_log_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log_ argument 'self'");
+  ::regen::check(regen_kernel_log_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::log2_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::log2.out with out = self.
+at::Tensor & wrap_log2_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log2_ argument 'self'");
+  ::regen::check(regen_kernel_log2_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::xlogy.OutTensor with out = self.
+at::Tensor & wrap_xlogy_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::xlogy_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::xlogy_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_xlogy_out_tensor(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::reciprocal_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::reciprocal.out with out = self.
+at::Tensor & wrap_reciprocal_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reciprocal_ argument 'self'");
+  ::regen::check(regen_kernel_reciprocal_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::neg_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::neg.out with out = self.
+at::Tensor & wrap_neg_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::neg_ argument 'self'");
+  ::regen::check(regen_kernel_neg_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+// Runs aten::round.decimals_out with out = self.
+at::Tensor & wrap_round_inplace_decimals(at::Tensor & self, int64_t decimals) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::round_.decimals argument 'self'");
+  auto regen_a1 = ::regen::lift_int(decimals, "aten::round_.decimals argument 'decimals'");
+  ::regen::check(regen_kernel_round_decimals_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::sin_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sin.out with out = self.
+at::Tensor & wrap_sin_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sin_ argument 'self'");
+  ::regen::check(regen_kernel_sin_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::trunc_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::trunc.out with out = self.
+at::Tensor & wrap_trunc_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc_ argument 'self'");
+  ::regen::check(regen_kernel_trunc_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+// Runs aten::scatter.src_out with out = self.
+at::Tensor & wrap_scatter_inplace_src(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_.src argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_.src argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_.src argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_.src argument 'src'");
+  ::regen::check(regen_kernel_scatter_src_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+// Runs aten::scatter.reduce_out with out = self.
+at::Tensor & wrap_scatter_inplace_reduce(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src, c10::string_view reduce) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_.reduce argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_.reduce argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_.reduce argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_.reduce argument 'src'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::scatter_.reduce argument 'reduce'");
+  ::regen::check(regen_kernel_scatter_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+// Runs aten::scatter_add.out with out = self.
+at::Tensor & wrap_scatter_add_inplace(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & src) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(src)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::scatter_add_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::scatter_add_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::scatter_add_ argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(src, "aten::scatter_add_ argument 'src'");
+  ::regen::check(regen_kernel_scatter_add_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::eq.Scalar_out with out = self.
+at::Tensor & wrap_eq_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::eq_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_eq_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::bitwise_and.Tensor_out with out = self.
+at::Tensor & wrap_bitwise_and_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_and_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_and_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_bitwise_and_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::bitwise_xor.Tensor_out with out = self.
+at::Tensor & wrap_bitwise_xor_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_xor_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_xor_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_bitwise_xor_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::bitwise_right_shift.Tensor_out with out = self.
+at::Tensor & wrap_bitwise_right_shift_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_right_shift_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_right_shift_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_bitwise_right_shift_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
+// Runs aten::triu.out with out = self.
+at::Tensor & wrap_triu_inplace(at::Tensor & self, c10::SymInt diagonal) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::triu_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(diagonal, "aten::triu_ argument 'diagonal'");
+  ::regen::check(regen_kernel_triu_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::le.Tensor_out with out = self.
+at::Tensor & wrap_le_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::le_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_le_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::gt.Tensor_out with out = self.
+at::Tensor & wrap_gt_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gt_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_gt_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+// Runs aten::addcmul.out with out = self.
+at::Tensor & wrap_addcmul_inplace(at::Tensor & self, const at::Tensor & tensor1, const at::Tensor & tensor2, const at::Scalar & value) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(tensor1), ::regen::device_of_tensor(tensor2)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addcmul_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(tensor1, "aten::addcmul_ argument 'tensor1'");
+  auto regen_a2 = ::regen::lift_tensor(tensor2, "aten::addcmul_ argument 'tensor2'");
+  auto regen_a3 = ::regen::lift_scalar(value, "aten::addcmul_ argument 'value'");
+  ::regen::check(regen_kernel_addcmul_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a0));
+  return self;
+}
+
+// aten::hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::hypot.out with out = self.
+at::Tensor & wrap_hypot_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hypot_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::hypot_ argument 'other'");
+  ::regen::check(regen_kernel_hypot_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::igamma.out with out = self.
+at::Tensor & wrap_igamma_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::igamma_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::igamma_ argument 'other'");
+  ::regen::check(regen_kernel_igamma_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1941,4 +2341,37 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0_out));
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_v_out));
   regen_runtime_ops::register_kernel(m, "_fused_adam_", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace));
+  regen_runtime_ops::register_in_place(m, "conj_physical_", TORCH_FN(regen_runtime_ops::wrap_conj_physical_inplace));
+  regen_runtime_ops::register_in_place(m, "acosh_", TORCH_FN(regen_runtime_ops::wrap_acosh_inplace));
+  regen_runtime_ops::register_in_place(m, "atanh_", TORCH_FN(regen_runtime_ops::wrap_atanh_inplace));
+  regen_runtime_ops::register_in_place(m, "clamp_max_", TORCH_FN(regen_runtime_ops::wrap_clamp_max_inplace));
+  regen_runtime_ops::register_in_place(m, "cumprod_", TORCH_FN(regen_runtime_ops::wrap_cumprod_inplace));
+  regen_runtime_ops::register_in_place(m, "div_.Tensor_mode", TORCH_FN(regen_runtime_ops::wrap_div_inplace_tensor_mode));
+  regen_runtime_ops::register_in_place(m, "erfc_", TORCH_FN(regen_runtime_ops::wrap_erfc_inplace));
+  regen_runtime_ops::register_in_place(m, "floor_", TORCH_FN(regen_runtime_ops::wrap_floor_inplace));
+  regen_runtime_ops::register_in_place(m, "frac_", TORCH_FN(regen_runtime_ops::wrap_frac_inplace));
+  regen_runtime_ops::register_in_place(m, "gcd_", TORCH_FN(regen_runtime_ops::wrap_gcd_inplace));
+  regen_runtime_ops::register_in_place(m, "index_copy_", TORCH_FN(regen_runtime_ops::wrap_index_copy_inplace));
+  regen_runtime_ops::register_in_place(m, "nan_to_num_", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_inplace));
+  regen_runtime_ops::register_in_place(m, "log_", TORCH_FN(regen_runtime_ops::wrap_log_inplace));
+  regen_runtime_ops::register_in_place(m, "log2_", TORCH_FN(regen_runtime_ops::wrap_log2_inplace));
+  regen_runtime_ops::register_in_place(m, "xlogy_.Tensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "reciprocal_", TORCH_FN(regen_runtime_ops::wrap_reciprocal_inplace));
+  regen_runtime_ops::register_in_place(m, "neg_", TORCH_FN(regen_runtime_ops::wrap_neg_inplace));
+  regen_runtime_ops::register_in_place(m, "round_.decimals", TORCH_FN(regen_runtime_ops::wrap_round_inplace_decimals));
+  regen_runtime_ops::register_in_place(m, "sin_", TORCH_FN(regen_runtime_ops::wrap_sin_inplace));
+  regen_runtime_ops::register_in_place(m, "trunc_", TORCH_FN(regen_runtime_ops::wrap_trunc_inplace));
+  regen_runtime_ops::register_in_place(m, "scatter_.src", TORCH_FN(regen_runtime_ops::wrap_scatter_inplace_src));
+  regen_runtime_ops::register_in_place(m, "scatter_.reduce", TORCH_FN(regen_runtime_ops::wrap_scatter_inplace_reduce));
+  regen_runtime_ops::register_in_place(m, "scatter_add_", TORCH_FN(regen_runtime_ops::wrap_scatter_add_inplace));
+  regen_runtime_ops::register_in_place(m, "eq_.Scalar", TORCH_FN(regen_runtime_ops::wrap_eq_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "bitwise_and_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "bitwise_xor_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "bitwise_right_shift_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_right_shift_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "triu_", TORCH_FN(regen_runtime_ops::wrap_triu_inplace));
+  regen_runtime_ops::register_in_place(m, "le_.Tensor", TORCH_FN(regen_runtime_ops::wrap_le_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "gt_.Tensor", TORCH_FN(regen_runtime_ops::wrap_gt_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "addcmul_", TORCH_FN(regen_runtime_ops::wrap_addcmul_inplace));
+  regen_runtime_ops::register_in_place(m, "hypot_", TORCH_FN(regen_runtime_ops::wrap_hypot_inplace));
+  regen_runtime_ops::register_in_place(m, "igamma_", TORCH_FN(regen_runtime_ops::wrap_igamma_inplace));
 }

@@ -155,6 +155,26 @@ regen_error* regen_kernel_special_shifted_chebyshev_polynomial_u_out(regen_tenso
 regen_error* regen_kernel__fused_adamw_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel__fused_sgd_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list momentum_buffer_list, double weight_decay, double momentum, regen_tensor lr, double dampening, bool nesterov, bool maximize, bool is_first_step, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel__fused_adagrad_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list state_sums, regen_tensor_list state_steps, double lr, double lr_decay, double weight_decay, double eps, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
+regen_error* regen_kernel_addmm_out(regen_tensor self, regen_tensor mat1, regen_tensor mat2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
+regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_asinh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_clamp_min_tensor_out(regen_tensor self, regen_tensor min, regen_tensor out);
+regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_gelu_out(regen_tensor self, regen_str approximate, regen_tensor out);
+regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_index_reduce_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_str reduce, bool include_self, regen_tensor out);
+regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_silu_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sinc_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_tril_out(regen_tensor self, int64_t diagonal, regen_tensor out);
 }
 
 namespace regen_runtime_ops {
@@ -164,6 +184,13 @@ namespace {
 template <size_t N, class Kernel>
 void register_kernel(torch::Library& m, const char (&op)[N], Kernel kernel) {
   ::regen::impl_or_fallback<&routed_fallback>(m, "REGEN_FALLBACK_OPS", op, kernel);
+}
+
+// An in-place op run by its `.out` kernel, registered where PyTorch derives it from `.out` (and
+// would otherwise compute the functional form and copy it into `self`).
+template <size_t N, class Kernel>
+void register_in_place(torch::Library& m, const char (&op)[N], Kernel kernel) {
+  if (::regen::derived_in_place(op)) register_kernel(m, op, kernel);
 }
 
 // aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -1793,6 +1820,247 @@ void wrap__fused_adagrad_inplace(at::TensorList self, at::TensorList grads, at::
   ::regen::check(regen_kernel__fused_adagrad_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, regen_a8, regen_a9, regen_a10));
 }
 
+// aten::asinh_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::asinh.out with out = self.
+at::Tensor & wrap_asinh_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asinh_ argument 'self'");
+  ::regen::check(regen_kernel_asinh_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::asin_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::asin.out with out = self.
+at::Tensor & wrap_asin_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asin_ argument 'self'");
+  ::regen::check(regen_kernel_asin_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::bitwise_not_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::bitwise_not.out with out = self.
+at::Tensor & wrap_bitwise_not_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_not_ argument 'self'");
+  ::regen::check(regen_kernel_bitwise_not_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::logical_not_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::logical_not.out with out = self.
+at::Tensor & wrap_logical_not_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_not_ argument 'self'");
+  ::regen::check(regen_kernel_logical_not_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::logical_xor.out with out = self.
+at::Tensor & wrap_logical_xor_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_xor_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_xor_ argument 'other'");
+  ::regen::check(regen_kernel_logical_xor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::logical_and.out with out = self.
+at::Tensor & wrap_logical_and_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_and_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_and_ argument 'other'");
+  ::regen::check(regen_kernel_logical_and_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+// Runs aten::clamp_min.Tensor_out with out = self.
+at::Tensor & wrap_clamp_min_inplace_tensor(at::Tensor & self, const at::Tensor & min) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(min)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::clamp_min_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(min, "aten::clamp_min_.Tensor argument 'min'");
+  ::regen::check(regen_kernel_clamp_min_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::exp2_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::exp2.out with out = self.
+at::Tensor & wrap_exp2_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exp2_ argument 'self'");
+  ::regen::check(regen_kernel_exp2_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::expm1_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::expm1.out with out = self.
+at::Tensor & wrap_expm1_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::expm1_ argument 'self'");
+  ::regen::check(regen_kernel_expm1_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)
+// Runs aten::gelu.out with out = self.
+at::Tensor & wrap_gelu_inplace(at::Tensor & self, c10::string_view approximate) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gelu_ argument 'self'");
+  auto regen_a1 = ::regen::lift_str(approximate, "aten::gelu_ argument 'approximate'");
+  ::regen::check(regen_kernel_gelu_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::silu_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::silu.out with out = self.
+at::Tensor & wrap_silu_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::silu_ argument 'self'");
+  ::regen::check(regen_kernel_silu_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::sinc_(Tensor(a!) self) -> Tensor(a!)
+// Runs aten::sinc.out with out = self.
+at::Tensor & wrap_sinc_inplace(at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinc_ argument 'self'");
+  ::regen::check(regen_kernel_sinc_out(regen_a0, regen_a0));
+  return self;
+}
+
+// aten::addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+// Runs aten::addmm.out with out = self.
+at::Tensor & wrap_addmm_inplace(at::Tensor & self, const at::Tensor & mat1, const at::Tensor & mat2, const at::Scalar & beta, const at::Scalar & alpha) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(mat1), ::regen::device_of_tensor(mat2)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::addmm_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(mat1, "aten::addmm_ argument 'mat1'");
+  auto regen_a2 = ::regen::lift_tensor(mat2, "aten::addmm_ argument 'mat2'");
+  auto regen_a3 = ::regen::lift_scalar(beta, "aten::addmm_ argument 'beta'");
+  auto regen_a4 = ::regen::lift_scalar(alpha, "aten::addmm_ argument 'alpha'");
+  ::regen::check(regen_kernel_addmm_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a0));
+  return self;
+}
+
+// aten::index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)
+// Runs aten::index_reduce.out with out = self.
+at::Tensor & wrap_index_reduce_inplace(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Tensor & source, c10::string_view reduce, bool include_self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(source)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::index_reduce_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(dim, "aten::index_reduce_ argument 'dim'");
+  auto regen_a2 = ::regen::lift_tensor(index, "aten::index_reduce_ argument 'index'");
+  auto regen_a3 = ::regen::lift_tensor(source, "aten::index_reduce_ argument 'source'");
+  auto regen_a4 = ::regen::lift_str(reduce, "aten::index_reduce_ argument 'reduce'");
+  auto regen_a5 = ::regen::lift_plain(include_self, "aten::index_reduce_ argument 'include_self'");
+  ::regen::check(regen_kernel_index_reduce_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a0));
+  return self;
+}
+
+// aten::eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::eq.Tensor_out with out = self.
+at::Tensor & wrap_eq_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::eq_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_eq_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::bitwise_left_shift.Tensor_out with out = self.
+at::Tensor & wrap_bitwise_left_shift_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_left_shift_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_left_shift_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_bitwise_left_shift_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)
+// Runs aten::tril.out with out = self.
+at::Tensor & wrap_tril_inplace(at::Tensor & self, c10::SymInt diagonal) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tril_ argument 'self'");
+  auto regen_a1 = ::regen::lift_int(diagonal, "aten::tril_ argument 'diagonal'");
+  ::regen::check(regen_kernel_tril_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::le.Scalar_out with out = self.
+at::Tensor & wrap_le_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::le_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_le_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+// Runs aten::gt.Scalar_out with out = self.
+at::Tensor & wrap_gt_inplace_scalar(at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt_.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::gt_.Scalar argument 'other'");
+  ::regen::check(regen_kernel_gt_scalar_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::fmod.Tensor_out with out = self.
+at::Tensor & wrap_fmod_inplace_tensor(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmod_.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmod_.Tensor argument 'other'");
+  ::regen::check(regen_kernel_fmod_tensor_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::igammac.out with out = self.
+at::Tensor & wrap_igammac_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::igammac_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::igammac_ argument 'other'");
+  ::regen::check(regen_kernel_igammac_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
+// aten::nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+// Runs aten::nextafter.out with out = self.
+at::Tensor & wrap_nextafter_inplace(at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  const ::regen::InPlace regen_in_place(self);
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nextafter_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::nextafter_ argument 'other'");
+  ::regen::check(regen_kernel_nextafter_out(regen_a0, regen_a1, regen_a0));
+  return self;
+}
+
 }  // namespace
 }  // namespace regen_runtime_ops
 
@@ -1937,4 +2205,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "_fused_adamw_", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace));
   regen_runtime_ops::register_kernel(m, "_fused_sgd_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace_tensor_lr));
   regen_runtime_ops::register_kernel(m, "_fused_adagrad_", TORCH_FN(regen_runtime_ops::wrap__fused_adagrad_inplace));
+  regen_runtime_ops::register_in_place(m, "asinh_", TORCH_FN(regen_runtime_ops::wrap_asinh_inplace));
+  regen_runtime_ops::register_in_place(m, "asin_", TORCH_FN(regen_runtime_ops::wrap_asin_inplace));
+  regen_runtime_ops::register_in_place(m, "bitwise_not_", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_inplace));
+  regen_runtime_ops::register_in_place(m, "logical_not_", TORCH_FN(regen_runtime_ops::wrap_logical_not_inplace));
+  regen_runtime_ops::register_in_place(m, "logical_xor_", TORCH_FN(regen_runtime_ops::wrap_logical_xor_inplace));
+  regen_runtime_ops::register_in_place(m, "logical_and_", TORCH_FN(regen_runtime_ops::wrap_logical_and_inplace));
+  regen_runtime_ops::register_in_place(m, "clamp_min_.Tensor", TORCH_FN(regen_runtime_ops::wrap_clamp_min_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "exp2_", TORCH_FN(regen_runtime_ops::wrap_exp2_inplace));
+  regen_runtime_ops::register_in_place(m, "expm1_", TORCH_FN(regen_runtime_ops::wrap_expm1_inplace));
+  regen_runtime_ops::register_in_place(m, "gelu_", TORCH_FN(regen_runtime_ops::wrap_gelu_inplace));
+  regen_runtime_ops::register_in_place(m, "silu_", TORCH_FN(regen_runtime_ops::wrap_silu_inplace));
+  regen_runtime_ops::register_in_place(m, "sinc_", TORCH_FN(regen_runtime_ops::wrap_sinc_inplace));
+  regen_runtime_ops::register_in_place(m, "addmm_", TORCH_FN(regen_runtime_ops::wrap_addmm_inplace));
+  regen_runtime_ops::register_in_place(m, "index_reduce_", TORCH_FN(regen_runtime_ops::wrap_index_reduce_inplace));
+  regen_runtime_ops::register_in_place(m, "eq_.Tensor", TORCH_FN(regen_runtime_ops::wrap_eq_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "bitwise_left_shift_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "tril_", TORCH_FN(regen_runtime_ops::wrap_tril_inplace));
+  regen_runtime_ops::register_in_place(m, "le_.Scalar", TORCH_FN(regen_runtime_ops::wrap_le_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "gt_.Scalar", TORCH_FN(regen_runtime_ops::wrap_gt_inplace_scalar));
+  regen_runtime_ops::register_in_place(m, "fmod_.Tensor", TORCH_FN(regen_runtime_ops::wrap_fmod_inplace_tensor));
+  regen_runtime_ops::register_in_place(m, "igammac_", TORCH_FN(regen_runtime_ops::wrap_igammac_inplace));
+  regen_runtime_ops::register_in_place(m, "nextafter_", TORCH_FN(regen_runtime_ops::wrap_nextafter_inplace));
 }

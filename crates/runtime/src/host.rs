@@ -32,6 +32,20 @@ fn describe(call: impl FnOnce(&Host, *mut regen_tensor) -> *const c_char) -> Res
     Ok(out)
 }
 
+thread_local! {
+    /// The tensor (its TensorImpl) the in-place op running on this thread writes; null for none.
+    static IN_PLACE: std::cell::Cell<*const c_void> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Marks `impl_` as the tensor the in-place op now running on this thread writes (null: none)
+/// and returns the previous mark, to be restored when the op returns. The generated wrappers of
+/// an in-place op that runs its `.out` kernel with `out` = `self` set it, so that the kernel's
+/// resize of `out` to a broadcast shape fails as PyTorch's in-place ops do (`x.add_(y)` never
+/// changes `x`'s shape) instead of resizing `self`.
+pub fn in_place(impl_: *const c_void) -> *const c_void {
+    IN_PLACE.replace(impl_)
+}
+
 /// Takes the reference a service handed over.
 fn owned(raw: regen_tensor) -> Tensor {
     // SAFETY: the services that create tensors hand over exactly one reference.
@@ -45,9 +59,17 @@ pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: i32) -> Result<Tenso
         .map(owned)
 }
 
-/// Resizes `t` in place to contiguous `sizes`; returns its new description.
+/// Resizes `t` in place to contiguous `sizes`; returns its new description. The tensor an
+/// in-place op writes ([`in_place`]) keeps its shape: resizing it fails with PyTorch's message.
 pub fn resize(t: &TensorRef<'_>, sizes: &[i64]) -> Result<regen_tensor> {
-    let t = impl_of(t)?;
+    let target = impl_of(t)?;
+    if IN_PLACE.get() == target.cast_const() && t.sizes() != sizes {
+        return Err(Error::runtime(format!(
+            "output with shape {:?} doesn't match the broadcast shape {sizes:?}",
+            t.sizes()
+        )));
+    }
+    let t = target;
     // SAFETY: as above; `t` is a live TensorImpl.
     describe(|h, out| unsafe { (h.resize)(t, sizes.as_ptr(), sizes.len() as i64, out) })
 }

@@ -156,6 +156,14 @@ pub unsafe extern "C" fn regen_runtime_fallback_routed(
     fallback::routed(text_arg(var, var_len), text_arg(op, op_len))
 }
 
+/// Called by the generated wrapper of an in-place op run by its `.out` kernel (`out` = `self`)
+/// before and after the call: marks the TensorImpl the op writes in place on this thread and
+/// returns the previous mark ([`host::in_place`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_in_place(impl_: *const std::ffi::c_void) -> *const std::ffi::c_void {
+    host::in_place(impl_)
+}
+
 /// Writes what became of the names of `<DEVICE>_FALLBACK_OPS`: its first line is the variable
 /// (empty when no registration asked), then `name routed`, `name refused <why>` or `name unasked`
 /// lines; returns the

@@ -234,6 +234,42 @@ fn sized_like_inputs<T>(
     with_size(out, shape, f)
 }
 
+/// TensorIterator's memory-overlap checks (`compute_mem_overlaps`), so that an in-place or `out=`
+/// call CPU refuses is refused here too instead of computing from elements it already wrote: the
+/// output may not hold one element at two positions (a stride 0 over more than one element), and
+/// an input may not share some but not all of the output's memory (sharing exactly all of it is
+/// an in-place op). As ATen, only what dense tensors make certain is refused.
+fn check_overlaps(out: &TensorRef<'_>, inputs: &[Input<'_>]) -> Result<()> {
+    const CLONE: &str = "Please clone() the tensor before performing the operation.";
+    if dense_strides_like(out.sizes(), out.strides()).is_none()
+        && out.sizes().iter().zip(out.strides()).any(|(&n, &s)| n > 1 && s == 0)
+    {
+        return Err(Error::runtime(format!(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. {CLONE}"
+        )));
+    }
+    // The bytes a dense, non-empty tensor spans; None where ATen cannot tell (too hard) or no.
+    let span = |t: &TensorRef<'_>| -> Result<Option<(usize, usize)>> {
+        if t.numel() == 0 || dense_strides_like(t.sizes(), t.strides()).is_none() {
+            return Ok(None);
+        }
+        let start = t.data_ptr() as usize;
+        Ok(Some((start, start + t.numel() as usize * DType::from_scalar_type(t.dtype())?.size())))
+    };
+    let Some((lo, hi)) = span(out)? else { return Ok(()) };
+    for input in inputs {
+        let (Input::Tensor(t) | Input::Mask(t)) = input else { continue };
+        let Some((a, b)) = span(t)? else { continue };
+        let same = a == lo && b == hi && t.strides() == out.strides();
+        if !same && a < hi && lo < b {
+            return Err(Error::runtime(format!(
+                "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. {CLONE}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Strides of a dense tensor of `sizes` with the dimension order of `strides`, if `strides`
 /// themselves describe a dense (non-overlapping, gap-free) tensor; `None` otherwise.
 fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Option<Vec<i64>> {
@@ -291,6 +327,7 @@ pub fn elementwise(
             }
         });
     }
+    check_overlaps(out, inputs)?;
     let out_dtype = DType::from_scalar_type(out.dtype())?;
     let common = common_dtype(config, inputs, &ins).unwrap_or(out_dtype);
     let result_dtype = config.output_dtype.unwrap_or(common);
