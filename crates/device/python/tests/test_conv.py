@@ -55,6 +55,10 @@ CASES = [
     (True, (2, 6, 4, 4), 6, (3, 3), dict(stride=2, groups=6)),
     (True, (2, 4, 5, 5), 3, (1, 1), dict()),  # 1x1 transposed: no columns
     (True, (1, 4, 3, 4, 3), 4, (2, 2, 3), dict(stride=2, padding=(0, 1, 1), output_padding=1, groups=2)),
+    # More than conv.rs's FOLD_MAX_LEN (64) column positions: one product per sample (the cases
+    # above have at most 64, whose products take the samples side by side), grouped too.
+    (False, (3, 4, 12, 12), 6, (3, 3), dict(padding=1, groups=2)),
+    (True, (3, 4, 10, 10), 4, (3, 3), dict(padding=1)),
 ]
 
 
@@ -117,7 +121,7 @@ def test_conv_matches_cpu(case, dtype):
     check(case, dtype)
 
 
-@pytest.mark.parametrize("case", [CASES[3], CASES[6], CASES[7], CASES[12], CASES[14]], ids=str)
+@pytest.mark.parametrize("case", [CASES[3], CASES[6], CASES[7], CASES[12], CASES[14], CASES[16], CASES[17]], ids=str)
 @pytest.mark.parametrize("layout", ["channels_last", "strided"])
 def test_conv_layouts(case, layout):
     if layout == "channels_last" and len(case[1]) == 3:

@@ -108,21 +108,15 @@ pub(crate) fn vector_bytes() -> usize {
 }
 
 macro_rules! scaled_add_full {
-    ($t:ty, $fast:ident) => {
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "fma")]
-        unsafe fn $fast(o: *mut $t, a: *const $t, sa: usize, b: *const $t, sb: usize, n: usize, al: $t) {
-            // SAFETY: the caller's run covers `n` elements of each operand at these strides.
-            unsafe {
-                for k in 0..n {
-                    o.add(k).write(b.add(k * sb).read().mul_add(al, a.add(k * sa).read()));
-                }
-            }
-        }
+    ($t:ty) => {
         impl ScaledAdd for $t {
             fn run(it: &crate::engine::iter::Iter, alpha: f64, scalar_other: bool) {
                 let al = alpha as $t;
-                let fma = cfg!(target_arch = "x86_64") && crate::engine::has_avx2();
+                if !scalar_other {
+                    // Every element fuses: the engine's loop (vectorised, in place too, with
+                    // the tier's fused multiply-add).
+                    return crate::engine::loops::binary::<$t, $t, $t>(it, move |x, y| y.mul_add(al, x));
+                }
                 let size = std::mem::size_of::<$t>() as isize;
                 let chunk = 2 * vector_bytes() / size as usize;
                 it.for_each(|p, s, n| {
@@ -131,19 +125,9 @@ macro_rules! scaled_add_full {
                     let dense = s[0] == size && unit(s[1]) && unit(s[2]);
                     // With a one-element `other` (a CPU scalar to ATen) the scalar tail adds the
                     // product `alpha * other`, computed once and rounded; elsewhere it fuses.
-                    let fused = if !scalar_other {
-                        n
-                    } else if dense {
-                        n - n % chunk
-                    } else {
-                        0
-                    };
+                    let fused = if dense { n - n % chunk } else { 0 };
                     // SAFETY: the iterator's run of `n` elements lies inside every operand.
                     unsafe {
-                        #[cfg(target_arch = "x86_64")]
-                        if fma && dense && fused == n {
-                            return $fast(o, a, (s[1] / size) as usize, b, (s[2] / size) as usize, n, al);
-                        }
                         let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
                         for k in 0..n {
                             let i = k as isize;
@@ -158,8 +142,8 @@ macro_rules! scaled_add_full {
         }
     };
 }
-scaled_add_full!(f32, scaled_add_f32);
-scaled_add_full!(f64, scaled_add_f64);
+scaled_add_full!(f32);
+scaled_add_full!(f64);
 
 macro_rules! scaled_add_half {
     ($t:ty) => {
