@@ -97,6 +97,10 @@ typedef struct regen_memory_stats {
 void regen_runtime_memory_stats(int32_t device, regen_memory_stats* out);
 void regen_runtime_reset_peak_stats(int32_t device);
 void regen_runtime_reset_accumulated_stats(int32_t device);
+/* How many times torch.set_num_threads has run, as the Python package counts them
+ * (regen_runtime_threads_changed): a kernel's thread that has seen fewer re-reads its intra-op
+ * thread count (OpenMP keeps one per thread; autograd's device thread read it when it started). */
+uint64_t regen_runtime_threads_generation(void);
 /* The most bytes each device may reserve (REGEN_MEMORY_LIMIT, or torch.NAME.set_memory_limit),
  * UINT64_MAX when there is no limit: an allocation that would pass it, after the cache is freed,
  * returns NULL, which the glue raises as torch.OutOfMemoryError naming the limit. */

@@ -120,11 +120,31 @@ const char* host_view_dtype(void* impl, int32_t dtype, const int64_t* sizes, con
   });
 }
 
+// The intra-op thread count torch.set_num_threads last set, on this thread too. OpenMP keeps the
+// count per thread, and torch.set_num_threads sets the calling thread's: autograd runs a device's
+// backward on a thread of its own, which read the count once, when it started (so after
+// torch.set_num_threads(1), a backward, then torch.set_num_threads(2), every backward kernel of
+// the device still ran on one thread, while CPU's ran on two). The Python package counts each
+// torch.set_num_threads (regen_runtime::threads_changed); a thread that has not seen the latest
+// re-reads the count once (at::init_num_threads applies the one torch.set_num_threads stored).
+void sync_num_threads() {
+  thread_local uint64_t seen = 0;
+  const uint64_t generation = regen_runtime_threads_generation();
+  if (generation != seen) {
+    at::init_num_threads();
+    seen = generation;
+  }
+}
+
 void host_parallel_for(int64_t n, int64_t grain, void (*f)(void*, int64_t, int64_t), void* ctx) {
+  sync_num_threads();
   at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) { f(ctx, begin, end); });
 }
 
-int host_num_threads() { return at::get_num_threads(); }
+int host_num_threads() {
+  sync_num_threads();
+  return at::get_num_threads();
+}
 
 // torch.autocast's state for this device (at::autocast's), for the device module's
 // is_autocast_enabled and its kin: torch 2.1 to 2.3 keep it through the device module

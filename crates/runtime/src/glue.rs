@@ -72,6 +72,24 @@ pub fn host() -> Option<&'static Host> {
     HOST.get()
 }
 
+/// How many times `torch.set_num_threads` has run, as the Python package reports them.
+static THREADS_GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Called by the Python package after each `torch.set_num_threads`: OpenMP keeps the intra-op
+/// thread count per thread and `torch.set_num_threads` sets the caller's, so the glue has every
+/// other thread that runs kernels (autograd's thread for the device, which read the count when it
+/// started) re-read it before its next parallel loop (`services.cpp`'s `sync_num_threads`).
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_threads_changed() {
+    THREADS_GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The count [`regen_runtime_threads_changed`] keeps, for the glue.
+#[unsafe(no_mangle)]
+pub extern "C" fn regen_runtime_threads_generation() -> u64 {
+    THREADS_GENERATION.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// PyTorch's intra-op thread count (`torch.get_num_threads()`); 1 without the host.
 pub fn num_threads() -> usize {
     // SAFETY: a service of the installed table.

@@ -11,6 +11,7 @@ make it yours.
 """
 
 import ctypes
+import functools
 import glob
 import importlib
 import importlib.util
@@ -47,6 +48,21 @@ _native.regen_runtime_fallback_reset.restype = None
 _native.regen_runtime_fallback_reset.argtypes = []
 _native.regen_runtime_fallback_routes.restype = ctypes.c_size_t
 _native.regen_runtime_fallback_routes.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_native.regen_runtime_threads_changed.restype = None
+_native.regen_runtime_threads_changed.argtypes = []
+_torch_set_num_threads = torch.set_num_threads
+
+
+@functools.wraps(_torch_set_num_threads)
+def _set_num_threads(nthreads):
+    # torch.set_num_threads sets the calling thread's intra-op thread count (OpenMP keeps one per
+    # thread); the device's backward kernels run on autograd's thread for the device, which read
+    # the count when it started. Told of each change, the glue has that thread re-read it.
+    _torch_set_num_threads(nthreads)
+    _native.regen_runtime_threads_changed()
+
+
+torch.set_num_threads = _set_num_threads
 
 from . import _device  # noqa: E402
 

@@ -176,3 +176,29 @@ def test_matches_cpu_at_every_thread_count(set_threads, name, op, fn, inputs, co
             # Another split, another rounding: still within the sums' bound of the 1-thread result.
             for g, f in zip(got, first):
                 compare(g, f, cpu_inputs)
+
+
+def test_backward_kernels_follow_every_set_num_threads(set_threads):
+    # The device's backward runs on autograd's thread for the device, which reads the intra-op
+    # count (OpenMP's, kept per thread) when it starts; torch.set_num_threads sets the caller's.
+    # After each change the device's kernels on that thread must use the new count, as CPU's
+    # backward (on the calling thread) does.
+    seen = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            out = grad * 2  # a device kernel above the grain, on autograd's thread for the device
+            seen.append(torch.get_num_threads())
+            return out
+
+    for threads in (1, 2, 1, 3):
+        set_threads(threads)
+        x = torch.ones(1 << 17, device="regen", requires_grad=True)
+        Probe.apply(x).sum().backward()
+        assert x.grad.cpu().eq(2).all()
+    assert seen == [1, 2, 1, 3]
