@@ -113,18 +113,19 @@ pub struct Selection<'m> {
 /// The in-place ops run by their `.out` kernels ([`InPlaceRoute`]), in header order: those with
 /// a default kernel in PyTorch (a required one is the backend's to implement) that the config
 /// neither implements nor excludes.
-fn in_place_routes<'m>(config: &Config, model: &'m Model, selected: &[Selected<'m>]) -> Vec<InPlaceRoute<'m>> {
+fn in_place_routes<'m>(config: &'m Config, model: &'m Model, selected: &[Selected<'m>]) -> Vec<InPlaceRoute<'m>> {
     let mut outs: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
     for (i, s) in selected.iter().enumerate().filter(|(_, s)| s.registered && s.op.kind == OpKind::Out) {
         outs.entry(s.op.name()).or_default().push(i);
     }
-    let named = |list: &[Named], key: &str| list.iter().any(|n| n.name == key);
+    // Sets, as in `select_reporting`: hundreds of names, looked up per in-place op.
+    let set = |list: &'m [Named]| list.iter().map(|n| n.name.as_str()).collect::<FxHashSet<&str>>();
+    let (implement, exclude) = (set(config.implement.as_deref().unwrap_or_default()), set(&config.exclude));
     model
         .ops
         .iter()
         .filter(|op| op.kind == OpKind::InPlace && op.class() == OpClass::HasDefault)
-        .filter(|op| !named(config.implement.as_deref().unwrap_or_default(), &op.key))
-        .filter(|op| !named(&config.exclude, &op.key))
+        .filter(|op| !implement.contains(op.key.as_str()) && !exclude.contains(op.key.as_str()))
         .filter(|op| op.family.is_none_or(|f| !config.exclude_families.contains(&f)))
         .filter_map(|op| {
             let base = op.name().strip_suffix('_')?;
