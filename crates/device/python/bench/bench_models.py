@@ -1,7 +1,11 @@
 """Training steps of whole models on the regen device against PyTorch's CPU kernels (a benchmark,
 not a test): a ResNet-18 step (SGD) and a GPT-2-shaped 2-layer transformer step (AdamW, tied
-embeddings), each at 1 thread and at every core, with bench_device.py's method: ONE process,
-device and CPU steps alternating, the same torch thread count on both sides, medians.
+embeddings), each at 1 thread and at every core, the same torch thread count on both sides,
+medians. Unlike bench_device.py's single-op tables, each side runs in a process of its own (the
+processes alternating, device first, then CPU first): the device's backward runs on autograd's
+thread for the device, whose OpenMP team of workers spins after each parallel loop and slowed the
+CPU step that followed in the same process (CPU's ResNet-18 step at 2 threads took 76-80 ms there,
+40-49 ms alone), which made the device look faster than it is.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_models.py [--quick]
     (or `cargo xtask bench`, which builds the device first)
@@ -15,8 +19,12 @@ weights.
 
 import argparse
 import copy
+import json
 import os
+import statistics
+import subprocess
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -25,7 +33,7 @@ import torch.nn.functional as F
 import regen_device  # noqa: F401  (registers the device)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_device import measure, print_header  # noqa: E402
+from bench_device import print_header  # noqa: E402
 
 
 class BasicBlock(nn.Module):
@@ -146,6 +154,38 @@ def gpt_step(batch, context):
     return make, step
 
 
+def models(batch, size):
+    return {
+        f"resnet18 b{batch} {size}x{size} sgd": lambda: resnet_step(batch, size),
+        "gpt 2x256 b4 t128 adamw": lambda: gpt_step(4, 128),
+    }
+
+
+def run_one(args):
+    """--one: in this process, `reps` timed steps of one model on one device at one thread count
+    (after 3 warm-up steps), printed as a JSON list of seconds."""
+    name, device, threads, reps = args.one
+    torch.set_num_threads(int(threads))
+    make, step = models(args.batch, args.size)[name]()
+    state = make(device)
+    for _ in range(3):
+        step(state)
+    times = []
+    for _ in range(int(reps)):
+        start = time.perf_counter()
+        step(state)
+        times.append(time.perf_counter() - start)
+    print(json.dumps(times))
+
+
+def side(args, name, device, threads, reps):
+    """The step times of one side, from a process of its own."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--batch", str(args.batch), "--size", str(args.size),
+           "--one", name, device, str(threads), str(reps)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer steps")
@@ -153,28 +193,30 @@ def main():
     parser.add_argument("--batch", type=int, default=4, help="ResNet-18 batch (default 4)")
     parser.add_argument("--size", type=int, default=64, help="ResNet-18 image side (default 64)")
     parser.add_argument("--only", help="comma-separated substrings of the model names to run")
+    parser.add_argument("--one", nargs=4, metavar=("MODEL", "DEVICE", "THREADS", "REPS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    budget, max_repeat = (1.0, 5) if args.quick else (5.0, 20)
-    models = {
-        f"resnet18 b{args.batch} {args.size}x{args.size} sgd": resnet_step(args.batch, args.size),
-        "gpt 2x256 b4 t128 adamw": gpt_step(4, 128),
-    }
+    if args.one:
+        return run_one(args)
+    reps = 4 if args.quick else 10
     print_header(f"{', then '.join(map(str, sorted({1, args.threads})))} torch threads for CPU and device")
     width = 34
     print(f"{'step':<{width}}{'threads':>8}{'regen ms':>11}{'cpu ms':>11}{'ratio':>8}{'reps':>6}")
     times = {}
     for threads in sorted({1, args.threads}):
-        torch.set_num_threads(threads)
-        for name, (make, step) in models.items():
+        for name in models(args.batch, args.size):
             if args.only and not any(s in name for s in args.only.split(",")):
                 continue
-            dev, cpu = make("regen"), make("cpu")
-            d, c, repeat = measure(lambda: step(dev), lambda: step(cpu), budget, max_repeat)
+            samples = {"regen": [], "cpu": []}
+            for order in (("regen", "cpu"), ("cpu", "regen")):
+                for device in order:
+                    samples[device] += side(args, name, device, threads, reps)
+            d, c = statistics.median(samples["regen"]), statistics.median(samples["cpu"])
+            repeat = len(samples["regen"])
             times[name, threads] = (d, c)
             print(f"{name:<{width}}{threads:>8}{d * 1e3:>11.1f}{c * 1e3:>11.1f}{d / c:>8.2f}{repeat:>6}", flush=True)
     if args.threads > 1:
         print(f"speed-up from 1 to {args.threads} threads (goal: the device's >= CPU's)")
-        for name in models:
+        for name in models(args.batch, args.size):
             if (name, 1) in times and (name, args.threads) in times:
                 (d1, c1), (dn, cn) = times[name, 1], times[name, args.threads]
                 verdict = "ok" if d1 / dn >= c1 / cn * 0.95 else "BELOW CPU"
