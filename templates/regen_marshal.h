@@ -405,11 +405,11 @@ class InPlace {
  public:
   explicit InPlace(const at::Tensor& self) : previous_(regen_runtime_in_place(self.unsafeGetTensorImpl())) {}
   ~InPlace() { regen_runtime_in_place(previous_); }
+  // Neither copied nor assigned (a const member): the mark is restored once.
   InPlace(const InPlace&) = delete;
-  InPlace& operator=(const InPlace&) = delete;
 
  private:
-  const void* previous_;
+  const void* const previous_;
 };
 
 // Whether PyTorch derives the in-place op `op` ("name.overload" of aten) from its structured
