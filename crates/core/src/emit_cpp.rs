@@ -131,26 +131,6 @@ fn in_place_wrapper(route: &InPlaceRoute<'_>, out: &Selected<'_>, config: &Confi
     let op = route.op;
     let symbol = kernel_symbol(&config.symbol_prefix, &out.op.rust_name);
     let names = cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &[symbol.as_str()]);
-    // Each parameter lifts as the `.out` argument it is passed for (of the same schema type;
-    // `route.args` passes every parameter).
-    let kinds: Vec<ArgKind> = (0..op.cpp.params.len())
-        .map(|j| route.args.iter().position(|&a| a == j).map_or(ArgKind::Tensor, |i| out.abi.args[i].kind))
-        .collect();
-    let args = op
-        .cpp
-        .params
-        .iter()
-        .zip(&names)
-        .zip(&kinds)
-        .zip(&op.schema.arguments)
-        .map(|(((p, param), kind), a)| WrapperArg {
-            cpp_type: p.ty.spelling.clone(),
-            param: param.clone(),
-            name: a.name.to_string(),
-            lift: kind.cpp_lift(),
-            c_type: kind.c_type(),
-        })
-        .collect();
     InPlaceWrapper {
         schema: op.schema_text.clone(),
         op: op.key.clone(),
@@ -159,9 +139,9 @@ fn in_place_wrapper(route: &InPlaceRoute<'_>, out: &Selected<'_>, config: &Confi
         symbol,
         return_type: op.cpp.return_type.spelling.clone(),
         name: wrapper_name(&op.rust_name),
-        args,
+        args: wrapper_args(op, &route.abi, &names),
         call: route.args.clone(),
-        device_candidates: device_candidates(kinds.iter().copied().zip(&names)),
+        device_candidates: device_candidates(route.abi.args.iter().map(|a| a.kind).zip(&names)),
     }
 }
 
@@ -218,20 +198,7 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
     let symbol = kernel_symbol(&config.symbol_prefix, &op.rust_name);
     // The body calls the entry point by its unqualified symbol: no parameter may hide it.
     let names = cpp_params(op.cpp.params.iter().map(|p| p.name.as_str()), &[symbol.as_str()]);
-    let args = s
-        .abi
-        .args
-        .iter()
-        .zip(&op.cpp.params)
-        .zip(&names)
-        .map(|((a, p), param)| WrapperArg {
-            cpp_type: p.ty.spelling.clone(),
-            param: param.clone(),
-            name: a.name.clone(),
-            lift: a.kind.cpp_lift(),
-            c_type: a.kind.c_type(),
-        })
-        .collect();
+    let args = wrapper_args(op, &s.abi, &names);
     let returns: Vec<WrapperReturn> = s
         .abi
         .returns
@@ -255,6 +222,23 @@ pub(crate) fn wrapper(s: &Selected<'_>, config: &Config) -> Wrapper {
         returns,
         returns_tuple: s.abi.returns_tuple,
     }
+}
+
+/// A wrapper's parameters, each with its lift: the header's C++ types, `names` (escaped), as
+/// `abi` lowers each argument.
+fn wrapper_args(op: &crate::ir::Op, abi: &crate::abi::AbiOp, names: &[String]) -> Vec<WrapperArg> {
+    abi.args
+        .iter()
+        .zip(&op.cpp.params)
+        .zip(names)
+        .map(|((a, p), param)| WrapperArg {
+            cpp_type: p.ty.spelling.clone(),
+            param: param.clone(),
+            name: a.name.clone(),
+            lift: a.kind.cpp_lift(),
+            c_type: a.kind.c_type(),
+        })
+        .collect()
 }
 
 /// The expressions a wrapper's device guard picks the call's device from

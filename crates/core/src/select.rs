@@ -60,6 +60,8 @@ impl Selected<'_> {
 #[derive(Debug, Clone)]
 pub struct InPlaceRoute<'m> {
     pub op: &'m Op,
+    /// How its own arguments cross (`abi::lower_abi`), for its wrapper's parameters.
+    pub abi: crate::abi::AbiOp,
     /// The registered `.out` op whose entry point runs it, by its index in
     /// [`Selection::selected`].
     pub out: usize,
@@ -135,7 +137,8 @@ fn in_place_routes<'m>(config: &'m Config, model: &'m Model, selected: &[Selecte
                 .filter(|&&out| {
                     selected[out].abi.returns.iter().all(|r| matches!(r.kind.crossing(), Crossing::Alias(_)))
                 })
-                .find_map(|&out| route_args(op, selected[out].op).map(|args| InPlaceRoute { op, out, args }))
+                .find_map(|&out| route_args(op, selected[out].op).map(|args| (out, args)))
+                .and_then(|(out, args)| Some(InPlaceRoute { op, abi: crate::abi::lower_abi(op).ok()?, out, args }))
         })
         .collect()
 }

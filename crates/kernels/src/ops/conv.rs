@@ -726,8 +726,7 @@ unsafe fn unfold_product_folded(
             unsafe { scatter(dtype, other, out, n0, n1, accumulate)? };
         }
         Ok(())
-    })?;
-    Ok(())
+    })
 }
 
 /// Multiply, then fold: `out[n] = init + fold(cols)` with, per group `g`,
@@ -777,11 +776,11 @@ unsafe fn product_fold(
             unsafe { gather(dtype, src, n0, n1, source)? };
             (buf, [0, width as isize, 1], source, [0, width as isize, 1])
         } else {
-            let cols = match ident {
+            let (cols, cs) = match ident {
                 Some(sl) => (out.at([n0, 0, 0, 0, 0]), [out.st[0], out.st[1], sl]),
-                None => (buf, [(out.size[1] * kv * len) as isize, len as isize, 1]),
+                None => (buf, [cols_per_sample as isize, len as isize, 1]),
             };
-            (cols.0, cols.1, src.at([n0, 0, 0, 0, 0]), [src.st[0], src.st[1], src_len])
+            (cols, cs, src.at([n0, 0, 0, 0, 0]), [src.st[0], src.st[1], src_len])
         };
         for grp in 0..groups {
             let r = Raw {
