@@ -391,13 +391,6 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
         .flag("-fvisibility=hidden")
         .flag("-fvisibility-inlines-hidden")
         .cargo_warnings(false);
-    // ATen's `at::parallel_for` is header code: compiled without OpenMP it runs serially. With the
-    // OpenMP runtime the wheel ships (same soname as the one torch loaded, so one pool), the glue's
-    // parallel_for service runs on PyTorch's own intra-op threads.
-    let gomp = openmp_runtime(&torch.lib_dir);
-    if gomp.is_some() {
-        build.flag("-fopenmp");
-    }
     for i in &torch.include_paths {
         build.flag("-isystem").flag(i.to_str().ok_or_else(|| error("regen-build: a non-UTF-8 torch include path"))?);
     }
@@ -448,7 +441,7 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
         archive.object(o);
     }
     archive.try_compile("regen_backend").map_err(|e| error(format!("regen-build: cannot archive the objects: {e}")))?;
-    for arg in cdylib_link_args(&out_dir.join("libregen_backend.a"), &torch.lib_dir, gomp.as_deref()) {
+    for arg in cdylib_link_args(&out_dir.join("libregen_backend.a"), &torch.lib_dir) {
         println!("cargo::rustc-link-arg-cdylib={arg}");
     }
     Ok(())
@@ -460,8 +453,8 @@ fn compile_and_link(torch: &Torch, gen_dir: &Path, out_dir: &Path, device: &str)
 /// `rustc-link-lib` (which every target of the crate gets) the crate's unit-test binary failed
 /// to link, and would have started libtorch to test a Rust kernel. The archive goes in whole:
 /// static registrations would otherwise be dropped.
-fn cdylib_link_args(archive: &Path, torch_lib: &Path, gomp: Option<&Path>) -> Vec<String> {
-    let mut args = vec![
+fn cdylib_link_args(archive: &Path, torch_lib: &Path) -> Vec<String> {
+    vec![
         "-Wl,--whole-archive".to_owned(),
         archive.display().to_string(),
         "-Wl,--no-whole-archive".to_owned(),
@@ -469,25 +462,7 @@ fn cdylib_link_args(archive: &Path, torch_lib: &Path, gomp: Option<&Path>) -> Ve
         "-ltorch_cpu".to_owned(),
         "-lc10".to_owned(),
         format!("-Wl,-rpath,{}", torch_lib.display()),
-    ];
-    args.extend(gomp.map(|g| g.display().to_string()));
-    args
-}
-
-/// The OpenMP runtime a Linux wheel ships in `torch/lib` (`libgomp.so.1`, or a hashed name in
-/// some releases), if any.
-fn openmp_runtime(lib_dir: &Path) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(lib_dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("libgomp") && n.to_string_lossy().contains(".so"))
-        })
-        .collect();
-    found.sort();
-    found.into_iter().next()
+    ]
 }
 
 /// Compiles `(source, object)` pairs, as many at once as the machine has cores.

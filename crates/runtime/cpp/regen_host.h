@@ -30,11 +30,7 @@ typedef struct regen_host {
   const char* (*set_storage)(void* impl, void* storage, int64_t storage_offset, const int64_t* sizes,
                              const int64_t* strides, int64_t ndim, regen_tensor* out);
   const char* (*set_tensor)(void* impl, void* source, regen_tensor* out);
-  /* Runs f(ctx, begin, end) over chunks covering [0, n), each at least `grain` long, on PyTorch's
-   * intra-op thread pool (at::parallel_for): device kernels and CPU kernels share one pool, whose
-   * threads are warm, instead of two pools competing for the cores. f must not throw or unwind. */
-  void (*parallel_for)(int64_t n, int64_t grain, void (*f)(void* ctx, int64_t begin, int64_t end), void* ctx);
-  /* torch.get_num_threads(). */
+  /* torch.get_num_threads(): how many threads a kernel's parallel loop runs on (regen_runtime::pool). */
   int (*num_threads)(void);
   /* A new view of impl's storage with another dtype (view_as_real, view_as_complex): geometry in
    * elements of `dtype` (owned reference in *out). */

@@ -136,11 +136,6 @@ void sync_num_threads() {
   }
 }
 
-void host_parallel_for(int64_t n, int64_t grain, void (*f)(void*, int64_t, int64_t), void* ctx) {
-  sync_num_threads();
-  at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) { f(ctx, begin, end); });
-}
-
 int host_num_threads() {
   sync_num_threads();
   return at::get_num_threads();
@@ -220,7 +215,7 @@ const regen_host* services() {
   static const regen_host host = {
       sizeof(regen_host), &host_retain,      &host_release,     &host_empty_strided,
       &host_resize,       &host_as_strided,  &host_set_storage, &host_set_tensor,
-      &host_parallel_for, &host_num_threads, &host_view_dtype,  &host_generator_engine,
+      &host_num_threads, &host_view_dtype,  &host_generator_engine,
       &host_autocast_state, &host_set_autocast_enabled, &host_set_autocast_dtype, REGEN_DEVICE_NAME,
       &host_record_stream, &host_empty_cpu, &host_cpu_copy, &host_is_pinned,
   };

@@ -1,6 +1,6 @@
 //! The table of services the C++ host glue installs once at load (`cpp/regen_host.h`), and the
-//! two that need no tensor types: PyTorch's intra-op thread count and pool. The typed services
-//! over tensors are [`crate::host`]'s.
+//! two that need no tensor types: PyTorch's intra-op thread count and the parallel loop sized by it
+//! (on [`crate::pool`]). The typed services over tensors are [`crate::host`]'s.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::OnceLock;
@@ -29,7 +29,6 @@ pub struct Host {
         *mut regen_tensor,
     ) -> *const c_char,
     pub set_tensor: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut regen_tensor) -> *const c_char,
-    pub parallel_for: unsafe extern "C" fn(i64, i64, unsafe extern "C" fn(*mut c_void, i64, i64), *mut c_void),
     pub num_threads: unsafe extern "C" fn() -> i32,
     pub view_dtype:
         unsafe extern "C" fn(*mut c_void, i32, *const i64, *const i64, i64, i64, *mut regen_tensor) -> *const c_char,
@@ -96,30 +95,12 @@ pub fn num_threads() -> usize {
     host().map_or(1, |h| unsafe { (h.num_threads)() }.max(1) as usize)
 }
 
-/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long, on PyTorch's
-/// intra-op thread pool (`at::parallel_for`), so device and CPU kernels share one warm pool. Without
-/// the host (unit tests) it runs `f(0, n)`. A panic in `f` is carried back to the caller's thread
-/// (it must not unwind through C++), where the kernel boundary turns it into an error.
+/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long, on
+/// [`num_threads`] threads of the device's pool ([`crate::pool`]; chunks as `at::parallel_for`
+/// makes them). Without the host (unit tests) it runs `f(0, n)`. A panic in `f` is carried back to
+/// the caller's thread, where the kernel boundary turns it into an error.
 pub fn parallel_for<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, f: F) {
-    struct Ctx<'a, F> {
-        f: &'a F,
-        panic: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    }
-    unsafe extern "C" fn chunk<F: Fn(usize, usize) + Sync>(ctx: *mut c_void, begin: i64, end: i64) {
-        // SAFETY: `ctx` is the `Ctx` below, alive until `parallel_for` returns.
-        let ctx = unsafe { &*ctx.cast::<Ctx<'_, F>>() };
-        let run = std::panic::AssertUnwindSafe(|| (ctx.f)(begin as usize, end as usize));
-        if let Err(payload) = std::panic::catch_unwind(run) {
-            ctx.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
-        }
-    }
-    let Some(h) = host() else { return f(0, n) };
-    let ctx = Ctx { f: &f, panic: std::sync::Mutex::new(None) };
-    // SAFETY: `chunk::<F>` matches the callback type and `ctx` outlives the call.
-    unsafe { (h.parallel_for)(n as i64, grain as i64, chunk::<F>, std::ptr::from_ref(&ctx).cast_mut().cast()) };
-    if let Some(payload) = ctx.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        std::panic::resume_unwind(payload);
-    }
+    crate::pool::run(n, grain, num_threads(), f);
 }
 
 pub(crate) fn installed() -> Result<&'static Host> {

@@ -8,7 +8,8 @@
 //! services the C++ host glue installs (`cpp/`, compiled into each backend by regen-build) and
 //! [`host`] the typed services over tensors; [`device`] the devices (how many, each thread's
 //! current device and stream), the device layer a backend's hardware implements (memory, copies,
-//! streams, events; host memory by default) and the caching allocator over it; [`rng`] the devices' random generators (PyTorch's CPU generator, state
+//! streams, events; host memory by default) and the caching allocator over it; [`pool`] the host
+//! threads kernels run their parallel loops on; [`rng`] the devices' random generators (PyTorch's CPU generator, state
 //! for state); [`dtype`] the one dtype system (table, promotion, `dispatch!`); [`view`] and
 //! [`bootstrap`] are the views and default kernels a host-memory device starts from; [`element`]
 //! the typed elements and the binary loop that make a generic kernel exact in every dtype.
@@ -36,6 +37,7 @@ pub mod ffi;
 pub mod glue;
 pub mod host;
 pub mod kernels;
+pub mod pool;
 pub mod rng;
 pub mod view;
 

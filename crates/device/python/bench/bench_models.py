@@ -2,10 +2,10 @@
 not a test): a ResNet-18 step (SGD) and a GPT-2-shaped 2-layer transformer step (AdamW, tied
 embeddings), each at 1 thread and at every core, the same torch thread count on both sides,
 medians. Unlike bench_device.py's single-op tables, each side runs in a process of its own (the
-processes alternating, device first, then CPU first): the device's backward runs on autograd's
-thread for the device, whose OpenMP team of workers spins after each parallel loop and slowed the
-CPU step that followed in the same process (CPU's ResNet-18 step at 2 threads took 76-80 ms there,
-40-49 ms alone), which made the device look faster than it is.
+processes alternating, device first, then CPU first): each side's idle workers spin for a while
+after a parallel loop (CPU's OpenMP team, the runtime's pool) and take cores from the other side's
+step that follows in the same process (CPU's ResNet-18 step at 2 threads took 76-80 ms beside the
+device, 40-49 ms alone, when the device still ran on OpenMP teams).
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_models.py [--quick]
     (or `cargo xtask bench`, which builds the device first)

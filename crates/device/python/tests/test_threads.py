@@ -7,6 +7,8 @@ summation length where it does (a BLAS library's or the vector width's order: ne
 and equal across thread counts where the device kernel splits work so that every output is
 computed by one thread in a fixed order."""
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -202,3 +204,52 @@ def test_backward_kernels_follow_every_set_num_threads(set_threads):
         Probe.apply(x).sum().backward()
         assert x.grad.cpu().eq(2).all()
     assert seen == [1, 2, 1, 3]
+
+
+def pool_threads():
+    """The names of this process's threads that belong to the runtime's pool (Linux's /proc)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return [n for n in names if n.startswith("regen-pool")]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads through Linux's /proc")
+def test_forward_and_backward_share_one_pool(set_threads):
+    # OpenMP gives each thread that starts a parallel loop a team of its own; the device's forward
+    # (this thread) and backward (autograd's thread for the device) alternating between two teams
+    # left one's workers spinning while the other's ran. The runtime keeps one pool for both: a
+    # backward on autograd's thread starts no worker a forward on this thread did not.
+    set_threads(3)
+    x = torch.randn(1 << 18, device="regen", requires_grad=True)
+    with counted("mul.Tensor"):
+        y = x * x  # a device loop above the grain, on this thread: 2 workers and this thread
+    after_forward = pool_threads()
+    assert len(after_forward) >= 2, after_forward
+    y.sum().backward()  # mul's backward on autograd's thread
+    assert pool_threads() == after_forward
+    torch.testing.assert_close(x.grad.cpu(), 2 * x.detach().cpu(), rtol=0, atol=0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_its_loops(set_threads):
+    # The pool's workers are the parent's: a child fork made (a DataLoader worker, a launcher) has
+    # none of them, and must still finish its parallel loops (on its own thread).
+    set_threads(2)
+    x = torch.arange(1 << 18, dtype=torch.float32, device="regen")
+    assert torch.equal((x * 2).cpu(), torch.arange(1 << 18, dtype=torch.float32) * 2)  # starts the pool
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            # No CPU op here: CPU's parallel loops (GNU OpenMP) hang in a child of a parent that ran them.
+            y = torch.arange(1 << 18, dtype=torch.float32, device="regen") * 3
+            code = 0 if y.cpu().tolist() == [3.0 * i for i in range(1 << 18)] else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

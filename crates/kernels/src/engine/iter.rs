@@ -13,9 +13,8 @@ use smallvec::SmallVec;
 use crate::engine::dtype::{DType, Element};
 
 /// Work smaller than this many elements runs on one thread: ATen's `GRAIN_SIZE`. The work is
-/// split on PyTorch's own intra-op pool (`regen_runtime::host::parallel_for`), whose OpenMP
-/// workers are warm; a rayon pool of its own (tried first) needed 256K elements to pay for waking
-/// its sleeping workers, and competed for the cores with OpenMP's spinning ones.
+/// split on the runtime's pool (`regen_runtime::host::parallel_for`, `regen_runtime::pool`), whose
+/// workers spin between loops as OpenMP's do, so a loop of this size pays for waking them.
 pub const GRAIN: usize = 32768;
 
 /// Per-dimension values, inline up to 6 dimensions (no allocation per kernel call).

@@ -589,8 +589,8 @@ trait Block: Sync {
     unsafe fn block(&self, p: &Problem, b: usize, rows: Range<usize>, read: bool, first: bool);
 }
 
-/// Splits the problem over PyTorch's intra-op threads (`at::parallel_for`, sized by
-/// `torch.set_num_threads`) in blocks of rows across batches; each chunk makes one kernel call
+/// Splits the problem over the runtime's pool (`host::parallel_for`, as many threads as
+/// `torch.set_num_threads` says) in blocks of rows across batches; each chunk makes one kernel call
 /// per batch it covers, so packing costs stay per chunk, not per block.
 ///
 /// # Safety

@@ -574,7 +574,7 @@ pub fn histc_out(t: TensorRef<'_>, bins: i64, min: Scalar, max: Scalar, out: Ten
 }
 
 /// The histogram, as CPU's kernel sums it: each chunk of `at::parallel_for(0, n, 200)` (the same
-/// chunks through the host's pool) counts in the dtype (saturating), and the chunks add up in
+/// chunks on the runtime's pool) counts in the dtype (saturating), and the chunks add up in
 /// float (double for double), rounded to the dtype once.
 fn histc_counts<T: Element>(x: &[T], bins: usize, lo: f64, hi: f64) -> Vec<f64> {
     let dtype = T::DTYPE;
