@@ -10,12 +10,14 @@ methods, so that ``torch.ones(2, device="regen")``, ``t.to("regen")``,
 make it yours.
 """
 
+import atexit
 import ctypes
 import functools
 import glob
 import importlib
 import importlib.util
 import os
+import time
 
 import torch
 
@@ -63,6 +65,20 @@ def _set_num_threads(nthreads):
 
 
 torch.set_num_threads = _set_num_threads
+
+
+def _let_autograd_threads_finish():
+    # Autograd's thread for the device drops its last reference to a finished backward after it
+    # woke the caller, and that drop takes the GIL (a Python object in the saved thread-local
+    # state). A script that ends right after a backward can start finalizing first, and a thread
+    # that takes the GIL then exits through C++ frames: "terminate called without an active
+    # exception", exit status 134 (pytorch/pytorch#190489; 18 of 20 runs of 30 small conv
+    # backward steps once the device's kernels ran on the runtime's pool). Releasing the GIL for
+    # a moment at exit lets that thread finish first.
+    time.sleep(0.001)
+
+
+atexit.register(_let_autograd_threads_finish)
 
 from . import _device  # noqa: E402
 

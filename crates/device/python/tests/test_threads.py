@@ -8,6 +8,8 @@ and equal across thread counts where the device kernel splits work so that every
 computed by one thread in a fixed order."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -253,3 +255,20 @@ def test_a_forked_child_runs_its_loops(set_threads):
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_script_that_ends_after_a_backward_exits_cleanly():
+    # Autograd's thread for the device takes the GIL to drop a finished backward; a script that
+    # ends at once used to abort ("terminate called without an active exception", status 134)
+    # in most runs. The package lets that thread finish at exit.
+    script = (
+        "import torch, regen_device\n"
+        "torch.set_num_threads(2)\n"
+        "x = torch.randn(1, 32, 32, 32, device='regen', requires_grad=True)\n"
+        "w = torch.randn(64, 32, 3, 3, device='regen', requires_grad=True)\n"
+        "for _ in range(30):\n"
+        "    torch.nn.functional.conv2d(x, w, None, 1, 1).sum().backward()\n"
+    )
+    for _ in range(4):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
