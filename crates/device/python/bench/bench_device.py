@@ -4,7 +4,8 @@
 
 Prints, per op, layout and size, the median time of the device and of CPU and their ratio
 device/CPU (the goal is 1.1-1.3x of CPU). Everything runs in ONE process: device and CPU samples
-alternate (so a change in machine load hits both sides alike), with the same torch thread count
+alternate in blocks (so a change in machine load hits both sides alike; see SETTLE for why not
+one by one), with the same torch thread count
 (printed). torch's CPU kernels use its intra-op (OpenMP) threads, the regen kernels the runtime's
 pool of as many threads, and ops without a Rust kernel run on CPU through the fallback plus copies.
 
@@ -68,8 +69,17 @@ def busy_probe():
     return time.perf_counter() - start
 
 
+# Untimed runs of a side before its block of samples: the other side's idle workers spin after
+# their last parallel loop (CPU's OpenMP team for 2-5 ms, the runtime's pool 0.3 ms) and took a
+# core from this side's first samples. At 2 threads on 2 cores a device exp of 1M floats took
+# 315-880 us right after a CPU op against 158 us after a device op, when samples alternated one
+# by one.
+SETTLE = 0.02
+
+
 def measure(dev_fn, cpu_fn, budget, max_repeat):
-    """Median device and CPU times (s), device and CPU samples alternating."""
+    """Median device and CPU times (s), in blocks alternating device, CPU, CPU, device, ... (so a
+    change in machine load hits both sides alike), each block after SETTLE s of untimed runs."""
     for _ in range(3):  # warm-up: allocator caches, lazy initialisation
         dev_fn()
         cpu_fn()
@@ -77,13 +87,19 @@ def measure(dev_fn, cpu_fn, budget, max_repeat):
     dev_fn()
     once = max(time.perf_counter() - start, 1e-7)
     repeat = int(min(max_repeat, max(5, budget / once)))
+    blocks = min(4, repeat)
     dev, cpu = [], []
-    for i in range(repeat):
-        order = ((dev_fn, dev), (cpu_fn, cpu)) if i % 2 == 0 else ((cpu_fn, cpu), (dev_fn, dev))
+    for b in range(blocks):
+        order = ((dev_fn, dev), (cpu_fn, cpu)) if b % 2 == 0 else ((cpu_fn, cpu), (dev_fn, dev))
         for fn, samples in order:
-            start = time.perf_counter()
+            settle = time.perf_counter() + SETTLE
             fn()
-            samples.append(time.perf_counter() - start)
+            while time.perf_counter() < settle:
+                fn()
+            for _ in range(repeat * (b + 1) // blocks - repeat * b // blocks):
+                start = time.perf_counter()
+                fn()
+                samples.append(time.perf_counter() - start)
     return statistics.median(dev), statistics.median(cpu), repeat
 
 

@@ -3,7 +3,7 @@ PyTorch's CPU kernels (a benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_pool.py [--quick] [--threads N]
 
-One process; device and CPU samples alternate (so a change in machine load hits both alike), with
+One process; device and CPU samples alternate in blocks (so a change in machine load hits both alike), with
 the same torch thread count (the device's kernels run on PyTorch's own intra-op pool). Prints the
 median time of each side and the ratio device/CPU (goal: max_pool2d within 1.5x). Operands:
 float32 batches of 32x64x56x56 (a ResNet stem's max pool, 3x3 stride 2 padding 1, forward and

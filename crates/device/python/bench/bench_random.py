@@ -3,7 +3,7 @@ benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_random.py [--quick] [--threads N]
 
-One process; device and CPU samples alternate, with the same torch thread count. Prints the median
+One process; device and CPU samples alternate in blocks, with the same torch thread count. Prints the median
 time of each side and the ratio device/CPU. Both sides draw serially from one locked generator
 (CPU's random kernels are serial too), so thread counts change little. Operands: 1M-element
 float32 tensors filled in place (uniform_, normal_, bernoulli_ with a tensor p, random_ on int64),

@@ -3,7 +3,7 @@ a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_reduce.py [--quick] [--threads N]
 
-One process; device and CPU samples alternate (so a change in machine load hits both alike), with
+One process; device and CPU samples alternate in blocks (so a change in machine load hits both alike), with
 the same torch thread count (the device's kernels run on PyTorch's own intra-op pool). Prints the
 median time of each side and the ratio device/CPU (goal: within 1.3x). Operands are a 2048x2048
 float32 matrix (16 MiB), its transpose, and a row broadcast to it (stride 0).

@@ -3,7 +3,7 @@ benchmark, not a test), by bench_device.py's method.
 
     cd /tmp && /work/main/.venv/bin/python /work/main/crates/device/python/bench/bench_resample.py [--quick] [--threads N]
 
-One process; device and CPU samples alternate (so a change in machine load hits both alike), with
+One process; device and CPU samples alternate in blocks (so a change in machine load hits both alike), with
 the same torch thread count (the device's kernels run on PyTorch's own intra-op pool). Prints the
 median time of each side and the ratio device/CPU. Operands: float32 8x32x64x64 images (bilinear,
 bicubic and nearest 2x upsampling forward and forward+backward, contiguous and channels-last;
