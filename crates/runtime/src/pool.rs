@@ -94,28 +94,36 @@ thread_local! {
     static IN_LOOP: Cell<bool> = const { Cell::new(false) };
 }
 
+/// The process's pool.
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(|| Pool {
-        job: AtomicPtr::new(std::ptr::null_mut()),
-        epoch: AtomicU64::new(0),
-        busy: AtomicUsize::new(0),
-        running: AtomicBool::new(false),
-        workers: Mutex::new(Vec::new()),
-        pid: std::process::id(),
-    })
+    POOL.get_or_init(Pool::new)
 }
 
 impl Pool {
+    fn new() -> Pool {
+        Pool {
+            job: AtomicPtr::new(std::ptr::null_mut()),
+            epoch: AtomicU64::new(0),
+            busy: AtomicUsize::new(0),
+            running: AtomicBool::new(false),
+            workers: Mutex::new(Vec::new()),
+            pid: std::process::id(),
+        }
+    }
+
     /// Worker `index`'s life: wait for a loop it takes part in, work on it, again.
     fn serve(&'static self, index: usize, me: &'static Worker) {
         let mut seen = self.epoch.load(SeqCst);
+        // Since this worker last worked: a loop it takes no part in (fewer threads than workers,
+        // after torch.set_num_threads lowered the count) does not restart its spinning, so only
+        // as many threads as the count spin.
+        let mut worked = Instant::now();
         loop {
-            let start = Instant::now();
             let mut spins = 0u32;
             while self.epoch.load(SeqCst) == seen {
                 spins = spins.wrapping_add(1);
-                if !spins.is_multiple_of(64) || start.elapsed() < SPIN {
+                if !spins.is_multiple_of(64) || worked.elapsed() < SPIN {
                     std::hint::spin_loop();
                     continue;
                 }
@@ -136,6 +144,7 @@ impl Pool {
                 && index < job.helpers
             {
                 job.work();
+                worked = Instant::now();
             }
             self.busy.fetch_sub(1, SeqCst);
         }
@@ -163,53 +172,69 @@ impl Pool {
     }
 }
 
+/// Spins until `done()`, yielding the core after a while: the worker it waits for may be waiting
+/// for a core (more runnable threads than cores).
+fn wait_until(done: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !done() {
+        if spins < 1 << 12 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
 /// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long (one call with
 /// `0..n` when `n <= grain`), on `threads` threads: the caller and `threads - 1` workers of the
 /// pool. A panic in `f` is resumed on the caller's thread.
 pub fn run<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, threads: usize, f: F) {
-    if n == 0 {
-        return;
-    }
-    let tasks = threads.min(n.div_ceil(grain.max(1)));
-    let p = pool();
-    if tasks < 2
-        || IN_LOOP.get()
-        || p.pid != std::process::id()
-        || p.running.compare_exchange(false, true, SeqCst, SeqCst).is_err()
-    {
-        return f(0, n);
-    }
-    p.grow(tasks - 1);
-    let chunk = n.div_ceil(tasks);
-    let job = Job {
-        f: &f,
-        n,
-        chunk,
-        chunks: n.div_ceil(chunk),
-        helpers: tasks - 1,
-        next: AtomicUsize::new(0),
-        done: AtomicUsize::new(0),
-        panic: Mutex::new(None),
-    };
-    // SAFETY: only the lifetime is erased; the job outlives every worker's use of it (below).
-    p.job.store(std::ptr::from_ref(&job).cast_mut().cast(), SeqCst);
-    p.epoch.fetch_add(1, SeqCst);
-    for w in p.workers.lock().unwrap_or_else(|e| e.into_inner()).iter().take(tasks - 1) {
-        if w.parked.load(SeqCst) {
-            w.thread.unpark();
+    pool().run(n, grain, threads, f);
+}
+
+impl Pool {
+    /// [`run`] on this pool.
+    fn run<F: Fn(usize, usize) + Sync>(&'static self, n: usize, grain: usize, threads: usize, f: F) {
+        if n == 0 {
+            return;
         }
-    }
-    job.work();
-    while job.done.load(SeqCst) < job.chunks {
-        std::hint::spin_loop();
-    }
-    p.job.store(std::ptr::null_mut(), SeqCst);
-    while p.busy.load(SeqCst) != 0 {
-        std::hint::spin_loop();
-    }
-    p.running.store(false, SeqCst);
-    if let Some(payload) = job.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        std::panic::resume_unwind(payload);
+        let tasks = threads.min(n.div_ceil(grain.max(1)));
+        if tasks < 2
+            || IN_LOOP.get()
+            || self.pid != std::process::id()
+            || self.running.compare_exchange(false, true, SeqCst, SeqCst).is_err()
+        {
+            return f(0, n);
+        }
+        self.grow(tasks - 1);
+        let chunk = n.div_ceil(tasks);
+        let job = Job {
+            f: &f,
+            n,
+            chunk,
+            chunks: n.div_ceil(chunk),
+            helpers: tasks - 1,
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+        };
+        // SAFETY: only the lifetime is erased; the job outlives every worker's use of it (below).
+        self.job.store(std::ptr::from_ref(&job).cast_mut().cast(), SeqCst);
+        self.epoch.fetch_add(1, SeqCst);
+        for w in self.workers.lock().unwrap_or_else(|e| e.into_inner()).iter().take(tasks - 1) {
+            if w.parked.load(SeqCst) {
+                w.thread.unpark();
+            }
+        }
+        job.work();
+        wait_until(|| job.done.load(SeqCst) == job.chunks);
+        self.job.store(std::ptr::null_mut(), SeqCst);
+        wait_until(|| self.busy.load(SeqCst) == 0);
+        self.running.store(false, SeqCst);
+        if let Some(payload) = job.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            std::panic::resume_unwind(payload);
+        }
     }
 }
 
@@ -218,12 +243,18 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
 
+    /// A pool of the test's own: the tests run side by side in one process under `cargo test`,
+    /// and a loop that finds the pool running another's runs on its caller's thread.
+    fn own() -> &'static Pool {
+        Box::leak(Box::new(Pool::new()))
+    }
+
     #[test]
     fn chunks_cover_the_range_once_as_at_parallel_for_splits_it() {
         for (n, grain, threads) in [(10, 1, 4), (7, 3, 4), (100, 32, 2), (5, 10, 4), (1, 1, 3), (1000, 1, 3)] {
             let seen: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
             let chunks = Mutex::new(Vec::new());
-            run(n, grain, threads, |b, e| {
+            own().run(n, grain, threads, |b, e| {
                 chunks.lock().unwrap().push((b, e));
                 for s in &seen[b..e] {
                     s.fetch_add(1, SeqCst);
@@ -246,9 +277,10 @@ mod tests {
     #[test]
     fn a_nested_loop_runs_on_its_callers_thread() {
         let total = AtomicUsize::new(0);
-        run(8, 1, 4, |b, e| {
+        let p = own();
+        p.run(8, 1, 4, |b, e| {
             let me = std::thread::current().id();
-            run(e - b, 1, 4, |bb, ee| {
+            p.run(e - b, 1, 4, |bb, ee| {
                 assert_eq!(std::thread::current().id(), me);
                 total.fetch_add(ee - bb, SeqCst);
             });
@@ -258,10 +290,11 @@ mod tests {
 
     #[test]
     fn a_panic_in_a_chunk_reaches_the_caller_and_the_pool_goes_on() {
-        let caught = std::panic::catch_unwind(|| run(64, 1, 4, |b, _| assert!(b != 16 * 2, "chunk at {b}")));
+        let p = own();
+        let caught = std::panic::catch_unwind(|| p.run(64, 1, 4, |b, _| assert!(b != 16 * 2, "chunk at {b}")));
         assert!(caught.is_err());
         let sum = AtomicUsize::new(0);
-        run(64, 1, 4, |b, e| {
+        p.run(64, 1, 4, |b, e| {
             sum.fetch_add((b..e).sum::<usize>(), SeqCst);
         });
         assert_eq!(sum.load(SeqCst), (0..64).sum::<usize>());
@@ -270,11 +303,12 @@ mod tests {
     #[test]
     fn loops_from_several_threads_all_finish() {
         let sum = AtomicUsize::new(0);
+        let p = own();
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
                     for _ in 0..200 {
-                        run(1000, 10, 3, |b, e| {
+                        p.run(1000, 10, 3, |b, e| {
                             sum.fetch_add(e - b, SeqCst);
                         });
                     }
