@@ -172,20 +172,6 @@ impl Pool {
     }
 }
 
-/// Spins until `done()`, yielding the core after a while: the worker it waits for may be waiting
-/// for a core (more runnable threads than cores).
-fn wait_until(done: impl Fn() -> bool) {
-    let mut spins = 0u32;
-    while !done() {
-        if spins < 1 << 12 {
-            spins += 1;
-            std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
-
 /// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long (one call with
 /// `0..n` when `n <= grain`), on `threads` threads: the caller and `threads - 1` workers of the
 /// pool. A panic in `f` is resumed on the caller's thread.
@@ -228,9 +214,13 @@ impl Pool {
             }
         }
         job.work();
-        wait_until(|| job.done.load(SeqCst) == job.chunks);
+        while job.done.load(SeqCst) < job.chunks {
+            std::hint::spin_loop();
+        }
         self.job.store(std::ptr::null_mut(), SeqCst);
-        wait_until(|| self.busy.load(SeqCst) == 0);
+        while self.busy.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
         self.running.store(false, SeqCst);
         if let Some(payload) = job.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
             std::panic::resume_unwind(payload);
