@@ -21,7 +21,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -150,8 +150,8 @@ impl Pool {
         }
     }
 
-    /// Starts workers until there are `want`.
-    fn grow(&'static self, want: usize) {
+    /// The workers, after starting as many as make `want` (fewer if a thread cannot start).
+    fn grow(&'static self, want: usize) -> MutexGuard<'static, Vec<&'static Worker>> {
         let mut workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
         while workers.len() < want {
             let index = workers.len();
@@ -161,25 +161,17 @@ impl Pool {
                     self.serve(index, me);
                 }
             });
-            let Ok(handle) = spawned else { return };
+            let Ok(handle) = spawned else { break };
             let worker: &'static Worker =
                 Box::leak(Box::new(Worker { thread: handle.thread().clone(), parked: AtomicBool::new(false) }));
             if tx.send(worker).is_err() {
-                return;
+                break;
             }
             workers.push(worker);
         }
+        workers
     }
-}
 
-/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long (one call with
-/// `0..n` when `n <= grain`), on `threads` threads: the caller and `threads - 1` workers of the
-/// pool. A panic in `f` is resumed on the caller's thread.
-pub fn run<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, threads: usize, f: F) {
-    pool().run(n, grain, threads, f);
-}
-
-impl Pool {
     /// [`run`] on this pool.
     fn run<F: Fn(usize, usize) + Sync>(&'static self, n: usize, grain: usize, threads: usize, f: F) {
         if n == 0 {
@@ -193,7 +185,7 @@ impl Pool {
         {
             return f(0, n);
         }
-        self.grow(tasks - 1);
+        let workers = self.grow(tasks - 1);
         let chunk = n.div_ceil(tasks);
         let job = Job {
             f: &f,
@@ -208,11 +200,12 @@ impl Pool {
         // SAFETY: only the lifetime is erased; the job outlives every worker's use of it (below).
         self.job.store(std::ptr::from_ref(&job).cast_mut().cast(), SeqCst);
         self.epoch.fetch_add(1, SeqCst);
-        for w in self.workers.lock().unwrap_or_else(|e| e.into_inner()).iter().take(tasks - 1) {
+        for w in workers.iter().take(tasks - 1) {
             if w.parked.load(SeqCst) {
                 w.thread.unpark();
             }
         }
+        drop(workers);
         job.work();
         while job.done.load(SeqCst) < job.chunks {
             std::hint::spin_loop();
@@ -226,6 +219,13 @@ impl Pool {
             std::panic::resume_unwind(payload);
         }
     }
+}
+
+/// Runs `f(begin, end)` over chunks covering `0..n`, each at least `grain` long (one call with
+/// `0..n` when `n <= grain`), on `threads` threads: the caller and `threads - 1` workers of the
+/// pool. A panic in `f` is resumed on the caller's thread.
+pub fn run<F: Fn(usize, usize) + Sync>(n: usize, grain: usize, threads: usize, f: F) {
+    pool().run(n, grain, threads, f);
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 Prints, per op, layout and size, the median time of the device and of CPU and their ratio
 device/CPU (the goal is 1.1-1.3x of CPU). Everything runs in ONE process: device and CPU samples
 alternate in blocks (so a change in machine load hits both sides alike; see SETTLE for why not
-one by one), with the same torch thread count
-(printed). torch's CPU kernels use its intra-op (OpenMP) threads, the regen kernels the runtime's
-pool of as many threads, and ops without a Rust kernel run on CPU through the fallback plus copies.
+one by one), with the same torch thread count (printed). torch's CPU kernels use its intra-op
+(OpenMP) threads, the regen kernels the runtime's pool of as many threads, and ops without a Rust
+kernel run on CPU through the fallback plus copies.
 
 Layouts: "contiguous" (two contiguous matrices), "broadcast" (a matrix against a row vector; for
 unary ops and sum the input is the row vector expanded to the matrix, stride 0) and
