@@ -34,19 +34,27 @@ macro_rules! int {
 }
 int!(u8, i8, i16, i32, i64);
 
-/// A real element, computed in its op-math type ([`Element::Acc`]: f32 for f16 and bf16).
+/// A real element, computed in its op-math type ([`Element::Acc`]: f32 for f16 and bf16). The
+/// row's function is given over that type: float16 and bfloat16 runs are widened to f32 a chunk
+/// at a time for it ([`loops::unary_widened`]).
 pub trait Float: Element<Acc: Real> {
     /// `out = f(a)` over `it`, with the kernel's vector function (if it has one) for this type's
-    /// contiguous runs: f32's for f32, and for float16 and bfloat16, whose runs are widened to f32
-    /// for it ([`loops::unary_widened`]); f64's for f64.
-    fn unary(it: &Iter, f: impl Fn(Self) -> Self + Sync + Copy, v32: Option<Vector<f32>>, v64: Option<Vector<f64>>);
+    /// runs: f32's for f32, float16 and bfloat16; f64's for f64.
+    fn unary(
+        it: &Iter,
+        f: impl Fn(Self::Acc) -> Self::Acc + Sync + Copy,
+        v32: Option<Vector<f32>>,
+        v64: Option<Vector<f64>>,
+    );
     /// `out = f(a, b)` over `it`, with the kernel's two-input vector function as [`Float::unary`].
     fn binary(
         it: &Iter,
-        f: impl Fn(Self, Self) -> Self + Sync + Copy,
+        f: impl Fn(Self::Acc, Self::Acc) -> Self::Acc + Sync + Copy,
         v32: Option<Vector2<f32>>,
         v64: Option<Vector2<f64>>,
     );
+    /// `out = f([a, b, ...])` over `it`, for `N` inputs of this type.
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([Self::Acc; N]) -> Self::Acc + Sync + Copy);
 }
 
 impl Float for f32 {
@@ -62,6 +70,10 @@ impl Float for f32 {
         _: Option<Vector2<f64>>,
     ) {
         loops::binary_vec(it, f, v32)
+    }
+    #[inline(always)]
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
+        loops::nary::<f32, f32, N>(it, f)
     }
 }
 
@@ -79,18 +91,26 @@ impl Float for f64 {
     ) {
         loops::binary_vec(it, f, v64)
     }
+    #[inline(always)]
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([f64; N]) -> f64 + Sync + Copy) {
+        loops::nary::<f64, f64, N>(it, f)
+    }
 }
 
 macro_rules! half_float {
     ($($t:ty),*) => {$(
         impl Float for $t {
             #[inline(always)]
-            fn unary(it: &Iter, f: impl Fn($t) -> $t + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
-                loops::unary_widened(it, f, v32)
+            fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
+                loops::unary_widened::<$t>(it, f, v32)
             }
             #[inline(always)]
-            fn binary(it: &Iter, f: impl Fn($t, $t) -> $t + Sync + Copy, v32: Option<Vector2<f32>>, _: Option<Vector2<f64>>) {
-                loops::binary_widened(it, f, v32)
+            fn binary(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + Copy, v32: Option<Vector2<f32>>, _: Option<Vector2<f64>>) {
+                loops::binary_widened::<$t>(it, f, v32)
+            }
+            #[inline(always)]
+            fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
+                loops::nary_widened::<$t, N>(it, f)
             }
         }
     )*};

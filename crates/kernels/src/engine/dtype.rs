@@ -156,7 +156,7 @@ macro_rules! half_element {
         }
     )*};
 }
-half_element!(f16 => F16, f16_to_f32, f16_from_f32; bf16 => BF16, bf16::to_f32, bf16::from_f32);
+half_element!(f16 => F16, f16_to_f32, f16_from_f32; bf16 => BF16, bf16::to_f32, bf16_from_f32);
 
 /// float16 to float32, exact, without branches (F. Giesen's `half_to_float_fast5`), so the
 /// elementwise loops vectorise it: `half`'s conversion is a call per element that tests for F16C
@@ -206,6 +206,180 @@ pub fn f16_from_f32(x: f32) -> f16 {
         normal
     };
     f16::from_bits((magnitude | (sign >> 16)) as u16)
+}
+
+/// float16 and bfloat16, which compute in f32: conversions of whole contiguous runs, which the
+/// elementwise loops use to widen a chunk into an f32 buffer and narrow the results back
+/// (`loops::widened`), as ATen's reduced-float vector path converts a vector at a time. Each
+/// element converts exactly as [`Element::to_acc`] / [`Element::from_acc`] do, but for the
+/// payload of a NaN, which the float16 hardware conversion keeps (as ATen's vectorised loops do).
+pub trait Half: Element<Acc = f32> {
+    /// `dst[k] = src[k].to_acc()` for `k < n`.
+    ///
+    /// # Safety
+    /// `src` holds `n` readable elements and `dst` `n` writable ones.
+    unsafe fn widen(src: *const Self, dst: *mut f32, n: usize);
+    /// `dst[k] = Self::from_acc(src[k])` for `k < n` (rounding to nearest even).
+    ///
+    /// # Safety
+    /// As [`Half::widen`], the other way.
+    unsafe fn narrow(src: *const f32, dst: *mut Self, n: usize);
+}
+
+impl Half for f16 {
+    /// The CPU's conversion instructions: AVX-512F's 16 lanes, or F16C's 8 in the AVX2 tier
+    /// (part of x86-64-v3), one instruction where the branch-free bit arithmetic of
+    /// [`f16_to_f32`] takes about fifteen per vector (float16 rows ran at 2-6x CPU's time).
+    #[inline(always)]
+    unsafe fn widen(src: *const f16, dst: *mut f32, n: usize) {
+        // SAFETY: per the contract.
+        let done = unsafe { f16_runs::widen(src.cast(), dst, n) };
+        for k in done..n {
+            // SAFETY: per the contract.
+            unsafe { *dst.add(k) = f16_to_f32(*src.add(k)) };
+        }
+    }
+    #[inline(always)]
+    unsafe fn narrow(src: *const f32, dst: *mut f16, n: usize) {
+        // SAFETY: per the contract.
+        let done = unsafe { f16_runs::narrow(src, dst.cast(), n) };
+        for k in done..n {
+            // SAFETY: per the contract.
+            unsafe { *dst.add(k) = f16_from_f32(*src.add(k)) };
+        }
+    }
+}
+
+/// float16 runs through the conversion instructions of the tier in force, whole vectors only:
+/// each function returns how many leading elements it converted (the caller converts the rest).
+mod f16_runs {
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    /// Widens the leading whole vectors of `n` elements.
+    ///
+    /// # Safety
+    /// `src` and `dst` hold `n` elements.
+    #[inline(always)]
+    pub unsafe fn widen(src: *const u16, dst: *mut f32, n: usize) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::engine::has_avx512() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { widen_avx512(src, dst, n) };
+            }
+            if crate::engine::has_avx2() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { widen_f16c(src, dst, n) };
+            }
+        }
+        let _ = (src, dst, n);
+        0
+    }
+
+    /// Narrows the leading whole vectors of `n` elements, rounding to nearest even.
+    ///
+    /// # Safety
+    /// `src` and `dst` hold `n` elements.
+    #[inline(always)]
+    pub unsafe fn narrow(src: *const f32, dst: *mut u16, n: usize) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::engine::has_avx512() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { narrow_avx512(src, dst, n) };
+            }
+            if crate::engine::has_avx2() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { narrow_f16c(src, dst, n) };
+            }
+        }
+        let _ = (src, dst, n);
+        0
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn widen_avx512(src: *const u16, dst: *mut f32, n: usize) -> usize {
+        let mut k = 0;
+        while k + 16 <= n {
+            // SAFETY: per the callers' contract.
+            unsafe { _mm512_storeu_ps(dst.add(k), _mm512_cvtph_ps(_mm256_loadu_si256(src.add(k).cast()))) };
+            k += 16;
+        }
+        k
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn narrow_avx512(src: *const f32, dst: *mut u16, n: usize) -> usize {
+        const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        let mut k = 0;
+        while k + 16 <= n {
+            // SAFETY: per the callers' contract.
+            unsafe { _mm256_storeu_si256(dst.add(k).cast(), _mm512_cvtps_ph::<RNE>(_mm512_loadu_ps(src.add(k)))) };
+            k += 16;
+        }
+        k
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,f16c")]
+    unsafe fn widen_f16c(src: *const u16, dst: *mut f32, n: usize) -> usize {
+        let mut k = 0;
+        while k + 8 <= n {
+            // SAFETY: per the callers' contract.
+            unsafe { _mm256_storeu_ps(dst.add(k), _mm256_cvtph_ps(_mm_loadu_si128(src.add(k).cast()))) };
+            k += 8;
+        }
+        k
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,f16c")]
+    unsafe fn narrow_f16c(src: *const f32, dst: *mut u16, n: usize) -> usize {
+        let mut k = 0;
+        while k + 8 <= n {
+            // SAFETY: per the callers' contract.
+            unsafe {
+                _mm_storeu_si128(
+                    dst.add(k).cast(),
+                    _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(src.add(k))),
+                )
+            };
+            k += 8;
+        }
+        k
+    }
+}
+
+impl Half for bf16 {
+    /// A shift, which the compiler vectorises.
+    #[inline(always)]
+    unsafe fn widen(src: *const bf16, dst: *mut f32, n: usize) {
+        for k in 0..n {
+            // SAFETY: per the contract.
+            unsafe { *dst.add(k) = f32::from_bits(u32::from((*src.add(k)).to_bits()) << 16) };
+        }
+    }
+    /// `bf16::from_f32` without branches, so the compiler vectorises it: round to nearest even,
+    /// a NaN keeps its high payload bits and is made quiet.
+    #[inline(always)]
+    unsafe fn narrow(src: *const f32, dst: *mut bf16, n: usize) {
+        for k in 0..n {
+            // SAFETY: per the contract.
+            unsafe { *dst.add(k) = bf16_from_f32(*src.add(k)) };
+        }
+    }
+}
+
+/// float32 to bfloat16 as `half`'s `bf16::from_f32`, without branches.
+#[inline(always)]
+pub fn bf16_from_f32(x: f32) -> bf16 {
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16;
+    let nan = (bits >> 16) | 0x40;
+    bf16::from_bits(if bits & 0x7fff_ffff > 0x7f80_0000 { nan } else { rounded } as u16)
 }
 
 impl Element for Complex32 {
@@ -262,6 +436,54 @@ mod tests {
         assert_eq!(cast::<f32, bf16>(1.0), bf16::ONE);
         assert_eq!(cast::<i64, i64>(i64::MAX), i64::MAX);
         assert_eq!(f16::from_f32(2.0).to_acc() * 2.0, 4.0);
+    }
+
+    #[test]
+    fn run_conversions_match_the_element_conversions() {
+        // Every float16 widened, in one run (whole vectors and a tail).
+        let all: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+        let mut wide = vec![0f32; all.len()];
+        // SAFETY: both hold `all.len()` elements.
+        unsafe { f16::widen(all.as_ptr(), wide.as_mut_ptr(), all.len()) };
+        for (h, w) in all.iter().zip(&wide) {
+            let one = h.to_acc();
+            assert!(w.to_bits() == one.to_bits() || (w.is_nan() && one.is_nan()), "{h:?}");
+        }
+        // float32 narrowed: every float16, the halfway points between neighbours (ties to
+        // even), their float32 neighbours, and a spread of bit patterns, including NaNs.
+        let mut probes: Vec<f32> = Vec::new();
+        for (x, next) in wide.iter().zip(wide.iter().skip(1)) {
+            let half = (x + next) / 2.0;
+            for y in [*x, half] {
+                probes.extend([
+                    y,
+                    f32::from_bits(y.to_bits().wrapping_add(1)),
+                    f32::from_bits(y.to_bits().wrapping_sub(1)),
+                ]);
+            }
+        }
+        let mut state = 0x2545_f491u32;
+        probes.extend((0..100_003).map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            f32::from_bits(state)
+        }));
+        let mut halves = vec![f16::ZERO; probes.len()];
+        let mut brains = vec![bf16::ZERO; probes.len()];
+        // SAFETY: all hold `probes.len()` elements.
+        unsafe {
+            f16::narrow(probes.as_ptr(), halves.as_mut_ptr(), probes.len());
+            bf16::narrow(probes.as_ptr(), brains.as_mut_ptr(), probes.len());
+        }
+        for ((&x, h), b) in probes.iter().zip(&halves).zip(&brains) {
+            if x.is_nan() {
+                assert!(h.is_nan() && b.is_nan() && h.is_sign_negative() == x.is_sign_negative(), "{x:?}");
+            } else {
+                assert_eq!(h.to_bits(), f16::from_acc(x).to_bits(), "{:#x}", x.to_bits());
+            }
+            assert_eq!(b.to_bits(), bf16::from_f32(x).to_bits(), "{:#x}", x.to_bits());
+        }
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! The inner loops every elementwise kernel runs (ATen's `cpu_kernel` / `cpu_kernel_vec`): a
 //! scalar function, and optionally a vector function (kernels/math/vmath.rs), applied over the
 //! runs an [`Iter`] produces. A vector function serves every run: contiguous ones directly, others
-//! (strided, broadcast) gathered through a stack buffer, and float16/bfloat16 ones widened to f32
-//! there. Without one, contiguous runs and runs where an input is a broadcast scalar get loops the
-//! compiler vectorises, chunked through a stack buffer when the output is an input (in place);
-//! anything else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`).
-//! Operand 0 is the output.
+//! (strided, broadcast) gathered through a stack buffer. float16 and bfloat16 runs are widened to
+//! f32 buffers a chunk at a time, computed there (by the vector function, or the scalar one in a
+//! loop the compiler vectorises) and narrowed back ([`widened`]). Without a vector function,
+//! contiguous runs and runs where an input is a broadcast scalar get loops the compiler
+//! vectorises, chunked through a stack buffer when the output is an input (in place); anything
+//! else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`). Operand 0 is
+//! the output.
 
 use std::mem::MaybeUninit;
 
 use crate::dispatch_all;
-use crate::engine::dtype::{Element, cast};
+use crate::engine::dtype::{Half, cast};
 use crate::engine::iter::{Iter, Operand};
 
 /// Whether a run of operand `k` is contiguous for elements of `T`.
@@ -65,63 +67,50 @@ pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn
 /// values whatever the layout. `f` serves only when there is no vector function.
 pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<T>>) {
     match vector {
-        Some(v) => unary_through(it, v, Some(v), |x| x, |x| x),
+        Some(v) => unary_through(it, v),
         None => unary::<T, T>(it, f),
     }
 }
 
-/// `out = f(a)` for float16 or bfloat16, with an f32 `vector` function for every run when there
-/// is one: runs are widened to f32 a chunk at a time into a stack buffer, run through it there,
-/// and narrowed back (ATen's reduced-float vector path does the same), so the halves get the f32
-/// polynomials instead of a libm call per element.
-pub fn unary_widened<T: Element<Acc = f32>>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<f32>>) {
+/// `out = f(a)` for float16 or bfloat16, computed in f32 through [`widened`]'s buffers: by the
+/// f32 `vector` function when there is one (so the halves get the f32 polynomials instead of a
+/// libm call per element), else by `f` over the buffer, a loop the compiler vectorises.
+pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, vector: Option<Vector<f32>>) {
     match vector {
-        Some(v) => unary_through(it, v, None, T::to_acc, T::from_acc),
-        None => unary::<T, T>(it, f),
+        // SAFETY: `widened` passes `m` readable and `m` writable elements.
+        Some(v) => widened::<T, 1>(it, move |[a], out, m| unsafe { v(a, out, m) }),
+        None => widened::<T, 1>(
+            it,
+            #[inline(always)]
+            move |[a], out, m| {
+                // SAFETY: as above.
+                apply(out, m, |k| f(unsafe { a.add(k).read() }))
+            },
+        ),
     }
 }
 
-/// Every run of `out = vector(a)` through [`buffered`], elements converted by `widen` and
-/// `narrow` (identities when `W` is `T`); `direct` (the same function over `T`, when it is one)
-/// takes the contiguous runs without the buffer. Contiguous runs are read and written by loops
-/// the compiler vectorises (the conversions with them), strided ones one element at a time.
-fn unary_through<T: Copy + Send + Sync, W: Copy>(
-    it: &Iter,
-    vector: Vector<W>,
-    direct: Option<Vector<T>>,
-    widen: impl Fn(T) -> W + Sync + Copy,
-    narrow: impl Fn(W) -> T + Sync + Copy,
-) {
+/// Every run of `out = vector(a)`: contiguous runs directly, strided ones through [`buffered`],
+/// gathered one element at a time and scattered back.
+fn unary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector<T>) {
     it.for_each(move |p, s, n| {
         let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
         let (so, sa) = (s[0], s[1]);
-        let contiguous = dense::<T>(so) && dense::<T>(sa);
         // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
         unsafe {
-            if let Some(v) = direct
-                && contiguous
-            {
-                return v(a, o, n);
+            if dense::<T>(so) && dense::<T>(sa) {
+                return vector(a, o, n);
             }
             tiered(
                 #[inline(always)]
                 move || {
-                    if contiguous {
-                        buffered(
-                            n,
-                            vector,
-                            move |k| widen(a.add(k).read()),
-                            move |i, w: &[W]| store_dense(o, i, w, narrow),
-                        )
-                    } else {
-                        buffered(
-                            n,
-                            vector,
-                            #[inline(always)]
-                            move |k| widen(at(a, sa, k)),
-                            move |i, w: &[W]| store_strided(o, so, i, w, narrow),
-                        )
-                    }
+                    buffered(
+                        n,
+                        vector,
+                        #[inline(always)]
+                        move |k| at(a, sa, k),
+                        move |i, w: &[T]| store_strided(o, so, i, w, |x| x),
+                    )
                 },
             )
         }
@@ -136,19 +125,6 @@ fn unary_through<T: Copy + Send + Sync, W: Copy>(
 unsafe fn at<T: Copy>(p: *const T, stride: isize, k: usize) -> T {
     // SAFETY: per the contract.
     unsafe { p.cast::<u8>().offset(k as isize * stride).cast::<T>().read_unaligned() }
-}
-
-/// Writes a buffer's results `w`, narrowed, to elements `i..` of a contiguous output: a loop the
-/// compiler vectorises (a `&mut` slice aliases nothing; the inputs of these elements were read
-/// into the buffer already).
-///
-/// # Safety
-/// The output holds elements `i..i + w.len()`, and nothing else refers to them during the call.
-#[inline(always)]
-unsafe fn store_dense<T, W: Copy>(o: *mut T, i: usize, w: &[W], narrow: impl Fn(W) -> T) {
-    // SAFETY: per the contract.
-    let out = unsafe { std::slice::from_raw_parts_mut(o.add(i).cast::<MaybeUninit<T>>(), w.len()) };
-    fill(out, 0, &|k| narrow(w[k]));
 }
 
 /// Writes a buffer's results `w`, narrowed, to elements `i..` of an output at byte stride `so`.
@@ -255,63 +231,123 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
 /// are gathered into stack buffers a chunk at a time, run through it there and scattered back.
 pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync + Copy, vector: Option<Vector2<T>>) {
     match vector {
-        Some(v) => binary_through(it, v, Some(v), |x| x, |x| x),
+        Some(v) => binary_through(it, v),
         None => binary::<T, T, T>(it, f),
     }
 }
 
-/// `out = f(a, b)` for float16 or bfloat16 with an f32 two-input `vector` function, as
-/// [`unary_widened`]: both inputs are widened to f32 a chunk at a time.
-pub fn binary_widened<T: Element<Acc = f32>>(
-    it: &Iter,
-    f: impl Fn(T, T) -> T + Sync + Copy,
-    vector: Option<Vector2<f32>>,
-) {
+/// `out = f(a, b)` for float16 or bfloat16, as [`unary_widened`] (both inputs widened).
+pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + Copy, vector: Option<Vector2<f32>>) {
     match vector {
-        Some(v) => binary_through(it, v, None, T::to_acc, T::from_acc),
-        None => binary::<T, T, T>(it, f),
+        // SAFETY: `widened` passes `m` readable elements of each input and `m` writable ones.
+        Some(v) => widened::<T, 2>(it, move |[a, b], out, m| unsafe { v(a, b, out, m) }),
+        None => widened::<T, 2>(
+            it,
+            #[inline(always)]
+            move |[a, b], out, m| {
+                // SAFETY: as above.
+                apply(out, m, |k| unsafe { f(a.add(k).read(), b.add(k).read()) })
+            },
+        ),
     }
 }
 
-/// Every run of `out = vector(a, b)` through [`buffered2`], as [`unary_through`]; `direct` takes
-/// the runs where every operand is contiguous.
-fn binary_through<T: Copy + Send + Sync, W: Copy>(
-    it: &Iter,
-    vector: Vector2<W>,
-    direct: Option<Vector2<T>>,
-    widen: impl Fn(T) -> W + Sync + Copy,
-    narrow: impl Fn(W) -> T + Sync + Copy,
-) {
+/// `out = f([a, b, ...])` for `N` float16 or bfloat16 inputs, as [`unary_widened`].
+pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
+    widened::<T, N>(
+        it,
+        #[inline(always)]
+        move |ins, out, m| {
+            // SAFETY: `widened` passes `m` readable elements of each input.
+            apply(out, m, |k| f(ins.map(|p| unsafe { p.add(k).read() })))
+        },
+    )
+}
+
+/// `out[k] = f(k)` for `k < m` into a buffer of [`widened`] (a `&mut` slice, so the compiler
+/// knows the stores alias none of the loads).
+#[inline(always)]
+fn apply(out: *mut f32, m: usize, f: impl Fn(usize) -> f32) {
+    // SAFETY: `widened` passes a buffer of at least `m` elements that nothing else refers to.
+    fill(unsafe { std::slice::from_raw_parts_mut(out.cast::<MaybeUninit<f32>>(), m) }, 0, &f)
+}
+
+/// Runs `compute(inputs, out, m)` over float16 or bfloat16 operands (output and `N` inputs)
+/// through f32 stack buffers, [`WIDEN`] elements at a time: each input is widened into its
+/// buffer (a contiguous run by [`Half::widen`], the CPU's conversion instructions for float16; a
+/// strided one element by element; a broadcast scalar once per run), `compute` fills the output
+/// buffer from them, and that is narrowed back ([`Half::narrow`] when the output is contiguous).
+/// Every layout goes through the same `compute`, so a row computes the same values whatever the
+/// layout; in place is fine, as each chunk is read before it is written. (Converting element by
+/// element inside the row's loop took about fifteen vector instructions per conversion for
+/// float16: 2-6x CPU's time.)
+fn widened<T: Half, const N: usize>(it: &Iter, compute: impl Fn([*const f32; N], *mut f32, usize) + Sync + Copy) {
+    it.for_each(move |p, s, n| {
+        let o = p[0].cast::<T>();
+        let ins: [*const T; N] = std::array::from_fn(|j| p[j + 1].cast::<T>().cast_const());
+        // SAFETY: the iterator hands out runs of `n` elements inside every operand; each chunk's
+        // inputs are read into the buffers before its output is written.
+        unsafe {
+            tiered(
+                #[inline(always)]
+                move || {
+                    let mut bufs = [[const { MaybeUninit::<f32>::uninit() }; WIDEN]; N];
+                    let mut out = [const { MaybeUninit::<f32>::uninit() }; WIDEN];
+                    for j in 0..N {
+                        if s[j + 1] == 0 {
+                            let x = ins[j].read_unaligned().to_acc();
+                            bufs[j].iter_mut().for_each(|slot| _ = slot.write(x));
+                        }
+                    }
+                    let mut i = 0;
+                    while i < n {
+                        let m = (n - i).min(WIDEN);
+                        for j in 0..N {
+                            let buf = bufs[j].as_mut_ptr().cast::<f32>();
+                            if dense::<T>(s[j + 1]) {
+                                T::widen(ins[j].add(i), buf, m);
+                            } else if s[j + 1] != 0 {
+                                for k in 0..m {
+                                    *buf.add(k) = at(ins[j], s[j + 1], i + k).to_acc();
+                                }
+                            }
+                        }
+                        let out = out.as_mut_ptr().cast::<f32>();
+                        compute(std::array::from_fn(|j| bufs[j].as_ptr().cast::<f32>()), out, m);
+                        if dense::<T>(s[0]) {
+                            T::narrow(out, o.add(i), m);
+                        } else {
+                            store_strided(o, s[0], i, std::slice::from_raw_parts(out, m), T::from_acc);
+                        }
+                        i += m;
+                    }
+                },
+            )
+        }
+    });
+}
+
+/// Every run of `out = vector(a, b)`, as [`unary_through`]: runs where every operand is
+/// contiguous directly, others (a broadcast scalar, strides) through [`buffered2`].
+fn binary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector2<T>) {
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
         let (so, sa, sb) = (s[0], s[1], s[2]);
-        let contiguous = dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb);
         // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
         unsafe {
-            if let Some(v) = direct
-                && contiguous
-            {
-                return v(a, b, o, n);
+            if dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb) {
+                return vector(a, b, o, n);
             }
             tiered(
                 #[inline(always)]
                 move || {
-                    if contiguous {
-                        buffered2(
-                            n,
-                            vector,
-                            move |k| (widen(a.add(k).read()), widen(b.add(k).read())),
-                            move |i, w: &[W]| store_dense(o, i, w, narrow),
-                        )
-                    } else {
-                        buffered2(
-                            n,
-                            vector,
-                            #[inline(always)]
-                            move |k| (widen(at(a, sa, k)), widen(at(b, sb, k))),
-                            move |i, w: &[W]| store_strided(o, so, i, w, narrow),
-                        )
-                    }
+                    buffered2(
+                        n,
+                        vector,
+                        #[inline(always)]
+                        move |k| (at(a, sa, k), at(b, sb, k)),
+                        move |i, w: &[T]| store_strided(o, so, i, w, |x| x),
+                    )
                 },
             )
         }
@@ -671,7 +707,7 @@ mod tests {
         fn wrong<T>(x: T) -> T {
             x
         }
-        fn check<H: Element<Acc = f32>>(xs: &[f32], s: &[i64], exp: Vector<f32>) {
+        fn check<H: Half>(xs: &[f32], s: &[i64], exp: Vector<f32>) {
             let src: Vec<H> = xs.iter().map(|&x| H::from_acc(x)).collect();
             let want: Vec<H> =
                 src.iter().map(|&x| H::from_acc(crate::math::vmath::exp_scalar_f32(x.to_acc()))).collect();
@@ -715,6 +751,52 @@ mod tests {
         );
         unary_vec::<f32>(&it, wrong, Some(exp));
         assert!(out.iter().zip(&xs).all(|(&y, &x)| y.to_bits() == crate::math::vmath::exp_scalar_f32(x).to_bits()));
+    }
+
+    #[test]
+    fn half_rows_without_a_vector_function_compute_in_f32_in_every_layout() {
+        use half::{bf16, f16};
+        // out = a * b + c, rounded once from f32, over runs longer than a chunk: contiguous,
+        // in place, `b` strided and `c` a broadcast scalar.
+        fn check<H: Half>() {
+            let n = 2 * WIDEN + 21;
+            let s = [n as i64];
+            let f = |[a, b, c]: [f32; 3]| a * b + c;
+            let xs: Vec<H> = (0..n).map(|k| H::from_acc(k as f32 * 0.37 - 90.0)).collect();
+            let ys: Vec<H> = (0..n).map(|k| H::from_acc((k % 13) as f32 * 0.11 + 0.5)).collect();
+            let c = H::from_acc(1.25);
+            let want: Vec<H> =
+                xs.iter().zip(&ys).map(|(x, y)| H::from_acc(f([x.to_acc(), y.to_acc(), c.to_acc()]))).collect();
+            let (mut a, mut b, mut cs, mut out) = (xs.clone(), ys.clone(), vec![c; n], vec![H::zero(); n]);
+            let it = Iter::new(
+                &[Operand::over(&mut out, &s, &[1], H::DTYPE)],
+                &[
+                    Operand::over(&mut a, &s, &[1], H::DTYPE),
+                    Operand::over(&mut b, &s, &[1], H::DTYPE),
+                    Operand::over(&mut cs, &s, &[1], H::DTYPE),
+                ],
+                &s,
+            );
+            nary_widened::<H, 3>(&it, f);
+            assert_eq!(out, want);
+            let mut spread: Vec<H> = ys.iter().flat_map(|&y| [y, H::zero()]).collect();
+            let mut one = [c];
+            let mut data = xs.clone();
+            let ptr = data.as_mut_ptr();
+            let it = Iter::new(
+                &[Operand { data: ptr.cast(), ..Operand::over(&mut data, &s, &[1], H::DTYPE) }],
+                &[
+                    Operand { data: ptr.cast(), ..Operand::over(&mut Vec::<H>::new(), &s, &[1], H::DTYPE) },
+                    Operand::over(&mut spread, &s, &[2], H::DTYPE),
+                    Operand::over(&mut one, &s, &[0], H::DTYPE),
+                ],
+                &s,
+            );
+            nary_widened::<H, 3>(&it, f);
+            assert_eq!(data, want);
+        }
+        check::<f16>();
+        check::<bf16>();
     }
 
     #[test]

@@ -77,12 +77,15 @@ impl Capability {
         }
     }
 
-    /// The best tier this CPU runs: AVX2 with FMA, and for AVX-512 the subsets (F, BW, DQ, VL)
+    /// The best tier this CPU runs: AVX2 with FMA (and F16C), and for AVX-512 the subsets (F, BW, DQ, VL)
     /// the `simd_fn!` bodies' widest tier is compiled for.
     fn detected() -> Capability {
         #[cfg(target_arch = "x86_64")]
         {
-            let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+            // F16C too (x86-64-v3 has all three): float16 runs convert with it (`dtype::Half`).
+            let avx2 = std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+                && std::is_x86_feature_detected!("f16c");
             let avx512 = std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512dq")

@@ -256,7 +256,7 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
         T::binary(
             self.it,
             #[inline(always)]
-            |x, y| T::from_acc(Op::f(x.to_acc(), y.to_acc())),
+            |x, y| Op::f(x, y),
             Op::V32,
             None,
         )

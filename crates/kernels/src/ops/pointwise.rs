@@ -131,10 +131,10 @@ impl<Op: Pointwise<N>, const N: usize> Domains for Loop<'_, Op, N> {
     }
     fn float<T: Float>(&self) {
         let op = *self.op;
-        loops::nary::<T, T, N>(
+        T::nary::<N>(
             self.it,
             #[inline(always)]
-            move |x| T::from_acc(op.f(x.map(T::to_acc))),
+            move |x| op.f(x),
         )
     }
     fn complex<R: Real>(&self) {

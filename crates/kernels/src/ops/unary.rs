@@ -84,7 +84,7 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
         T::unary(
             self.0,
             #[inline(always)]
-            |x| T::from_acc(Op::f(x.to_acc())),
+            |x| Op::f(x),
             Op::V32,
             Op::V64,
         )
