@@ -56,6 +56,7 @@ DTYPES = {
     "int64": torch.int64,
     "bool": torch.bool,
     "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
     "complex64": torch.complex64,
 }
 

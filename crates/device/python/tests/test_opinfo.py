@@ -5,7 +5,8 @@ Every op with a native Rust kernel (regen.toml `implement`) plus common ops (red
 softmax, matmul, indexing, ...) runs each of its OpInfo samples on CPU and on the device, in
 float32 and float64, plus int64 and bool where the op supports them, and the results must agree.
 
-Every kernel family (FAMILIES) also runs in bfloat16 and complex64 where its OpInfos support them.
+Every kernel family (FAMILIES) also runs in bfloat16, float16 and complex64 where its OpInfos
+support them.
 
 Every (op, dtype) entry listed in opinfo_known_failures.txt runs too: it is expected to fail and
 is marked xfail with the listed reason; but an entry listed there that now PASSES fails the test,
@@ -83,8 +84,8 @@ NATIVE_ELEMENTWISE = {
 DTYPES = ["float32", "float64", "int64", "bool"]
 
 # Every kernel family (a file under crates/kernels/src, keyed by its path there) with OpInfos
-# of its own: these run in every dtype of the sweep they support, bfloat16 and complex64 included,
-# so that CI sees each family's dtype dispatch, not only the slice's four dtypes.
+# of its own: these run in every dtype of the sweep they support, bfloat16, float16 and complex64
+# included, so that CI sees each family's dtype dispatch, not only the slice's four dtypes.
 FAMILIES = {
     "ops/binary.rs": ["add", "atan2", "remainder", "maximum", "bitwise_and", "hypot"],
     "ops/unary.rs": ["neg", "sin", "floor", "erf", "rsqrt", "sgn"],

@@ -1,8 +1,8 @@
 //! Unary elementwise ops as table rows. [`unary_table!`](crate::unary_table) is the one list: each row names the
 //! generated trait method (the op's `.out` form), the op, and its scalar function per dtype
-//! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `c` complex),
-//! optionally a vector function for contiguous f32/f64 runs. The same table defines the op
-//! structs here and their `UnaryKernels` methods, so adding an op is one row (and its regen.toml
+//! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `h` the bits of
+//! float16 and bfloat16 where the op is exact on them, `c` complex), optionally a vector function
+//! for contiguous f32/f64 runs. The same table defines the op structs here and their `UnaryKernels` methods, so adding an op is one row (and its regen.toml
 //! entry in group `unary`).
 
 use std::marker::PhantomData;
@@ -30,6 +30,8 @@ pub trait Unary: Sync {
     const COMPLEX: bool;
     /// Complex input gives a real result (`abs`).
     const COMPLEX_TO_REAL: bool;
+    /// float16 and bfloat16 compute [`Unary::h`] on their bits instead of widening to f32.
+    const HALF_BITS: bool = false;
     const V32: Option<Vector<f32>> = None;
     const V64: Option<Vector<f64>> = None;
     fn b(_: bool) -> bool {
@@ -40,6 +42,11 @@ pub trait Unary: Sync {
     }
     fn f<T: Real>(_: T) -> T {
         unreachable!("checked by FLOAT")
+    }
+    /// The op on the bits of a float16 or bfloat16, where it is exact there: the sign-bit ops,
+    /// whose sign is bit 15 in both (ATen's `Vectorized<Half>` negates by flipping it too).
+    fn h(_: u16) -> u16 {
+        unreachable!("checked by HALF_BITS")
     }
     fn c<T: Real>(_: Complex<T>) -> Complex<T> {
         unreachable!("checked by COMPLEX")
@@ -81,6 +88,10 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
         )
     }
     fn float<T: Float>(&self) {
+        if Op::HALF_BITS && matches!(T::DTYPE, DType::F16 | DType::BF16) {
+            // Widening, negating and narrowing cost 3-4x CPU's time on the 2-byte elements.
+            return loops::unary::<u16, u16>(self.0, Op::h);
+        }
         T::unary(
             self.0,
             #[inline(always)]
@@ -106,8 +117,8 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
 macro_rules! unary_table {
     ($callback:ident) => {
         $crate::$callback! {
-            neg_out, Neg, "neg", false { i: |x| x.wrapping_neg(); f: |x| -x; c: |z| -z; }
-            abs_out, Abs, "abs", false { i: |x| x.wrapping_abs(); f: |x| x.abs(); cr: |z| z.norm(); }
+            neg_out, Neg, "neg", false { i: |x| x.wrapping_neg(); f: |x| -x; h: |x| x ^ 0x8000; c: |z| -z; }
+            abs_out, Abs, "abs", false { i: |x| x.wrapping_abs(); f: |x| x.abs(); h: |x| x & 0x7fff; cr: |z| z.norm(); }
             sign_out, Sign, "sign", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::engine::scalar::sign(x); }
             sgn_out, Sgn, "sgn", false { b: |x| x; i: |x| x.signum(); f: |x| $crate::engine::scalar::sign(x); c: |z| $crate::engine::scalar::sgn(z); }
             exp_out, Exp, "exp", true { f: |x| x.exp(); c: |z| z.exp(); v: $crate::math::vmath::exp_f32_raw, $crate::math::vmath::exp_f64_raw; }
@@ -126,8 +137,8 @@ macro_rules! unary_table {
             asin_out, Asin, "asin", true { f: |x| x.asin(); c: |z| z.asin(); v32: $crate::math::vmath::asin_f32_raw; }
             acos_out, Acos, "acos", true { f: |x| x.acos(); c: |z| z.acos(); v32: $crate::math::vmath::acos_f32_raw; }
             atan_out, Atan, "atan", true { f: |x| x.atan(); c: |z| z.atan(); v32: $crate::math::vmath::atan_f32_raw; }
-            sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); }
-            cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); }
+            sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); v32: $crate::math::vmath::sinh_f32_raw; }
+            cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); v32: $crate::math::vmath::cosh_f32_raw; }
             tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::math::vmath::tanh_f32_raw, $crate::math::vmath::tanh_f64_raw; }
             asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::engine::scalar::complex_asinh(z); }
             acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
@@ -176,8 +187,8 @@ macro_rules! unary_table {
 macro_rules! define_unary_ops {
     ($(
         $method:ident, $op:ident, $name:literal, $int_to_float:literal {
-            $(b: |$bx:ident| $b:expr;)? $(i: |$ix:ident| $i:expr;)? $(f: |$fx:ident| $f:expr;)? $(c: |$cx:ident| $c:expr;)?
-            $(cr: |$crx:ident| $cr:expr;)?
+            $(b: |$bx:ident| $b:expr;)? $(i: |$ix:ident| $i:expr;)? $(f: |$fx:ident| $f:expr;)?
+            $(h: |$hx:ident| $h:expr;)? $(c: |$cx:ident| $c:expr;)? $(cr: |$crx:ident| $cr:expr;)?
             $(v: $v32:path, $v64:path;)? $(v32: $w32:path;)?
         }
     )*) => {$(
@@ -190,6 +201,7 @@ macro_rules! define_unary_ops {
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
             const COMPLEX: bool = false $(|| { let _ = stringify!($c); true })?;
             const COMPLEX_TO_REAL: bool = false $(|| { let _ = stringify!($cr); true })?;
+            const HALF_BITS: bool = false $(|| { let _ = stringify!($h); true })?;
             $(const V32: Option<$crate::ops::unary::Vector<f32>> = Some($v32);)?
             $(const V64: Option<$crate::ops::unary::Vector<f64>> = Some($v64);)?
             $(const V32: Option<$crate::ops::unary::Vector<f32>> = Some($w32);)?
@@ -198,6 +210,7 @@ macro_rules! define_unary_ops {
             $(#[inline(always)] fn b($bx: bool) -> bool { $b })?
             $(#[inline(always)] fn i($ix: i64) -> i64 { $i })?
             $(#[inline(always)] fn f<T: $crate::engine::scalar::Real>($fx: T) -> T { $f })?
+            $(#[inline(always)] fn h($hx: u16) -> u16 { $h })?
             $(#[inline(always)] fn c<T: $crate::engine::scalar::Real>($cx: num_complex::Complex<T>) -> num_complex::Complex<T> { $c })?
             $(#[inline(always)] fn cr<T: $crate::engine::scalar::Real>($crx: num_complex::Complex<T>) -> T { $cr })?
         }
