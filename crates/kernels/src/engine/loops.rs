@@ -3,7 +3,7 @@
 //! runs an [`Iter`] produces. A vector function serves every run: contiguous ones directly, others
 //! (strided, broadcast) gathered through a stack buffer. float16 and bfloat16 runs are widened to
 //! f32 buffers a chunk at a time, computed there (by the vector function, or the scalar one in a
-//! loop the compiler vectorises) and narrowed back ([`widened`]). Without a vector function,
+//! loop the compiler vectorises) and narrowed back (`widened`). Without a vector function,
 //! contiguous runs and runs where an input is a broadcast scalar get loops the compiler
 //! vectorises, chunked through a stack buffer when the output is an input (in place); anything
 //! else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`). Operand 0 is
@@ -72,7 +72,7 @@ pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + C
     }
 }
 
-/// `out = f(a)` for float16 or bfloat16, computed in f32 through [`widened`]'s buffers: by the
+/// `out = f(a)` for float16 or bfloat16, computed in f32 through `widened`'s buffers: by the
 /// f32 `vector` function when there is one (so the halves get the f32 polynomials instead of a
 /// libm call per element), else by `f` over the buffer, a loop the compiler vectorises.
 pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, vector: Option<Vector<f32>>) {
