@@ -89,7 +89,7 @@ DTYPES = ["float32", "float64", "int64", "bool"]
 FAMILIES = {
     "ops/binary.rs": ["add", "atan2", "remainder", "maximum", "bitwise_and", "hypot"],
     "ops/unary.rs": ["neg", "sin", "floor", "erf", "rsqrt", "sgn"],
-    "math/vmath.rs": ["exp", "log", "tanh", "sigmoid"],
+    "math/vmath.rs": ["exp", "log", "tanh", "sigmoid", "sinh", "cosh", "asinh"],
     "ops/pointwise.rs": ["lerp", "addcmul", "addcdiv", "clamp", "where"],
     "math/special.rs": ["digamma", "erfinv", "polygamma.polygamma_n_0", "igamma", "special.bessel_j0"],
     "ops/copy.rs": ["view_as_real", "real", "conj_physical", "clone"],

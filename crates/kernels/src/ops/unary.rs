@@ -140,7 +140,7 @@ macro_rules! unary_table {
             sinh_out, Sinh, "sinh", true { f: |x| x.sinh(); c: |z| z.sinh(); v32: $crate::math::vmath::sinh_f32_raw; }
             cosh_out, Cosh, "cosh", true { f: |x| x.cosh(); c: |z| z.cosh(); v32: $crate::math::vmath::cosh_f32_raw; }
             tanh_out, Tanh, "tanh", true { f: |x| x.tanh(); c: |z| z.tanh(); v: $crate::math::vmath::tanh_f32_raw, $crate::math::vmath::tanh_f64_raw; }
-            asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::engine::scalar::complex_asinh(z); }
+            asinh_out, Asinh, "asinh", true { f: |x| x.asinh(); c: |z| $crate::engine::scalar::complex_asinh(z); v32: $crate::math::vmath::asinh_f32_raw; }
             acosh_out, Acosh, "acosh", true { f: |x| x.acosh(); c: |z| z.acosh(); }
             atanh_out, Atanh, "atanh", true { f: |x| x.atanh(); c: |z| z.atanh(); v32: $crate::math::vmath::atanh_f32_raw; }
             sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::engine::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::math::vmath::sigmoid_f32_raw, $crate::math::vmath::sigmoid_f64_raw; }
