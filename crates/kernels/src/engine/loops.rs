@@ -83,8 +83,8 @@ pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v
             it,
             #[inline(always)]
             move |[a], out, m| {
-                // SAFETY: as above.
-                apply(out, m, |k| f(unsafe { a.add(k).read() }))
+                // SAFETY: as above; `out` is `widened`'s own output buffer.
+                unsafe { apply(out, m, |k| f(a.add(k).read())) }
             },
         ),
     }
@@ -245,8 +245,8 @@ pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + C
             it,
             #[inline(always)]
             move |[a, b], out, m| {
-                // SAFETY: as above.
-                apply(out, m, |k| unsafe { f(a.add(k).read(), b.add(k).read()) })
+                // SAFETY: as above; `out` is `widened`'s own output buffer.
+                unsafe { apply(out, m, |k| f(a.add(k).read(), b.add(k).read())) }
             },
         ),
     }
@@ -258,17 +258,21 @@ pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> 
         it,
         #[inline(always)]
         move |ins, out, m| {
-            // SAFETY: `widened` passes `m` readable elements of each input.
-            apply(out, m, |k| f(ins.map(|p| unsafe { p.add(k).read() })))
+            // SAFETY: `widened` passes `m` readable elements of each input and its own output
+            // buffer of `m`.
+            unsafe { apply(out, m, |k| f(ins.map(|p| p.add(k).read()))) }
         },
     )
 }
 
 /// `out[k] = f(k)` for `k < m` into a buffer of [`widened`] (a `&mut` slice, so the compiler
 /// knows the stores alias none of the loads).
+///
+/// # Safety
+/// `out` holds `m` writable elements that nothing else refers to during the call.
 #[inline(always)]
-fn apply(out: *mut f32, m: usize, f: impl Fn(usize) -> f32) {
-    // SAFETY: `widened` passes a buffer of at least `m` elements that nothing else refers to.
+unsafe fn apply(out: *mut f32, m: usize, f: impl Fn(usize) -> f32) {
+    // SAFETY: per the contract.
     fill(unsafe { std::slice::from_raw_parts_mut(out.cast::<MaybeUninit<f32>>(), m) }, 0, &f)
 }
 
