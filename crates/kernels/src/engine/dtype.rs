@@ -354,12 +354,12 @@ mod f16_runs {
 }
 
 impl Half for bf16 {
-    /// A shift, which the compiler vectorises.
+    /// `to_acc` is a shift, which the compiler vectorises.
     #[inline(always)]
     unsafe fn widen(src: *const bf16, dst: *mut f32, n: usize) {
         for k in 0..n {
             // SAFETY: per the contract.
-            unsafe { *dst.add(k) = f32::from_bits(u32::from((*src.add(k)).to_bits()) << 16) };
+            unsafe { *dst.add(k) = (*src.add(k)).to_acc() };
         }
     }
     /// `bf16::from_f32` without branches, so the compiler vectorises it: round to nearest even,

@@ -79,13 +79,10 @@ pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v
     match vector {
         // SAFETY: `widened` passes `m` readable and `m` writable elements.
         Some(v) => widened::<T, 1>(it, move |[a], out, m| unsafe { v(a, out, m) }),
-        None => widened::<T, 1>(
+        None => nary_widened::<T, 1>(
             it,
             #[inline(always)]
-            move |[a], out, m| {
-                // SAFETY: as above; `out` is `widened`'s own output buffer.
-                unsafe { apply(out, m, |k| f(a.add(k).read())) }
-            },
+            move |[x]| f(x),
         ),
     }
 }
@@ -241,13 +238,10 @@ pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + C
     match vector {
         // SAFETY: `widened` passes `m` readable elements of each input and `m` writable ones.
         Some(v) => widened::<T, 2>(it, move |[a, b], out, m| unsafe { v(a, b, out, m) }),
-        None => widened::<T, 2>(
+        None => nary_widened::<T, 2>(
             it,
             #[inline(always)]
-            move |[a, b], out, m| {
-                // SAFETY: as above; `out` is `widened`'s own output buffer.
-                unsafe { apply(out, m, |k| f(a.add(k).read(), b.add(k).read())) }
-            },
+            move |[x, y]| f(x, y),
         ),
     }
 }

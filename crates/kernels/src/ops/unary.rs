@@ -2,8 +2,8 @@
 //! generated trait method (the op's `.out` form), the op, and its scalar function per dtype
 //! domain (`b` bool, `i` integers through i64, `f` reals generic over [`Real`], `h` the bits of
 //! float16 and bfloat16 where the op is exact on them, `c` complex), optionally a vector function
-//! for contiguous f32/f64 runs. The same table defines the op structs here and their `UnaryKernels` methods, so adding an op is one row (and its regen.toml
-//! entry in group `unary`).
+//! for contiguous f32/f64 runs. The same table defines the op structs here and their
+//! `UnaryKernels` methods, so adding an op is one row (and its regen.toml entry in group `unary`).
 
 use std::marker::PhantomData;
 
