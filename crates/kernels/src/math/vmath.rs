@@ -1,7 +1,7 @@
 //! Vectorised elementwise transcendental functions (exp, expm1, log, log1p, log2, log10, exp2,
 //! tanh, sigmoid, silu, erf, erfc, gelu; for f32 only also sin, cos, tan, asin, acos, atan,
-//! atanh, asinh, sinh, cosh, and the two-input atan2) over f32/f64 slices, runtime-dispatched to
-//! AVX-512, AVX2+FMA (pulp's `V3`) or portable scalar code.
+//! atanh, asinh, sinh, cosh, and the two-input atan2 and pow) over f32/f64 slices,
+//! runtime-dispatched to AVX-512, AVX2+FMA (pulp's `V3`) or portable scalar code.
 //!
 //! Every function is written once, generically over the small `Ops` lane abstraction, and
 //! instantiated for 16/8-lane AVX-512, 8/4-lane AVX2 and 1-lane scalar code. All instantiations
@@ -40,6 +40,9 @@
 //!   (min - max)/(min + max) beyond tan(pi/8)) plus a multiple of pi/4 chosen by the octant, with
 //!   C's `atan2f` conventions for signed zeros, infinities and NaN.
 //! - atanh (f32): musl `atanhf`, through log1p.
+//! - pow (f32, two inputs): exp(y log|x|) computed in f64 lanes with the f64 log and exp below
+//!   and rounded once to f32, the sign of negative x from y's parity; C's `powf` for the lanes of
+//!   its special cases (zero, infinite or NaN operands).
 //! - asinh (f32): musl `asinhf`, through log and log1p.
 //! - sinh/cosh (f32): musl `sinhf`/`coshf` through expm1 (and exp(|x|)/2 scaled once, so the
 //!   result stays finite up to where sinh and cosh overflow, past exp's own overflow).
@@ -47,7 +50,7 @@
 //!   silu = x/(1+exp(-x)), gelu (tanh form) = x/(1+exp(-2u)), gelu (erf form) uses erfc for
 //!   negative x to avoid the cancellation in 1+erf.
 //!
-//! Two-input functions (atan2) have their own driver (`driver2!`), dispatched like the others.
+//! Two-input functions (atan2, pow) have their own driver (`driver2!`), dispatched like the others.
 
 // Coefficients are written with the digits of their published sources (or, for the fitted ones,
 // the shortest decimal that round-trips the f32).
@@ -105,6 +108,14 @@ trait Ops: Copy {
     /// # Safety
     /// `p` points to `LANES` writable elements.
     unsafe fn store(self, p: *mut Self::E, v: Self::F);
+    /// `y * 2^n` for integral `n`, rounded once, where the tier has an instruction for it
+    /// (AVX-512's `vscalef`); `None` elsewhere, where `scale32`/`scale64` take two exact
+    /// power-of-two steps to the same correctly rounded value.
+    #[inline(always)]
+    fn scalef(self, y: Self::F, n: Self::F) -> Option<Self::F> {
+        let _ = (y, n);
+        None
+    }
 }
 
 /// One lane of f32, plain Rust (`mul_add` is a fused multiply-add).
@@ -469,7 +480,7 @@ mod x86 {
         ($t:ident, $e:ty, $b:ty, $sb:ty, $f:ty, $m:ty, $lanes:expr, $set1:ident, $set1i:ident, $add:ident,
          $sub:ident, $mul:ident, $div:ident, $fmadd:ident, $fnmadd:ident, $sqrt:ident, $cmp:ident, $blend:ident,
          $blendi:ident, $to_u:ident, $to_f:ident, $addi:ident, $subi:ident, $sllv:ident, $srlv:ident,
-         $loadu:ident, $storeu:ident) => {
+         $loadu:ident, $storeu:ident, $scalef:ident) => {
             impl Ops for $t {
                 type E = $e;
                 type B = $b;
@@ -609,6 +620,11 @@ mod x86 {
                     // SAFETY: see the comment above `z_ops!`.
                     unsafe { $storeu(p, v) }
                 }
+                #[inline(always)]
+                fn scalef(self, y: $f, n: $f) -> Option<$f> {
+                    // SAFETY: see the comment above `z_ops!`.
+                    Some(unsafe { $scalef(y, n) })
+                }
             }
         };
     }
@@ -639,7 +655,8 @@ mod x86 {
         _mm512_sllv_epi32,
         _mm512_srlv_epi32,
         _mm512_loadu_ps,
-        _mm512_storeu_ps
+        _mm512_storeu_ps,
+        _mm512_scalef_ps
     );
     z_ops!(
         Z64,
@@ -668,7 +685,8 @@ mod x86 {
         _mm512_sllv_epi64,
         _mm512_srlv_epi64,
         _mm512_loadu_pd,
-        _mm512_storeu_pd
+        _mm512_storeu_pd,
+        _mm512_scalef_pd
     );
 }
 
@@ -739,9 +757,13 @@ fn reduce32<O: Ops<E = f32, B = u32>>(o: O, hi: O::F) -> (O::F, O::F) {
 }
 
 /// y * 2^n for n in [-150, 129] (n in the low bits of t = n + MAGIC32), in two exact power-of-two
-/// steps so that overflow and subnormal results are rounded once.
+/// steps so that overflow and subnormal results are rounded once; AVX-512's `vscalef` rounds the
+/// same exact product once, in one instruction (exp spent a third of its operations here).
 #[inline(always)]
 fn scale32<O: Ops<E = f32, B = u32>>(o: O, y: O::F, t: O::F) -> O::F {
+    if let Some(r) = o.scalef(y, o.sub(t, o.splat(MAGIC32))) {
+        return r;
+    }
     // k = n + 256 >= 0; n1 = (k >> 1) - 128 = floor(n / 2); n2 = n - n1.
     let k = o.sub_u(o.to_u(t), o.splat_u(0x4B40_0000 - 256));
     let h = o.shr::<1>(k);
@@ -1642,6 +1664,90 @@ const LN2_HI64: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
 const LN2_LO64: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
 const SIGN64: u64 = 0x8000_0000_0000_0000;
 
+/// pow(x, y) of two f32 values, computed in f64 lanes (`x` and `y` are the f32 values, exact in
+/// f64) and rounded to f32 by the caller: exp(y log|x|) with f64's log and a shorter exp, whose
+/// errors (log's about 2^-52 relative, times |y log|x|| < 746 where the result is not 0 or inf,
+/// and exp's 2^-42) stay far below f32's half ulp, so the one rounding to f32 gives the correctly
+/// rounded value except where the exact power lies within about 2^-18 f32 ulps of a halfway
+/// point. Negative x takes the sign of odd
+/// integer y, and NaN for non-integer y. Lanes where x is 0, inf or NaN or y is inf or NaN (where
+/// C's `powf` has its table of conventions) take libm's `powf` in a cold per-lane fallback.
+#[inline(always)]
+fn pow32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
+    const TWO_P52: f64 = 4_503_599_627_370_496.0;
+    let ax = abs64(o, x);
+    let mag = exp_for_pow64(o, o.mul(y, log64(o, ax)));
+    // v is an integer when (v + 2^52) - 2^52 == v for 0 <= v < 2^52 (the grid of [2^52, 2^53) is
+    // the integers, so the sum rounds v to one); y is odd when |y| is an integer and |y|/2 is not.
+    // From 2^52 on (f32 from 2^24) every y is an even integer.
+    let is_int = |v: O::F| o.eq(o.sub(o.add(v, o.splat(TWO_P52)), o.splat(TWO_P52)), v);
+    let ay = abs64(o, y);
+    let small = o.lt(ay, o.splat(TWO_P52));
+    let int = o.not_m(o.and_m(small, o.not_m(is_int(ay))));
+    let odd = o.and_m(o.and_m(small, is_int(ay)), o.not_m(is_int(o.mul(ay, o.splat(0.5)))));
+    let neg = o.lt(x, o.splat(0.0));
+    let signed = o.sel(odd, o.mul(mag, o.splat(-1.0)), mag);
+    let res = o.sel(neg, o.sel(int, signed, o.splat(f64::NAN)), mag);
+    // The conventions: x = +-0, +-inf or NaN, y = +-inf or NaN.
+    let finite = o.splat(f64::from(f32::MAX));
+    let usual = o.and_m(o.and_m(o.lt(o.splat(0.0), ax), o.le(ax, finite)), o.le(ay, finite));
+    let unusual = o.not_m(usual);
+    if !o.any(unusual) {
+        return res;
+    }
+    let (mut xs, mut ys, mut rs) = ([0.0f64; 8], [0.0f64; 8], [0.0f64; 8]);
+    // SAFETY: LANES <= 8 elements of the local arrays are written.
+    unsafe {
+        o.store(xs.as_mut_ptr(), x);
+        o.store(ys.as_mut_ptr(), y);
+        o.store(rs.as_mut_ptr(), res);
+    }
+    pow_fix32(&xs[..O::LANES], &ys[..O::LANES], &mut rs[..O::LANES]);
+    // SAFETY: LANES <= 8 elements of the local array are read.
+    unsafe { o.load(rs.as_ptr()) }
+}
+
+/// exp(x) to about 2^-42 relative, enough for a result rounded to f32: exp64's reduction and
+/// scaling around the degree-10 Taylor polynomial evaluated by Estrin's scheme (depth 4 where
+/// exp64's degree-13 Horner chain is 13 dependent FMAs, which left pow waiting on latency).
+#[inline(always)]
+fn exp_for_pow64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    const C: [f64; 11] = [
+        1.0,
+        1.0,
+        1.0 / 2.0,
+        1.0 / 6.0,
+        1.0 / 24.0,
+        1.0 / 120.0,
+        1.0 / 720.0,
+        1.0 / 5040.0,
+        1.0 / 40320.0,
+        1.0 / 362_880.0,
+        1.0 / 3_628_800.0,
+    ];
+    let (t, r) = reduce64(o, clamp(o, x, -746.0, 710.0));
+    let r2 = o.mul(r, r);
+    let r4 = o.mul(r2, r2);
+    let r8 = o.mul(r4, r4);
+    let pair = |i: usize| o.fma(o.splat(C[i + 1]), r, o.splat(C[i]));
+    let b0 = o.fma(pair(2), r2, pair(0));
+    let b1 = o.fma(pair(6), r2, pair(4));
+    let b2 = o.fma(o.splat(C[10]), r2, pair(8));
+    let p = o.fma(b2, r8, o.fma(b1, r4, b0));
+    scale64(o, p, t)
+}
+
+#[cold]
+#[inline(never)]
+fn pow_fix32(xs: &[f64], ys: &[f64], rs: &mut [f64]) {
+    for ((r, &x), &y) in rs.iter_mut().zip(xs).zip(ys) {
+        let usual = x != 0.0 && x.abs() <= f64::from(f32::MAX) && y.abs() <= f64::from(f32::MAX);
+        if !usual {
+            *r = f64::from((x as f32).powf(y as f32));
+        }
+    }
+}
+
 #[inline(always)]
 fn abs64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     o.to_f(o.and_u(o.to_u(x), o.splat_u(!SIGN64)))
@@ -1684,9 +1790,13 @@ fn reduce64<O: Ops<E = f64, B = u64>>(o: O, hi: O::F) -> (O::F, O::F) {
     (t, o.fnma(n, o.splat(LN2_LO64), r))
 }
 
-/// y * 2^n for n in [-1077, 1025] (n in the low bits of t = n + MAGIC64), two exact steps.
+/// y * 2^n for n in [-1077, 1025] (n in the low bits of t = n + MAGIC64), two exact steps, or
+/// `vscalef` (as `scale32`).
 #[inline(always)]
 fn scale64<O: Ops<E = f64, B = u64>>(o: O, y: O::F, t: O::F) -> O::F {
+    if let Some(r) = o.scalef(y, o.sub(t, o.splat(MAGIC64))) {
+        return r;
+    }
     let k = o.sub_u(o.to_u(t), o.splat_u(0x4338_0000_0000_0000 - 2048));
     let h = o.shr::<1>(k);
     let s1 = o.to_f(o.shl::<52>(o.sub_u(h, o.splat_u(1))));
@@ -2049,6 +2159,10 @@ trait Kern64 {
 trait Kern32x2 {
     fn f<O: Ops<E = f32, B = u32>>(o: O, a: O::F, b: O::F) -> O::F;
 }
+/// A two-input f64 elementwise kernel.
+trait Kern64x2 {
+    fn f<O: Ops<E = f64, B = u64>>(o: O, a: O::F, b: O::F) -> O::F;
+}
 
 /// Instruction-set level, detected once.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -2267,6 +2381,7 @@ macro_rules! driver2 {
     };
 }
 driver2!(drive32x2, run32x2, scalar32x2, Kern32x2, f32, u32, Sc32, V3f32, Z32, run_avx512_32x2, run_v3_32x2);
+driver2!(drive64x2, run64x2, scalar64x2, Kern64x2, f64, u64, Sc64, V3f64, Z64, run_avx512_64x2, run_v3_64x2);
 
 macro_rules! api {
     ($kern:ident, $run:ident, $scalar:ident, $e:ty, $b:ty,
@@ -2374,6 +2489,65 @@ pub unsafe fn atan2_f32_raw(y: *const f32, x: *const f32, out: *mut f32, n: usiz
 /// Scalar atan2, bit-identical to the slice version.
 pub fn atan2_scalar_f32(y: f32, x: f32) -> f32 {
     scalar32x2::<Atan2_32>(y, x)
+}
+
+struct Pow32In64;
+impl Kern64x2 for Pow32In64 {
+    #[inline(always)]
+    fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
+        pow32_in64(o, x, y)
+    }
+}
+
+/// `out[i] = pow(x[i], y[i])` for `i < n` at level `lv`: a chunk at a time widened to f64 (exact),
+/// computed there by [`pow32_in64`] and rounded once to f32.
+///
+/// # Safety
+/// As [`pow_f32_raw`]; `lv` must not exceed the detected level.
+unsafe fn pow32_at(lv: Level, x: *const f32, y: *const f32, out: *mut f32, n: usize) {
+    const CHUNK: usize = 256;
+    let (mut xs, mut ys) = ([0.0f64; CHUNK], [0.0f64; CHUNK]);
+    let mut i = 0;
+    while i < n {
+        let m = (n - i).min(CHUNK);
+        for k in 0..m {
+            // SAFETY: i + k < n elements of x and y are readable.
+            unsafe {
+                xs[k] = f64::from(x.add(i + k).read());
+                ys[k] = f64::from(y.add(i + k).read());
+            }
+        }
+        // SAFETY: both buffers hold m <= CHUNK elements; the output is the first buffer, in place.
+        unsafe { run64x2::<Pow32In64>(lv, xs.as_ptr(), ys.as_ptr(), xs.as_mut_ptr(), m) };
+        for (k, &r) in xs[..m].iter().enumerate() {
+            // SAFETY: i + k < n elements of out are writable; x and y were read for this chunk.
+            unsafe { out.add(i + k).write(r as f32) };
+        }
+        i += m;
+    }
+}
+
+/// Safe: `out[i] = pow(x[i], y[i])` (C's `powf` conventions); panics if lengths differ.
+pub fn pow_f32(x: &[f32], y: &[f32], out: &mut [f32]) {
+    assert!(x.len() == y.len() && y.len() == out.len(), "pow_f32: length mismatch");
+    // SAFETY: the three slices hold x.len() elements; out cannot overlap them (& vs &mut).
+    unsafe { pow32_at(level(), x.as_ptr(), y.as_ptr(), out.as_mut_ptr(), x.len()) }
+}
+
+/// `out[i] = pow(x[i], y[i])` for `i < n` (C's `powf` conventions), computed in f64 and rounded
+/// once.
+///
+/// # Safety
+/// `x`, `y` and `out` point to `n` valid elements; `out` may equal `x` or `y` exactly (in place),
+/// no other overlap.
+pub unsafe fn pow_f32_raw(x: *const f32, y: *const f32, out: *mut f32, n: usize) {
+    // SAFETY: the caller's contract; each chunk is read before it is written.
+    unsafe { pow32_at(level(), x, y, out, n) }
+}
+
+/// Scalar pow, bit-identical to the slice version.
+pub fn pow_scalar_f32(x: f32, y: f32) -> f32 {
+    scalar64x2::<Pow32In64>(f64::from(x), f64::from(y)) as f32
 }
 
 /// Lane functions: the same algorithms on one element, `#[inline(always)]` so that the engine's
@@ -2966,6 +3140,164 @@ mod tests {
     #[should_panic(expected = "length mismatch")]
     fn atan2_length_mismatch_panics() {
         atan2_f32(&[1.0, 2.0], &[1.0, 2.0], &mut [0.0]);
+    }
+
+    /// (x, y) pairs for pow: x over every binade (subnormals too, both signs) and y from small
+    /// integers and halves to values that overflow or underflow the result.
+    fn pow_pairs() -> Vec<(f32, f32)> {
+        let mut rng = Rng(4242);
+        let mut v = Vec::new();
+        for _ in 0..2_000_000 / THIN {
+            let r = rng.next();
+            let x = f32::from_bits(r as u32 & 0xFF7F_FFFF);
+            // y = m 2^e with |y log x| mostly below 110 (where f32 results are finite, nonzero).
+            let lx = (x.abs() as f64).ln().abs().max(1e-3);
+            let y = match (r >> 32) % 4 {
+                0 => ((r >> 40) % 41) as f32 - 20.0,
+                1 => (((r >> 40) % 81) as f32 - 40.0) * 0.5,
+                _ => ((((r >> 34) as u32 as f64 / u32::MAX as f64) * 2.0 - 1.0) * 110.0 / lx) as f32,
+            };
+            v.push((x, y));
+        }
+        v
+    }
+
+    /// pow is correctly rounded except near a halfway point: at most half an ulp plus a sliver
+    /// (2^-18 ulp from pow32_in64's f64 errors), and C's conventions on the special operands.
+    #[test]
+    fn accuracy_pow_f32() {
+        let pairs = pow_pairs();
+        let (xs, ys): (Vec<f32>, Vec<f32>) = pairs.iter().copied().unzip();
+        let mut out = vec![0.0f32; xs.len()];
+        pow_f32(&xs, &ys, &mut out);
+        let (mut worst, mut at, mut finite) = (0.0f64, (0.0f32, 0.0f32), 0usize);
+        for ((&x, &y), &g) in xs.iter().zip(&ys).zip(&out) {
+            let r = (x as f64).powf(y as f64);
+            if r.is_nan() || (x as f64).abs() == 1.0 {
+                let want = x.powf(y);
+                assert!(same(g as f64, want as f64), "pow({x:e}, {y:e}) = {g:e}, expected {want:e}");
+                continue;
+            }
+            assert!(g.is_sign_negative() == r.is_sign_negative(), "pow({x:e}, {y:e}) = {g:e}: sign");
+            if r.abs() >= f32::MAX as f64 * (1.0 + f32::EPSILON as f64 / 2.0) {
+                assert!(g.is_infinite(), "pow({x:e}, {y:e}) = {g:e}, expected inf");
+                continue;
+            }
+            if r.abs() < f32::MIN_POSITIVE as f64 {
+                assert!(
+                    (g as f64 - r).abs() <= f32::from_bits(1) as f64 * 0.5000001,
+                    "pow({x:e}, {y:e}) = {g:e}, expected {r:e}"
+                );
+                continue;
+            }
+            finite += 1;
+            let e = (g as f64 - r).abs() / ulp32(r);
+            if e > worst {
+                worst = e;
+                at = (x, y);
+            }
+        }
+        println!("f32 pow: max error {worst:.6} ulp (at x, y = {:e}, {:e}) over {finite} normal results", at.0, at.1);
+        assert!(finite > xs.len() / 5, "too few normal results: {finite}");
+        // f64's own powf is within 1 ulp of f64, so the reference adds up to 2^-29 f32 ulps.
+        assert!(worst <= 0.500_01, "pow: max error {worst:e} at {at:?}");
+    }
+
+    /// C's conventions for zeros, infinities, NaN, -1 and negative bases with integer or
+    /// non-integer exponents: the same bits as libm's `powf`.
+    #[test]
+    fn pow_f32_conventions() {
+        let vals = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -0.5,
+            2.0,
+            -2.0,
+            3.0,
+            -3.0,
+            2.5,
+            -2.5,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            -f32::MAX,
+            f32::from_bits(1),
+            -f32::from_bits(1),
+            16_777_216.0,
+            16_777_217.0,
+            -16_777_215.0,
+            1e30,
+            -1e30,
+            8_388_609.0,
+            -8_388_609.0,
+        ];
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for &x in &vals {
+            for &y in &vals {
+                xs.push(x);
+                ys.push(y);
+            }
+        }
+        let mut out = vec![0.0f32; xs.len()];
+        pow_f32(&xs, &ys, &mut out);
+        for ((&x, &y), &g) in xs.iter().zip(&ys).zip(&out) {
+            let want = x.powf(y);
+            if want.is_nan() || want.is_infinite() || want == 0.0 || want.abs() == 1.0 {
+                assert!(same(g as f64, want as f64), "pow({x:e}, {y:e}) = {g:e}, expected {want:e}");
+            } else {
+                let r = (x as f64).powf(y as f64);
+                assert!((g as f64 - r).abs() <= ulp32(r) * 0.500_01, "pow({x:e}, {y:e}) = {g:e}, expected {r:e}");
+            }
+            let sc = pow_scalar_f32(x, y);
+            assert!(same(g as f64, sc as f64), "pow({x:e}, {y:e}): slice {g:e}, scalar {sc:e}");
+        }
+    }
+
+    /// Every level, the slice and the scalar function agree bit for bit on pow, on odd lengths
+    /// and in place on either input.
+    #[test]
+    fn pow_all_levels_lengths_and_in_place() {
+        let top = level();
+        let levels: Vec<Level> =
+            [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&l| l <= top).collect();
+        let pairs = pow_pairs();
+        let special = [0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0, -1.0, -2.0, 3.0];
+        let (mut xs, mut ys): (Vec<f32>, Vec<f32>) = pairs.iter().copied().unzip();
+        for i in (0..xs.len()).step_by(13) {
+            xs[i] = special[i % special.len()];
+            ys[(i * 7) % xs.len()] = special[(i / 13) % special.len()];
+        }
+        let long = xs.len();
+        let want: Vec<f32> = xs.iter().zip(&ys).map(|(&x, &y)| pow_scalar_f32(x, y)).collect();
+        let agree = |got: &[f32], what: &str| {
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                assert!(same(g as f64, w as f64), "pow {what}: x={:e} y={:e}: {g:e} vs {w:e}", xs[i], ys[i]);
+            }
+        };
+        for &n in &[0usize, 1, 7, 17, 255, 257, long] {
+            for &lv in &levels {
+                let mut out = vec![0.0f32; n];
+                // SAFETY: the three buffers hold n elements; out is separate.
+                unsafe { pow32_at(lv, xs.as_ptr(), ys.as_ptr(), out.as_mut_ptr(), n) };
+                agree(&out, &format!("{lv:?} n={n}"));
+                let mut on_x = xs[..n].to_vec();
+                // SAFETY: in place over x's n elements; y holds n elements.
+                unsafe { pow32_at(lv, on_x.as_ptr(), ys.as_ptr(), on_x.as_mut_ptr(), n) };
+                agree(&on_x, &format!("{lv:?} n={n} in place on x"));
+                let mut on_y = ys[..n].to_vec();
+                // SAFETY: in place over y's n elements; x holds n elements.
+                unsafe { pow32_at(lv, xs.as_ptr(), on_y.as_ptr(), on_y.as_mut_ptr(), n) };
+                agree(&on_y, &format!("{lv:?} n={n} in place on y"));
+            }
+            let mut on_y = ys[..n].to_vec();
+            // SAFETY: the public raw form, in place over y's n elements.
+            unsafe { pow_f32_raw(xs.as_ptr(), on_y.as_ptr(), on_y.as_mut_ptr(), n) };
+            agree(&on_y, &format!("raw n={n} in place on y"));
+        }
     }
 
     #[test]

@@ -382,7 +382,7 @@ pub mod ops {
         op DivFloor "div" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
         op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); }
         op Fmod "fmod" false { i: |x, y| x.wrapping_rem(divisor(y)); f: |x, y| x % y; }
-        op Pow "pow" false { i: |x, y| int_pow(x, y); f: |x, y| x.powf(y); c: |x, y| complex_pow(x, y); }
+        op Pow "pow" false { i: |x, y| int_pow(x, y); f: |x, y| x.powf(y); c: |x, y| complex_pow(x, y); v32: crate::math::vmath::pow_f32_raw; }
         op Atan2 "atan2" true { f: |x, y| x.atan2(y); v32: crate::math::vmath::atan2_f32_raw; }
         op Hypot "hypot" false { f: |x, y| x.hypot(y); }
         op Copysign "copysign" true { f: |x, y| x.copysign(y); }
@@ -664,7 +664,8 @@ pub fn div_mode(a: TensorRef<'_>, b: TensorRef<'_>, mode: Option<&str>, out: Ten
 /// `torch.pow(tensor, scalar)` (and `torch.square`, which is `pow(x, 2)`): for a floating tensor,
 /// the exponents ATen's CPU kernel special-cases (PowKernel.cpp) are multiplications or the
 /// `sqrt`, `rsqrt` and `reciprocal` rows, which vectorise, instead of a `powf` call per element.
-/// `x * x` is `powf(x, 2)` exactly; the cube and `1 / (x * x)` are CPU's own formulas.
+/// `x * x` is `powf(x, 2)` exactly; the cube and `1 / (x * x)` are CPU's own formulas. Other
+/// exponents take the `Pow` row, vectorised for float32 and the halves by vmath's `pow`.
 pub fn pow_tensor_scalar(a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>) -> Result<()> {
     use super::unary;
 
