@@ -40,9 +40,9 @@
 //!   (min - max)/(min + max) beyond tan(pi/8)) plus a multiple of pi/4 chosen by the octant, with
 //!   C's `atan2f` conventions for signed zeros, infinities and NaN.
 //! - atanh (f32): musl `atanhf`, through log1p.
-//! - pow (f32, two inputs): exp(y log|x|) computed in f64 lanes with the f64 log and exp below
-//!   and rounded once to f32, the sign of negative x from y's parity; C's `powf` for the lanes of
-//!   its special cases (zero, infinite or NaN operands).
+//! - pow (f32, two inputs): exp(y log|x|) computed in f64 lanes with the f64 log below and a
+//!   degree-10 Taylor exp (Estrin's scheme) and rounded once to f32, the sign of negative x from
+//!   y's parity; C's `powf` for the lanes of its special cases (zero, infinite or NaN operands).
 //! - asinh (f32): musl `asinhf`, through log and log1p.
 //! - sinh/cosh (f32): musl `sinhf`/`coshf` through expm1 (and exp(|x|)/2 scaled once, so the
 //!   result stays finite up to where sinh and cosh overflow, past exp's own overflow).
@@ -1669,9 +1669,9 @@ const SIGN64: u64 = 0x8000_0000_0000_0000;
 /// errors (log's about 2^-52 relative, times |y log|x|| < 746 where the result is not 0 or inf,
 /// and exp's 2^-42) stay far below f32's half ulp, so the one rounding to f32 gives the correctly
 /// rounded value except where the exact power lies within about 2^-18 f32 ulps of a halfway
-/// point. Negative x takes the sign of odd
-/// integer y, and NaN for non-integer y. Lanes where x is 0, inf or NaN or y is inf or NaN (where
-/// C's `powf` has its table of conventions) take libm's `powf` in a cold per-lane fallback.
+/// point. Negative x takes the sign of odd integer y, and NaN for non-integer y. Lanes where x is
+/// 0, inf or NaN or y is inf or NaN (where C's `powf` has its table of conventions) take libm's
+/// `powf` in a cold per-lane fallback.
 #[inline(always)]
 fn pow32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
     const TWO_P52: f64 = 4_503_599_627_370_496.0;
