@@ -240,6 +240,52 @@ unsafe fn unfold_plane<T: Cell>(
     }
 }
 
+/// Plane `(n, c)` of an image and the zero-padded copy of it in a scratch `Vec` that the padded
+/// unfold reads and the padded fold writes: `h + 2·ph` rows of `wp = w + 2·pw` elements, the
+/// image at row `ph`, column `pw`. Every position a window that [`pads`] reaches lies inside: the
+/// last column reads `(cols − 1)·stride + (k − 1)·dil − pad ≤ img + pad − 1` along each dimension.
+struct PaddedPlane<T> {
+    at: *mut T,
+    sh: isize,
+    sw: isize,
+    h: usize,
+    w: usize,
+    ph: usize,
+    pw: usize,
+    wp: usize,
+}
+
+impl<T: Cell> PaddedPlane<T> {
+    /// The plane, with `pad` resized to its padded copy and zeroed.
+    fn of(img: &View, n: usize, c: usize, g: &Geometry, pad: &mut Vec<T>) -> Self {
+        let [_, _, _, sh, sw] = img.st;
+        let (h, w, ph, pw) = (g.img[1], g.img[2], g.pad[1], g.pad[2]);
+        let wp = w + 2 * pw;
+        pad.clear();
+        pad.resize((h + 2 * ph) * wp, T::zero());
+        Self { at: img.at([n, c, 0, 0, 0]).cast::<T>(), sh, sw, h, w, ph, pw, wp }
+    }
+
+    /// Copies the image into the inside of the padded copy at `base` (`inward`), or back.
+    ///
+    /// # Safety
+    /// The plane is live (written when not `inward`); `base` is the padded copy.
+    unsafe fn exchange(&self, base: *mut T, inward: bool) {
+        // SAFETY: the rows lie inside the plane and the padded copy, per the contract.
+        unsafe {
+            for y in 0..self.h {
+                let (line, row) = (self.at.offset(y as isize * self.sh), base.add((y + self.ph) * self.wp + self.pw));
+                match (self.sw == 1, inward) {
+                    (true, true) => copy_run(line, row, self.w),
+                    (true, false) => copy_run(row, line, self.w),
+                    (false, true) => (0..self.w).for_each(|x| *row.add(x) = *line.offset(x as isize * self.sw)),
+                    (false, false) => (0..self.w).for_each(|x| *line.offset(x as isize * self.sw) = *row.add(x)),
+                }
+            }
+        }
+    }
+}
+
 /// [`unfold_plane`] of a 2-d window of column stride 1 (every stride-1 convolution, and the
 /// rows of strided ones): the plane copied once into `pad` with its zero padding around it, so
 /// that each row of the columns is `cols[1]` runs of `cols[2]` elements of `pad`, with no
@@ -258,35 +304,15 @@ unsafe fn unfold_plane_padded<T: Cell>(
     rs: usize,
     pad: &mut Vec<T>,
 ) {
-    let src = img.at([n, c, 0, 0, 0]).cast::<T>();
-    let [_, _, _, sh, sw] = img.st;
-    let (h, w) = (g.img[1], g.img[2]);
-    let (ph, pw) = (g.pad[1], g.pad[2]);
-    // Every read lies in the padded plane: the last column reads
-    // `(cols − 1)·stride + (k − 1)·dil − pad ≤ img + pad − 1` along each dimension.
-    let wp = w + 2 * pw;
-    pad.clear();
-    pad.resize((h + 2 * ph) * wp, T::zero());
-    let base = pad.as_mut_ptr();
-    // SAFETY: the image rows are inside `img` per the contract; the copies land inside `pad`.
-    unsafe {
-        for y in 0..h {
-            let line = src.offset(y as isize * sh);
-            let row = base.add((y + ph) * wp + pw);
-            if sw == 1 {
-                copy_run(line, row, w);
-            } else {
-                for x in 0..w {
-                    *row.add(x) = *line.offset(x as isize * sw);
-                }
-            }
-        }
-    }
+    let p = PaddedPlane::of(img, n, c, g, pad);
+    // SAFETY: the plane is inside `img` per the contract.
+    unsafe { p.exchange(pad.as_mut_ptr(), true) };
+    let (base, wp) = (pad.as_ptr(), p.wp);
     let [_, ch, cw] = g.cols;
     let mut row = dst;
     for kh in 0..g.k[1] {
         for kw in 0..g.k[2] {
-            // SAFETY: the runs read inside `pad` (above) and write this row of `ch × cw`.
+            // SAFETY: the runs read inside `pad` (see `PaddedPlane`) and write this row of `ch × cw`.
             unsafe {
                 let from = base.add(kh * g.dil[1] * wp + kw * g.dil[2]);
                 for y in 0..ch {
@@ -397,21 +423,15 @@ unsafe fn fold_plane_padded<T: Cell>(
     init: T,
     pad: &mut Vec<T>,
 ) {
-    let dst = img.at([n, c, 0, 0, 0]).cast::<T>();
-    let [_, _, _, sh, sw] = img.st;
-    let (h, w) = (g.img[1], g.img[2]);
-    let (ph, pw) = (g.pad[1], g.pad[2]);
-    let wp = w + 2 * pw;
-    pad.clear();
-    pad.resize((h + 2 * ph) * wp, T::zero());
-    let base = pad.as_mut_ptr();
+    let p = PaddedPlane::of(img, n, c, g, pad);
+    let (base, wp) = (pad.as_mut_ptr(), p.wp);
     let [_, ch, cw] = g.cols;
-    // SAFETY: the writes lie inside `pad` (see `unfold_plane_padded`), the reads inside the
-    // `kvol` rows of `src`, and the last copy inside the image plane.
+    // SAFETY: the writes lie inside `pad` (see `PaddedPlane`), the reads inside the `kvol` rows
+    // of `src`, and the last copy inside the image plane.
     unsafe {
-        for y in 0..h {
-            let row = base.add((y + ph) * wp + pw);
-            for x in 0..w {
+        for y in 0..p.h {
+            let row = base.add((y + p.ph) * wp + p.pw);
+            for x in 0..p.w {
                 *row.add(x) = init;
             }
         }
@@ -428,17 +448,7 @@ unsafe fn fold_plane_padded<T: Cell>(
                 from = from.add(rs);
             }
         }
-        for y in 0..h {
-            let row = base.add((y + ph) * wp + pw);
-            let line = dst.offset(y as isize * sh);
-            if sw == 1 {
-                copy_run(row, line, w);
-            } else {
-                for x in 0..w {
-                    *line.offset(x as isize * sw) = *row.add(x);
-                }
-            }
-        }
+        p.exchange(base, false);
     }
 }
 
