@@ -59,6 +59,12 @@ CASES = [
     # above have at most 64, whose products take the samples side by side), grouped too.
     (False, (3, 4, 12, 12), 6, (3, 3), dict(padding=1, groups=2)),
     (True, (3, 4, 10, 10), 4, (3, 3), dict(padding=1)),
+    # One slice of depth padded in depth: 3 output slices, 2 of them only padding, or strided past
+    # it, 1 slice of padding (conv.rs takes the 2-d path for windows flat along depth, not these).
+    (False, (2, 3, 1, 5, 6), 4, (1, 3, 3), dict(padding=1)),
+    (False, (2, 3, 1, 5, 6), 4, (1, 3, 3), dict(stride=(3, 1, 1), padding=1)),  # reads only padding
+    (True, (2, 3, 3, 5, 6), 4, (1, 3, 3), dict(padding=(1, 1, 1))),
+    (True, (2, 3, 1, 5, 6), 4, (1, 3, 3), dict(stride=(3, 1, 1), padding=1, output_padding=(2, 0, 0))),
 ]
 
 

@@ -373,11 +373,14 @@ unsafe fn unfold_plane_general<T: Cell>(img: &View, n: usize, c: usize, g: &Geom
     }
 }
 
-/// Whether [`unfold_plane_padded`] and [`fold_plane_padded`] take the window: 2-d, column
-/// stride 1, and every position it reaches inside the padded image.
+/// Whether [`unfold_plane_padded`] and [`fold_plane_padded`] take the window: 2-d (one image
+/// slice, kernel offset and column position along the first dimension, reading that slice: a
+/// 3-d window over one slice padded in depth has several positions, or, strided, one that reads
+/// only padding), column stride 1, and every position it reaches inside the padded image.
 fn pads(g: &Geometry) -> bool {
     let inside = |d: usize| (g.cols[d] - 1) * g.stride[d] + (g.k[d] - 1) * g.dil[d] < g.img[d] + 2 * g.pad[d];
-    g.stride[2] == 1 && g.img[0] == 1 && g.k[0] == 1 && g.len() * g.kvol() > 0 && inside(1) && inside(2)
+    let flat = g.img[0] == 1 && g.k[0] == 1 && g.cols[0] == 1 && g.pad[0] == 0;
+    flat && g.stride[2] == 1 && g.len() * g.kvol() > 0 && inside(1) && inside(2)
 }
 
 /// Folds the `kvol` rows of `len` columns at `src`, `rs` elements apart, into channel `c` of
@@ -2205,6 +2208,44 @@ mod tests {
             }
         }
         assert!(cases >= 30, "{cases}");
+    }
+
+    #[test]
+    fn a_window_padded_in_depth_takes_the_general_loops() {
+        // One slice of depth padded by 1 on each side: 3 column positions along depth, the
+        // outer two reading only padding. The dispatching unfold and fold must fill and sum all
+        // of them, as the general loops do.
+        let g = Geometry { img: [1, 4, 5], cols: [3, 4, 5], k: [1, 3, 3], stride: [1; 3], pad: [1, 1, 1], dil: [1; 3] };
+        assert!(!pads(&g));
+        // Strided in depth past the padding, the one column position reads only padding.
+        let strided = Geometry { cols: [1, 4, 5], stride: [3, 1, 1], ..g };
+        assert!(!pads(&strided));
+        let mut x: Vec<f64> = (0..20).map(|i| i as f64 + 1.0).collect();
+        let v = view(&mut x, [1, 1, 1, 4, 5]);
+        let mut cols = vec![f64::NAN; strided.kvol() * strided.len()];
+        // SAFETY: the buffers hold one channel of image and columns.
+        unsafe { unfold_plane::<f64>(&v, 0, 0, &strided, cols.as_mut_ptr(), strided.len(), &mut Vec::new()) };
+        assert!(cols.iter().all(|&c| c == 0.0));
+        let mut x: Vec<f64> = (0..20).map(|i| i as f64 - 7.5).collect();
+        let v = view(&mut x, [1, 1, 1, 4, 5]);
+        let rows = g.kvol() * g.len();
+        let (mut got, mut want) = (vec![f64::NAN; rows], vec![f64::NAN; rows]);
+        // SAFETY: the buffers hold one channel of image and columns.
+        unsafe {
+            unfold_plane::<f64>(&v, 0, 0, &g, got.as_mut_ptr(), g.len(), &mut Vec::new());
+            unfold_plane_general::<f64>(&v, 0, 0, &g, want.as_mut_ptr(), g.len());
+        }
+        assert_eq!(got, want);
+        assert!(got[..20].iter().all(|&c| c == 0.0), "the first depth position reads padding");
+        let cols: Vec<f64> = (0..rows).map(|i| (i % 13) as f64).collect();
+        let (mut a, mut b) = (vec![f64::NAN; 20], vec![f64::NAN; 20]);
+        let (av, bv) = (view(&mut a, [1, 1, 1, 4, 5]), view(&mut b, [1, 1, 1, 4, 5]));
+        // SAFETY: as above.
+        unsafe {
+            fold_plane::<f64>(&av, 0, 0, &g, cols.as_ptr(), g.len(), 0.0, &mut Vec::new());
+            fold_plane_general::<f64>(&bv, 0, 0, &g, cols.as_ptr(), g.len(), 0.0);
+        }
+        assert_eq!(a, b);
     }
 
     #[test]
