@@ -256,13 +256,13 @@ struct PaddedPlane<T> {
 }
 
 impl<T: Cell> PaddedPlane<T> {
-    /// The plane, with `pad` resized to its padded copy and zeroed.
-    fn of(img: &View, n: usize, c: usize, g: &Geometry, pad: &mut Vec<T>) -> Self {
+    /// The plane, with `pad` resized to its padded copy and every element set to `fill`.
+    fn of(img: &View, n: usize, c: usize, g: &Geometry, pad: &mut Vec<T>, fill: T) -> Self {
         let [_, _, _, sh, sw] = img.st;
         let (h, w, ph, pw) = (g.img[1], g.img[2], g.pad[1], g.pad[2]);
         let wp = w + 2 * pw;
         pad.clear();
-        pad.resize((h + 2 * ph) * wp, T::zero());
+        pad.resize((h + 2 * ph) * wp, fill);
         Self { at: img.at([n, c, 0, 0, 0]).cast::<T>(), sh, sw, h, w, ph, pw, wp }
     }
 
@@ -304,7 +304,7 @@ unsafe fn unfold_plane_padded<T: Cell>(
     rs: usize,
     pad: &mut Vec<T>,
 ) {
-    let p = PaddedPlane::of(img, n, c, g, pad);
+    let p = PaddedPlane::of(img, n, c, g, pad, T::zero());
     // SAFETY: the plane is inside `img` per the contract.
     unsafe { p.exchange(pad.as_mut_ptr(), true) };
     let (base, wp) = (pad.as_ptr(), p.wp);
@@ -410,8 +410,9 @@ unsafe fn fold_plane<T: Cell>(
 }
 
 /// [`fold_plane`] through a padded plane, the adjoint of [`unfold_plane_padded`]: the sums land
-/// in `pad` (its inside starting from `init`, so each element's sum keeps the general order)
-/// with no bounds to test, and the inside is copied to the image after.
+/// in `pad` (filled with `init`, so each element's sum keeps the general order; what lands on
+/// the border is padding's and dropped) with no bounds to test, and the inside is copied to the
+/// image after.
 ///
 /// # Safety
 /// As [`fold_plane`], with [`pads`] true.
@@ -426,18 +427,12 @@ unsafe fn fold_plane_padded<T: Cell>(
     init: T,
     pad: &mut Vec<T>,
 ) {
-    let p = PaddedPlane::of(img, n, c, g, pad);
+    let p = PaddedPlane::of(img, n, c, g, pad, init);
     let (base, wp) = (pad.as_mut_ptr(), p.wp);
     let [_, ch, cw] = g.cols;
     // SAFETY: the writes lie inside `pad` (see `PaddedPlane`), the reads inside the `kvol` rows
     // of `src`, and the last copy inside the image plane.
     unsafe {
-        for y in 0..p.h {
-            let row = base.add((y + p.ph) * wp + p.pw);
-            for x in 0..p.w {
-                *row.add(x) = init;
-            }
-        }
         let mut from = src;
         for kh in 0..g.k[1] {
             for kw in 0..g.k[2] {
