@@ -984,12 +984,24 @@ fn log1p32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     o.sel(o.eq(x, o.splat(0.0)), x, res)
 }
 
+/// expm1 of x in [0, 88] (or NaN): `expm1_32` without its clamp, its n = 128 case and its select
+/// for the sign of -0, which have nothing to do there, for the same bits with a third fewer
+/// instructions (tanh's and cosh's arguments; tanh is limited by its instruction count on CPUs
+/// with two vector ports).
+#[inline(always)]
+fn expm1_nonneg32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
+    let (t, r) = reduce32(o, x);
+    let em = expm1_poly32(o, r);
+    let s = o.to_f(o.add_u(o.shl::<23>(o.to_u(t)), o.splat_u(127 << 23)));
+    o.fma(s, em, o.sub(s, o.splat(1.0)))
+}
+
 #[inline(always)]
 fn tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     // musl tanhf: t = expm1(2|x|); |x| > log(3)/2: 1 - 2/(t+2), else t/(t+2).
     let a = abs32(o, x);
     let a = o.sel(o.lt(o.splat(10.0), a), o.splat(10.0), a);
-    let t = expm1_32(o, o.add(a, a));
+    let t = expm1_nonneg32(o, o.add(a, a));
     let big = o.lt(o.splat(0.549_306_15), a);
     let q = o.div(o.sel(big, o.splat(-2.0), t), o.add(t, o.splat(2.0)));
     let res = o.sel(big, o.add(o.splat(1.0), q), q);
@@ -1027,7 +1039,7 @@ fn cosh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     // (e + 1/e)/2 near 0; above, e/2 + 1/(2e) with e/2 from `half_exp32` (so the result stays
     // finite until cosh itself overflows).
     let a = abs32(o, x);
-    let t = expm1_32(o, clamp(o, a, 0.0, 1.0));
+    let t = expm1_nonneg32(o, clamp(o, a, 0.0, 1.0));
     let near = o.add(o.splat(1.0), o.div(o.mul(t, t), o.fma(t, o.splat(2.0), o.splat(2.0))));
     let h = half_exp32(o, a);
     let far = o.add(h, o.div(o.splat(0.25), h));
