@@ -1733,12 +1733,11 @@ const SIGN64: u64 = 0x8000_0000_0000_0000;
 
 /// pow(x, y) of two f32 values, computed in f64 lanes (`x` and `y` are the f32 values, exact in
 /// f64) and rounded to f32 by the caller: exp(y log|x|) with f64's log and a shorter exp, whose
-/// errors (log's about 2^-52 relative, times |y log|x|| < 746 where the result is not 0 or inf,
+/// errors (log's about 2^-52 relative, times |y log|x|| < 104 where the result is not 0 or inf,
 /// and exp's 2^-42) stay far below f32's half ulp, so the one rounding to f32 gives the correctly
 /// rounded value except where the exact power lies within about 2^-18 f32 ulps of a halfway
 /// point. Negative x takes the sign of odd integer y, and NaN for non-integer y. C's `powf`
-/// conventions for x = +-0 or +-inf and y = +-inf are computed in the vectors too; only lanes with
-/// a NaN input take libm's `powf`, in a cold per-lane fallback.
+/// conventions (x = +-0, +-inf or NaN, y = +-inf or NaN) are computed in the vectors too.
 #[inline(always)]
 fn pow32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
     const TWO_P52: f64 = 4_503_599_627_370_496.0;
@@ -1755,12 +1754,12 @@ fn pow32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
     let neg = o.lt(x, o.splat(0.0));
     let signed = o.sel(odd, o.mul(mag, o.splat(-1.0)), mag);
     let res = o.sel(neg, o.sel(int, signed, o.splat(f64::NAN)), mag);
-    // C's conventions where x = +-0, +-inf or NaN, or y = +-inf or NaN. Those with no NaN input are
-    // computed here, as zeros are common in real tensors (and an in-place pow_ runs into 0 and
-    // inf): log|x| = -inf or +inf (or y = +-inf times a nonzero log) already makes `mag` 0 or inf,
-    // exp's argument being clamped; left are the sign of -0 and -inf (odd integer y; other y give
-    // +0 or +inf, never NaN), and the ones: y = 0, x = 1, and x = -1 with y = +-inf (whose
-    // products are NaN).
+    // C's conventions where x = +-0, +-inf or NaN, or y = +-inf or NaN, in the vectors too (zeros
+    // are common in real tensors, and an in-place pow_ runs into 0, inf and NaN; a libm call per
+    // such lane made pow of zeros 6x slower): log|x| = -inf or +inf (or y = +-inf times a nonzero
+    // log) already makes `mag` 0 or inf, exp's argument being clamped; left are the sign of -0
+    // and -inf (odd integer y; other y give +0 or +inf, never NaN), the ones (y = 0, x = 1, and
+    // x = -1 with y = +-inf, whose products are NaN) and NaN.
     let finite = o.splat(f64::from(f32::MAX));
     let usual = o.and_m(o.and_m(o.lt(o.splat(0.0), ax), o.le(ax, finite)), o.le(ay, finite));
     if !o.any(o.not_m(usual)) {
@@ -1773,19 +1772,8 @@ fn pow32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
     let inf = o.splat(f64::INFINITY);
     let one = or_m(or_m(o.eq(y, o.splat(0.0)), o.eq(x, o.splat(1.0))), o.and_m(o.eq(ax, o.splat(1.0)), o.eq(ay, inf)));
     let res = o.sel(one, o.splat(1.0), res);
-    if !o.any(o.and_m(or_m(is_nan(o, x), is_nan(o, y)), o.not_m(one))) {
-        return res;
-    }
-    let (mut xs, mut ys, mut rs) = ([0.0f64; 8], [0.0f64; 8], [0.0f64; 8]);
-    // SAFETY: LANES <= 8 elements of the local arrays are written.
-    unsafe {
-        o.store(xs.as_mut_ptr(), x);
-        o.store(ys.as_mut_ptr(), y);
-        o.store(rs.as_mut_ptr(), res);
-    }
-    pow_fix32(&xs[..O::LANES], &ys[..O::LANES], &mut rs[..O::LANES]);
-    // SAFETY: LANES <= 8 elements of the local array are read.
-    unsafe { o.load(rs.as_ptr()) }
+    // A NaN input gives NaN, except for the ones above (as C's `powf`).
+    o.sel(o.and_m(or_m(is_nan(o, x), is_nan(o, y)), o.not_m(one)), o.add(x, y), res)
 }
 
 /// exp(x) to about 2^-42 relative, enough for a result rounded to f32: exp64's reduction and
@@ -1806,7 +1794,10 @@ fn exp_for_pow64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
         1.0 / 362_880.0,
         1.0 / 3_628_800.0,
     ];
-    let (t, r) = reduce64(o, clamp(o, x, -746.0, 710.0));
+    // Beyond [-110, 100] the f32 result is 0 or inf anyway; clamping there, not at f64's own
+    // limits, keeps the f64 steps from subnormal numbers (a microcode assist per vector on
+    // Intel: pow of zeros took 6x longer).
+    let (t, r) = reduce64(o, clamp(o, x, -110.0, 100.0));
     let r2 = o.mul(r, r);
     let r4 = o.mul(r2, r2);
     let r8 = o.mul(r4, r4);
@@ -1816,17 +1807,6 @@ fn exp_for_pow64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     let b2 = o.fma(o.splat(C[10]), r2, pair(8));
     let p = o.fma(b2, r8, o.fma(b1, r4, b0));
     scale64(o, p, t)
-}
-
-/// The lanes with a NaN input: libm's `powf` (its NaN, and its 1 where y = 0 or x = 1).
-#[cold]
-#[inline(never)]
-fn pow_fix32(xs: &[f64], ys: &[f64], rs: &mut [f64]) {
-    for ((r, &x), &y) in rs.iter_mut().zip(xs).zip(ys) {
-        if x.is_nan() || y.is_nan() {
-            *r = f64::from((x as f32).powf(y as f32));
-        }
-    }
 }
 
 #[inline(always)]
