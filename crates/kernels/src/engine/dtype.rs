@@ -214,6 +214,12 @@ pub fn f16_from_f32(x: f32) -> f16 {
 /// element converts exactly as [`Element::to_acc`] / [`Element::from_acc`] do, but for the
 /// payload of a NaN, which the float16 hardware conversion keeps (as ATen's vectorised loops do).
 pub trait Half: Element<Acc = f32> {
+    /// Whether [`Element::to_acc`] and [`Element::from_acc`] are integer arithmetic the compiler
+    /// vectorises inside a row's own loop (bfloat16: a shift, and a rounding add), so that a
+    /// contiguous run converts as it computes, in one pass; float16's take a conversion
+    /// instruction the compiler does not emit for them, so its runs go through `widened`'s
+    /// buffers.
+    const FUSES: bool;
     /// `dst[k] = src[k].to_acc()` for `k < n`.
     ///
     /// # Safety
@@ -227,6 +233,7 @@ pub trait Half: Element<Acc = f32> {
 }
 
 impl Half for f16 {
+    const FUSES: bool = false;
     /// The CPU's conversion instructions: AVX-512F's 16 lanes, or F16C's 8 in the AVX2 tier
     /// (part of x86-64-v3), one instruction where the branch-free bit arithmetic of
     /// [`f16_to_f32`] takes about fifteen per vector (float16 rows ran at 2-6x CPU's time).
@@ -354,6 +361,7 @@ mod f16_runs {
 }
 
 impl Half for bf16 {
+    const FUSES: bool = true;
     /// `to_acc` is a shift, which the compiler vectorises.
     #[inline(always)]
     unsafe fn widen(src: *const bf16, dst: *mut f32, n: usize) {
