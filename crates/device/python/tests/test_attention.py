@@ -54,6 +54,30 @@ def test_fused_attention_and_its_gradients_match_cpu(dtype, case):
         torch.testing.assert_close(got.grad.cpu().double(), want.grad, **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("l,s", [(70, 70), (40, 100), (100, 40)])
+def test_causal_attention_over_several_blocks_matches_cpu(dtype, l, s):
+    # Longer than the kernel's causal blocks (32 query rows, each computing only the keys it
+    # sees), square and not: with more keys than queries the last keys are seen by no query
+    # (their dk and dv are 0), with fewer every query past s sees them all.
+    b, h, e, ev = 1, 2, 8, 6
+    q, k, v = make(b, h, l, e, dtype=dtype, seed=1), make(b, h, s, e, dtype=dtype, seed=2), make(b, h, s, ev, dtype=dtype, seed=3)
+    dq, dk, dv = (t.to("regen").requires_grad_() for t in (q, k, v))
+    grad = make(b, h, l, ev, dtype=dtype, seed=5)
+    with counted(FUSED, FUSED + "_backward"):
+        out = F.scaled_dot_product_attention(dq, dk, dv, is_causal=True)
+        out.backward(grad.to("regen"))
+    cq, ck, cv = (t.double().requires_grad_() for t in (q, k, v))
+    expected = F.scaled_dot_product_attention(cq, ck, cv, is_causal=True)
+    expected.backward(grad.double())
+    tol = TOLERANCE[dtype]
+    torch.testing.assert_close(out.cpu().double(), expected.detach(), **tol)
+    for got, want in ((dq, cq), (dk, ck), (dv, cv)):
+        torch.testing.assert_close(got.grad.cpu().double(), want.grad, **tol)
+    if s > l:
+        assert (dk.grad[:, :, l:] == 0).all() and (dv.grad[:, :, l:] == 0).all()
+
+
 def test_the_fused_op_returns_what_its_schema_names():
     q = make(1, 2, 4, 8).to("regen")
     out, lse, cum_q, cum_k, max_q, max_k, seed, offset, debug = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, q, q)

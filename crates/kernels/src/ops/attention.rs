@@ -76,9 +76,23 @@ fn dims(q: &TensorRef<'_>, k: &TensorRef<'_>, v: &TensorRef<'_>) -> Result<Dims>
     Ok(Dims { bh: n(qs[0] * qs[1]), l: n(qs[2]), s: n(ks[2]), e: n(qs[3]), ev: n(vs[3]) })
 }
 
-/// Scores are masked above the diagonal under `is_causal` (PyTorch's top-left alignment).
-fn masked(causal: bool, i: usize, j: usize) -> bool {
-    causal && j > i
+/// Scores are masked above the diagonal under `is_causal` (PyTorch's top-left alignment): row i
+/// sees keys `0..=i`, the first `width(causal, i + 1, s)` (rows before `r` see fewer than
+/// `width(causal, r, s)` keys).
+fn width(causal: bool, rows: usize, s: usize) -> usize {
+    if causal { rows.min(s) } else { s }
+}
+
+/// Query rows per block of the products under `is_causal`: a block of rows `r0..r1` needs keys
+/// `0..r1` only, so the masked triangle is (mostly) not computed, as FlashAttention skips masked
+/// blocks; without a mask, one block. (32 rows: 128-row causal attention computes 5/8 of the
+/// square, in products still large enough for the GEMM kernel.)
+const CAUSAL_BLOCK: usize = 32;
+
+/// The row blocks `(r0, r1)` of `0..l` for the products ([`CAUSAL_BLOCK`]).
+fn blocks(causal: bool, l: usize) -> impl Iterator<Item = (usize, usize)> {
+    let step = if causal { CAUSAL_BLOCK } else { l.max(1) };
+    (0..l).step_by(step).map(move |r0| (r0, (r0 + step).min(l)))
 }
 
 /// A float type the kernel computes in (float32 or float64).
@@ -160,6 +174,16 @@ unsafe fn product<T: Acc>(
     [rhs_cs, rhs_rs]: [isize; 2],
     beta: T,
 ) {
+    if k == 0 {
+        // An empty sum (keys a causal block never sees): zeros, without asking gemm.
+        for i in 0..m as isize {
+            for j in 0..n as isize {
+                // SAFETY: per the contract.
+                unsafe { *dst.offset(i * dst_rs + j * dst_cs) = T::default() };
+            }
+        }
+        return;
+    }
     // SAFETY: per the contract.
     unsafe {
         gemm::gemm(
@@ -205,17 +229,30 @@ unsafe fn probabilities<T: Acc>(
     fill_lse: bool,
 ) {
     let (l, s, e) = (d.l, d.s, d.e as isize);
-    // SAFETY: per the contract; p holds l × s.
-    unsafe { product([l, s, d.e], p.as_mut_ptr(), [1, s as isize], q, [1, e], k, [e, 1], scale) };
+    for (r0, r1) in blocks(causal, l) {
+        // SAFETY: per the contract; p holds l × s, q's rows r0..r1 and k's first rows are read.
+        unsafe {
+            product(
+                [r1 - r0, width(causal, r1, s), d.e],
+                p.as_mut_ptr().add(r0 * s),
+                [1, s as isize],
+                q.offset(r0 as isize * e),
+                [1, e],
+                k,
+                [e, 1],
+                scale,
+            )
+        };
+    }
     for i in 0..l {
-        let row = &mut p[i * s..][..s];
+        // The masked scores (past the row's width) get probability 0 without an exp.
+        let (row, masked) = p[i * s..][..s].split_at_mut(width(causal, i + 1, s));
+        masked.fill(T::default());
+        if let Some(b) = bias {
+            row.iter_mut().zip(&b[i * s..]).for_each(|(x, &b)| *x = x.plus(b));
+        }
         let mut max = T::NEG_INF;
-        for (j, x) in row.iter_mut().enumerate() {
-            *x = match bias {
-                _ if masked(causal, i, j) => T::NEG_INF,
-                Some(b) => x.plus(b[i * s + j]),
-                None => *x,
-            };
+        for x in row.iter() {
             if *x > max {
                 max = *x;
             }
@@ -281,19 +318,22 @@ fn forward<T: Acc>(
                 )
             };
             let ev = d.ev as isize;
-            // SAFETY: out's rows of this batch·head are this task's alone; p is l × s, v s × ev.
-            unsafe {
-                product(
-                    [d.l, d.ev, d.s],
-                    out.at(b * d.l * d.ev),
-                    [1, ev],
-                    p.as_ptr(),
-                    [1, d.s as isize],
-                    v[b * d.s * d.ev..].as_ptr(),
-                    [1, ev],
-                    T::of(1.0),
-                )
-            };
+            for (r0, r1) in blocks(causal, d.l) {
+                // SAFETY: out's rows of this batch·head are this task's alone; p is l × s, v s × ev
+                // (rows r0..r1 of p are 0 past key r1 under the causal mask).
+                unsafe {
+                    product(
+                        [r1 - r0, d.ev, width(causal, r1, d.s)],
+                        out.at((b * d.l + r0) * d.ev),
+                        [1, ev],
+                        p.as_ptr().add(r0 * d.s),
+                        [1, d.s as isize],
+                        v[b * d.s * d.ev..].as_ptr(),
+                        [1, ev],
+                        T::of(1.0),
+                    )
+                };
+            }
         }
     });
 }
@@ -415,25 +455,40 @@ fn backward<T: Acc>(
             // SAFETY: (the products) each output's rows of this batch·head are this task's alone;
             // the operands hold their matrices at the strides given.
             unsafe {
-                // dv (s × ev) = pᵀ (s × l) · dO (l × ev)
-                product(
-                    [s, d.ev, l],
-                    dv.at(b * s * d.ev),
-                    [1, ev],
-                    p.as_ptr(),
-                    [s as isize, 1],
-                    gb.as_ptr(),
-                    [1, ev],
-                    T::of(1.0),
-                );
-                // dp (l × s) = dO (l × ev) · vᵀ (ev × s)
-                product([l, s, d.ev], ds.as_mut_ptr(), [1, s as isize], gb.as_ptr(), [1, ev], vb, [ev, 1], T::of(1.0));
+                // dv (s × ev) = pᵀ (s × l) · dO (l × ev); under the causal mask, keys c0..c1 have
+                // probability 0 in the query rows before c0.
+                for (c0, c1) in blocks(causal, s) {
+                    let from = if causal { c0.min(l) } else { 0 };
+                    product(
+                        [c1 - c0, d.ev, l - from],
+                        dv.at((b * s + c0) * d.ev),
+                        [1, ev],
+                        p.as_ptr().add(from * s + c0),
+                        [s as isize, 1],
+                        gb.as_ptr().add(from * d.ev),
+                        [1, ev],
+                        T::of(1.0),
+                    );
+                }
+                // dp (l × s) = dO (l × ev) · vᵀ (ev × s), where p is not masked.
+                for (r0, r1) in blocks(causal, l) {
+                    product(
+                        [r1 - r0, width(causal, r1, s), d.ev],
+                        ds.as_mut_ptr().add(r0 * s),
+                        [1, s as isize],
+                        gb.as_ptr().add(r0 * d.ev),
+                        [1, ev],
+                        vb,
+                        [ev, 1],
+                        T::of(1.0),
+                    );
+                }
             }
             for i in 0..l {
                 let delta = (0..d.ev).fold(T::default(), |acc, c| acc.plus(gb[i * d.ev + c].times(ob[i * d.ev + c])));
-                for j in 0..s {
-                    ds[i * s + j] = p[i * s + j].times(ds[i * s + j].minus(delta));
-                }
+                let (row, masked) = ds[i * s..][..s].split_at_mut(width(causal, i + 1, s));
+                row.iter_mut().zip(&p[i * s..]).for_each(|(x, &p)| *x = p.times(x.minus(delta)));
+                masked.fill(T::default());
             }
             if let Some(db) = dbias {
                 // SAFETY: this batch·head's scores are this task's alone.
@@ -441,28 +496,33 @@ fn backward<T: Acc>(
             }
             // SAFETY: as for the products above.
             unsafe {
-                // dq (l × e) = scale · ds (l × s) · k (s × e)
-                product(
-                    [l, d.e, s],
-                    dq.at(b * l * d.e),
-                    [1, e],
-                    ds.as_ptr(),
-                    [1, s as isize],
-                    kb,
-                    [1, e],
-                    T::of(scale),
-                );
-                // dk (s × e) = scale · dsᵀ (s × l) · q (l × e)
-                product(
-                    [s, d.e, l],
-                    dk.at(b * s * d.e),
-                    [1, e],
-                    ds.as_ptr(),
-                    [s as isize, 1],
-                    qb,
-                    [1, e],
-                    T::of(scale),
-                );
+                // dq (l × e) = scale · ds (l × s) · k (s × e), ds 0 where masked (as for p v).
+                for (r0, r1) in blocks(causal, l) {
+                    product(
+                        [r1 - r0, d.e, width(causal, r1, s)],
+                        dq.at((b * l + r0) * d.e),
+                        [1, e],
+                        ds.as_ptr().add(r0 * s),
+                        [1, s as isize],
+                        kb,
+                        [1, e],
+                        T::of(scale),
+                    );
+                }
+                // dk (s × e) = scale · dsᵀ (s × l) · q (l × e), as dv.
+                for (c0, c1) in blocks(causal, s) {
+                    let from = if causal { c0.min(l) } else { 0 };
+                    product(
+                        [c1 - c0, d.e, l - from],
+                        dk.at((b * s + c0) * d.e),
+                        [1, e],
+                        ds.as_ptr().add(from * s + c0),
+                        [s as isize, 1],
+                        qb.offset(from as isize * e),
+                        [1, e],
+                        T::of(scale),
+                    );
+                }
             }
         }
     });
