@@ -463,7 +463,8 @@ fn backward<T: Acc>(
                         [c1 - c0, d.ev, l - from],
                         dv.at((b * s + c0) * d.ev),
                         [1, ev],
-                        p.as_ptr().add(from * s + c0),
+                        // (past p's end when no query sees the block: nothing is read then, k = 0)
+                        p.as_ptr().wrapping_add(from * s + c0),
                         [s as isize, 1],
                         gb.as_ptr().add(from * d.ev),
                         [1, ev],
@@ -516,7 +517,7 @@ fn backward<T: Acc>(
                         [c1 - c0, d.e, l - from],
                         dk.at((b * s + c0) * d.e),
                         [1, e],
-                        ds.as_ptr().add(from * s + c0),
+                        ds.as_ptr().wrapping_add(from * s + c0),
                         [s as isize, 1],
                         qb.offset(from as isize * e),
                         [1, e],
