@@ -4,11 +4,11 @@
 //! (strided, broadcast) gathered through a stack buffer. float16 and bfloat16 runs are widened to
 //! f32 buffers a chunk at a time, computed there (by the vector function, or the scalar one in a
 //! loop the compiler vectorises) and narrowed back (`widened`); bfloat16 runs without a vector
-//! function convert inside the scalar function's own loop where they are contiguous. Without a vector function,
-//! contiguous runs and runs where an input is a broadcast scalar get loops the compiler
-//! vectorises, chunked through a stack buffer when the output is an input (in place); anything
-//! else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`). Operand 0 is
-//! the output.
+//! function convert inside the scalar function's own loop where they are contiguous. Without a
+//! vector function, contiguous runs and runs where an input is a broadcast scalar get loops the
+//! compiler vectorises, chunked through a stack buffer when the output is an input (in place);
+//! anything else is a strided loop. Every loop body runs in the CPU's vector tier (`tiered`).
+//! Operand 0 is the output.
 
 use std::mem::MaybeUninit;
 
@@ -251,7 +251,7 @@ pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + C
 /// conversions vectorise ([`Half::FUSES`]: bfloat16), a contiguous run (broadcast scalars
 /// allowed) converts inside the row's own loop, as [`nary`]'s: one pass over memory instead of
 /// three over buffers (bfloat16 `div` took 1.30-1.37x CPU's time through them, 1.04-1.09x so;
-/// in a test binary, 1M elements: `div` 30% and `x * x` 20% less time).
+/// in a test binary, 1M elements: `div` 30% and `x * x` 17% less time).
 pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
     widened::<T, N>(
         it,
@@ -292,10 +292,11 @@ unsafe fn apply(out: *mut f32, m: usize, f: impl Fn(usize) -> f32) {
 
 /// Runs `compute(inputs, out, m)` over float16 or bfloat16 operands (output and `N` inputs)
 /// through f32 stack buffers, for each run that `first(out, inputs, strides, n)` did not take
-/// (it returns whether it computed the run), [`WIDEN`] elements at a time: each input is widened into its
-/// buffer (a contiguous run by [`Half::widen`], the CPU's conversion instructions for float16; a
-/// strided one element by element; a broadcast scalar once per run), `compute` fills the output
-/// buffer from them, and that is narrowed back ([`Half::narrow`] when the output is contiguous).
+/// (it returns whether it computed the run), [`WIDEN`] elements at a time: each input is widened
+/// into its buffer (a contiguous run by [`Half::widen`], the CPU's conversion instructions for
+/// float16; a strided one element by element; a broadcast scalar once per run), `compute` fills
+/// the output buffer from them, and that is narrowed back ([`Half::narrow`] when the output is
+/// contiguous).
 /// Every layout goes through the same `compute`, so a row computes the same values whatever the
 /// layout; in place is fine, as each chunk is read before it is written. (Converting element by
 /// element inside the row's loop took about fifteen vector instructions per conversion for
