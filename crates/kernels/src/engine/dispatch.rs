@@ -45,6 +45,7 @@ pub trait Float: Element<Acc: Real> {
         f: impl Fn(Self::Acc) -> Self::Acc + Sync + Copy,
         v32: Option<Vector<f32>>,
         v64: Option<Vector<f64>>,
+        lanes: bool,
     );
     /// `out = f(a, b)` over `it`, with the kernel's two-input vector function as [`Float::unary`].
     fn binary(
@@ -52,14 +53,22 @@ pub trait Float: Element<Acc: Real> {
         f: impl Fn(Self::Acc, Self::Acc) -> Self::Acc + Sync + Copy,
         v32: Option<Vector2<f32>>,
         v64: Option<Vector2<f64>>,
+        lanes: bool,
     );
-    /// `out = f([a, b, ...])` over `it`, for `N` inputs of this type.
-    fn nary<const N: usize>(it: &Iter, f: impl Fn([Self::Acc; N]) -> Self::Acc + Sync + Copy);
+    /// `out = f([a, b, ...])` over `it`, for `N` inputs of this type. `lanes` ([`lanes`] of the
+    /// op's name): whether float16 runs may compute sixteen lanes in registers.
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([Self::Acc; N]) -> Self::Acc + Sync + Copy, lanes: bool);
 }
 
 impl Float for f32 {
     #[inline(always)]
-    fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
+    fn unary(
+        it: &Iter,
+        f: impl Fn(f32) -> f32 + Sync + Copy,
+        v32: Option<Vector<f32>>,
+        _: Option<Vector<f64>>,
+        _: bool,
+    ) {
         loops::unary_vec(it, f, v32)
     }
     #[inline(always)]
@@ -68,18 +77,25 @@ impl Float for f32 {
         f: impl Fn(f32, f32) -> f32 + Sync + Copy,
         v32: Option<Vector2<f32>>,
         _: Option<Vector2<f64>>,
+        _: bool,
     ) {
         loops::binary_vec(it, f, v32)
     }
     #[inline(always)]
-    fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy, _: bool) {
         loops::nary::<f32, f32, N>(it, f)
     }
 }
 
 impl Float for f64 {
     #[inline(always)]
-    fn unary(it: &Iter, f: impl Fn(f64) -> f64 + Sync + Copy, _: Option<Vector<f32>>, v64: Option<Vector<f64>>) {
+    fn unary(
+        it: &Iter,
+        f: impl Fn(f64) -> f64 + Sync + Copy,
+        _: Option<Vector<f32>>,
+        v64: Option<Vector<f64>>,
+        _: bool,
+    ) {
         loops::unary_vec(it, f, v64)
     }
     #[inline(always)]
@@ -88,11 +104,12 @@ impl Float for f64 {
         f: impl Fn(f64, f64) -> f64 + Sync + Copy,
         _: Option<Vector2<f32>>,
         v64: Option<Vector2<f64>>,
+        _: bool,
     ) {
         loops::binary_vec(it, f, v64)
     }
     #[inline(always)]
-    fn nary<const N: usize>(it: &Iter, f: impl Fn([f64; N]) -> f64 + Sync + Copy) {
+    fn nary<const N: usize>(it: &Iter, f: impl Fn([f64; N]) -> f64 + Sync + Copy, _: bool) {
         loops::nary::<f64, f64, N>(it, f)
     }
 }
@@ -101,21 +118,76 @@ macro_rules! half_float {
     ($($t:ty),*) => {$(
         impl Float for $t {
             #[inline(always)]
-            fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>) {
-                loops::unary_widened::<$t>(it, f, v32)
+            fn unary(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v32: Option<Vector<f32>>, _: Option<Vector<f64>>, lanes: bool) {
+                loops::unary_widened::<$t>(it, f, v32, lanes)
             }
             #[inline(always)]
-            fn binary(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + Copy, v32: Option<Vector2<f32>>, _: Option<Vector2<f64>>) {
-                loops::binary_widened::<$t>(it, f, v32)
+            fn binary(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + Copy, v32: Option<Vector2<f32>>, _: Option<Vector2<f64>>, lanes: bool) {
+                loops::binary_widened::<$t>(it, f, v32, lanes)
             }
             #[inline(always)]
-            fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
-                loops::nary_widened::<$t, N>(it, f)
+            fn nary<const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy, lanes: bool) {
+                loops::nary_widened::<$t, N>(it, f, lanes)
             }
         }
     )*};
 }
 half_float!(f16, bf16);
+
+/// The rows whose float16 runs stay on `loops::widened`'s f32 buffers instead of computing
+/// sixteen lanes in registers (`loops::lanes`), each with its reason: their scalar functions
+/// branch on the argument, and where the compiler vectorises lanes rather than a loop a branch
+/// stays a branch per lane (measured over 1M float16, 1 thread, against the buffers:
+/// `special_i1e` 10x, `special_i1` 3.6x; the others 1.05-1.3x). A name ending in `_` is a
+/// prefix. Every other row's scalar function is straight-line code or selects (`scalar::relu`
+/// says how they are written); `crates/device/python/bench/bench_ufuncs.py` times every float16
+/// ufunc against CPU's, where a row that branches shows as an outlier.
+const BUFFERED: &[(&str, &str)] = &[
+    ("special_", "the special functions: ranges with their own series (i1e 10x, i1 3.6x)"),
+    ("i0", "two Chebyshev series chosen by |x| <= 8 (1.1x)"),
+    ("lgamma", "libm's lgammaf, a call per element, with its own branches (1.1x)"),
+    ("digamma", "reflection below 0 and a series above 10"),
+    ("polygamma", "digamma's branches, and zeta's loop"),
+    ("erfinv", "a central and a tail rational, chosen by |x|"),
+    ("sinc", "x == 0 around a call to sin"),
+    ("igamma", "series or continued fraction by range"),
+    ("igammac", "as igamma"),
+    ("xlogy", "x == 0 and NaN cases around a call to ln"),
+    ("hypot", "libm's hypotf, a call per element (1.9x)"),
+    ("nextafter", "integer steps on the bits, by sign (1.3x)"),
+    ("remainder", "fmod, a call per element, and a sign fix (1.3x)"),
+    ("fmod", "fmod, a call per element"),
+    ("floor_divide", "fmod, a call per element, and the rounding fix"),
+];
+
+/// Whether op `name`'s float16 runs compute sixteen lanes in registers: not a `BUFFERED` row.
+pub const fn lanes(name: &str) -> bool {
+    let mut k = 0;
+    while k < BUFFERED.len() {
+        let (row, name) = (BUFFERED[k].0.as_bytes(), name.as_bytes());
+        let prefix = row[row.len() - 1] == b'_';
+        if (prefix && name.len() >= row.len() || name.len() == row.len()) && starts_with(name, row) {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// `name` starts with `row` (a const fn: `str::starts_with` is not one).
+const fn starts_with(name: &[u8], row: &[u8]) -> bool {
+    if name.len() < row.len() {
+        return false;
+    }
+    let mut k = 0;
+    while k < row.len() {
+        if name[k] != row[k] {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
 
 /// What an elementwise kernel computes in each dtype domain it has (the others are refused with
 /// ATen's NotImplementedError, naming the op and the dtype). Each method runs the whole loop for
@@ -160,4 +232,15 @@ pub fn dispatch<D: Domains>(kernel: &D, dtype: DType) -> Result<()> {
         other => return Err(not_implemented(D::NAME, other)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_leaves_the_buffered_rows_by_name_and_prefix() {
+        assert!(lanes("relu") && lanes("i0e") && lanes("special") && lanes("hypot2"));
+        assert!(!lanes("hypot") && !lanes("i0") && !lanes("special_i1e") && !lanes("special_zeta"));
+    }
 }

@@ -230,7 +230,31 @@ pub trait Half: Element<Acc = f32> {
     /// # Safety
     /// As [`Half::widen`], the other way.
     unsafe fn narrow(src: *const f32, dst: *mut Self, n: usize);
+    /// [`LANES`] elements widened at once, as [`Half::widen`] does them (float16: one or two
+    /// conversion instructions, the result in registers).
+    ///
+    /// # Safety
+    /// `src` holds [`LANES`] readable elements.
+    #[inline(always)]
+    unsafe fn widen_lanes(src: *const Self) -> [f32; LANES] {
+        // SAFETY: per the contract.
+        std::array::from_fn(|k| unsafe { src.add(k).read_unaligned() }.to_acc())
+    }
+    /// [`LANES`] results narrowed at once, as [`Half::narrow`] does them.
+    ///
+    /// # Safety
+    /// `dst` holds [`LANES`] writable elements.
+    #[inline(always)]
+    unsafe fn narrow_lanes(x: [f32; LANES], dst: *mut Self) {
+        for (k, v) in x.into_iter().enumerate() {
+            // SAFETY: per the contract.
+            unsafe { dst.add(k).write_unaligned(Self::from_acc(v)) };
+        }
+    }
 }
+
+/// Elements per [`Half::widen_lanes`]: one AVX-512 register of f32.
+pub const LANES: usize = 16;
 
 impl Half for f16 {
     const FUSES: bool = false;
@@ -254,6 +278,16 @@ impl Half for f16 {
             // SAFETY: per the contract.
             unsafe { *dst.add(k) = f16_from_f32(*src.add(k)) };
         }
+    }
+    #[inline(always)]
+    unsafe fn widen_lanes(src: *const f16) -> [f32; LANES] {
+        // SAFETY: per the contract.
+        unsafe { f16_runs::widen_lanes(src.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn narrow_lanes(x: [f32; LANES], dst: *mut f16) {
+        // SAFETY: per the contract.
+        unsafe { f16_runs::narrow_lanes(x, dst.cast()) }
     }
 }
 
@@ -303,6 +337,96 @@ mod f16_runs {
         }
         let _ = (src, dst, n);
         0
+    }
+
+    /// [`super::LANES`] elements widened by the tier's instructions (its functions take and
+    /// return arrays, not vector types, so a call from code compiled without the feature is
+    /// sound; inside a loop compiled for the tier they are inlined).
+    ///
+    /// # Safety
+    /// `src` holds that many elements.
+    #[inline(always)]
+    pub unsafe fn widen_lanes(src: *const u16) -> [f32; super::LANES] {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::engine::has_avx512() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { widen_lanes_avx512(src) };
+            }
+            if crate::engine::has_avx2() {
+                // SAFETY: as above.
+                return unsafe { widen_lanes_f16c(src) };
+            }
+        }
+        let mut x = [0.0; super::LANES];
+        for (k, x) in x.iter_mut().enumerate() {
+            // SAFETY: per the contract.
+            *x = super::f16_to_f32(half::f16::from_bits(unsafe { src.add(k).read_unaligned() }));
+        }
+        x
+    }
+
+    /// [`super::LANES`] results narrowed by the tier's instructions, rounding to nearest even.
+    ///
+    /// # Safety
+    /// `dst` holds that many elements.
+    #[inline(always)]
+    pub unsafe fn narrow_lanes(x: [f32; super::LANES], dst: *mut u16) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::engine::has_avx512() {
+                // SAFETY: the features were detected; per the contract.
+                return unsafe { narrow_lanes_avx512(x, dst) };
+            }
+            if crate::engine::has_avx2() {
+                // SAFETY: as above.
+                return unsafe { narrow_lanes_f16c(x, dst) };
+            }
+        }
+        for (k, v) in x.into_iter().enumerate() {
+            // SAFETY: per the contract.
+            unsafe { dst.add(k).write_unaligned(super::f16_from_f32(v).to_bits()) };
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn widen_lanes_avx512(src: *const u16) -> [f32; super::LANES] {
+        // SAFETY: the caller's contract; the vector is 16 f32.
+        unsafe { std::mem::transmute::<__m512, [f32; 16]>(_mm512_cvtph_ps(_mm256_loadu_si256(src.cast()))) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn narrow_lanes_avx512(x: [f32; super::LANES], dst: *mut u16) {
+        const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        // SAFETY: the caller's contract; the array is one vector.
+        unsafe { _mm256_storeu_si256(dst.cast(), _mm512_cvtps_ph::<RNE>(std::mem::transmute::<[f32; 16], __m512>(x))) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,f16c")]
+    #[inline]
+    unsafe fn widen_lanes_f16c(src: *const u16) -> [f32; super::LANES] {
+        // SAFETY: the caller's contract; two vectors of 8 f32.
+        unsafe {
+            let [lo, hi] = [_mm_loadu_si128(src.cast()), _mm_loadu_si128(src.add(8).cast())];
+            std::mem::transmute::<[__m256; 2], [f32; 16]>([_mm256_cvtph_ps(lo), _mm256_cvtph_ps(hi)])
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx,f16c")]
+    #[inline]
+    unsafe fn narrow_lanes_f16c(x: [f32; super::LANES], dst: *mut u16) {
+        // SAFETY: the caller's contract; the array is two vectors.
+        unsafe {
+            let [lo, hi] = std::mem::transmute::<[f32; 16], [__m256; 2]>(x);
+            _mm_storeu_si128(dst.cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(lo));
+            _mm_storeu_si128(dst.add(8).cast(), _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(hi));
+        }
     }
 
     #[cfg(target_arch = "x86_64")]

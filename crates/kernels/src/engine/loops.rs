@@ -13,7 +13,7 @@
 use std::mem::MaybeUninit;
 
 use crate::dispatch_all;
-use crate::engine::dtype::{Half, cast};
+use crate::engine::dtype::{Half, LANES, cast};
 use crate::engine::iter::{Iter, Operand};
 
 /// Whether a run of operand `k` is contiguous for elements of `T`.
@@ -76,7 +76,12 @@ pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + C
 /// `out = f(a)` for float16 or bfloat16, computed in f32 through `widened`'s buffers: by the
 /// f32 `vector` function when there is one (so the halves get the f32 polynomials instead of a
 /// libm call per element), else by `f` over the buffer, a loop the compiler vectorises.
-pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, vector: Option<Vector<f32>>) {
+pub fn unary_widened<T: Half>(
+    it: &Iter,
+    f: impl Fn(f32) -> f32 + Sync + Copy,
+    vector: Option<Vector<f32>>,
+    lanes: bool,
+) {
     match vector {
         // SAFETY: `widened` passes `m` readable and `m` writable elements.
         Some(v) => widened::<T, 1>(it, |_, _, _, _| false, move |[a], out, m| unsafe { v(a, out, m) }),
@@ -84,6 +89,7 @@ pub fn unary_widened<T: Half>(it: &Iter, f: impl Fn(f32) -> f32 + Sync + Copy, v
             it,
             #[inline(always)]
             move |[x]| f(x),
+            lanes,
         ),
     }
 }
@@ -235,7 +241,12 @@ pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync
 }
 
 /// `out = f(a, b)` for float16 or bfloat16, as [`unary_widened`] (both inputs widened).
-pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + Copy, vector: Option<Vector2<f32>>) {
+pub fn binary_widened<T: Half>(
+    it: &Iter,
+    f: impl Fn(f32, f32) -> f32 + Sync + Copy,
+    vector: Option<Vector2<f32>>,
+    lanes: bool,
+) {
     match vector {
         // SAFETY: `widened` passes `m` readable elements of each input and `m` writable ones.
         Some(v) => widened::<T, 2>(it, |_, _, _, _| false, move |[a, b], out, m| unsafe { v(a, b, out, m) }),
@@ -243,6 +254,7 @@ pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + C
             it,
             #[inline(always)]
             move |[x, y]| f(x, y),
+            lanes,
         ),
     }
 }
@@ -252,23 +264,29 @@ pub fn binary_widened<T: Half>(it: &Iter, f: impl Fn(f32, f32) -> f32 + Sync + C
 /// allowed) converts inside the row's own loop, as [`nary`]'s: one pass over memory instead of
 /// three over buffers (bfloat16 `div` took 1.30-1.37x CPU's time through them, 1.04-1.09x so;
 /// in a test binary, 1M elements: `div` 30% and `x * x` 17% less time).
-pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy) {
+pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy, lanes: bool) {
+    let use_lanes = lanes;
     widened::<T, N>(
         it,
         #[inline(always)]
         move |o, ins, s, n| {
             // SAFETY: `widened` passes a run's operands.
-            T::FUSES
-                && unsafe {
-                    contiguous(
-                        o,
-                        ins,
-                        s,
-                        n,
-                        #[inline(always)]
-                        move |x: [T; N]| T::from_acc(f(x.map(|v| v.to_acc()))),
-                    )
+            unsafe {
+                if !T::FUSES {
+                    if use_lanes {
+                        self::lanes(o, ins, s, n, f);
+                    }
+                    return use_lanes;
                 }
+                contiguous(
+                    o,
+                    ins,
+                    s,
+                    n,
+                    #[inline(always)]
+                    move |x: [T; N]| T::from_acc(f(x.map(|v| v.to_acc()))),
+                )
+            }
         },
         #[inline(always)]
         move |ins, out, m| {
@@ -277,6 +295,89 @@ pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> 
             unsafe { apply(out, m, |k| f(ins.map(|p| p.add(k).read()))) }
         },
     )
+}
+
+/// One run of [`nary_widened`] for float16, any layout, [`LANES`] elements at a time in
+/// registers: each input is widened by [`Half::widen_lanes`] (a contiguous input where it lies,
+/// a strided one from its elements gathered, a broadcast scalar once), the row's function is
+/// applied lane by lane, which the compiler turns into vector code, and the results are narrowed
+/// by [`Half::narrow_lanes`]; the last partial block is padded with zeros. Against `widened`'s
+/// three passes over f32 buffers, one pass over memory: `x * x`, `floor` and a select such as
+/// relu's in half the time when the data is in cache (`nary_widened`'s reason for bfloat16).
+/// The compiler vectorises the lanes only where the row's function is straight-line code or
+/// single selects (`if c { a } else { b }` with cheap arms); a `||` between float compares
+/// or an `if` around a call stays a branch per lane, several times slower (relu written with
+/// `x.is_nan() || x > 0` took 6x the buffered path's time), so the scalar functions are written
+/// as selects.
+///
+/// # Safety
+/// The run's operands hold `n` elements at strides `s` (operand 0 the output); each block's
+/// inputs are read before its output is written.
+#[inline(always)]
+unsafe fn lanes<T: Half, const N: usize>(
+    o: *mut T,
+    ins: [*const T; N],
+    s: &[isize],
+    n: usize,
+    f: impl Fn([f32; N]) -> f32 + Copy,
+) {
+    // SAFETY: per the contract.
+    unsafe {
+        // No closures and no `array::from_fn` here: a closure is compiled as a function of its
+        // own, without the tier's features, so the conversions in it would be calls.
+        let mut splat = [[0.0; LANES]; N];
+        for j in 0..N {
+            if s[j + 1] == 0 {
+                splat[j] = [ins[j].read_unaligned().to_acc(); LANES];
+            }
+        }
+        let zero = T::from_acc(0.0);
+        let mut x = splat;
+        let mut i = 0;
+        if dense::<T>(s[0]) && (1..=N).all(|j| dense::<T>(s[j]) || s[j] == 0) {
+            while i + LANES <= n {
+                for j in 0..N {
+                    if s[j + 1] != 0 {
+                        x[j] = T::widen_lanes(ins[j].add(i));
+                    }
+                }
+                T::narrow_lanes(by_lanes(f, &x), o.add(i));
+                i += LANES;
+            }
+        }
+        // Strided operands, and the last partial block: each input's block gathered (padded
+        // with zeros), the results written element by element.
+        while i < n {
+            let m = (n - i).min(LANES);
+            for j in 0..N {
+                if s[j + 1] != 0 {
+                    let mut g = [zero; LANES];
+                    for (k, slot) in g.iter_mut().enumerate().take(m) {
+                        *slot = at(ins[j], s[j + 1], i + k);
+                    }
+                    x[j] = T::widen_lanes(g.as_ptr());
+                }
+            }
+            let mut r = [zero; LANES];
+            T::narrow_lanes(by_lanes(f, &x), r.as_mut_ptr());
+            store_strided(o, s[0], i, &r[..m], |v| v);
+            i += m;
+        }
+    }
+}
+
+/// `f` of each lane of `x` (lane `k` of every input).
+#[inline(always)]
+fn by_lanes<const N: usize>(f: impl Fn([f32; N]) -> f32, x: &[[f32; LANES]; N]) -> [f32; LANES] {
+    let mut r = [0.0; LANES];
+    for (k, r) in r.iter_mut().enumerate() {
+        let mut lane = [0.0; N];
+        for (j, v) in lane.iter_mut().enumerate() {
+            *v = x[j][k];
+        }
+        *r = f(lane);
+    }
+    r
 }
 
 /// `out[k] = f(k)` for `k < m` into a buffer of [`widened`] (a `&mut` slice, so the compiler
@@ -632,11 +733,11 @@ fn fill<O, F: Fn(usize) -> O>(out: &mut [MaybeUninit<O>], first: usize, f: &F) {
 unsafe fn tiered(body: impl FnOnce()) {
     #[cfg(target_arch = "x86_64")]
     {
-        #[target_feature(enable = "avx,avx2,fma,avx512f,avx512bw,avx512dq,avx512vl")]
+        #[target_feature(enable = "avx,avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl")]
         unsafe fn avx512(body: impl FnOnce()) {
             body()
         }
-        #[target_feature(enable = "avx,avx2,fma")]
+        #[target_feature(enable = "avx,avx2,fma,f16c")]
         unsafe fn avx2(body: impl FnOnce()) {
             body()
         }
@@ -767,7 +868,7 @@ mod tests {
                 &[Operand::over(&mut a, s, &[1], H::DTYPE)],
                 s,
             );
-            unary_widened::<H>(&it, wrong, Some(exp));
+            unary_widened::<H>(&it, wrong, Some(exp), true);
             assert_eq!(out, want);
             let mut data = src.clone();
             let ptr = data.as_mut_ptr();
@@ -776,7 +877,7 @@ mod tests {
                 &[Operand { data: ptr.cast(), ..Operand::over(&mut Vec::<H>::new(), s, &[1], H::DTYPE) }],
                 s,
             );
-            unary_widened::<H>(&it, wrong, Some(exp));
+            unary_widened::<H>(&it, wrong, Some(exp), true);
             assert_eq!(data, want);
             // Strided: every other element, gathered through the buffer.
             let mut spread: Vec<H> = src.iter().flat_map(|&x| [x, H::zero()]).collect();
@@ -786,7 +887,7 @@ mod tests {
                 &[Operand::over(&mut spread, s, &[2], H::DTYPE)],
                 s,
             );
-            unary_widened::<H>(&it, wrong, Some(exp));
+            unary_widened::<H>(&it, wrong, Some(exp), true);
             assert_eq!(out, want);
         }
         check::<bf16>(&xs, &s, exp);
@@ -807,8 +908,9 @@ mod tests {
     fn half_rows_without_a_vector_function_compute_in_f32_in_every_layout() {
         use half::{bf16, f16};
         // out = a * b + c, rounded once from f32, over runs longer than a chunk: contiguous;
-        // in place, `b` strided and `c` a broadcast scalar; in place, `c` broadcast.
-        fn check<H: Half>() {
+        // in place, `b` strided and `c` a broadcast scalar; in place, `c` broadcast. float16
+        // through the buffers and by lanes (a last partial block too: 533 = 33 * 16 + 5).
+        fn check<H: Half>(lanes: bool) {
             let n = 2 * WIDEN + 21;
             let s = [n as i64];
             let f = |[a, b, c]: [f32; 3]| a * b + c;
@@ -827,7 +929,7 @@ mod tests {
                 ],
                 &s,
             );
-            nary_widened::<H, 3>(&it, f);
+            nary_widened::<H, 3>(&it, f, lanes);
             assert_eq!(out, want);
             let mut spread: Vec<H> = ys.iter().flat_map(|&y| [y, H::zero()]).collect();
             let mut one = [c];
@@ -842,10 +944,11 @@ mod tests {
                 ],
                 &s,
             );
-            nary_widened::<H, 3>(&it, f);
+            nary_widened::<H, 3>(&it, f, lanes);
             assert_eq!(data, want);
             // In place on `a`, `b` contiguous and `c` broadcast: bfloat16 converts inside the
-            // row's loop here ([`Half::FUSES`]), float16 through the buffers, to the same values.
+            // row's loop here ([`Half::FUSES`]), float16 by lanes or through the buffers, to the
+            // same values.
             let mut data = xs.clone();
             let mut b = ys.clone();
             let ptr = data.as_mut_ptr();
@@ -858,11 +961,13 @@ mod tests {
                 ],
                 &s,
             );
-            nary_widened::<H, 3>(&it, f);
+            nary_widened::<H, 3>(&it, f, lanes);
             assert_eq!(data, want);
         }
-        check::<f16>();
-        check::<bf16>();
+        for lanes in [false, true] {
+            check::<f16>(lanes);
+            check::<bf16>(lanes);
+        }
     }
 
     #[test]
@@ -916,7 +1021,7 @@ mod tests {
             ],
             &s,
         );
-        binary_widened::<bf16>(&it, wrong, Some(twice_minus));
+        binary_widened::<bf16>(&it, wrong, Some(twice_minus), true);
         assert_eq!(data, expected);
     }
 

@@ -120,14 +120,11 @@ impl Real for f64 {
 }
 
 /// `torch.sign` of a real: -1, 0 or 1, NaN for NaN (Rust's `signum(0.0)` is 1).
+/// Two selects, not an `else if` (see [`relu`]).
+#[inline(always)]
 pub fn sign<T: Real>(x: T) -> T {
-    if x > T::zero() {
-        T::one()
-    } else if x < T::zero() {
-        -T::one()
-    } else {
-        x
-    }
+    let negative = if x < T::zero() { -T::one() } else { x };
+    if x > T::zero() { T::one() } else { negative }
 }
 
 /// `torch.sigmoid`: 1 / (1 + exp(-x)).
@@ -143,9 +140,20 @@ pub fn sgn<T: Real>(z: Complex<T>) -> Complex<T> {
 }
 
 /// `torch.relu` of a real, propagating NaN as PyTorch's CPU kernel does (`x > 0 ? x : 0`
-/// keeps NaN out; clamp_min keeps it in: relu uses clamp_min).
+/// keeps NaN out; clamp_min keeps it in: relu uses clamp_min). Compares and a select: the
+/// scalar functions are written as selects with cheap arms, no `||` between float compares and
+/// no `else if`, which the compiler keeps as a branch per element where it vectorises lanes
+/// rather than a loop (`loops::lanes`, float16).
+#[inline(always)]
 pub fn relu<T: Real>(x: T) -> T {
-    if x.is_nan() || x > T::zero() { x } else { T::zero() }
+    if x.is_nan() | (x > T::zero()) { x } else { T::zero() }
+}
+
+/// `min(max(x, lo), hi)` as two selects, NaN in `x` kept (a bound above the other gives `hi`).
+#[inline(always)]
+pub fn clamp<T: Real>(x: T, lo: T, hi: T) -> T {
+    let y = if x < lo { lo } else { x };
+    if y > hi { hi } else { y }
 }
 
 /// Python's modulo (`torch.remainder`): the result has the sign of the divisor.
@@ -184,11 +192,15 @@ pub fn remainder_int(a: i64, b: i64) -> i64 {
 }
 
 /// `torch.maximum`/`minimum` of reals: NaN wins.
+#[inline(always)]
 pub fn maximum<T: Real>(a: T, b: T) -> T {
-    if a.is_nan() || b.is_nan() { T::nan() } else { a.max(b) }
+    let m = if a > b { a } else { b };
+    if a.is_nan() | b.is_nan() { T::nan() } else { m }
 }
+#[inline(always)]
 pub fn minimum<T: Real>(a: T, b: T) -> T {
-    if a.is_nan() || b.is_nan() { T::nan() } else { a.min(b) }
+    let m = if a < b { a } else { b };
+    if a.is_nan() | b.is_nan() { T::nan() } else { m }
 }
 
 /// `torch.xlogy`: 0 where x is 0 (unless y is NaN).
@@ -232,16 +244,11 @@ pub fn logaddexp2<T: Real>(a: T, b: T) -> T {
 }
 
 /// `torch.heaviside`: `values` where x is 0, else x > 0.
+#[inline(always)]
 pub fn heaviside<T: Real>(x: T, values: T) -> T {
-    if x == T::zero() {
-        values
-    } else if x > T::zero() {
-        T::one()
-    } else if x.is_nan() {
-        x
-    } else {
-        T::zero()
-    }
+    let y = if x > T::zero() { T::one() } else { T::zero() };
+    let y = if x.is_nan() { x } else { y };
+    if x == T::zero() { values } else { y }
 }
 
 /// Greatest common divisor (non-negative), as `torch.gcd`.
@@ -356,14 +363,11 @@ pub fn complex_asinh<T: Real>(z: Complex<T>) -> Complex<T> {
 }
 
 /// `torch.nan_to_num` of a real.
+#[inline(always)]
 pub fn nan_to_num<T: Real>(x: T, nan: T, posinf: T, neginf: T) -> T {
-    if x.is_nan() {
-        nan
-    } else if x.is_infinite() {
-        if x > T::zero() { posinf } else { neginf }
-    } else {
-        x
-    }
+    let y = if x == T::infinity() { posinf } else { x };
+    let y = if x == T::neg_infinity() { neginf } else { y };
+    if x.is_nan() { nan } else { y }
 }
 
 /// `torch.round(x, decimals=d)`: scaled by 10^|d|, rounded half to even, scaled back.

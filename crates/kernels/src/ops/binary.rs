@@ -259,6 +259,7 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
             |x, y| Op::f(x, y),
             Op::V32,
             None,
+            const { crate::engine::dispatch::lanes(Op::NAME) },
         )
     }
     fn complex<R: Real>(&self) {

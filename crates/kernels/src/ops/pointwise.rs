@@ -135,6 +135,7 @@ impl<Op: Pointwise<N>, const N: usize> Domains for Loop<'_, Op, N> {
             self.it,
             #[inline(always)]
             move |x| op.f(x),
+            const { crate::engine::dispatch::lanes(Op::NAME) },
         )
     }
     fn complex<R: Real>(&self) {
@@ -320,7 +321,7 @@ pub mod ops {
         // clamp: NaN anywhere gives NaN; a lower bound above the upper gives the upper.
         op Clamp "clamp" ARITHMETIC [x, lo, hi] () {
             i: x.max(lo).min(hi);
-            f: if x.is_nan() || lo.is_nan() || hi.is_nan() { T::nan() } else { x.max(lo).min(hi) };
+            f: if lo.is_nan() | hi.is_nan() { T::nan() } else { s::clamp(x, lo, hi) };
         }
         op ClampMin "clamp_min" ARITHMETIC [x, lo] () {
             b: x || lo;
@@ -371,16 +372,16 @@ pub mod ops {
         }
         op Hardtanh "hardtanh" ARITHMETIC [x] (lo: super::Param, hi: super::Param) {
             i: x.max(lo.as_i64()).min(hi.as_i64());
-            f: if x.is_nan() { x } else { x.max(t(lo.as_f64())).min(t(hi.as_f64())) };
+            f: s::clamp(x, t(lo.as_f64()), t(hi.as_f64()));
         }
         op HardtanhBackward "hardtanh_backward" ARITHMETIC [g, x] (lo: f64, hi: f64) {
-            f: if x <= t(lo) || x >= t(hi) { T::zero() } else { g };
+            f: if (x <= t(lo)) | (x >= t(hi)) { T::zero() } else { g };
         }
         op Hardsigmoid "hardsigmoid" ARITHMETIC [x] () {
             f: (x + t(3.0)).max(T::zero()).min(t(6.0)) / t(6.0);
         }
         op HardsigmoidBackward "hardsigmoid_backward" ARITHMETIC [g, x] () {
-            f: if x > t(-3.0) && x < t(3.0) { g / t(6.0) } else { T::zero() };
+            f: if (x > t(-3.0)) & (x < t(3.0)) { g / t(6.0) } else { T::zero() };
         }
         op Hardswish "hardswish" ARITHMETIC [x] () {
             f: x * (x + t(3.0)).max(T::zero()).min(t(6.0)) / t(6.0);
@@ -395,13 +396,17 @@ pub mod ops {
             f: { let z = (x * t(beta)).vexp(); if x * t(beta) > t(threshold) { g } else { g * z / (z + T::one()) } };
         }
         op Softshrink "softshrink" ARITHMETIC [x] (lambd: f64) {
-            f: if x > t(lambd) { x - t(lambd) } else if x < -t::<T>(lambd) { x + t(lambd) } else { x * T::zero() };
+            f: {
+                let (l, inner) = (t::<T>(lambd), x * T::zero());
+                let y = if x < -l { x + l } else { inner };
+                if x > l { x - l } else { y }
+            };
         }
         op Shrinkage "shrink_backward" ARITHMETIC [g, x] (lambd: f64) {
-            f: if x >= -t::<T>(lambd) && x <= t(lambd) { T::zero() } else { g };
+            f: if (x >= -t::<T>(lambd)) & (x <= t(lambd)) { T::zero() } else { g };
         }
         op Hardshrink "hardshrink" ARITHMETIC [x] (lambd: f64) {
-            f: if x >= -t::<T>(lambd) && x <= t(lambd) { T::zero() } else { x };
+            f: if (x >= -t::<T>(lambd)) & (x <= t(lambd)) { T::zero() } else { x };
         }
         op SigmoidBackward "sigmoid_backward" ARITHMETIC [g, y] () {
             f: g * (T::one() - y) * y;

@@ -98,6 +98,7 @@ impl<Op: Unary> Domains for Loop<'_, Op> {
             |x| Op::f(x),
             Op::V32,
             Op::V64,
+            const { crate::engine::dispatch::lanes(Op::NAME) },
         )
     }
     fn complex<R: Real>(&self) {
@@ -153,7 +154,7 @@ macro_rules! unary_table {
             trunc_out, Trunc, "trunc", false { i: |x| x; f: |x| x.trunc(); }
             frac_out, Frac, "frac", false { f: |x| x - x.trunc(); }
             bitwise_not_out, BitwiseNot, "bitwise_not", false { b: |x| !x; i: |x| !x; }
-            angle_out, Angle, "angle", true { f: |x| if x < T::zero() { T::PI() } else if x.is_nan() { x } else { T::zero() }; cr: |z| z.im.atan2(z.re); }
+            angle_out, Angle, "angle", true { f: |x| { let y = if x.is_nan() { x } else { T::zero() }; if x < T::zero() { T::PI() } else { y } }; cr: |z| z.im.atan2(z.re); }
             conj_physical_out, ConjPhysical, "conj_physical", false { b: |x| x; i: |x| x; f: |x| x; c: |z| z.conj(); }
             erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::math::special::erfinv(x); }
             digamma_out, Digamma, "digamma", true { f: |x| $crate::math::special::digamma(x); }
