@@ -76,9 +76,10 @@ def main_cases(dtype, numel):
                     x, y = (t.to(dtype=dtype, device=d, copy=True) for t in (base, other))
                     return (x.t(), y.t()) if layout == "strided" else (x, y)
                 try:
-                    f, args = build(*make("cpu"))
-                    f(*args)
-                except Exception:  # noqa: BLE001 (an op that refuses these inputs is skipped)
+                    for d in ("cpu", "regen"):
+                        f, args = build(*make(d))
+                        f(*args)
+                except Exception:  # noqa: BLE001 (an op either side refuses for these inputs is skipped)
                     continue
                 yield (f"{name} {short} {layout}", lambda d, make=make, build=build: build(*make(d)),
                        lambda fa: fa[0](*fa[1]))

@@ -140,12 +140,13 @@ macro_rules! half_element {
             }
             #[inline(always)]
             fn to_num(self) -> Num {
-                Num::Float(self.to_f64())
+                Num::Float(f64::from($to(self)))
             }
             #[inline(always)]
             fn from_num(n: Num) -> Self {
-                // Through f32, as c10::Half(float) rounds.
-                <$t>::from_f32(n.as_f64() as f32)
+                // Through f32, as c10::Half(float) rounds; by the branch-free conversions, which
+                // vectorise (`half`'s are a call per element).
+                $from(n.as_f64() as f32)
             }
             fn zero() -> Self {
                 <$t>::ZERO
