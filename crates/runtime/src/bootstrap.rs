@@ -138,7 +138,10 @@ pub unsafe fn fill(dst: &View, value: Num) {
     // SAFETY: 16 aligned bytes hold any element.
     unsafe { store(dst.dtype, pattern.as_mut_ptr().cast(), value) };
     let bytes: [u8; 16] = bytemuck_bytes(pattern);
-    if dst.is_contiguous() {
+    // A permutation of a contiguous tensor (transposed, channels-last) is one span of memory,
+    // filled as if contiguous: element by element in index order it was a cache miss per element
+    // (a transposed 1024x1024 float32: 12.6 ms, CPU's fill 0.05 ms).
+    if dst.is_contiguous() || is_dense_span(&dst.sizes, &dst.strides) {
         let n = dst.numel().max(0) as usize;
         let base = dst.data as usize;
         let fill_range = |begin: usize, end: usize| {
@@ -164,11 +167,34 @@ pub unsafe fn fill(dst: &View, value: Num) {
         }
         return;
     }
+    // Otherwise in memory order: the dimensions by decreasing stride, so the innermost loop
+    // takes the smallest.
+    let mut dims: Vec<usize> = (0..dst.sizes.len()).collect();
+    dims.sort_by_key(|&d| std::cmp::Reverse(dst.strides[d].unsigned_abs()));
+    let sizes: Vec<i64> = dims.iter().map(|&d| dst.sizes[d]).collect();
+    let strides: Vec<i64> = dims.iter().map(|&d| dst.strides[d]).collect();
     let es = e as isize;
-    for_each_offset(&dst.sizes, [&dst.strides], |[i]| {
+    for_each_offset(&sizes, [&strides], |[i]| {
         // SAFETY: as above.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.data.offset(i * es), e) }
     });
+}
+
+/// Whether a tensor's elements fill one contiguous span of memory in some order of its
+/// dimensions (ATen's `is_non_overlapping_and_dense`, for positive strides): sorted by stride,
+/// each dimension's stride is the product of the sizes inside it.
+fn is_dense_span(sizes: &[i64], strides: &[i64]) -> bool {
+    let mut dims: Vec<(i64, i64)> =
+        sizes.iter().zip(strides).filter(|&(&n, _)| n != 1).map(|(&n, &s)| (s, n)).collect();
+    dims.sort_unstable();
+    let mut expected = 1;
+    for (stride, size) in dims {
+        if stride != expected {
+            return false;
+        }
+        expected *= size;
+    }
+    true
 }
 
 fn bytemuck_bytes(words: [u64; 2]) -> [u8; 16] {
@@ -568,5 +594,29 @@ mod tests {
         // A 0-dim tensor views as [1] and [1, 1] (torch.tensor(2.).view(1, 1)).
         assert_eq!(view_strides(&[], &[], &[1, 1]), Some(vec![1, 1]));
         assert_eq!(view_strides(&[], &[], &[]), Some(vec![]));
+    }
+
+    #[test]
+    fn fill_writes_exactly_the_views_elements() {
+        // Transposed (one dense span), a size-1 dimension with any stride, every other column
+        // (not dense), and channels-last: each element of the view set, nothing else touched.
+        let cases: [(&[i64], &[i64]); 4] =
+            [(&[4, 6], &[1, 4]), (&[4, 1, 6], &[1, 99, 4]), (&[4, 3], &[6, 2]), (&[2, 3, 2, 2], &[12, 1, 6, 3])];
+        for (sizes, strides) in cases {
+            let mut memory = vec![0i32; 24];
+            let view = View {
+                data: memory.as_mut_ptr().cast(),
+                sizes: sizes.to_vec(),
+                strides: strides.to_vec(),
+                dtype: DType::I32,
+                wrapped_number: false,
+            };
+            // SAFETY: the view lies inside `memory`.
+            unsafe { fill(&view, Num::Int(7)) };
+            let mut want = vec![0i32; 24];
+            for_each_offset(sizes, [strides], |[i]| want[i as usize] = 7);
+            assert_eq!(memory, want, "{sizes:?} {strides:?}");
+        }
+        assert!(is_dense_span(&[4, 6], &[1, 4]) && !is_dense_span(&[4, 3], &[6, 2]));
     }
 }

@@ -212,6 +212,7 @@ impl Num {
             Num::Complex(re, im) => Scalar::Complex(re, im),
         }
     }
+    #[inline]
     pub fn as_f64(self) -> f64 {
         match self {
             Num::Bool(b) => f64::from(u8::from(b)),
@@ -221,20 +222,23 @@ impl Num {
     }
     /// As C++ converts to float: an integer rounds once, straight to f32 (through f64 it could
     /// round twice and differ in the last bit, e.g. for int64 values above 2^53).
+    #[inline]
     pub fn as_f32(self) -> f32 {
         match self {
             Num::Int(i) => i as f32,
             other => other.as_f64() as f32,
         }
     }
+    #[inline]
     pub fn as_i64(self) -> i64 {
         match self {
             Num::Bool(b) => i64::from(b),
             Num::Int(i) => i,
-            // `as` saturates where C++ would be undefined; NaN becomes 0.
-            Num::Float(f) | Num::Complex(f, _) => f as i64,
+            // Saturating where C++ would be undefined; NaN becomes 0.
+            Num::Float(f) | Num::Complex(f, _) => saturating_i64(f),
         }
     }
+    #[inline]
     pub fn as_bool(self) -> bool {
         match self {
             Num::Bool(b) => b,
@@ -244,12 +248,33 @@ impl Num {
         }
     }
     /// Real and imaginary parts (0 imaginary for reals).
+    #[inline]
     pub fn as_complex(self) -> (f64, f64) {
         match self {
             Num::Complex(re, im) => (re, im),
             other => (other.as_f64(), 0.0),
         }
     }
+}
+
+/// `f as i64` (saturating, NaN to 0), computed as selects around the plain conversion: LLVM
+/// expands a vector of saturating conversions one element at a time, and the kernels' casts from
+/// floating types to integers go through this (float32 to int32 took 4.4x CPU's time; this form
+/// 4.3x less in a loop over 1M elements, with the same results at NaN, the infinities and the
+/// bounds).
+#[inline(always)]
+pub fn saturating_i64(f: f64) -> i64 {
+    // -2^63 and 2^63 (from 2^63 up, i64::MAX), and the largest f64 below 2^63.
+    const MIN: f64 = i64::MIN as f64;
+    const LIMIT: f64 = -MIN;
+    const BELOW_MAX: f64 = f64::from_bits(LIMIT.to_bits() - 1);
+    let clamped = if f > MIN { f } else { MIN };
+    let clamped = if clamped < BELOW_MAX { clamped } else { BELOW_MAX };
+    // SAFETY: `clamped` is finite (NaN was replaced by MIN above: NaN > MIN is false) and
+    // inside i64's range.
+    let v = unsafe { clamped.to_int_unchecked::<i64>() };
+    let v = if f >= LIMIT { i64::MAX } else { v };
+    if f.is_nan() { 0 } else { v }
 }
 
 /// `c10::promoteTypes` of two dtypes: the higher category wins, with the precision both need
@@ -411,6 +436,30 @@ pub fn check_out_dtype(out: &TensorRef<'_>, want: DType) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saturating_i64_is_the_as_conversion() {
+        let edges = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            -(i64::MIN as f64),
+            f64::from_bits((-(i64::MIN as f64)).to_bits() - 1),
+            i64::MIN as f64,
+            f64::from_bits((i64::MIN as f64).to_bits() + 1),
+            1e300,
+            -1e300,
+            -0.0,
+            0.999_999,
+            -0.999_999,
+            2_147_483_648.5,
+            -2_147_483_649.5,
+        ];
+        let spread = (0..200_000).map(|k| f64::from_bits(0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(k)));
+        for f in edges.into_iter().chain(spread) {
+            assert_eq!(saturating_i64(f), f as i64, "{f:e}");
+        }
+    }
     use DType::*;
 
     fn t(dtype: DType) -> PromotionOperand {

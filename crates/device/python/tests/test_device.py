@@ -153,6 +153,24 @@ BINARY_TABLE = [
 ]
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str)
+def test_nextafter_steps_one_unit_of_the_dtype(dtype):
+    # The table test compares within a tolerance, which one unit in the last place passes: the
+    # float16 and bfloat16 results were the inputs themselves (the step taken in f32, rounded
+    # away). nextafter is exact, so the comparison is too: zeros, signs, the largest finite value
+    # towards infinity, subnormals, equal and NaN operands.
+    info = torch.finfo(dtype)
+    x = torch.tensor([1.0, 1.0, 0.0, -0.0, -1.0, info.max, info.max, info.tiny, -info.tiny, 3.0, float("nan"), 2.0, float("inf")], dtype=dtype)
+    y = torch.tensor([2.0, 0.0, -1.0, 1.0, 0.0, float("inf"), 0.0, 0.0, 0.0, 3.0, 1.0, float("nan"), 0.0], dtype=dtype)
+    with counted("nextafter.out"):
+        got = torch.nextafter(on_device(x), on_device(y)).cpu()
+    assert torch.equal(got.isnan(), torch.nextafter(x, y).isnan())
+    expected = torch.nextafter(x, y)
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()]
+    finite = ~expected.isnan()
+    assert torch.equal(got[finite].view(bits), expected[finite].view(bits)), (got, expected)
+
+
 @pytest.mark.parametrize("op,native", BINARY_TABLE, ids=[n for n, _ in BINARY_TABLE])
 @pytest.mark.parametrize("dtype", TABLE_DTYPES, ids=str)
 def test_binary_table_matches_cpu(op, native, dtype):

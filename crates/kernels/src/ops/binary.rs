@@ -253,6 +253,12 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
         )
     }
     fn float<T: Float>(&self) {
+        if Op::NAME == "nextafter" && matches!(T::DTYPE, DType::F16 | DType::BF16) {
+            // The one row whose result depends on the stored type, not only on the value: it
+            // steps one unit in the last place of float16 or bfloat16 (in f32, as every other
+            // row computes, the step rounded away: x came back unchanged).
+            return nextafter_half(self.it, T::DTYPE);
+        }
         T::binary(
             self.it,
             #[inline(always)]
@@ -308,6 +314,23 @@ impl<Op: Predicate> Domains for PredicateLoop<'_, Op> {
     }
     fn complex<R: Real>(&self) {
         loops::binary::<Complex<R>, Complex<R>, bool>(self.0, Op::c::<R>)
+    }
+}
+
+/// `torch.nextafter` of float16 or bfloat16 operands ([`s::nextafter_half`]).
+fn nextafter_half(it: &Iter, dtype: DType) {
+    use crate::engine::dtype::{Element, bf16_from_f32, f16_from_f32, f16_to_f32};
+    use crate::engine::scalar as s;
+    if dtype == DType::F16 {
+        let (bits, value) = (|v| f16_from_f32(v).to_bits(), |b| f16_to_f32(f16::from_bits(b)));
+        loops::binary::<f16, f16, f16>(it, move |x, y| {
+            f16_from_f32(s::nextafter_half(x.to_acc(), y.to_acc(), bits, value))
+        });
+    } else {
+        let (bits, value) = (|v| bf16_from_f32(v).to_bits(), |b| bf16::from_bits(b).to_f32());
+        loops::binary::<bf16, bf16, bf16>(it, move |x, y| {
+            bf16_from_f32(s::nextafter_half(x.to_acc(), y.to_acc(), bits, value))
+        });
     }
 }
 
