@@ -238,8 +238,12 @@ pub trait Half: Element<Acc = f32> {
     /// `src` holds [`LANES`] readable elements.
     #[inline(always)]
     unsafe fn widen_lanes(src: *const Self) -> [f32; LANES] {
-        // SAFETY: per the contract.
-        std::array::from_fn(|k| unsafe { src.add(k).read_unaligned() }.to_acc())
+        let mut x = [0.0; LANES];
+        for (k, x) in x.iter_mut().enumerate() {
+            // SAFETY: per the contract.
+            *x = unsafe { src.add(k).read_unaligned() }.to_acc();
+        }
+        x
     }
     /// [`LANES`] results narrowed at once, as [`Half::narrow`] does them.
     ///

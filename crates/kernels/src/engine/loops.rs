@@ -265,9 +265,11 @@ pub fn binary_widened<T: Half>(
 /// conversions vectorise ([`Half::FUSES`]: bfloat16), a contiguous run (broadcast scalars
 /// allowed) converts inside the row's own loop, as [`nary`]'s: one pass over memory instead of
 /// three over buffers (bfloat16 `div` took 1.30-1.37x CPU's time through them, 1.04-1.09x so;
-/// in a test binary, 1M elements: `div` 30% and `x * x` 17% less time).
+/// in a test binary, 1M elements: `div` 30% and `x * x` 17% less time). float16 runs, in any
+/// layout, compute sixteen lanes in registers (`loops::lanes`) when `lanes` is true (`dispatch::lanes`
+/// of the op's name: not a row whose function branches), else through the buffers.
 pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> f32 + Sync + Copy, lanes: bool) {
-    let use_lanes = lanes;
+    let use_lanes = lanes; // `lanes` is also the function below
     widened::<T, N>(
         it,
         #[inline(always)]
@@ -310,7 +312,8 @@ pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> 
 /// single selects (`if c { a } else { b }` with cheap arms); a `||` between float compares
 /// or an `if` around a call stays a branch per lane, several times slower (relu written with
 /// `x.is_nan() || x > 0` took 6x the buffered path's time), so the scalar functions are written
-/// as selects.
+/// as selects, and the rows that branch on their argument stay on the buffers
+/// (`dispatch::BUFFERED`).
 ///
 /// # Safety
 /// The run's operands hold `n` elements at strides `s` (operand 0 the output); each block's
