@@ -487,6 +487,56 @@ fn binary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector2<T>) {
     });
 }
 
+/// A two-input vector function made of a lane function that is exact on the lanes it does not
+/// flag (`fast`, selects that vectorise) and a scalar one for the flagged lanes (`exact`, a libm
+/// call): `out = fast(a, b)` over `n` contiguous elements, compiled for the vector tier in force
+/// ([`tiered`]), [`CHUNK`] at a time into a stack buffer where the chunk's flagged lanes, if any,
+/// are recomputed by `exact` before it is stored, so `out` may be `a` or `b` (in place). For rows
+/// whose libm function is exact and slow but has a cheap exact form on all but rare inputs
+/// (`scalar::fmod_checked`).
+///
+/// # Safety
+/// `a`, `b` and `out` point to `n` valid elements; `out` may equal `a` or `b` exactly, no other
+/// overlap.
+#[inline(always)]
+pub unsafe fn checked2<T: Copy + Default>(
+    a: *const T,
+    b: *const T,
+    out: *mut T,
+    n: usize,
+    fast: impl Fn(T, T) -> (T, bool) + Copy,
+    exact: impl Fn(T, T) -> T + Copy,
+) {
+    // SAFETY: the caller's contract: the reads and writes below stay within `n` elements.
+    unsafe {
+        tiered(
+            #[inline(always)]
+            move || {
+                let (mut r, mut flags) = ([T::default(); CHUNK], [false; CHUNK]);
+                let mut i = 0;
+                while i < n {
+                    let m = (n - i).min(CHUNK);
+                    for k in 0..m {
+                        // In bounds: i + k < n elements of both inputs are readable.
+                        (r[k], flags[k]) = fast(a.add(i + k).read(), b.add(i + k).read());
+                    }
+                    if flags[..m].contains(&true) {
+                        for k in 0..m {
+                            if flags[k] {
+                                // `out` is not written before the chunk is stored.
+                                r[k] = exact(a.add(i + k).read(), b.add(i + k).read());
+                            }
+                        }
+                    }
+                    // i + m <= n elements of out are writable; the chunk's inputs were read.
+                    std::ptr::copy_nonoverlapping(r.as_ptr(), out.add(i), m);
+                    i += m;
+                }
+            },
+        )
+    }
+}
+
 /// [`buffered`] for a two-input vector function: `load(k)` gives element `k` of both inputs; the
 /// result is computed in place over the first input's buffer.
 ///

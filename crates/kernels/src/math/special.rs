@@ -19,7 +19,7 @@ use crate::engine::scalar::Real;
 use tables::*;
 
 /// An f64 literal as `T`, as the C++ writes `T(1.5)` or a `static const T` table entry.
-#[inline]
+#[inline(always)]
 fn lit<T: Real>(x: f64) -> T {
     T::from_f64(x)
 }
@@ -43,7 +43,9 @@ fn horner<T: Real>(x: T, coefficients: &[f64]) -> T {
     coefficients.iter().fold(T::zero(), |acc, &c| acc * x + lit(c))
 }
 
-/// Cephes' `chbevl`: the Chebyshev series `sum' c[i] T_i(x / 2)`, zero-order term last.
+/// Cephes' `chbevl`: the Chebyshev series `sum' c[i] T_i(x / 2)`, zero-order term last. Inlined,
+/// so that with a constant table the loop unrolls into the caller's element loop.
+#[inline(always)]
 fn chbevl<T: Real>(x: T, coefficients: &[f64]) -> T {
     let Some((&first, rest)) = coefficients.split_first() else {
         return T::zero();
@@ -533,54 +535,53 @@ pub fn igamma<T: Real>(a: T, x: T) -> T {
 // Modified Bessel functions of the first kind (torch.i0, torch.special.i0e/i1/i1e).
 // ---------------------------------------------------------------------------------------------
 
-/// `torch.i0` (`calc_i0`): exp(|x|) times the Chebyshev fit of exp(-x) I0(x).
+/// `torch.i0` (`calc_i0`): exp(|x|) times the Chebyshev fit of exp(-x) I0(x). As [`i1e`], with
+/// vmath's exp (`Real::vexp`, within an ulp of libm's) so that the loop vectorises.
+#[inline(always)]
 pub fn i0<T: Real>(x: T) -> T {
     let x = x.abs();
-    if x <= lit(8.0) {
-        let y = x / lit(2.0) - lit(2.0);
-        return x.exp() * chbevl(y, &I0E_A);
-    }
-    x.exp() * chbevl(lit::<T>(32.0) / x - lit(2.0), &I0E_B) / x.sqrt()
+    let small = x.vexp() * chbevl(x / lit(2.0) - lit(2.0), &I0E_A);
+    let large = x.vexp() * chbevl(lit::<T>(32.0) / x - lit(2.0), &I0E_B) / x.sqrt();
+    if x <= lit(8.0) { small } else { large }
 }
 
-/// `torch.special.i0e` (`calc_i0e`): exp(-|x|) I0(x).
+/// `torch.special.i0e` (`calc_i0e`): exp(-|x|) I0(x). Both series and a select, as [`i1e`].
+#[inline(always)]
 pub fn i0e<T: Real>(x: T) -> T {
     let x = x.abs();
-    if x <= lit(8.0) {
-        let y = x / lit(2.0) - lit(2.0);
-        return chbevl(y, &I0E_A);
-    }
-    chbevl(lit::<T>(32.0) / x - lit(2.0), &I0E_B) / x.sqrt()
+    let small = chbevl(x / lit(2.0) - lit(2.0), &I0E_A);
+    let large = chbevl(lit::<T>(32.0) / x - lit(2.0), &I0E_B) / x.sqrt();
+    if x <= lit(8.0) { small } else { large }
 }
 
 /// The float or double Chebyshev tables of I1 (float keeps only the tail of each).
+#[inline(always)]
 fn i1e_tables<T: Real>() -> (&'static [f64], &'static [f64]) {
     if is_f32::<T>() { (&I1E_A[12..], &I1E_B[18..]) } else { (&I1E_A, &I1E_B) }
 }
 
-/// `torch.special.i1` (`calc_i1`): odd, exp(|x|) times the Chebyshev fit of exp(-x) I1(x).
+/// `torch.special.i1` (`calc_i1`): odd, exp(|x|) times the Chebyshev fit of exp(-x) I1(x). As
+/// [`i0`].
+#[inline(always)]
 pub fn i1<T: Real>(x_in: T) -> T {
     let x = x_in.abs();
     let (a, b) = i1e_tables::<T>();
-    let out = if x <= lit(8.0) {
-        let y = x / lit(2.0) - lit(2.0);
-        x.exp() * x * chbevl(y, a)
-    } else {
-        x.exp() * chbevl(lit::<T>(32.0) / x - lit(2.0), b) / x.sqrt()
-    };
+    let small = x.vexp() * x * chbevl(x / lit(2.0) - lit(2.0), a);
+    let large = x.vexp() * chbevl(lit::<T>(32.0) / x - lit(2.0), b) / x.sqrt();
+    let out = if x <= lit(8.0) { small } else { large };
     if x_in < T::zero() { -out } else { out }
 }
 
-/// `torch.special.i1e` (`calc_i1e`): exp(-|x|) I1(x).
+/// `torch.special.i1e` (`calc_i1e`): exp(-|x|) I1(x). Both series are computed and one is
+/// selected, the same operations as the C++ branches, so the element loop vectorises (branching,
+/// a call per element: 6.5x CPU's time in float32; 10x in float16 lanes).
+#[inline(always)]
 pub fn i1e<T: Real>(x_in: T) -> T {
     let x = x_in.abs();
     let (a, b) = i1e_tables::<T>();
-    let out = if x <= lit(8.0) {
-        let y = x / lit(2.0) - lit(2.0);
-        chbevl(y, a) * x
-    } else {
-        chbevl(lit::<T>(32.0) / x - lit(2.0), b) / x.sqrt()
-    };
+    let small = chbevl(x / lit(2.0) - lit(2.0), a) * x;
+    let large = chbevl(lit::<T>(32.0) / x - lit(2.0), b) / x.sqrt();
+    let out = if x <= lit(8.0) { small } else { large };
     if x_in < T::zero() { -out } else { out }
 }
 

@@ -788,13 +788,22 @@ fn exp_parts32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> (O::F, O::F) {
     (o.add(expm1_poly32(o, r), o.splat(1.0)), t)
 }
 
-/// exp(hi + lo) for a small correction lo (|lo| << 1); hi is clamped like exp32.
+/// Powers of two [`exp_hilo32`] and [`exp_hilo64`] scale their result by, for erfc's tail
+/// (`erfc_large`), which is subnormal from 9.2 on in f32 (26.5 in f64): computed there, each
+/// operation after the exp took a microcode assist, and an erfc over randn * 5 took 4x the time
+/// of one over randn. Scaled, its operations stay normal and only the last rounds to a subnormal.
+const TAIL_SHIFT: f32 = 64.0;
+/// 2^-TAIL_SHIFT.
+const TAIL_UNSCALE: f32 = f32::from_bits((127 - 64) << 23);
+
+/// exp(hi + lo) 2^[`TAIL_SHIFT`] for a small correction lo (|lo| << 1) and hi <= 0; hi is
+/// clamped like exp32 (so n + 64 stays in scale32's range).
 #[inline(always)]
 fn exp_hilo32<O: Ops<E = f32, B = u32>>(o: O, hi: O::F, lo: O::F) -> O::F {
     let hi = clamp(o, hi, -104.0, 89.0);
     let (t, r) = reduce32(o, hi);
     let r = o.add(r, lo);
-    scale32(o, o.add(expm1_poly32(o, r), o.splat(1.0)), t)
+    scale32(o, o.add(expm1_poly32(o, r), o.splat(1.0)), o.add(t, o.splat(TAIL_SHIFT)))
 }
 
 #[inline(always)]
@@ -1095,6 +1104,95 @@ fn gelu_tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     o.div(x, o.add(o.splat(1.0), e))
 }
 
+/// FreeBSD `s_erff.c`: erfc(a) = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a on [1.25, 1/0.35)
+/// (RA/SA) and [1/0.35, 28) (RB/SB), for [`erfc_large32`].
+const ERFC_RA32: [f32; 8] = [
+    -9.864_944e-03,
+    -6.938_585_6e-01,
+    -1.055_862_6e+01,
+    -6.237_533_2e+01,
+    -1.623_966_7e+02,
+    -1.846_050_9e+02,
+    -8.128_744e+01,
+    -9.814_329e+00,
+];
+const ERFC_SA32: [f32; 8] = [
+    1.965_127_2e+01,
+    1.376_577_6e+02,
+    4.345_658_9e+02,
+    6.453_872_7e+02,
+    4.290_081_5e+02,
+    1.086_350_0e+02,
+    6.570_249_6e+00,
+    -6.042_441_4e-02,
+];
+const ERFC_RB32: [f32; 8] = [
+    -9.864_943e-03,
+    -7.992_832_7e-01,
+    -1.775_795_6e+01,
+    -1.606_363_8e+02,
+    -6.375_664_7e+02,
+    -1.025_095_1e+03,
+    -4.835_192e+02,
+    0.0,
+];
+const ERFC_SB32: [f32; 8] = [
+    3.033_806e+01,
+    3.257_925e+02,
+    1.536_729_6e+03,
+    3.199_858_2e+03,
+    2.553_050_3e+03,
+    4.745_285_3e+02,
+    -2.244_095_2e+01,
+    0.0,
+];
+
+/// [`erf_erfc32`]'s erfc on [1.25, inf) (0 from 28 on). `tail`: every lane is at least 1/0.35
+/// (gelu's far negative lanes), so only that interval's rationals are evaluated.
+#[inline(always)]
+fn erfc_large32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option<(O::F, O::F)>, tail: bool) -> O::F {
+    let one = o.splat(1.0);
+    let ac = clamp(o, a, 1.0, 28.0);
+    let inv = o.div(one, ac);
+    let s = o.mul(inv, inv);
+    let first = o.lt(ac, o.splat(2.857_142_8));
+    let coef = |near: &[f32; 8], far: &[f32; 8], i: usize| {
+        if tail { o.splat(far[i]) } else { pick(o, first, near[i], far[i]) }
+    };
+    let mut r = coef(&ERFC_RA32, &ERFC_RB32, 7);
+    for i in (0..7).rev() {
+        r = o.fma(r, s, coef(&ERFC_RA32, &ERFC_RB32, i));
+    }
+    let mut d = coef(&ERFC_SA32, &ERFC_SB32, 7);
+    for i in (0..7).rev() {
+        d = o.fma(d, s, coef(&ERFC_SA32, &ERFC_SB32, i));
+    }
+    let d = o.fma(d, s, one);
+    let rs = o.div(r, d);
+    // -ac^2 - 0.5625 + rs, with ac^2 = h + l exactly and the sum error carried in lo. A caller
+    // whose a is itself rounded passes the exact square it stands for as `sq` (gelu: x^2/2),
+    // taken up to a = 28 (beyond, ac is clamped and sq's low part could be large).
+    let h = o.mul(ac, ac);
+    let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
+    let (h, l) = match sq {
+        Some((sh, sl)) => {
+            let take = o.le(a, o.splat(28.0));
+            (o.sel(take, sh, h), o.sel(take, sl, l))
+        }
+        None => (h, l),
+    };
+    erfc_large(
+        o,
+        ac,
+        inv,
+        (h, l),
+        rs,
+        precise,
+        #[inline(always)]
+        |hi, lo| exp_hilo32(o, hi, lo),
+    )
+}
+
 /// FreeBSD `s_erff.c` coefficients (see the module docs); returns (erf(a), erfc(a)) for a >= 0.
 /// Serves erfc and gelu's far negative tail; erf itself takes the division-free `erf32`.
 /// `precise` (for erfc itself) spends a few operations on erfc's relative accuracy on
@@ -1119,47 +1217,6 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option
     ];
     const QA: [f32; 6] =
         [1.064_208_8e-01, 5.403_979_4e-01, 7.182_865_6e-02, 1.261_712_2e-01, 1.363_708_4e-02, 1.198_45e-02];
-    // erfc(a) = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a on [1.25, 1/0.35) and [1/0.35, 28).
-    const RA: [f32; 8] = [
-        -9.864_944e-03,
-        -6.938_585_6e-01,
-        -1.055_862_6e+01,
-        -6.237_533_2e+01,
-        -1.623_966_7e+02,
-        -1.846_050_9e+02,
-        -8.128_744e+01,
-        -9.814_329e+00,
-    ];
-    const SA: [f32; 8] = [
-        1.965_127_2e+01,
-        1.376_577_6e+02,
-        4.345_658_9e+02,
-        6.453_872_7e+02,
-        4.290_081_5e+02,
-        1.086_350_0e+02,
-        6.570_249_6e+00,
-        -6.042_441_4e-02,
-    ];
-    const RB: [f32; 8] = [
-        -9.864_943e-03,
-        -7.992_832_7e-01,
-        -1.775_795_6e+01,
-        -1.606_363_8e+02,
-        -6.375_664_7e+02,
-        -1.025_095_1e+03,
-        -4.835_192e+02,
-        0.0,
-    ];
-    const SB: [f32; 8] = [
-        3.033_806e+01,
-        3.257_925e+02,
-        1.536_729_6e+03,
-        3.199_858_2e+03,
-        2.553_050_3e+03,
-        4.745_285_3e+02,
-        -2.244_095_2e+01,
-        0.0,
-    ];
     let one = o.splat(1.0);
     let small = o.lt(a, o.splat(0.843_75));
     let t = o.sel(small, o.mul(a, a), o.sub(a, one));
@@ -1178,42 +1235,7 @@ fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option
     let erfc_small = erfc_small(o, a, y, erf_small, precise);
     let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
 
-    let ac = clamp(o, a, 1.0, 28.0);
-    let inv = o.div(one, ac);
-    let s = o.mul(inv, inv);
-    let first = o.lt(ac, o.splat(2.857_142_8));
-    let mut r = pick(o, first, RA[7], RB[7]);
-    for i in (0..7).rev() {
-        r = o.fma(r, s, pick(o, first, RA[i], RB[i]));
-    }
-    let mut d = pick(o, first, SA[7], SB[7]);
-    for i in (0..7).rev() {
-        d = o.fma(d, s, pick(o, first, SA[i], SB[i]));
-    }
-    let d = o.fma(d, s, one);
-    let rs = o.div(r, d);
-    // -ac^2 - 0.5625 + rs, with ac^2 = h + l exactly and the sum error carried in lo. A caller
-    // whose a is itself rounded passes the exact square it stands for as `sq` (gelu: x^2/2),
-    // taken up to a = 28 (beyond, ac is clamped and sq's low part could be large).
-    let h = o.mul(ac, ac);
-    let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
-    let (h, l) = match sq {
-        Some((sh, sl)) => {
-            let take = o.le(a, o.splat(28.0));
-            (o.sel(take, sh, h), o.sel(take, sl, l))
-        }
-        None => (h, l),
-    };
-    let erfc_large = erfc_large(
-        o,
-        ac,
-        inv,
-        (h, l),
-        rs,
-        precise,
-        #[inline(always)]
-        |hi, lo| exp_hilo32(o, hi, lo),
-    );
+    let erfc_large = erfc_large32(o, a, precise, sq, false);
     let erf_large = o.sub(one, erfc_large);
 
     let mid = o.lt(a, o.splat(1.25));
@@ -1242,7 +1264,8 @@ where
 }
 
 /// erfc(ac) = exp(-ac^2 - 0.5625 + rs) / ac on [1.25, 28] (`inv` = 1/ac, ac^2 = h + l exactly,
-/// rs the rational correction R/S), for erf_erfc32 and erf_erfc64, with their `exp_hilo`; the
+/// rs the rational correction R/S), for erf_erfc32 and erf_erfc64, with their `exp_hilo` (scaled
+/// by 2^TAIL_SHIFT, undone by the last multiplication); the
 /// sum's rounding error is carried into exp as its small `lo` part. With `precise`, rs (in
 /// [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a small correction
 /// to exp's reduced argument, and e / ac = e inv (1 + (1 - ac inv)) to second order, the
@@ -1262,12 +1285,13 @@ where
 {
     let hi = o.sub(o.splat((-0.5625).into()), h);
     let err = o.sub(o.sub(o.splat((-0.5625).into()), hi), h);
+    let unscale = o.splat(TAIL_UNSCALE.into());
     if !precise {
-        return o.mul(exp_hilo(hi, o.add(o.sub(err, l), rs)), inv);
+        return o.mul(o.mul(exp_hilo(hi, o.add(o.sub(err, l), rs)), inv), unscale);
     }
     let hi2 = o.add(hi, rs);
     let e = exp_hilo(hi2, o.add(o.sub(err, l), o.sub(rs, o.sub(hi2, hi))));
-    o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, o.splat(1.0.into()))))
+    o.mul(o.fma(e, inv, o.mul(o.mul(e, inv), o.fnma(ac, inv, o.splat(1.0.into())))), unscale)
 }
 
 // erf and gelu (f32) without divisions. The coefficients below were fitted for this file (numpy,
@@ -1394,7 +1418,7 @@ fn gelu32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     let res = o.mul(x, phi);
     if o.any(far_neg) {
         let u = o.mul(a, o.splat(std::f32::consts::FRAC_1_SQRT_2));
-        let ec = erf_erfc32(o, u, false, Some((hh, o.mul(o.splat(0.5), l)))).1;
+        let ec = erfc_large32(o, u, false, Some((hh, o.mul(o.splat(0.5), l))), true);
         o.sel(far_neg, o.mul(o.mul(o.splat(0.5), x), ec), res)
     } else {
         res
@@ -1881,12 +1905,13 @@ fn exp_parts64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> (O::F, O::F) {
     (o.add(expm1_poly64(o, r), o.splat(1.0)), t)
 }
 
+/// [`exp_hilo32`] in f64.
 #[inline(always)]
 fn exp_hilo64<O: Ops<E = f64, B = u64>>(o: O, hi: O::F, lo: O::F) -> O::F {
     let hi = clamp(o, hi, -746.0, 710.0);
     let (t, r) = reduce64(o, hi);
     let r = o.add(r, lo);
-    scale64(o, o.add(expm1_poly64(o, r), o.splat(1.0)), t)
+    scale64(o, o.add(expm1_poly64(o, r), o.splat(1.0)), o.add(t, o.splat(f64::from(TAIL_SHIFT))))
 }
 
 #[inline(always)]

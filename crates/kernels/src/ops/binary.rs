@@ -17,7 +17,7 @@ use crate::engine::dtype::{DType, Num};
 use crate::engine::iter::Iter;
 use crate::engine::loops::{self, Vector2};
 use crate::engine::operands::{Config, Input, elementwise};
-use crate::engine::scalar::Real;
+use crate::engine::scalar::{self as s, Real};
 
 /// One binary op.
 pub trait Binary: Sync {
@@ -30,6 +30,8 @@ pub trait Binary: Sync {
     /// A two-input vector function for float32 runs (kernels/math/vmath.rs), which also serves
     /// float16 and bfloat16 (widened to f32: `loops::binary_widened`).
     const V32: Option<Vector2<f32>> = None;
+    /// The same for float64 runs.
+    const V64: Option<Vector2<f64>> = None;
     fn b(_: bool, _: bool) -> bool {
         unreachable!("checked by BOOL")
     }
@@ -264,7 +266,7 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
             #[inline(always)]
             |x, y| Op::f(x, y),
             Op::V32,
-            None,
+            Op::V64,
             const { crate::engine::dispatch::lanes(Op::NAME) },
         )
     }
@@ -320,7 +322,6 @@ impl<Op: Predicate> Domains for PredicateLoop<'_, Op> {
 /// `torch.nextafter` of float16 or bfloat16 operands ([`s::nextafter_half`]).
 fn nextafter_half(it: &Iter, dtype: DType) {
     use crate::engine::dtype::{Element, bf16_from_f32, f16_from_f32, f16_to_f32};
-    use crate::engine::scalar as s;
     if dtype == DType::F16 {
         let (bits, value) = (|v| f16_from_f32(v).to_bits(), |b| f16_to_f32(f16::from_bits(b)));
         loops::binary::<f16, f16, f16>(it, move |x, y| {
@@ -334,6 +335,34 @@ fn nextafter_half(it: &Iter, dtype: DType) {
     }
 }
 
+/// The vector functions of the rows that take C's `fmod` (`loops::checked2`): exact, with a libm
+/// call only for lanes whose quotient is too large for `scalar::fmod_checked`.
+///
+/// # Safety
+/// [`Vector2`]'s contract: `a`, `b` and `out` point to `n` elements; `out` may be `a` or `b`.
+unsafe fn fmod_v<T: Real + Default>(a: *const T, b: *const T, out: *mut T, n: usize) {
+    // SAFETY: the caller's contract is checked2's.
+    unsafe { loops::checked2(a, b, out, n, s::fmod_checked, |x, y| x % y) }
+}
+
+/// [`fmod_v`] for `torch.remainder`.
+///
+/// # Safety
+/// As [`fmod_v`].
+unsafe fn remainder_v<T: Real + Default>(a: *const T, b: *const T, out: *mut T, n: usize) {
+    // SAFETY: as in `fmod_v`.
+    unsafe { loops::checked2(a, b, out, n, s::remainder_checked, s::remainder) }
+}
+
+/// [`fmod_v`] for `torch.floor_divide` and `div(rounding_mode="floor")`.
+///
+/// # Safety
+/// As [`fmod_v`].
+unsafe fn floor_divide_v<T: Real + Default>(a: *const T, b: *const T, out: *mut T, n: usize) {
+    // SAFETY: as in `fmod_v`.
+    unsafe { loops::checked2(a, b, out, n, s::floor_divide_checked, s::floor_divide) }
+}
+
 /// Defines op structs: `Struct "name" int_to_float { domain: |x, y| function; ... }`, and
 /// `predicate Struct "name" { ... }`.
 macro_rules! binary_ops {
@@ -341,22 +370,23 @@ macro_rules! binary_ops {
         $kind:ident $op:ident $name:literal $int_to_float:literal {
             $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
             $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?
-            $(v32: $v32:path;)?
+            $(v32: $v32:path;)? $(v64: $v64:path;)?
         }
     )*) => {$(
         binary_ops!(@impl $kind $op $name $int_to_float
             $(b: |$bx, $by| $b;)? $(i: |$ix, $iy| $i;)? $(f: |$fx, $fy| $f;)? $(c: |$cx, $cy| $c;)?
-            $(v32: $v32;)?);
+            $(v32: $v32;)? $(v64: $v64;)?);
     )*};
     (@impl op $op:ident $name:literal $int_to_float:literal
         $(b: |$bx:ident, $by:ident| $b:expr;)? $(i: |$ix:ident, $iy:ident| $i:expr;)?
         $(f: |$fx:ident, $fy:ident| $f:expr;)? $(c: |$cx:ident, $cy:ident| $c:expr;)?
-        $(v32: $v32:path;)?) => {
+        $(v32: $v32:path;)? $(v64: $v64:path;)?) => {
         pub struct $op;
         impl Binary for $op {
             const NAME: &'static str = $name;
             const INT_TO_FLOAT: bool = $int_to_float;
             $(const V32: Option<$crate::engine::loops::Vector2<f32>> = Some($v32);)?
+            $(const V64: Option<$crate::engine::loops::Vector2<f64>> = Some($v64);)?
             const BOOL: bool = false $(|| { let _ = stringify!($b); true })?;
             const INT: bool = false $(|| { let _ = stringify!($i); true })?;
             const FLOAT: bool = false $(|| { let _ = stringify!($f); true })?;
@@ -403,12 +433,12 @@ pub mod ops {
         op Mul "mul" false { b: |x, y| x && y; i: |x, y| x.wrapping_mul(y); f: |x, y| x * y; c: |x, y| x * y; }
         op Div "div" true { f: |x, y| x / y; c: |x, y| s::complex_div(x, y); }
         op DivTrunc "div" false { i: |x, y| x.wrapping_div(divisor(y)); f: |x, y| (x / y).trunc(); }
-        op DivFloor "div" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
-        op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); }
-        op Fmod "fmod" false { i: |x, y| x.wrapping_rem(divisor(y)); f: |x, y| x % y; }
+        op DivFloor "div" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); v32: super::floor_divide_v::<f32>; v64: super::floor_divide_v::<f64>; }
+        op Remainder "remainder" false { i: |x, y| s::remainder_int(x, divisor(y)); f: |x, y| s::remainder(x, y); v32: super::remainder_v::<f32>; v64: super::remainder_v::<f64>; }
+        op Fmod "fmod" false { i: |x, y| x.wrapping_rem(divisor(y)); f: |x, y| x % y; v32: super::fmod_v::<f32>; v64: super::fmod_v::<f64>; }
         op Pow "pow" false { i: |x, y| int_pow(x, y); f: |x, y| x.powf(y); c: |x, y| complex_pow(x, y); v32: crate::math::vmath::pow_f32_raw; }
         op Atan2 "atan2" true { f: |x, y| x.atan2(y); v32: crate::math::vmath::atan2_f32_raw; }
-        op Hypot "hypot" false { f: |x, y| x.hypot(y); }
+        op Hypot "hypot" false { f: |x, y| s::hypot(x, y); }
         op Copysign "copysign" true { f: |x, y| x.copysign(y); }
         op Nextafter "nextafter" false { f: |x, y| s::nextafter(x, y); }
         op Maximum "maximum" false { b: |x, y| x || y; i: |x, y| x.max(y); f: |x, y| s::maximum(x, y); }
@@ -421,7 +451,7 @@ pub mod ops {
         op Heaviside "heaviside" false { b: |x, y| x || y; i: |x, y| if x == 0 { y } else { i64::from(x > 0) }; f: |x, y| s::heaviside(x, y); }
         op Gcd "gcd" false { i: |x, y| s::gcd(x, y); }
         op Lcm "lcm" false { i: |x, y| s::lcm(x, y); }
-        op FloorDivide "floor_divide" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); }
+        op FloorDivide "floor_divide" false { i: |x, y| s::floor_divide_int(x, divisor(y)); f: |x, y| s::floor_divide(x, y); v32: super::floor_divide_v::<f32>; v64: super::floor_divide_v::<f64>; }
         op BitwiseAnd "bitwise_and" false { b: |x, y| x && y; i: |x, y| x & y; }
         op BitwiseOr "bitwise_or" false { b: |x, y| x || y; i: |x, y| x | y; }
         op BitwiseXor "bitwise_xor" false { b: |x, y| x ^ y; i: |x, y| x ^ y; }
@@ -715,5 +745,72 @@ pub fn pow_tensor_scalar(a: TensorRef<'_>, exponent: Scalar, out: TensorRef<'_>)
         Some(-0.5) => unary::run::<unary::ops::Rsqrt>(a, out),
         Some(-1.0) => unary::run::<unary::ops::Reciprocal>(a, out),
         _ => run::<ops::Pow>(Input::Tensor(a), Input::Scalar(exponent), None, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Operand pairs for the `fmod` rows: edge values, spread bit patterns (quotients of every
+    /// size, most beyond `fmod_checked`'s range) and pairs whose quotient is in it, integral or one
+    /// unit in the last place either side of an integer, where the rounded quotient is off by one.
+    fn pairs<T: Real>(bits: impl Fn(u64) -> T) -> Vec<(T, T)> {
+        let f = T::from_f64;
+        let edges = [0.0, -0.0, 1.0, -1.0, 3.0, -7.5, 1e-40, -1e-310, 1e30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
+        let mut pairs: Vec<(T, T)> = edges.iter().flat_map(|&x| edges.iter().map(move |&y| (f(x), f(y)))).collect();
+        let spread: Vec<T> = (1..3000u64).map(|k| bits(0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(k))).collect();
+        pairs.extend(spread.iter().zip(spread.iter().rev()).map(|(&x, &y)| (x, y)));
+        for (k, &y) in spread.iter().enumerate().filter(|(_, y)| y.is_finite() && y.abs() > f(1e-30)) {
+            let n = f((k % 5000) as f64 * 37.0 + 1.0);
+            let x = n * y;
+            let (up, down) = (x + x.abs() * T::epsilon(), x - x.abs() * T::epsilon());
+            pairs.extend([(x, y), (up, y), (down, y), (-x, y), (x, -y), (x / f(3.0), y)]);
+        }
+        pairs
+    }
+
+    /// Runs a row's vector function over `pairs` out of place and in place and compares each
+    /// result with the row's scalar function bit for bit (any NaN for NaN); returns the share of
+    /// lanes `fast` computed itself.
+    fn same_as_scalar<T: Real + Default>(
+        pairs: &[(T, T)],
+        vector: Vector2<T>,
+        fast: fn(T, T) -> (T, bool),
+        scalar: fn(T, T) -> T,
+        name: &str,
+    ) -> f64 {
+        let (a, b): (Vec<T>, Vec<T>) = pairs.iter().copied().unzip();
+        let mut out = vec![T::default(); a.len()];
+        let mut in_place = a.clone();
+        // SAFETY: three slices of the same length; the second call is in place over `in_place`.
+        unsafe {
+            vector(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), a.len());
+            vector(in_place.as_ptr(), b.as_ptr(), in_place.as_mut_ptr(), a.len());
+        }
+        for (k, &(x, y)) in pairs.iter().enumerate() {
+            let want = scalar(x, y);
+            for got in [out[k], in_place[k]] {
+                let same = got.is_nan() && want.is_nan() || got.to_f64().to_bits() == want.to_f64().to_bits();
+                assert!(same, "{name}({x:?}, {y:?}) = {got:?}, libm's {want:?}");
+            }
+        }
+        pairs.iter().filter(|&&(x, y)| !fast(x, y).1).count() as f64 / pairs.len() as f64
+    }
+
+    #[test]
+    fn fmod_rows_are_libms_bit_for_bit_in_both_precisions() {
+        let p32 = pairs(|b| f32::from_bits((b >> 32) as u32));
+        let p64 = pairs(f64::from_bits);
+        let fast = [
+            same_as_scalar(&p32, fmod_v::<f32>, s::fmod_checked, |x, y| x % y, "fmod"),
+            same_as_scalar(&p32, remainder_v::<f32>, s::remainder_checked, s::remainder, "remainder"),
+            same_as_scalar(&p32, floor_divide_v::<f32>, s::floor_divide_checked, s::floor_divide, "floor_divide"),
+            same_as_scalar(&p64, fmod_v::<f64>, s::fmod_checked, |x, y| x % y, "fmod"),
+            same_as_scalar(&p64, remainder_v::<f64>, s::remainder_checked, s::remainder, "remainder"),
+            same_as_scalar(&p64, floor_divide_v::<f64>, s::floor_divide_checked, s::floor_divide, "floor_divide"),
+        ];
+        // Most pairs were computed by the selects, not by the libm fallback.
+        assert!(fast.iter().all(|&share| share > 0.6), "{fast:?}");
     }
 }

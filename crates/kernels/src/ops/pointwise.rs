@@ -16,7 +16,7 @@ use crate::engine::dtype::{DType, Num, not_implemented};
 use crate::engine::iter::{Iter, scalar_as};
 use crate::engine::loops;
 use crate::engine::operands::{Config, Input, elementwise, new_output, result_dtype};
-use crate::engine::scalar::Real;
+use crate::engine::scalar::{self as s, Real};
 use crate::ops::unary;
 
 /// A scalar parameter of an op (clamp's bounds, addcmul's value), read in every element: its
@@ -427,7 +427,7 @@ pub mod ops {
         }
         // frexp's mantissa (exact in any float type: f64's frexp serves all).
         op FrexpMantissa "frexp" ARITHMETIC [x] () {
-            f: T::from_f64(libm::frexp(x.to_f64()).0);
+            f: T::from_f64(crate::engine::scalar::frexp(x.to_f64()).0);
         }
         // log_sigmoid_forward's two outputs, as ATen's CPU kernel computes them.
         op LogSigmoid "log_sigmoid_forward" ARITHMETIC [x] () {
@@ -800,10 +800,10 @@ pub fn frexp(x: TensorRef<'_>, mantissa: TensorRef<'_>, exponent: TensorRef<'_>)
     elementwise("frexp", config, &exponent, &[Input::Tensor(x)], |p| {
         let it = &p.iter;
         match p.common {
-            DType::F32 => loops::unary::<f32, i32>(it, |v| libm::frexpf(v).1),
-            DType::F64 => loops::unary::<f64, i32>(it, |v| libm::frexp(v).1),
-            DType::F16 => loops::unary::<f16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
-            DType::BF16 => loops::unary::<bf16, i32>(it, |v| libm::frexpf(v.to_f32()).1),
+            DType::F32 => loops::unary::<f32, i32>(it, |v| s::frexp(f64::from(v)).1),
+            DType::F64 => loops::unary::<f64, i32>(it, |v| s::frexp(v).1),
+            DType::F16 => loops::unary::<f16, i32>(it, |v| s::frexp(f64::from(v.to_f32())).1),
+            DType::BF16 => loops::unary::<bf16, i32>(it, |v| s::frexp(f64::from(v.to_f32())).1),
             other => return Err(not_implemented("frexp", other)),
         }
         Ok(())
