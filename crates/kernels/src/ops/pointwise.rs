@@ -460,10 +460,13 @@ pub mod ops {
         // The bounds come rounded to the tensor's dtype, as ATen converts eps (see `logit`).
         op Logit "logit" FLOATING [x] (bounds: Option<(f64, f64)>) {
             f: {
+                // ATen's `x < lo ? lo : (x > hi ? hi : x)`, as selects.
                 let x = match bounds {
-                    Some((lo, _)) if x < t(lo) => t(lo),
-                    Some((_, hi)) if x > t(hi) => t(hi),
-                    _ => x,
+                    Some((lo, hi)) => {
+                        let clamped = if x > t(hi) { t(hi) } else { x };
+                        if x < t(lo) { t(lo) } else { clamped }
+                    }
+                    None => x,
                 };
                 crate::math::special::logit(x, None)
             };
