@@ -143,10 +143,7 @@ half_float!(f16, bf16);
 /// says how they are written); `crates/device/python/bench/bench_ufuncs.py` times every float16
 /// ufunc against CPU's, where a row that branches shows as an outlier.
 const BUFFERED: &[(&str, &str)] = &[
-    (
-        "special_",
-        "most special functions branch by range or loop (zeta, ndtri, the polynomials); i0e, i1 and i1e, selects now, share the prefix and take f32's vectorised loop in the buffers",
-    ),
+    ("special_", "most branch by range or loop; i0e, i1, i1e (selects) take f32's vector loop there"),
     ("lgamma", "libm's lgammaf, a call per element, with its own branches (1.1x)"),
     ("digamma", "reflection below 0 and a series above 10"),
     ("polygamma", "digamma's branches, and zeta's loop"),

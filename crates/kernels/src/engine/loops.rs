@@ -490,7 +490,7 @@ fn binary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector2<T>) {
 /// A two-input vector function made of a lane function that is exact on the lanes it does not
 /// flag (`fast`, selects that vectorise) and a scalar one for the flagged lanes (`exact`, a libm
 /// call): `out = fast(a, b)` over `n` contiguous elements, compiled for the vector tier in force
-/// ([`tiered`]), [`CHUNK`] at a time into a stack buffer where the chunk's flagged lanes, if any,
+/// (`tiered`), `CHUNK` (64) at a time into a stack buffer where the chunk's flagged lanes, if any,
 /// are recomputed by `exact` before it is stored, so `out` may be `a` or `b` (in place). For rows
 /// whose libm function is exact and slow but has a cheap exact form on all but rare inputs
 /// (`scalar::fmod_checked`).

@@ -185,8 +185,9 @@ pub fn floor_divide<T: Real>(a: T, b: T) -> T {
 /// (`loops::checked2`). Below 2^digits the rounded quotient is within one of the true one and not
 /// below an integer the true one reaches (integers are representable there), so its truncation
 /// `q` is right or one too large; `a - q b` by a fused multiply-add is exact when `q` is right (the
-/// remainder is representable) and negative when not, and the second one, with `q - 1`, is exact. ATen's vector kernels call Sleef's exact `fmod`; libm's is a call and a
-/// loop per element (float32 `fmod` took 5.4x CPU's time through it).
+/// remainder is representable) and negative when not, and the second one, with `q - 1`, is exact.
+/// ATen's vector kernels call Sleef's exact `fmod`; libm's is a call and a loop per element
+/// (float32 `fmod` took 5.4x CPU's time through it).
 #[inline(always)]
 pub fn fmod_checked<T: Real>(x: T, y: T) -> (T, bool) {
     let (a, b) = (x.abs(), y.abs());
