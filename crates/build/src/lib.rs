@@ -274,6 +274,13 @@ impl Builder {
             generate(&header, Some(&config), &self.command)
         }
         .map_err(error)?;
+        if let Some(reference) = &generated.config.reference {
+            // The kernel library's regen.toml decides which ops are registered too (the reference
+            // device's own config lists none): without this a kernel added there was not
+            // registered until something else reran the script.
+            let library = config.parent().unwrap_or(Path::new("")).join(&reference.config.name);
+            println!("cargo::rerun-if-changed={}", library.display());
+        }
         for line in generated.warnings.lines() {
             println!("cargo::warning={line}");
         }

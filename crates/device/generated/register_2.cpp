@@ -112,6 +112,7 @@ regen_error* regen_kernel_elu_out(regen_tensor self, regen_scalar alpha, regen_s
 regen_error* regen_kernel_hardsigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
 regen_error* regen_kernel_hardtanh(regen_tensor self, regen_scalar min_val, regen_scalar max_val, regen_tensor* regen_r0);
 regen_error* regen_kernel_leaky_relu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar negative_slope, bool self_is_result, regen_tensor grad_input);
+regen_error* regen_kernel_rrelu_with_noise(regen_tensor self, regen_tensor noise, regen_scalar lower, regen_scalar upper, bool training, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_softshrink_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar lambd, regen_tensor grad_input);
 regen_error* regen_kernel__adaptive_avg_pool3d(regen_tensor self, regen_i64_list output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_adaptive_avg_pool3d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
@@ -1264,6 +1265,20 @@ at::Tensor & wrap_leaky_relu_backward_grad_input(const at::Tensor & grad_output,
   return grad_input;
 }
 
+// aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor
+at::Tensor wrap_rrelu_with_noise(const at::Tensor & self, at::Tensor & noise, const at::Scalar & lower, const at::Scalar & upper, bool training, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(noise)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rrelu_with_noise argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(noise, "aten::rrelu_with_noise argument 'noise'");
+  auto regen_a2 = ::regen::lift_scalar(lower, "aten::rrelu_with_noise argument 'lower'");
+  auto regen_a3 = ::regen::lift_scalar(upper, "aten::rrelu_with_noise argument 'upper'");
+  auto regen_a4 = ::regen::lift_plain(training, "aten::rrelu_with_noise argument 'training'");
+  auto regen_a5 = ::regen::lift_opt_generator(generator, "aten::rrelu_with_noise argument 'generator'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_rrelu_with_noise(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_softshrink_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, const at::Scalar & lambd, at::Tensor & grad_input) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
@@ -2151,6 +2166,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "hardsigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_hardsigmoid_backward_grad_input));
   regen_runtime_ops::register_kernel(m, "hardtanh", TORCH_FN(regen_runtime_ops::wrap_hardtanh));
   regen_runtime_ops::register_kernel(m, "leaky_relu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "rrelu_with_noise", TORCH_FN(regen_runtime_ops::wrap_rrelu_with_noise));
   regen_runtime_ops::register_kernel(m, "softshrink_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_softshrink_backward_grad_input));
   regen_runtime_ops::register_kernel(m, "_adaptive_avg_pool3d", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d));
   regen_runtime_ops::register_kernel(m, "adaptive_avg_pool3d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_backward_grad_input));

@@ -119,6 +119,7 @@ regen_error* regen_kernel_hardswish(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_hardswish_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_leaky_relu_out(regen_tensor self, regen_scalar negative_slope, regen_tensor out);
 regen_error* regen_kernel_log_sigmoid_backward(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor* regen_r0);
+regen_error* regen_kernel_rrelu_with_noise_inplace(regen_tensor self, regen_tensor noise, regen_scalar lower, regen_scalar upper, bool training, void* generator);
 regen_error* regen_kernel_softshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
 regen_error* regen_kernel_adaptive_avg_pool3d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out);
 regen_error* regen_kernel_adaptive_max_pool2d_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor indices, regen_tensor grad_input);
@@ -1389,6 +1390,19 @@ at::Tensor wrap_log_sigmoid_backward(const at::Tensor & grad_output, const at::T
   return ::regen::adopt(regen_r0);
 }
 
+// aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)
+at::Tensor & wrap_rrelu_with_noise_inplace(at::Tensor & self, at::Tensor & noise, const at::Scalar & lower, const at::Scalar & upper, bool training, ::std::optional<at::Generator> generator) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(noise)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rrelu_with_noise_ argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(noise, "aten::rrelu_with_noise_ argument 'noise'");
+  auto regen_a2 = ::regen::lift_scalar(lower, "aten::rrelu_with_noise_ argument 'lower'");
+  auto regen_a3 = ::regen::lift_scalar(upper, "aten::rrelu_with_noise_ argument 'upper'");
+  auto regen_a4 = ::regen::lift_plain(training, "aten::rrelu_with_noise_ argument 'training'");
+  auto regen_a5 = ::regen::lift_opt_generator(generator, "aten::rrelu_with_noise_ argument 'generator'");
+  ::regen::check(regen_kernel_rrelu_with_noise_inplace(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5));
+  return self;
+}
+
 // aten::softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_softshrink_out(const at::Tensor & self, const at::Scalar & lambd, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -2307,6 +2321,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "hardswish_backward", TORCH_FN(regen_runtime_ops::wrap_hardswish_backward));
   regen_runtime_ops::register_kernel(m, "leaky_relu.out", TORCH_FN(regen_runtime_ops::wrap_leaky_relu_out));
   regen_runtime_ops::register_kernel(m, "log_sigmoid_backward", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward));
+  regen_runtime_ops::register_kernel(m, "rrelu_with_noise_", TORCH_FN(regen_runtime_ops::wrap_rrelu_with_noise_inplace));
   regen_runtime_ops::register_kernel(m, "softshrink.out", TORCH_FN(regen_runtime_ops::wrap_softshrink_out));
   regen_runtime_ops::register_kernel(m, "adaptive_avg_pool3d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool3d_out));
   regen_runtime_ops::register_kernel(m, "adaptive_max_pool2d_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_adaptive_max_pool2d_backward_grad_input));

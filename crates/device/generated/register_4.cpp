@@ -119,6 +119,7 @@ regen_error* regen_kernel_hardtanh_backward(regen_tensor grad_output, regen_tens
 regen_error* regen_kernel_hardswish_inplace(regen_tensor self);
 regen_error* regen_kernel_log_sigmoid_forward_output(regen_tensor self, regen_tensor output, regen_tensor buffer);
 regen_error* regen_kernel_log_sigmoid_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor buffer, regen_tensor grad_input);
+regen_error* regen_kernel_rrelu_with_noise_out(regen_tensor self, regen_tensor noise, regen_scalar lower, regen_scalar upper, bool training, void* generator, regen_tensor out);
 regen_error* regen_kernel_softplus_out(regen_tensor self, regen_scalar beta, regen_scalar threshold, regen_tensor out);
 regen_error* regen_kernel_adaptive_avg_pool2d_out(regen_tensor self, regen_i64_list output_size, regen_tensor out);
 regen_error* regen_kernel__adaptive_avg_pool3d_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
@@ -1367,6 +1368,20 @@ at::Tensor & wrap_log_sigmoid_backward_grad_input(const at::Tensor & grad_output
   return grad_input;
 }
 
+// aten::rrelu_with_noise.out(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None, *, Tensor(a!) out) -> Tensor(a!)
+at::Tensor & wrap_rrelu_with_noise_out(const at::Tensor & self, at::Tensor & noise, const at::Scalar & lower, const at::Scalar & upper, bool training, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(noise), ::regen::device_of_tensor(out)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rrelu_with_noise.out argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(noise, "aten::rrelu_with_noise.out argument 'noise'");
+  auto regen_a2 = ::regen::lift_scalar(lower, "aten::rrelu_with_noise.out argument 'lower'");
+  auto regen_a3 = ::regen::lift_scalar(upper, "aten::rrelu_with_noise.out argument 'upper'");
+  auto regen_a4 = ::regen::lift_plain(training, "aten::rrelu_with_noise.out argument 'training'");
+  auto regen_a5 = ::regen::lift_opt_generator(generator, "aten::rrelu_with_noise.out argument 'generator'");
+  auto regen_a6 = ::regen::lift_tensor(out, "aten::rrelu_with_noise.out argument 'out'");
+  ::regen::check(regen_kernel_rrelu_with_noise_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6));
+  return out;
+}
+
 // aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_softplus_out(const at::Tensor & self, const at::Scalar & beta, const at::Scalar & threshold, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -2169,6 +2184,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "hardswish_", TORCH_FN(regen_runtime_ops::wrap_hardswish_inplace));
   regen_runtime_ops::register_kernel(m, "log_sigmoid_forward.output", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_forward_output));
   regen_runtime_ops::register_kernel(m, "log_sigmoid_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_log_sigmoid_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "rrelu_with_noise.out", TORCH_FN(regen_runtime_ops::wrap_rrelu_with_noise_out));
   regen_runtime_ops::register_kernel(m, "softplus.out", TORCH_FN(regen_runtime_ops::wrap_softplus_out));
   regen_runtime_ops::register_kernel(m, "adaptive_avg_pool2d.out", TORCH_FN(regen_runtime_ops::wrap_adaptive_avg_pool2d_out));
   regen_runtime_ops::register_kernel(m, "_adaptive_avg_pool3d_backward", TORCH_FN(regen_runtime_ops::wrap__adaptive_avg_pool3d_backward));

@@ -1720,23 +1720,32 @@ group RandomKernels {
     /// `aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
     547 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
         fn normal_tensor_tensor(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
+    /// `aten::rrelu_with_noise.out(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None, *, Tensor(a!) out) -> Tensor(a!)`
+    548 kernel "rrelu_with_noise.out" "aten::rrelu_with_noise.out" regen_kernel_rrelu_with_noise_out
+        fn rrelu_with_noise_out(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`
+    549 kernel "rrelu_with_noise" "aten::rrelu_with_noise" regen_kernel_rrelu_with_noise
+        fn rrelu_with_noise(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
+    /// `aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`
+    550 kernel "rrelu_with_noise_" "aten::rrelu_with_noise_" regen_kernel_rrelu_with_noise_inplace
+        fn rrelu_with_noise_inplace(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
 }
 /// The kernels of group `samplers` (regen.toml `[implement]`).
 group SamplersKernels {
     /// `aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`
-    548 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
+    551 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
         fn _standard_gamma_grad(self_: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`
-    549 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
+    552 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
         fn _standard_gamma(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor`
-    550 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
+    553 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
         fn _sample_dirichlet(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::poisson(Tensor self, Generator? generator=None) -> Tensor`
-    551 kernel "poisson" "aten::poisson" regen_kernel_poisson
+    554 kernel "poisson" "aten::poisson" regen_kernel_poisson
         fn poisson(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`
-    552 kernel "binomial" "aten::binomial" regen_kernel_binomial
+    555 kernel "binomial" "aten::binomial" regen_kernel_binomial
         fn binomial(count: TensorRef<'_> = abi::regen_tensor, prob: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 }

@@ -1,8 +1,8 @@
 """The device's random generator and random ops (kernels/ops/random.rs, regen_runtime::rng) against
 CPU's: after the same seed (torch.manual_seed seeds both), rand, randn (the scalar path with its
 cached sample, and Box–Muller in blocks of 16), randint/random_ (every overload), bernoulli with
-a tensor p, randperm, multinomial, exponential_, geometric_, log_normal_, cauchy_ and the normal overloads with
-tensor parameters equal CPU's bit for bit, for float32, float64, bfloat16, float16 (integers for
+a tensor p, randperm, multinomial, exponential_, geometric_, log_normal_, cauchy_, the normal overloads with
+tensor parameters and RReLU's training slopes equal CPU's bit for bit, for float32, float64, bfloat16, float16 (integers for
 random_) and contiguous, transposed and sliced outputs, which CPU fills in memory order. The
 generator's state has torch.get_rng_state()'s bytes; torch.Generator(device="regen") draws its
 own stream.
@@ -393,6 +393,89 @@ def test_native_dropout_edges():
     t = torch.randn(6, 5, device="regen").t()
     out, mask = torch.native_dropout(t, 0.5, True)
     assert mask.stride() == t.stride() and out.shape == t.shape
+
+
+# ---------------------------------------------------------------------------------------------
+# RReLU: one slope per non-positive element, drawn in row-major order (bit for bit with CPU)
+
+
+def rrelu_input(dtype, layout):
+    """Values of both signs with zeros (drawn for), a NaN and infinities (not drawn for)."""
+    x = torch.randn(7, 9, generator=torch.Generator().manual_seed(3)) * 3
+    x[0, :3] = torch.tensor([0.0, -0.0, float("nan")])
+    x[1, :2] = torch.tensor([float("inf"), float("-inf")])
+    x = x.to(dtype)
+    return x.t() if layout == "transposed" else x[1::2, ::2] if layout == "sliced" else x
+
+
+# CPU's training kernel takes these (float16 raises, on the device too: RRELU_ERRORS).
+RRELU_FLOATS = [torch.float32, torch.float64, torch.bfloat16]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", RRELU_FLOATS)
+def test_rrelu_training_matches_cpu(dtype, layout):
+    x = rrelu_input(dtype, layout)
+    xc, xd = x.clone().requires_grad_(), x.to("regen").requires_grad_()
+    torch.manual_seed(11)
+    expected = F.rrelu(xc, 0.1, 0.4, training=True)
+    with counted("rrelu_with_noise"):
+        got = F.rrelu(xd, 0.1, 0.4, training=True)
+    bits_equal(got.detach(), expected.detach())
+    assert torch.equal(torch.regen.get_rng_state(), torch.get_rng_state())
+    # The backward multiplies by the kept slopes (ones where nothing was drawn).
+    grad = torch.randn(x.shape, generator=torch.Generator().manual_seed(5)).to(dtype)
+    expected.backward(grad)
+    got.backward(grad.to("regen"))
+    bits_equal(xd.grad, xc.grad)
+    # In place (rrelu_with_noise_), from the same seed: the same values.
+    y = x.to("regen")
+    torch.manual_seed(11)
+    with counted("rrelu_with_noise_"):
+        F.rrelu(y, 0.1, 0.4, training=True, inplace=True)
+    bits_equal(y, expected.detach())
+
+
+@pytest.mark.parametrize("dtype", RRELU_FLOATS)
+def test_rrelu_with_noise_out_and_noise(dtype):
+    x = rrelu_input(dtype, "contiguous")
+    noise, noise_d = torch.empty_like(x), torch.empty_like(x, device="regen")
+    # The device resizes an empty `out`; CPU's kernel writes one of the wrong size out of bounds
+    # (torch 2.15 crashes), so CPU gets one of the right size.
+    out, out_d = torch.empty_like(x), torch.empty(0, dtype=dtype, device="regen")
+    torch.manual_seed(2)
+    torch.ops.aten.rrelu_with_noise.out(x, noise, 0.125, 1 / 3, True, out=out)
+    with counted("rrelu_with_noise.out"):
+        torch.ops.aten.rrelu_with_noise.out(x.to("regen"), noise_d, 0.125, 1 / 3, True, out=out_d)
+    bits_equal(out_d, out)
+    bits_equal(noise_d, noise)
+    # Drawn slopes lie in [lower, upper]; elsewhere the factor is one.
+    drawn = x <= 0
+    assert bool(((noise[drawn] >= 0.125) & (noise[drawn] <= 1 / 3 + 1e-3)).all())
+    assert bool((noise[~drawn] == 1).all())
+    # Evaluation: leaky_relu with the mean slope, the noise untouched.
+    before = noise_d.clone()
+    with counted("rrelu_with_noise"):
+        got = torch.ops.aten.rrelu_with_noise(x.to("regen"), noise_d, 0.125, 1 / 3, False)
+    bits_equal(got, torch.ops.aten.rrelu_with_noise(x, noise, 0.125, 1 / 3, False))
+    assert torch.equal(noise_d.cpu(), before.cpu())
+
+
+RRELU_ERRORS = [
+    lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(4, device=x.device), 0.1, 0.3, True),
+    lambda x: torch.ops.aten.rrelu_with_noise(x.long(), torch.empty(3, dtype=torch.long, device=x.device), 0.1, 0.3, True),
+    lambda x: torch.ops.aten.rrelu_with_noise(x.half(), torch.empty(3, dtype=torch.half, device=x.device), 0.1, 0.3, True),
+]
+
+
+@pytest.mark.parametrize("k", range(len(RRELU_ERRORS)))
+def test_rrelu_errors_are_cpus(k):
+    fn = RRELU_ERRORS[k]
+    with pytest.raises(Exception) as cpu:
+        fn(torch.zeros(3))
+    with pytest.raises(type(cpu.value)) as dev:
+        fn(torch.zeros(3, device="regen"))
+    assert str(dev.value).splitlines()[0].endswith(str(cpu.value).splitlines()[0]), (dev.value, cpu.value)
 
 
 @pytest.mark.parametrize("replacement", [True, False])

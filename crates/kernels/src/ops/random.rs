@@ -20,27 +20,38 @@ use crate::ops::binary::{self, ops as bin};
 
 /// Visits every element of `ops[0]` (and the matching elements of the other operands) serially
 /// in ATen's TensorIterator order, passing the element pointers.
-pub(crate) fn serial(ops: &[Operand], mut f: impl FnMut(&[*mut u8]) -> Result<()>) -> Result<()> {
+pub(crate) fn serial(ops: &[Operand], f: impl FnMut(&[*mut u8]) -> Result<()>) -> Result<()> {
     let it = Iter::new(&ops[..1], &ops[1..], &ops[0].sizes);
     if it.numel() == 0 {
         return Ok(());
     }
-    let shape = it.shape().to_vec();
     let strides: Vec<Vec<isize>> = (0..ops.len()).map(|k| it.strides(k).to_vec()).collect();
+    walk(it.shape(), &strides, ops, it.numel(), f)
+}
+
+/// The loop nest of [`serial`] and [`row_major`]: `numel` elements over `shape` (fastest
+/// dimension first, at least one) with each operand's byte strides.
+fn walk(
+    shape: &[usize],
+    strides: &[Vec<isize>],
+    ops: &[Operand],
+    numel: usize,
+    mut f: impl FnMut(&[*mut u8]) -> Result<()>,
+) -> Result<()> {
     let mut index = vec![0usize; shape.len()];
     let mut ptrs: Vec<*mut u8> = ops.iter().map(|o| o.data).collect();
-    for _ in 0..it.numel() {
+    for _ in 0..numel {
         f(&ptrs)?;
         let mut d = 0;
         loop {
             index[d] += 1;
-            for (p, s) in ptrs.iter_mut().zip(&strides) {
+            for (p, s) in ptrs.iter_mut().zip(strides) {
                 *p = p.wrapping_offset(s[d]);
             }
             if index[d] < shape[d] || d + 1 == shape.len() {
                 break;
             }
-            for (p, s) in ptrs.iter_mut().zip(&strides) {
+            for (p, s) in ptrs.iter_mut().zip(strides) {
                 *p = p.wrapping_offset(-(s[d] * shape[d] as isize));
             }
             index[d] = 0;
@@ -1104,6 +1115,105 @@ pub fn normal_functional(mean: Param<'_>, std: Param<'_>, generator: Option<Gene
     Ok(out)
 }
 
+// ---------------------------------------------------------------------------------------------
+// RReLU.
+
+/// `rrelu_with_noise(x, noise, lower, upper, training, out=out)`, as ATen's
+/// `rrelu_with_noise_out_cpu`: in evaluation `leaky_relu` with the mean slope
+/// `(lower + upper) / 2` and `noise` untouched; in training, element by element in row-major
+/// order, a slope drawn from `uniform_real_distribution<double>(lower, upper)` where `x <= 0`
+/// (kept in `noise`, the backward's factor), and `noise = 1`, `out = x` elsewhere (NaN included).
+pub fn rrelu_with_noise_out(
+    x: TensorRef<'_>,
+    noise: TensorRef<'_>,
+    lower: Scalar,
+    upper: Scalar,
+    training: bool,
+    generator: Option<Generator>,
+    out: TensorRef<'_>,
+) -> Result<()> {
+    if x.sizes() != noise.sizes() {
+        return Err(Error::runtime(format!(
+            "noise tensor shape must match self tensor shape. Got self.shape = {} noise.shape = {}",
+            iter::fmt_sizes(x.sizes()),
+            iter::fmt_sizes(noise.sizes())
+        )));
+    }
+    regen_runtime::bootstrap::with_size(&out, x.sizes(), |out| {
+        if x.numel() == 0 {
+            return Ok(());
+        }
+        if !training {
+            let slope = (lower.to_f64() + upper.to_f64()) / 2.0;
+            return crate::ops::pointwise::run(
+                &crate::ops::pointwise::ops::LeakyRelu { slope },
+                [Input::Tensor(x)],
+                *out,
+            );
+        }
+        let dtype = dtype_of(&x)?;
+        // CPU's dtypes (float16 too would be exact, but CPU refuses it).
+        if !matches!(dtype, DType::F32 | DType::F64 | DType::BF16) {
+            return Err(not_implemented("rrelu_with_noise_out_cpu", dtype));
+        }
+        // ATen reads and writes `out` and `noise` through `data_ptr<scalar_t>()`.
+        for other in [dtype_of(out)?, dtype_of(&noise)?] {
+            if other != dtype {
+                return Err(Error::runtime(format!(
+                    "expected scalar type {} but found {}",
+                    dtype.name(),
+                    other.name()
+                )));
+            }
+        }
+        let ops = [Operand::of(out)?, Operand::of(&x)?, Operand::of(&noise)?];
+        with_generator(
+            generator,
+            |g| crate::dispatch!(dtype, [BF16, F32, F64], |T| rrelu_train::<T>(&ops, g, lower, upper), else Ok(())),
+        )?
+    })
+}
+
+/// RReLU's training loop over `[out, x, noise]`. The arithmetic is ATen's in `opmath_t` (float
+/// below double): `lower` and `upper` are rounded to it before the double draw, the draw is
+/// rounded to it, and `x * r` is one rounding to it (the exact product of two values of at most
+/// 24 significant bits fits a double) before the store rounds to the dtype.
+fn rrelu_train<T: Element>(ops: &[Operand; 3], g: &mut CpuGenerator, lower: Scalar, upper: Scalar) -> Result<()> {
+    let opmath = |v: f64| if T::DTYPE == DType::F64 { v } else { f64::from(v as f32) };
+    let (from, to) = (opmath(lower.to_f64()), opmath(upper.to_f64()));
+    row_major(ops, |p| {
+        // SAFETY: `p` points at one element of each operand, all of dtype T.
+        unsafe {
+            let x = p[1].cast::<T>().read();
+            let xv = x.to_num().as_f64();
+            // `x <= 0` is false for NaN, which keeps its value and a factor of one.
+            let (y, n) = if xv <= 0.0 {
+                // ATen's Activation.cpp is compiled without FMA: a multiply, then an add.
+                let r = opmath(g.uniform_f64() * (to - from) + from);
+                (T::from_num(Num::Float(opmath(xv * r))), T::from_num(Num::Float(r)))
+            } else {
+                (x, T::one())
+            };
+            p[0].cast::<T>().write(y);
+            p[2].cast::<T>().write(n);
+        }
+        Ok(())
+    })
+}
+
+/// Visits the elements of `ops` (all of one shape) in row-major order of their index, as ATen's
+/// loops over `t.contiguous()` data do, passing the element pointers.
+fn row_major(ops: &[Operand], f: impl FnMut(&[*mut u8]) -> Result<()>) -> Result<()> {
+    let mut shape: Vec<usize> = ops[0].sizes.iter().rev().map(|&s| s as usize).collect();
+    let mut strides: Vec<Vec<isize>> =
+        ops.iter().map(|o| o.strides.iter().rev().map(|&s| s as isize * o.dtype.size() as isize).collect()).collect();
+    if shape.is_empty() {
+        shape.push(1);
+        strides.iter_mut().for_each(|s| s.push(0));
+    }
+    walk(&shape, &strides, ops, ops[0].numel(), f)
+}
+
 /// This family's kernels: group `random` of regen.toml's `[implement]`.
 impl crate::RandomKernels for crate::Reference {
     fn uniform_inplace(&self, s: TensorRef<'_>, from: f64, to: f64, g: Option<regen_runtime::Generator>) -> Result<()> {
@@ -1188,6 +1298,43 @@ impl crate::RandomKernels for crate::Reference {
         let out = crate::engine::iter::new_tensor(&[0], crate::engine::dtype::DType::I64)?;
         multinomial_out(s, n, replacement, g, out.as_ref())?;
         Ok(out)
+    }
+    fn rrelu_with_noise_out(
+        &self,
+        x: TensorRef<'_>,
+        noise: TensorRef<'_>,
+        lower: Scalar,
+        upper: Scalar,
+        training: bool,
+        g: Option<regen_runtime::Generator>,
+        out: TensorRef<'_>,
+    ) -> Result<()> {
+        rrelu_with_noise_out(x, noise, lower, upper, training, g, out)
+    }
+    fn rrelu_with_noise(
+        &self,
+        x: TensorRef<'_>,
+        noise: TensorRef<'_>,
+        lower: Scalar,
+        upper: Scalar,
+        training: bool,
+        g: Option<regen_runtime::Generator>,
+    ) -> Result<Tensor> {
+        // ATen's `empty_like(self, LEGACY_CONTIGUOUS_MEMORY_FORMAT)`.
+        let out = crate::engine::iter::new_tensor(x.sizes(), dtype_of(&x)?)?;
+        rrelu_with_noise_out(x, noise, lower, upper, training, g, out.as_ref())?;
+        Ok(out)
+    }
+    fn rrelu_with_noise_inplace(
+        &self,
+        x: TensorRef<'_>,
+        noise: TensorRef<'_>,
+        lower: Scalar,
+        upper: Scalar,
+        training: bool,
+        g: Option<regen_runtime::Generator>,
+    ) -> Result<()> {
+        rrelu_with_noise_out(x, noise, lower, upper, training, g, x)
     }
     fn native_dropout(&self, input: TensorRef<'_>, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
         native_dropout(input, p, train)
