@@ -147,7 +147,7 @@ macro_rules! unary_table {
             sigmoid_out, Sigmoid, "sigmoid", true { f: |x| $crate::engine::scalar::sigmoid(x); c: |z| (num_complex::Complex::new(T::one(), T::zero()) + (-z).exp()).inv(); v: $crate::math::vmath::sigmoid_f32_raw, $crate::math::vmath::sigmoid_f64_raw; }
             erf_out, Erf, "erf", true { f: |x| x.erf(); v: $crate::math::vmath::erf_f32_raw, $crate::math::vmath::erf_f64_raw; }
             erfc_out, Erfc, "erfc", true { f: |x| x.erfc(); v: $crate::math::vmath::erfc_f32_raw, $crate::math::vmath::erfc_f64_raw; }
-            lgamma_out, Lgamma, "lgamma", true { f: |x| x.lgamma(); }
+            lgamma_out, Lgamma, "lgamma", true { f: |x| x.lgamma(); v32: $crate::math::vmath::lgamma_f32_raw; }
             ceil_out, Ceil, "ceil", false { i: |x| x; f: |x| x.ceil(); }
             floor_out, Floor, "floor", false { i: |x| x; f: |x| x.floor(); }
             round_out, Round, "round", false { i: |x| x; f: |x| x.round_even(); }
