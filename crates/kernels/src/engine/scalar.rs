@@ -157,26 +157,37 @@ pub fn clamp<T: Real>(x: T, lo: T, hi: T) -> T {
 }
 
 /// Python's modulo (`torch.remainder`): the result has the sign of the divisor.
+#[inline(always)]
 pub fn remainder<T: Real>(a: T, b: T) -> T {
-    let m = a % b;
-    if m != T::zero() && ((m < T::zero()) != (b < T::zero())) { m + b } else { m }
+    remainder_from_fmod(a % b, b)
 }
 
 /// `torch.floor_divide` of reals: floor(a / b), as ATen's `div_floor_floating` computes it.
+#[inline(always)]
 pub fn floor_divide<T: Real>(a: T, b: T) -> T {
-    if b == T::zero() {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != T::zero() && ((b < T::zero()) != (m < T::zero())) {
-        div = div - T::one();
-    }
-    if div == T::zero() {
-        return T::zero().copysign(a / b);
-    }
+    floor_from_fmod(a, b, a % b)
+}
+
+/// [`remainder`] from C's remainder `m` of `a / b`: `m + b` where `m` is not 0 and its sign is not
+/// `b`'s. One select, shared by the libm form and the vectorised [`remainder_checked`].
+#[inline(always)]
+fn remainder_from_fmod<T: Real>(m: T, b: T) -> T {
+    let fix = (m != T::zero()) & ((m < T::zero()) != (b < T::zero()));
+    if fix { m + b } else { m }
+}
+
+/// [`floor_divide`] from C's remainder `m` of `a / b`: ATen's `div_floor_floating` (`(a - m) / b`,
+/// one less where `m`'s sign is not `b`'s, rounded to the nearest integer; a zero quotient keeps
+/// the sign of `a / b`, and `b == 0` gives `a / b`), its branches as selects.
+#[inline(always)]
+fn floor_from_fmod<T: Real>(a: T, b: T, m: T) -> T {
+    let div = (a - m) / b;
+    let fix = (m != T::zero()) & ((b < T::zero()) != (m < T::zero()));
+    let div = if fix { div - T::one() } else { div };
     let floor = div.floor();
-    if div - floor > T::from_f64(0.5) { floor + T::one() } else { floor }
+    let rounded = if div - floor > T::from_f64(0.5) { floor + T::one() } else { floor };
+    let rounded = if div == T::zero() { T::zero().copysign(a / b) } else { rounded };
+    if b == T::zero() { a / b } else { rounded }
 }
 
 /// C's `fmod` (`torch.fmod`), exact, as selects that vectorise, for every lane but one kind:
@@ -210,21 +221,14 @@ pub fn fmod_checked<T: Real>(x: T, y: T) -> (T, bool) {
 #[inline(always)]
 pub fn remainder_checked<T: Real>(a: T, b: T) -> (T, bool) {
     let (m, libm) = fmod_checked(a, b);
-    let fix = (m != T::zero()) & ((m < T::zero()) != (b < T::zero()));
-    (if fix { m + b } else { m }, libm)
+    (remainder_from_fmod(m, b), libm)
 }
 
-/// [`floor_divide`] through [`fmod_checked`] (the same flag), its branches as selects.
+/// [`floor_divide`] through [`fmod_checked`] (the same flag).
 #[inline(always)]
 pub fn floor_divide_checked<T: Real>(a: T, b: T) -> (T, bool) {
     let (m, libm) = fmod_checked(a, b);
-    let div = (a - m) / b;
-    let fix = (m != T::zero()) & ((b < T::zero()) != (m < T::zero()));
-    let div = if fix { div - T::one() } else { div };
-    let floor = div.floor();
-    let rounded = if div - floor > T::from_f64(0.5) { floor + T::one() } else { floor };
-    let rounded = if div == T::zero() { T::zero().copysign(a / b) } else { rounded };
-    (if b == T::zero() { a / b } else { rounded }, libm)
+    (floor_from_fmod(a, b, m), libm)
 }
 
 /// Integer floor division (Python's `//`); division by zero is the caller's error.
