@@ -324,6 +324,10 @@ ERRORS = [
     lambda t: t.to(torch.int64).uniform_(),
     lambda t: t.to(torch.int64).normal_(),
     lambda t: t.to(torch.int8).random_(0, 1000),
+    # RReLU: noise of another shape; training in an integer dtype or float16.
+    lambda t: torch.ops.aten.rrelu_with_noise(t, torch.empty(4, device=t.device), 0.1, 0.3, True),
+    lambda t: torch.ops.aten.rrelu_with_noise(t.long(), torch.empty(3, dtype=torch.long, device=t.device), 0.1, 0.3, True),
+    lambda t: torch.ops.aten.rrelu_with_noise(t.half(), torch.empty(3, dtype=torch.half, device=t.device), 0.1, 0.3, True),
 ]
 
 
@@ -408,7 +412,7 @@ def rrelu_input(dtype, layout):
     return x.t() if layout == "transposed" else x[1::2, ::2] if layout == "sliced" else x
 
 
-# CPU's training kernel takes these (float16 raises, on the device too: RRELU_ERRORS).
+# CPU's training kernel takes these (float16 raises, on the device too: ERRORS).
 RRELU_FLOATS = [torch.float32, torch.float64, torch.bfloat16]
 
 
@@ -459,23 +463,6 @@ def test_rrelu_with_noise_out_and_noise(dtype):
         got = torch.ops.aten.rrelu_with_noise(x.to("regen"), noise_d, 0.125, 1 / 3, False)
     bits_equal(got, torch.ops.aten.rrelu_with_noise(x, noise, 0.125, 1 / 3, False))
     assert torch.equal(noise_d.cpu(), before.cpu())
-
-
-RRELU_ERRORS = [
-    lambda x: torch.ops.aten.rrelu_with_noise(x, torch.empty(4, device=x.device), 0.1, 0.3, True),
-    lambda x: torch.ops.aten.rrelu_with_noise(x.long(), torch.empty(3, dtype=torch.long, device=x.device), 0.1, 0.3, True),
-    lambda x: torch.ops.aten.rrelu_with_noise(x.half(), torch.empty(3, dtype=torch.half, device=x.device), 0.1, 0.3, True),
-]
-
-
-@pytest.mark.parametrize("k", range(len(RRELU_ERRORS)))
-def test_rrelu_errors_are_cpus(k):
-    fn = RRELU_ERRORS[k]
-    with pytest.raises(Exception) as cpu:
-        fn(torch.zeros(3))
-    with pytest.raises(type(cpu.value)) as dev:
-        fn(torch.zeros(3, device="regen"))
-    assert str(dev.value).splitlines()[0].endswith(str(cpu.value).splitlines()[0]), (dev.value, cpu.value)
 
 
 @pytest.mark.parametrize("replacement", [True, False])
