@@ -3,7 +3,7 @@ CPU's: after the same seed (torch.manual_seed seeds both), rand, randn (the scal
 cached sample, and Box–Muller in blocks of 16), randint/random_ (every overload), bernoulli with
 a tensor p, randperm, multinomial, exponential_, geometric_, log_normal_, cauchy_, the normal overloads with
 tensor parameters and RReLU's training slopes equal CPU's bit for bit, for float32, float64, bfloat16, float16 (integers for
-random_) and contiguous, transposed and sliced outputs, which CPU fills in memory order. The
+random_; RReLU without float16, which CPU refuses) and contiguous, transposed and sliced outputs, which CPU fills in memory order. The
 generator's state has torch.get_rng_state()'s bytes; torch.Generator(device="regen") draws its
 own stream.
 
